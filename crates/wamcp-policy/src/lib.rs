@@ -1,0 +1,14 @@
+//! Pure policy for wamcp.
+//!
+//! Everything here decides; nothing here acts. No network, no processes, and no
+//! file-system access beyond what a decision must read. That keeps every rule
+//! testable by a table of cases and fuzzable, and keeps the walls of the house
+//! where DESIGN.md draws them: the binary depends on this crate, never the
+//! reverse.
+
+pub mod error;
+pub mod groups;
+pub mod hosts;
+pub mod limits;
+pub mod truthy;
+pub mod workspace;

@@ -1,0 +1,84 @@
+//! Every size, count and time limit in one place.
+//!
+//! Limits are constants, not settings: a limit that a prompt-injected model
+//! could talk a user into raising is not a limit. Tools, docs and
+//! `get_server_info` all read them from here.
+
+pub const KIB: u64 = 1024;
+pub const MIB: u64 = 1024 * KIB;
+
+/// Largest response body `fetch_https_response` accepts.
+pub const MAX_HTTP_BYTES: u64 = 2 * MIB;
+/// Largest file `download_file` accepts, declared or streamed.
+pub const MAX_DOWNLOAD_BYTES: u64 = 500 * MIB;
+/// Longest file name `download_file` writes.
+pub const MAX_FILENAME_LENGTH: usize = 180;
+/// Longest URL any fetching tool accepts.
+pub const MAX_URL_CHARS: usize = 4096;
+pub const HTTP_TIMEOUT_SECONDS: u64 = 20;
+pub const DOWNLOAD_TIMEOUT_SECONDS: u64 = 60;
+
+/// `run_powershell`: default and clamp range of `timeout_seconds`.
+pub const POWERSHELL_TIMEOUT_SECONDS: u64 = 300;
+pub const MAX_POWERSHELL_TIMEOUT_SECONDS: u64 = 600;
+/// Longest command string `run_powershell` accepts.
+pub const MAX_COMMAND_CHARS: usize = 4000;
+/// `build_project`: default and clamp range of `timeout_seconds`.
+pub const BUILD_TIMEOUT_SECONDS: u64 = 600;
+pub const MAX_BUILD_TIMEOUT_SECONDS: u64 = 1800;
+pub const SHADER_TIMEOUT_SECONDS: u64 = 60;
+/// Bytes of each output stream kept from a child process.
+pub const MAX_PROCESS_OUTPUT_BYTES: usize = 64 * KIB as usize;
+
+/// `read_file`: lines and bytes returned per call.
+pub const DEFAULT_READ_LINES: usize = 2000;
+pub const MAX_READ_BYTES: usize = 256 * KIB as usize;
+pub const MAX_DIRECTORY_ENTRIES: usize = 1000;
+pub const MAX_EMPTY_DIR_RESULTS: usize = 1000;
+pub const MAX_FIND_RESULTS: usize = 500;
+pub const MAX_SEARCH_MATCHES: usize = 100;
+/// Bytes of one file `search_files` reads.
+pub const MAX_GREP_FILE_BYTES: u64 = MIB;
+/// Files one `search_files` call visits.
+pub const MAX_FILES_SCANNED: usize = 20_000;
+/// Characters of a matched line shown by `search_files`.
+pub const MAX_MATCH_LINE_CHARS: usize = 300;
+pub const MAX_WRITE_BYTES: usize = 2 * MIB as usize;
+
+pub const MAX_PAGE_BYTES: u64 = 2 * MIB;
+pub const MAX_PAGE_LINKS: usize = 20;
+pub const PAGE_CACHE_SECONDS: u64 = 300;
+pub const PAGE_CACHE_ENTRIES: usize = 8;
+/// `web_search`: default and clamp range of `max_results`.
+pub const DEFAULT_WEB_RESULTS: usize = 5;
+pub const MAX_WEB_RESULTS: usize = 10;
+pub const MAX_SEARCH_QUERY_CHARS: usize = 400;
+pub const MAX_SEARCH_FIELD_CHARS: usize = 300;
+pub const CONSENT_TIMEOUT_SECONDS: u64 = 120;
+
+/// Largest configuration or grants file read at start-up; anything bigger is
+/// not a hand-edited config and is reported rather than parsed.
+pub const MAX_CONFIG_FILE_BYTES: u64 = 2 * MIB;
+
+/// Clamps a requested count or duration into `1..=max`, reporting whether the
+/// request was changed so the tool can say so.
+pub fn clamp_request(requested: i64, max: u64) -> (u64, bool) {
+    let clamped = requested.clamp(1, max.min(i64::MAX as u64) as i64) as u64;
+    (clamped, clamped as i64 != requested)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clamp_request;
+
+    #[test]
+    fn clamp_table() {
+        assert_eq!(clamp_request(50, 100), (50, false));
+        assert_eq!(clamp_request(100, 100), (100, false));
+        assert_eq!(clamp_request(101, 100), (100, true));
+        assert_eq!(clamp_request(0, 100), (1, true));
+        assert_eq!(clamp_request(-7, 100), (1, true));
+        assert_eq!(clamp_request(i64::MAX, 600), (600, true));
+        assert_eq!(clamp_request(i64::MIN, 600), (1, true));
+    }
+}

@@ -1,0 +1,324 @@
+//! Whether the server's working directory may be adopted as a writable root
+//! (`WAMCP_WORKSPACE_FROM_CWD`).
+//!
+//! Launchers such as opencode start the server in the active project, so the
+//! working directory is a convenient root. It is also whatever directory a
+//! client happened to be started from, which can be the home directory, a
+//! drive root or `C:\Windows\System32`; adopting any of those would make the
+//! whole user profile or the OS writable. Those are refused with a reason.
+//!
+//! The rule works on path strings in an explicit style, so the Windows rules
+//! are table-tested on every host.
+
+/// How to compare paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathStyle {
+    /// Case-insensitive, `\` and `/` both separators, drive letters and UNC.
+    Windows,
+    /// Case-sensitive, `/` only.
+    Unix,
+}
+
+impl PathStyle {
+    pub const fn native() -> PathStyle {
+        if cfg!(windows) {
+            PathStyle::Windows
+        } else {
+            PathStyle::Unix
+        }
+    }
+}
+
+/// Directories that must never become a writable root.
+#[derive(Clone, Debug, Default)]
+pub struct ProtectedDirs {
+    /// The user's home directory; it and every ancestor are refused.
+    pub home: Option<String>,
+    /// Refused together with everything below them (`C:\Windows`, `/usr`).
+    pub trees: Vec<String>,
+    /// Refused themselves, but a project below them is fine (`/opt`, `/tmp`).
+    pub exact: Vec<String>,
+}
+
+impl ProtectedDirs {
+    /// The platform's system directories, reading variables through `env`.
+    pub fn for_platform(
+        style: PathStyle,
+        home: Option<String>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> ProtectedDirs {
+        match style {
+            PathStyle::Windows => {
+                let var = |name| env(name).filter(|v: &String| !v.trim().is_empty());
+                let mut trees: Vec<String> = [
+                    "SystemRoot",
+                    "windir",
+                    "ProgramFiles",
+                    "ProgramFiles(x86)",
+                    "ProgramW6432",
+                ]
+                .into_iter()
+                .filter_map(var)
+                .collect();
+                trees.push(r"C:\Windows".into());
+                let exact = ["ProgramData", "PUBLIC"]
+                    .into_iter()
+                    .filter_map(var)
+                    .collect();
+                ProtectedDirs { home, trees, exact }
+            }
+            PathStyle::Unix => ProtectedDirs {
+                home,
+                trees: [
+                    "/bin",
+                    "/boot",
+                    "/dev",
+                    "/etc",
+                    "/lib",
+                    "/lib32",
+                    "/lib64",
+                    "/proc",
+                    "/run",
+                    "/sbin",
+                    "/sys",
+                    "/usr",
+                    "/var/lib",
+                    "/var/cache",
+                    "/var/log",
+                    "/System",
+                    "/Library",
+                    "/Applications",
+                ]
+                .map(String::from)
+                .to_vec(),
+                exact: [
+                    "/home", "/Users", "/mnt", "/media", "/opt", "/srv", "/tmp", "/var",
+                ]
+                .map(String::from)
+                .to_vec(),
+            },
+        }
+    }
+}
+
+/// Decides whether `cwd` (already resolved: absolute, symlinks followed) may be
+/// adopted. `Err` carries the reason shown as `workspace_note`.
+pub fn judge_workspace(
+    cwd: &str,
+    style: PathStyle,
+    protected: &ProtectedDirs,
+) -> Result<(), String> {
+    let path = Components::new(cwd, style);
+    if !path.absolute {
+        return Err(format!("'{cwd}' is not an absolute path."));
+    }
+    if path.is_root() {
+        return Err(format!(
+            "'{cwd}' is a drive or filesystem root; adopting it would make every file on it writable."
+        ));
+    }
+    if let Some(home) = &protected.home {
+        let home = Components::new(home, style);
+        if home.starts_with(&path) {
+            let what = if home.parts == path.parts {
+                "is your home directory"
+            } else {
+                "contains your home directory"
+            };
+            return Err(format!(
+                "'{cwd}' {what}; adopting it would make your whole profile writable. Start the server \
+                 in the project directory, or list the project in WAMCP_PROJECT_ROOTS."
+            ));
+        }
+    }
+    for tree in &protected.trees {
+        if path.starts_with(&Components::new(tree, style)) {
+            return Err(format!("'{cwd}' is inside the system directory '{tree}'."));
+        }
+    }
+    for exact in &protected.exact {
+        if path.parts == Components::new(exact, style).parts {
+            return Err(format!(
+                "'{cwd}' is the shared system directory '{exact}', not a project."
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A path split into comparable components.
+struct Components {
+    absolute: bool,
+    unc: bool,
+    parts: Vec<String>,
+}
+
+impl Components {
+    fn new(path: &str, style: PathStyle) -> Components {
+        match style {
+            PathStyle::Unix => Components {
+                absolute: path.starts_with('/'),
+                unc: false,
+                parts: path
+                    .split('/')
+                    .filter(|p| !p.is_empty() && *p != ".")
+                    .map(String::from)
+                    .collect(),
+            },
+            PathStyle::Windows => {
+                let unified = path.replace('/', "\\");
+                // `\\?\C:\x` and `\\?\UNC\server\share` are spellings of `C:\x` and `\\server\share`.
+                let (unified, unc) = if let Some(rest) = unified.strip_prefix(r"\\?\UNC\") {
+                    (rest.to_string(), true)
+                } else if let Some(rest) = unified.strip_prefix(r"\\?\") {
+                    (rest.to_string(), false)
+                } else if let Some(rest) = unified.strip_prefix(r"\\") {
+                    (rest.to_string(), true)
+                } else {
+                    (unified, false)
+                };
+                let bytes = unified.as_bytes();
+                let drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
+                let absolute = unc || (drive && (bytes.len() == 2 || bytes[2] == b'\\'));
+                let parts = unified
+                    .split('\\')
+                    .filter(|p| !p.is_empty() && *p != ".")
+                    .map(|p| p.to_lowercase())
+                    .collect();
+                Components {
+                    absolute,
+                    unc,
+                    parts,
+                }
+            }
+        }
+    }
+
+    fn is_root(&self) -> bool {
+        // A UNC path's root is `\\server\share`; a drive's is `C:\`; Unix's is `/`.
+        let root_parts = if self.unc {
+            2
+        } else if self.parts.first().is_some_and(|p| p.ends_with(':')) {
+            1
+        } else {
+            0
+        };
+        self.parts.len() <= root_parts
+    }
+
+    fn starts_with(&self, prefix: &Components) -> bool {
+        prefix.parts.len() <= self.parts.len()
+            && self.parts[..prefix.parts.len()] == prefix.parts[..]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn windows_dirs() -> ProtectedDirs {
+        ProtectedDirs::for_platform(PathStyle::Windows, Some(r"C:\Users\Ada".into()), |name| {
+            match name {
+                "SystemRoot" => Some(r"C:\WINDOWS".into()),
+                "ProgramFiles" => Some(r"C:\Program Files".into()),
+                "ProgramFiles(x86)" => Some(r"C:\Program Files (x86)".into()),
+                "ProgramData" => Some(r"C:\ProgramData".into()),
+                _ => None,
+            }
+        })
+    }
+
+    fn unix_dirs() -> ProtectedDirs {
+        ProtectedDirs::for_platform(PathStyle::Unix, Some("/home/ada".into()), |_| None)
+    }
+
+    #[test]
+    fn windows_refusals() {
+        let dirs = windows_dirs();
+        let refused = [
+            (r"C:\", "drive or filesystem root"),
+            ("c:/", "drive or filesystem root"),
+            (r"D:", "drive or filesystem root"),
+            (r"\\?\C:\", "drive or filesystem root"),
+            (r"\\server\share", "drive or filesystem root"),
+            (r"\\?\UNC\server\share\", "drive or filesystem root"),
+            (r"C:\Users\Ada", "is your home directory"),
+            (r"c:\users\ada\", "is your home directory"),
+            (r"C:\Users", "contains your home directory"),
+            (r"C:\Windows\System32", "inside the system directory"),
+            (r"\\?\c:\windows", "inside the system directory"),
+            (
+                r"C:\Program Files\Vendor\App",
+                "inside the system directory",
+            ),
+            (r"C:\Program Files (x86)", "inside the system directory"),
+            (r"C:\ProgramData", "shared system directory"),
+            (r"relative\dir", "not an absolute path"),
+            (r"C:relative", "not an absolute path"),
+        ];
+        for (cwd, reason) in refused {
+            let err = judge_workspace(cwd, PathStyle::Windows, &dirs).expect_err(cwd);
+            assert!(err.contains(reason), "{cwd}: {err}");
+        }
+    }
+
+    #[test]
+    fn windows_projects_a_naive_rule_would_refuse_are_adopted() {
+        let dirs = windows_dirs();
+        for cwd in [
+            r"C:\Users\Ada\src\game",
+            r"C:\Users\Adam\project",
+            r"C:\WindowsApps-src\tool",
+            r"C:\ProgramData\builds\agent",
+            r"D:\src",
+            r"\\server\share\team\repo",
+            r"\\?\C:\src\long",
+        ] {
+            assert_eq!(
+                judge_workspace(cwd, PathStyle::Windows, &dirs),
+                Ok(()),
+                "{cwd}"
+            );
+        }
+    }
+
+    #[test]
+    fn unix_refusals_and_adoptions() {
+        let dirs = unix_dirs();
+        for (cwd, reason) in [
+            ("/", "filesystem root"),
+            ("/home", "contains your home directory"),
+            ("/home/ada", "is your home directory"),
+            ("/home/ada/", "is your home directory"),
+            ("/usr/local/src", "inside the system directory"),
+            ("/etc", "inside the system directory"),
+            ("/tmp", "shared system directory"),
+            ("home/ada/src", "not an absolute path"),
+        ] {
+            let err = judge_workspace(cwd, PathStyle::Unix, &dirs).expect_err(cwd);
+            assert!(err.contains(reason), "{cwd}: {err}");
+        }
+        for cwd in [
+            "/home/ada/src/wamcp",
+            "/home/adam",
+            "/tmp/build-123",
+            "/opt/work/repo",
+            "/usrdata/x",
+            "/srv/git/x",
+        ] {
+            assert_eq!(
+                judge_workspace(cwd, PathStyle::Unix, &dirs),
+                Ok(()),
+                "{cwd}"
+            );
+        }
+    }
+
+    #[test]
+    fn unix_paths_are_case_sensitive() {
+        assert_eq!(
+            judge_workspace("/Home/ada", PathStyle::Unix, &unix_dirs()),
+            Ok(())
+        );
+    }
+}
