@@ -1,1 +1,8 @@
+//! The platform boundary: everything that asks the operating system about
+//! itself lives here, so the rest of wamcp stays portable and testable.
+//!
+//! Each probe has a Windows and a Unix implementation behind the same
+//! function; the decisions made from the raw answers (such as turning an NT
+//! build number into a product name) are pure functions tested on every host.
 
+pub mod system;

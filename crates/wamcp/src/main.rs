@@ -1,1 +1,234 @@
-fn main() {}
+//! The `wamcp` command: serve MCP on stdio, or manage the config file.
+
+use clap::{Args, Parser, Subcommand};
+use rmcp::ServiceExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use wamcp::config::{self, ConfigFile, EnvLookup};
+use wamcp::context::{ServerContext, Startup};
+use wamcp::emit::{self, Format};
+use wamcp::server::WamcpServer;
+use wamcp::settings;
+
+#[derive(Parser)]
+#[command(
+    name = "wamcp",
+    version,
+    about = "An MCP server with a safe developer toolset for Windows. \
+    With no subcommand it serves MCP over stdio."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP over stdio (the default).
+    Serve,
+    /// Show, create or export the configuration.
+    Config(ConfigArgs),
+}
+
+#[derive(Args)]
+#[group(required = true, multiple = false, id = "action")]
+struct ConfigArgs {
+    /// Print the config file in use, every setting with its effective value
+    /// and source, and the profiles.
+    #[arg(long, group = "action")]
+    list: bool,
+    /// Write a documented config file ($WAMCP_CONFIG_FILE, else the per-user file).
+    #[arg(long, group = "action")]
+    init: bool,
+    /// With --init: replace an existing file.
+    #[arg(long, requires = "init")]
+    force: bool,
+    /// Print a ready-to-paste client configuration that starts this binary.
+    #[arg(long, value_enum, group = "action", value_name = "FORMAT")]
+    emit: Option<Format>,
+    /// With --emit: only this profile.
+    #[arg(long, requires = "emit")]
+    profile: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let env = |name: &str| std::env::var(name).ok();
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            eprintln!("wamcp: cannot determine the working directory: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(&env, &cwd),
+        Command::Config(args) => match config_command(args, &env, &cwd) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("wamcp config: {message}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+fn serve(env: EnvLookup, cwd: &Path) -> ExitCode {
+    // stdout is the protocol channel: every log line goes to stderr.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("WAMCP_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let startup = Startup::read(env, cwd, true);
+    let ctx = ServerContext::new(startup, env, cwd, "stdio");
+    for message in ctx.startup_messages() {
+        tracing::warn!("{message}");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("wamcp: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async move {
+        let service = WamcpServer::new(Arc::new(ctx))
+            .serve(rmcp::transport::stdio())
+            .await?;
+        service.waiting().await?;
+        Ok::<_, Box<dyn std::error::Error>>(())
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("server stopped: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Loads the file for an interactive command, where problems are errors.
+fn load_strict(
+    env: EnvLookup,
+    cwd: &Path,
+    create: bool,
+) -> Result<(PathBuf, Option<ConfigFile>), String> {
+    let location = config::locate(env, cwd).ok_or(
+        "no per-user config directory is known (HOME/APPDATA unset); set WAMCP_CONFIG_FILE",
+    )?;
+    if create && !location.path.exists() {
+        config::write_default(&location.path, false)
+            .map_err(|e| format!("cannot create {}: {e}", location.path.display()))?;
+        eprintln!(
+            "wamcp config: wrote a documented default config to {}",
+            location.path.display()
+        );
+    }
+    let file = config::load(&location.path)?;
+    let path = dunce::canonicalize(&location.path).unwrap_or(location.path);
+    Ok((path, file))
+}
+
+fn config_command(args: ConfigArgs, env: EnvLookup, cwd: &Path) -> Result<(), String> {
+    if args.init {
+        let path = match config::env_value(env, settings::CONFIG_FILE) {
+            Some(path) => cwd.join(path),
+            None => config::user_config_dir(env)
+                .ok_or("no per-user config directory is known (HOME/APPDATA unset); set WAMCP_CONFIG_FILE")?
+                .join("wamcp")
+                .join("config.json"),
+        };
+        config::write_default(&path, args.force).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => {
+                format!(
+                    "{} already exists; pass --force to replace it",
+                    path.display()
+                )
+            }
+            _ => format!("cannot write {}: {e}", path.display()),
+        })?;
+        println!("wrote {}", path.display());
+        return Ok(());
+    }
+    if let Some(format) = args.emit {
+        let (path, file) = load_strict(env, cwd, true)?;
+        let entries = emit::entries(format, Some(&path), file.as_ref(), args.profile.as_deref())?;
+        let exe = std::env::current_exe().map_err(|e| format!("cannot locate this binary: {e}"))?;
+        let exe = dunce::canonicalize(&exe).unwrap_or(exe);
+        print!(
+            "{}",
+            emit::render(format, &exe.display().to_string(), &entries)
+        );
+        return Ok(());
+    }
+    list(env, cwd)
+}
+
+fn list(env: EnvLookup, cwd: &Path) -> Result<(), String> {
+    let location = config::locate(env, cwd);
+    let loaded = match &location {
+        Some(l) => config::load(&l.path),
+        None => Ok(None),
+    };
+    let status = match (&location, &loaded) {
+        (None, _) => "none (no per-user config directory is known)".to_string(),
+        (Some(l), Ok(None)) => format!(
+            "{} (does not exist yet; `wamcp config --init` writes it)",
+            l.path.display()
+        ),
+        (Some(l), Ok(Some(_))) => l.path.display().to_string(),
+        (Some(l), Err(_)) => format!("{} (ignored, see the error below)", l.path.display()),
+    };
+    let file = loaded.as_ref().ok().cloned().flatten();
+    let resolution = config::resolve(loaded, env);
+    println!("config file: {status}");
+    println!(
+        "active profile: {}",
+        resolution.active_profile.as_deref().unwrap_or("none")
+    );
+    println!("\nsettings (environment > profile > file > default):");
+    for setting in settings::SETTINGS {
+        match resolution.get(setting.name) {
+            Some(value) => println!(
+                "  {} = {value}   [{}]",
+                setting.name,
+                resolution.source(setting.name).describe()
+            ),
+            None => println!("  {} = (default: {})", setting.name, setting.default),
+        }
+    }
+    if let Some(file) = &file {
+        println!("\nprofiles:");
+        if file.profiles.is_empty() {
+            println!("  (none)");
+        }
+        for p in &file.profiles {
+            println!(
+                "  {:<12} {:<9} tools={:<20} {}",
+                p.name,
+                if p.enable { "enabled" } else { "disabled" },
+                if p.tools.is_empty() {
+                    "(default)"
+                } else {
+                    p.tools.as_str()
+                },
+                p.description
+            );
+        }
+    }
+    for line in &resolution.overrides {
+        println!("\noverride: {line}");
+    }
+    match resolution.config_error {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,287 @@
+//! The state every tool shares, built once at start-up.
+//!
+//! It is derived from the resolved configuration and held in one `Arc`, so
+//! the server behaves the same whether a client keeps a session or sends
+//! stateless requests. Start-up problems are collected here rather than
+//! raised: the server always starts, and `get_server_info` says what went
+//! wrong.
+
+use crate::config::{self, EnvLookup, Resolution, env_value};
+use crate::registry::{self, ToolEntry};
+use crate::settings::{self, ROOTS_SEPARATOR};
+use std::path::{Path, PathBuf};
+use wamcp_policy::groups::{GroupSelection, parse_groups};
+use wamcp_policy::hosts::{ALLOWED_DOC_HOSTS, parse_host_list};
+use wamcp_policy::truthy::is_truthy;
+use wamcp_policy::workspace::{PathStyle, ProtectedDirs, judge_workspace};
+
+/// The only search backend there is.
+pub const SEARCH_BACKENDS: &[&str] = &["duckduckgo"];
+
+pub struct ServerContext {
+    pub transport: &'static str,
+    pub groups: GroupSelection,
+    pub registered: Vec<&'static ToolEntry>,
+    pub config_file: Option<PathBuf>,
+    pub resolution: Resolution,
+    pub download_root: PathBuf,
+    /// `WAMCP_PROJECT_ROOTS` entries as written.
+    pub project_roots_configured: Vec<String>,
+    /// The entries that exist, resolved.
+    pub project_roots: Vec<PathBuf>,
+    pub adopted_workspace: Option<PathBuf>,
+    pub workspace_note: Option<String>,
+    pub documentation_hosts: Vec<String>,
+    pub granted_hosts_file: PathBuf,
+    pub host_consent: bool,
+    pub host_grant_persist: bool,
+    pub search_backend: String,
+    /// Problems with individual setting values; each names the setting.
+    pub setting_warnings: Vec<String>,
+}
+
+/// What start-up read before building the context.
+pub struct Startup {
+    pub config_file: Option<PathBuf>,
+    pub resolution: Resolution,
+}
+
+impl Startup {
+    /// Finds and loads the config file, writing the documented default file
+    /// first when none exists and `generate` is set.
+    pub fn read(env: EnvLookup, cwd: &Path, generate: bool) -> Startup {
+        let mut generation_error = None;
+        let location = config::locate(env, cwd);
+        if let Some(location) = &location
+            && generate
+            && !location.path.exists()
+        {
+            match config::write_default(&location.path, false) {
+                Ok(()) => tracing::info!(
+                    "wrote a documented default config to {}",
+                    location.path.display()
+                ),
+                // Another server may have created it a moment ago; that is fine.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    generation_error = Some(format!(
+                        "Could not create the default config file {}: {e}. Running on defaults.",
+                        location.path.display()
+                    ))
+                }
+            }
+        }
+        let loaded = match (&location, generation_error) {
+            (_, Some(message)) => Err(message),
+            (Some(location), None) => config::load(&location.path),
+            (None, None) => Ok(None),
+        };
+        let config_file = match (&location, &loaded) {
+            (Some(location), Ok(Some(_))) => Some(location.path.clone()),
+            _ => None,
+        };
+        Startup {
+            config_file,
+            resolution: config::resolve(loaded, env),
+        }
+    }
+}
+
+impl ServerContext {
+    pub fn new(
+        startup: Startup,
+        env: EnvLookup,
+        cwd: &Path,
+        transport: &'static str,
+    ) -> ServerContext {
+        let Startup {
+            config_file,
+            resolution,
+        } = startup;
+        let mut warnings = Vec::new();
+
+        let groups = parse_groups(
+            resolution.get(settings::TOOLS),
+            resolution
+                .get(settings::WEB_RESEARCH)
+                .is_some_and(is_truthy),
+        );
+        let registered = registry::registered(&groups.groups);
+
+        let download_root = match resolution.get(settings::DOWNLOAD_ROOT).map(PathBuf::from) {
+            Some(path) if path.is_absolute() => path,
+            Some(path) => {
+                warnings.push(format!(
+                    "{}: '{}' is not an absolute path; using the default.",
+                    settings::DOWNLOAD_ROOT,
+                    path.display()
+                ));
+                default_download_root(env)
+            }
+            None => default_download_root(env),
+        };
+        let download_root = resolve_existing(&download_root).unwrap_or(download_root);
+
+        let project_roots_configured: Vec<String> = resolution
+            .get(settings::PROJECT_ROOTS)
+            .map(|raw| {
+                raw.split(ROOTS_SEPARATOR)
+                    .map(str::trim)
+                    .filter(|e| !e.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut project_roots = Vec::new();
+        for entry in &project_roots_configured {
+            match project_root(entry) {
+                Ok(path) if !project_roots.contains(&path) => project_roots.push(path),
+                Ok(_) => {}
+                Err(reason) => warnings.push(format!(
+                    "{}: '{entry}' skipped: {reason}",
+                    settings::PROJECT_ROOTS
+                )),
+            }
+        }
+
+        let (adopted_workspace, workspace_note) = if resolution
+            .get(settings::WORKSPACE_FROM_CWD)
+            .is_some_and(is_truthy)
+        {
+            match adopt_workspace(env, cwd) {
+                Ok(path) => (Some(path), None),
+                Err(reason) => (None, Some(reason)),
+            }
+        } else {
+            (None, None)
+        };
+
+        let mut documentation_hosts: Vec<String> =
+            ALLOWED_DOC_HOSTS.iter().map(|h| h.to_string()).collect();
+        if let Some(raw) = resolution.get(settings::EXTRA_DOC_HOSTS) {
+            let (hosts, errors) = parse_host_list(raw);
+            for host in hosts {
+                if !documentation_hosts.contains(&host) {
+                    documentation_hosts.push(host);
+                }
+            }
+            warnings.extend(
+                errors
+                    .into_iter()
+                    .map(|e| format!("{}: {e}", settings::EXTRA_DOC_HOSTS)),
+            );
+        }
+
+        let granted_hosts_file = resolution
+            .get(settings::ALLOWED_HOSTS_FILE)
+            .map(|p| cwd.join(p))
+            .unwrap_or_else(|| cwd.join("mcp-allowed-hosts.json"));
+
+        let search_backend = match resolution.get(settings::SEARCH_BACKEND) {
+            None => SEARCH_BACKENDS[0].to_string(),
+            Some(name) => {
+                let name = name.to_ascii_lowercase();
+                if !SEARCH_BACKENDS.contains(&name.as_str()) {
+                    warnings.push(format!(
+                        "{}: unknown backend '{name}' (known: {}); web_search will refuse to run \
+                         rather than fall back silently.",
+                        settings::SEARCH_BACKEND,
+                        SEARCH_BACKENDS.join(", ")
+                    ));
+                }
+                name
+            }
+        };
+
+        ServerContext {
+            transport,
+            registered,
+            config_file,
+            download_root,
+            project_roots_configured,
+            project_roots,
+            adopted_workspace,
+            workspace_note,
+            documentation_hosts,
+            granted_hosts_file,
+            host_consent: resolution.get(settings::HOST_CONSENT).is_none_or(is_truthy),
+            host_grant_persist: resolution
+                .get(settings::HOST_GRANT_PERSIST)
+                .is_some_and(is_truthy),
+            search_backend,
+            setting_warnings: warnings,
+            groups,
+            resolution,
+        }
+    }
+
+    /// Directories the `edit` tools may write below: the download root, the
+    /// project roots, and the adopted workspace.
+    pub fn writable_roots(&self) -> Vec<PathBuf> {
+        let mut roots = vec![self.download_root.clone()];
+        for root in self.project_roots.iter().chain(&self.adopted_workspace) {
+            if !roots.contains(root) {
+                roots.push(root.clone());
+            }
+        }
+        roots
+    }
+
+    /// Every start-up message worth a line on stderr.
+    pub fn startup_messages(&self) -> Vec<String> {
+        let mut messages: Vec<String> = [
+            self.groups.error.clone(),
+            self.groups.posture_warning(),
+            self.resolution.config_error.clone(),
+            self.workspace_note
+                .clone()
+                .map(|n| format!("{}: {n}", settings::WORKSPACE_FROM_CWD)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        messages.extend(self.resolution.overrides.iter().cloned());
+        messages.extend(self.setting_warnings.iter().cloned());
+        messages
+    }
+}
+
+fn default_download_root(env: EnvLookup) -> PathBuf {
+    config::user_data_dir(env)
+        .unwrap_or_else(std::env::temp_dir)
+        .join("wamcp")
+        .join("downloads")
+}
+
+/// Resolves symlinks, junctions and 8.3 names. `dunce` keeps the ordinary
+/// `C:\...` spelling on Windows instead of `\\?\C:\...` when, and only when,
+/// both mean the same file.
+pub fn resolve_existing(path: &Path) -> Option<PathBuf> {
+    dunce::canonicalize(path).ok()
+}
+
+fn project_root(entry: &str) -> Result<PathBuf, String> {
+    let path = Path::new(entry);
+    if !path.is_absolute() {
+        return Err("not an absolute path".into());
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => resolve_existing(path).ok_or_else(|| "cannot be resolved".into()),
+        Ok(_) => Err("not a directory".into()),
+        Err(e) => Err(format!("{e}")),
+    }
+}
+
+fn adopt_workspace(env: EnvLookup, cwd: &Path) -> Result<PathBuf, String> {
+    let resolved =
+        resolve_existing(cwd).ok_or_else(|| format!("'{}' cannot be resolved.", cwd.display()))?;
+    let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+    let home = env_value(env, home_var)
+        .map(PathBuf::from)
+        .or_else(std::env::home_dir)
+        .map(|h| resolve_existing(&h).unwrap_or(h).display().to_string());
+    let style = PathStyle::native();
+    let protected = ProtectedDirs::for_platform(style, home, |name| env_value(env, name));
+    judge_workspace(&resolved.display().to_string(), style, &protected)?;
+    Ok(resolved)
+}

@@ -1,0 +1,15 @@
+//! wamcp: an MCP server that gives coding agents a safe, context-economical
+//! toolset for developing software on Windows (and, for the portable parts,
+//! on Linux and macOS).
+//!
+//! The binary (`main.rs`) is a thin CLI over this library; the library is
+//! public so the token report in `xtask` and the tests can build the exact
+//! `tools/list` the server sends.
+
+pub mod config;
+pub mod context;
+pub mod emit;
+pub mod registry;
+pub mod server;
+pub mod settings;
+pub mod tools;

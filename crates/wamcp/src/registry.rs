@@ -1,0 +1,281 @@
+//! The tool registry: one ordered table, and everything derived from it.
+//!
+//! The table order is the order `tools/list` presents, which steers which tool
+//! a small model reaches for first, so it is decided once here. Group
+//! membership, `get_server_info`'s `registered_tools` and `tools_by_group`,
+//! and the token report are all computed from this table, never re-declared.
+
+use crate::context::ServerContext;
+use crate::tools;
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use rmcp::service::RequestContext;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::groups::Group;
+
+/// What a tool returns on success.
+pub enum ToolOutput {
+    /// Plain text for the model to read; no JSON escaping to pay for.
+    Text(String),
+    /// A JSON object, sent as text and as `structuredContent`.
+    Data(Value),
+}
+
+/// Everything a running tool may use.
+pub struct ToolCall {
+    pub ctx: Arc<ServerContext>,
+    /// The MCP request, for progress, cancellation and elicitation.
+    pub request: RequestContext<RoleServer>,
+}
+
+/// The annotation hints a client may show or act on. Set honestly: a client
+/// may auto-approve a tool that claims to be read-only.
+#[derive(Clone, Copy, Debug)]
+pub struct Hints {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    /// Reaches outside the machine (the network).
+    pub open_world: bool,
+}
+
+impl Hints {
+    /// Reads local state and changes nothing.
+    pub const LOCAL_READ: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+}
+
+/// One tool: its parameters, its identity and its behaviour.
+pub trait ToolDef: 'static {
+    /// Parameter struct; its doc comments become the schema's descriptions.
+    type Params: DeserializeOwned + JsonSchema + Send + 'static;
+    const NAME: &'static str;
+    /// The groups that register the tool (any one of them suffices).
+    const GROUPS: &'static [Group];
+    /// The leading prose a model needs to choose the tool; parameters are
+    /// described by the schema, not repeated here.
+    const DESCRIPTION: &'static str;
+    const HINTS: Hints;
+
+    fn run(
+        call: ToolCall,
+        params: Self::Params,
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+}
+
+type CallFuture = Pin<Box<dyn Future<Output = CallToolResult> + Send>>;
+
+/// A tool with its types erased, as the table stores it.
+pub struct ToolEntry {
+    pub name: &'static str,
+    pub groups: &'static [Group],
+    pub description: &'static str,
+    pub hints: Hints,
+    schema: fn() -> Arc<JsonObject>,
+    call: fn(ToolCall, JsonObject) -> CallFuture,
+}
+
+/// Builds a table row for `T`.
+pub const fn entry<T: ToolDef>() -> ToolEntry {
+    ToolEntry {
+        name: T::NAME,
+        groups: T::GROUPS,
+        description: T::DESCRIPTION,
+        hints: T::HINTS,
+        schema: input_schema::<T::Params>,
+        call: call_erased::<T>,
+    }
+}
+
+/// Every implemented tool, in presentation order. A tool that is not finished
+/// is not listed: the registry never advertises a stub.
+pub static TOOLS: &[ToolEntry] = &[
+    entry::<tools::get_system_info::GetSystemInfo>(),
+    entry::<tools::get_server_info::GetServerInfo>(),
+];
+
+impl ToolEntry {
+    pub fn in_any(&self, groups: &[Group]) -> bool {
+        self.groups.iter().any(|g| groups.contains(g))
+    }
+
+    /// The definition `tools/list` sends.
+    pub fn definition(&self) -> Tool {
+        let annotations = ToolAnnotations::new()
+            .read_only(self.hints.read_only)
+            .destructive(self.hints.destructive)
+            .idempotent(self.hints.idempotent)
+            .open_world(self.hints.open_world);
+        Tool::new(self.name, self.description, (self.schema)()).with_annotations(annotations)
+    }
+
+    pub fn call(&self, call: ToolCall, arguments: JsonObject) -> CallFuture {
+        (self.call)(call, arguments)
+    }
+}
+
+/// The tools registered for `groups`, in table order.
+pub fn registered(groups: &[Group]) -> Vec<&'static ToolEntry> {
+    TOOLS.iter().filter(|t| t.in_any(groups)).collect()
+}
+
+/// Tool names per group, for every group, active or not.
+pub fn tools_by_group() -> Vec<(Group, Vec<&'static str>)> {
+    Group::ALL
+        .iter()
+        .map(|&g| {
+            (
+                g,
+                TOOLS
+                    .iter()
+                    .filter(|t| t.groups.contains(&g))
+                    .map(|t| t.name)
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+fn call_erased<T: ToolDef>(call: ToolCall, arguments: JsonObject) -> CallFuture {
+    Box::pin(async move {
+        let outcome = match serde_json::from_value::<T::Params>(Value::Object(arguments)) {
+            Ok(params) => T::run(call, params).await,
+            Err(e) => Err(ToolError::new(
+                ErrorType::InvalidArguments,
+                format!("Invalid arguments: {e}"),
+            )
+            .recover(format!(
+                "Call {} again with the parameters its schema lists, spelled exactly.",
+                T::NAME
+            ))),
+        };
+        match outcome {
+            Ok(output) => success(output),
+            Err(error) => failure(T::NAME, &error),
+        }
+    })
+}
+
+fn success(output: ToolOutput) -> CallToolResult {
+    match output {
+        ToolOutput::Text(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+        ToolOutput::Data(value) => {
+            let mut result = CallToolResult::structured(value);
+            result.content = vec![ContentBlock::text(pretty(
+                result.structured_content.as_ref(),
+            ))];
+            result
+        }
+    }
+}
+
+/// The envelope as a tool result: `isError`, JSON text and `structuredContent`.
+pub fn failure(tool: &str, error: &ToolError) -> CallToolResult {
+    let mut result = CallToolResult::structured_error(error.envelope(tool));
+    result.content = vec![ContentBlock::text(pretty(
+        result.structured_content.as_ref(),
+    ))];
+    result
+}
+
+fn pretty(value: Option<&Value>) -> String {
+    serde_json::to_string_pretty(value.unwrap_or(&Value::Null)).unwrap_or_default()
+}
+
+/// The input schema of `P`, trimmed of what costs tokens on every turn and
+/// tells the model nothing: `$schema`, root `title`, integer formats like
+/// `uint32`, and `default: null`; the root description repeats the tool's.
+fn input_schema<P: JsonSchema + 'static>() -> Arc<JsonObject> {
+    let mut schema = (*rmcp::handler::server::common::schema_for_type::<P>()).clone();
+    schema.remove("$schema");
+    schema.remove("title");
+    schema.remove("description");
+    let mut value = Value::Object(schema);
+    slim(&mut value);
+    let Value::Object(mut schema) = value else {
+        unreachable!("slim keeps objects")
+    };
+    // Some clients refuse an object schema without `properties`.
+    schema
+        .entry("properties")
+        .or_insert_with(|| Value::Object(JsonObject::new()));
+    Arc::new(schema)
+}
+
+fn slim(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.get("default") == Some(&Value::Null) {
+                map.remove("default");
+            }
+            if map.get("format").and_then(Value::as_str).is_some_and(|f| {
+                f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float"
+            }) {
+                map.remove("format");
+            }
+            map.values_mut().for_each(slim);
+        }
+        Value::Array(items) => items.iter_mut().for_each(slim),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_every_tool_has_a_group_and_prose() {
+        let mut seen = std::collections::HashSet::new();
+        for tool in TOOLS {
+            assert!(seen.insert(tool.name), "duplicate tool {}", tool.name);
+            assert!(!tool.groups.is_empty(), "{} has no group", tool.name);
+            assert!(
+                tool.description.ends_with('.'),
+                "{}: description should be prose",
+                tool.name
+            );
+            assert!(
+                !tool.description.contains("Args:"),
+                "{}: parameters belong in the schema",
+                tool.name
+            );
+        }
+    }
+
+    #[test]
+    fn schemas_are_closed_objects_without_token_waste() {
+        for tool in TOOLS {
+            let schema = Value::Object((*tool.definition().input_schema).clone());
+            assert_eq!(schema["type"], "object", "{}", tool.name);
+            assert!(schema.get("properties").is_some(), "{}", tool.name);
+            assert_eq!(
+                schema["additionalProperties"], false,
+                "{}: unknown arguments must be refused",
+                tool.name
+            );
+            let text = schema.to_string();
+            assert!(
+                !text.contains("$schema") && !text.contains("\"format\":\"uint"),
+                "{}: {text}",
+                tool.name
+            );
+        }
+    }
+
+    #[test]
+    fn core_group_is_registered_alone() {
+        let names: Vec<&str> = registered(&[Group::Core]).iter().map(|t| t.name).collect();
+        assert_eq!(names, ["get_system_info", "get_server_info"]);
+    }
+}

@@ -1,0 +1,84 @@
+//! The MCP face of the server: rmcp's `ServerHandler` over the registry.
+//!
+//! Handled by hand rather than through rmcp's tool router because the
+//! router lists tools sorted by name, while the registry's order is part of
+//! the design, and because the set of live tools is decided by configuration.
+
+use crate::context::ServerContext;
+use crate::registry::ToolCall;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use std::sync::Arc;
+
+/// What a client is told the server is for, and how to recover from refusals.
+pub const INSTRUCTIONS: &str = "wamcp gives you tools to read, search, edit and build code on this \
+    machine, within limits the user configured. A refused call returns a JSON error whose `recovery` \
+    list says what to do instead: follow it, and never repeat the identical call. Call \
+    get_server_info to see which tools, paths and hosts are allowed and why.";
+
+#[derive(Clone)]
+pub struct WamcpServer {
+    ctx: Arc<ServerContext>,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl WamcpServer {
+    pub fn new(ctx: Arc<ServerContext>) -> WamcpServer {
+        let tools = ctx.registered.iter().map(|t| t.definition()).collect();
+        WamcpServer {
+            ctx,
+            tools: Arc::new(tools),
+        }
+    }
+}
+
+impl ServerHandler for WamcpServer {
+    fn get_info(&self) -> ServerConfig {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("wamcp", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        // An unregistered name is a protocol error, not a tool result: the
+        // client offered the model a tool this server never listed.
+        let Some(entry) = self.ctx.registered.iter().find(|t| t.name == request.name) else {
+            return Err(McpError::invalid_params(
+                format!(
+                    "Unknown tool '{}'. Call tools/list, or get_server_info to see which groups are active.",
+                    request.name
+                ),
+                None,
+            ));
+        };
+        tracing::debug!(tool = entry.name, "call");
+        let call = ToolCall {
+            ctx: self.ctx.clone(),
+            request: context,
+        };
+        let result = entry
+            .call(call, request.arguments.unwrap_or_default())
+            .await;
+        Ok(result.into())
+    }
+}

@@ -1,0 +1,103 @@
+//! The settings wamcp reads, in one table.
+//!
+//! The config file generator, `config --list`, the resolver and the docs all
+//! read this table, so a setting is declared once. Every setting can come from
+//! the environment (which wins), the active profile, or the config file.
+
+/// One setting and what to tell a user about it.
+pub struct Setting {
+    pub name: &'static str,
+    /// What happens when the setting is left empty.
+    pub default: &'static str,
+    pub description: &'static str,
+}
+
+pub const TOOLS: &str = "WAMCP_TOOLS";
+pub const PROJECT_ROOTS: &str = "WAMCP_PROJECT_ROOTS";
+pub const DOWNLOAD_ROOT: &str = "WAMCP_DOWNLOAD_ROOT";
+pub const WORKSPACE_FROM_CWD: &str = "WAMCP_WORKSPACE_FROM_CWD";
+pub const WEB_RESEARCH: &str = "WAMCP_WEB_RESEARCH";
+pub const EXTRA_DOC_HOSTS: &str = "WAMCP_EXTRA_DOC_HOSTS";
+pub const ALLOWED_HOSTS_FILE: &str = "WAMCP_ALLOWED_HOSTS_FILE";
+pub const HOST_CONSENT: &str = "WAMCP_HOST_CONSENT";
+pub const HOST_GRANT_PERSIST: &str = "WAMCP_HOST_GRANT_PERSIST";
+pub const SEARCH_BACKEND: &str = "WAMCP_SEARCH_BACKEND";
+
+/// Environment-only: they choose the file and the profile, so they cannot
+/// live inside either.
+pub const CONFIG_FILE: &str = "WAMCP_CONFIG_FILE";
+pub const PROFILE: &str = "WAMCP_PROFILE";
+
+/// The separator of `WAMCP_PROJECT_ROOTS`: `;` on Windows (where `:` is part
+/// of every drive path), `:` elsewhere, as in `PATH`.
+pub const ROOTS_SEPARATOR: char = if cfg!(windows) { ';' } else { ':' };
+
+pub const SETTINGS: &[Setting] = &[
+    Setting {
+        name: TOOLS,
+        default: "core,edit,build,docs,net (everything except search and research)",
+        description: "Tool groups to register, comma-separated: core, edit, build, docs, net, \
+                      search, research, or all. core is always on. An unknown name falls back to \
+                      the default set and is reported by get_server_info.",
+    },
+    Setting {
+        name: PROJECT_ROOTS,
+        default: "none: only the download root is writable",
+        description: "Directories the model may write to and run builds in. Separate several \
+                      with ';' on Windows or ':' elsewhere. Entries that do not exist are \
+                      skipped and reported. Point it at a project, never at a drive root.",
+    },
+    Setting {
+        name: DOWNLOAD_ROOT,
+        default: "%LOCALAPPDATA%\\wamcp\\downloads on Windows, $XDG_DATA_HOME/wamcp/downloads \
+                  (~/.local/share/wamcp/downloads) elsewhere",
+        description: "Where download_file saves files. Always writable.",
+    },
+    Setting {
+        name: WORKSPACE_FROM_CWD,
+        default: "off",
+        description: "Set to 1 to also make the server's working directory writable, for \
+                      launchers that start the server inside the project. A drive root, the \
+                      home directory or a system directory is refused, with the reason in \
+                      get_server_info (adopted_workspace, workspace_note).",
+    },
+    Setting {
+        name: WEB_RESEARCH,
+        default: "off",
+        description: "Set to 1 to add the research group: web_search, and fetch_web_page may read \
+                      any public HTTPS host. Same as adding research to WAMCP_TOOLS.",
+    },
+    Setting {
+        name: EXTRA_DOC_HOSTS,
+        default: "none",
+        description: "Extra host names fetch_web_page may read, separated by commas, semicolons \
+                      or spaces. Exact names, no wildcards.",
+    },
+    Setting {
+        name: ALLOWED_HOSTS_FILE,
+        default: "mcp-allowed-hosts.json in the working directory",
+        description: "The file of hosts you granted fetch_web_page. The model can never write it.",
+    },
+    Setting {
+        name: HOST_CONSENT,
+        default: "1: ask you before reading a host that is not allowed yet",
+        description: "Set to 0 so the server never asks you to approve a host; refused hosts \
+                      stay refused.",
+    },
+    Setting {
+        name: HOST_GRANT_PERSIST,
+        default: "off: an approval lasts until the server restarts",
+        description: "Set to 1 to save approvals into the grants file.",
+    },
+    Setting {
+        name: SEARCH_BACKEND,
+        default: "duckduckgo",
+        description: "The web_search provider. Only duckduckgo exists; any other value is an \
+                      error, never a silent fallback.",
+    },
+];
+
+/// The table entry for `name`, if it is a file-settable setting.
+pub fn find(name: &str) -> Option<&'static Setting> {
+    SETTINGS.iter().find(|s| s.name == name)
+}

@@ -1,0 +1,91 @@
+//! `get_server_info`: the server's own configuration, so that "why can I not
+//! see tool X" and "why was that refused" are answered by reading, not by
+//! guessing. It names the live tools explicitly: a model that saw only a
+//! count once attributed its client's shell tools to this server.
+
+use super::NoParams;
+use crate::context::ServerContext;
+use crate::registry::{self, Hints, ToolCall, ToolDef, ToolOutput};
+use crate::settings;
+use serde_json::{Map, Value, json};
+use wamcp_policy::error::ToolError;
+use wamcp_policy::groups::Group;
+use wamcp_policy::hosts::ALLOWED_NETWORK_HOSTS;
+use wamcp_policy::limits::{MAX_DOWNLOAD_BYTES, MAX_HTTP_BYTES, MIB};
+
+pub struct GetServerInfo;
+
+impl ToolDef for GetServerInfo {
+    type Params = NoParams;
+    const NAME: &'static str = "get_server_info";
+    const GROUPS: &'static [Group] = &[Group::Core];
+    const DESCRIPTION: &'static str = "Report this server's configuration: active tool groups and the \
+        tools each group holds, writable roots, network and documentation hosts, and any configuration \
+        error. Call it to learn why a tool is missing or a path or host was refused.";
+    const HINTS: Hints = Hints::LOCAL_READ;
+
+    async fn run(call: ToolCall, _params: NoParams) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::Data(server_info(&call.ctx)))
+    }
+}
+
+/// The report, as a JSON object in a stable field order.
+pub fn server_info(ctx: &ServerContext) -> Value {
+    let names = |groups: &[Group]| groups.iter().map(|g| g.name()).collect::<Vec<_>>();
+    let paths = |list: &[std::path::PathBuf]| {
+        list.iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+    };
+    let registered: Vec<&str> = ctx.registered.iter().map(|t| t.name).collect();
+    let by_group: Map<String, Value> = registry::tools_by_group()
+        .into_iter()
+        .map(|(g, tools)| (g.name().to_string(), json!(tools)))
+        .collect();
+    let web_search = registered.contains(&"web_search");
+    json!({
+        "name": "wamcp",
+        "version": env!("CARGO_PKG_VERSION"),
+        "transport": ctx.transport,
+        "tool_groups_env_var": settings::TOOLS,
+        "active_tool_groups": names(&ctx.groups.groups),
+        "available_tool_groups": names(&Group::ALL),
+        "registered_tool_count": registered.len(),
+        "registered_tools": registered,
+        "tools_by_group": by_group,
+        "tool_groups_error": ctx.groups.error,
+        "posture_warning": ctx.groups.posture_warning(),
+        "config_file": ctx.config_file.as_ref().map(|p| p.display().to_string()),
+        "config_error": ctx.resolution.config_error,
+        "config_overrides": ctx.resolution.overrides,
+        "setting_warnings": ctx.setting_warnings,
+        "active_profile": ctx.resolution.active_profile,
+        "download_root": ctx.download_root.display().to_string(),
+        "network_policy": {
+            "allowed_hosts": ALLOWED_NETWORK_HOSTS,
+            "scheme": "https",
+            "port": 443,
+        },
+        "max_download_mb": MAX_DOWNLOAD_BYTES / MIB,
+        "max_http_mb": MAX_HTTP_BYTES / MIB,
+        "writable_roots": paths(&ctx.writable_roots()),
+        "project_roots_env_var": settings::PROJECT_ROOTS,
+        "project_roots_configured": ctx.project_roots_configured,
+        "adopted_workspace": ctx.adopted_workspace.as_ref().map(|p| p.display().to_string()),
+        "workspace_note": ctx.workspace_note,
+        "web_research": ctx.groups.contains(Group::Research),
+        "web_research_env_var": settings::WEB_RESEARCH,
+        "documentation_hosts": ctx.documentation_hosts,
+        "granted_hosts": [],
+        "granted_hosts_file": ctx.granted_hosts_file.display().to_string(),
+        "granted_hosts_env_var": settings::ALLOWED_HOSTS_FILE,
+        "granted_hosts_error": (!registered.contains(&"fetch_web_page")).then_some(
+            "Host grants are read by fetch_web_page, which this build does not include; no grants are loaded."
+        ),
+        "session_granted_hosts": [],
+        "host_consent": ctx.host_consent,
+        "host_grant_persist": ctx.host_grant_persist,
+        "web_search": web_search,
+        "search_backend": ctx.search_backend,
+    })
+}

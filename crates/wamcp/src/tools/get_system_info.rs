@@ -1,0 +1,24 @@
+//! `get_system_info`: what machine and OS the server runs on.
+
+use super::NoParams;
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
+use wamcp_policy::error::ToolError;
+use wamcp_policy::groups::Group;
+
+pub struct GetSystemInfo;
+
+impl ToolDef for GetSystemInfo {
+    type Params = NoParams;
+    const NAME: &'static str = "get_system_info";
+    const GROUPS: &'static [Group] = &[Group::Core];
+    const DESCRIPTION: &'static str = "Describe the host: OS name as people say it (\"Windows 11\"), \
+        build, architecture, user, home and working directory.";
+    const HINTS: Hints = Hints::LOCAL_READ;
+
+    async fn run(_call: ToolCall, _params: NoParams) -> Result<ToolOutput, ToolError> {
+        let info = wamcp_platform::system::system_info();
+        Ok(ToolOutput::Data(
+            serde_json::to_value(info).unwrap_or_default(),
+        ))
+    }
+}

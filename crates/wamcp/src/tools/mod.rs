@@ -1,0 +1,14 @@
+//! One file per tool. Each declares its parameters, identity and `run`; the
+//! registry table decides which are live.
+
+pub mod get_server_info;
+pub mod get_system_info;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Parameters of a tool that takes none. Unknown arguments are refused rather
+/// than ignored, so a model learns that it passed something meaningless.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}

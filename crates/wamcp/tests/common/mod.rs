@@ -1,0 +1,219 @@
+//! Shared test harness: a private home for every server the tests start, so
+//! no test reads the developer's config or writes outside its temp dir.
+
+#![allow(dead_code)]
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, RoleClient, RunningService, serve_client_with_lifecycle};
+use rmcp::transport::TokioChildProcess;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_wamcp");
+
+/// Every variable wamcp reads, removed before each server starts.
+const WAMCP_VARS: &[&str] = &[
+    "WAMCP_TOOLS",
+    "WAMCP_PROFILE",
+    "WAMCP_CONFIG_FILE",
+    "WAMCP_DOWNLOAD_ROOT",
+    "WAMCP_PROJECT_ROOTS",
+    "WAMCP_WORKSPACE_FROM_CWD",
+    "WAMCP_WEB_RESEARCH",
+    "WAMCP_EXTRA_DOC_HOSTS",
+    "WAMCP_ALLOWED_HOSTS_FILE",
+    "WAMCP_HOST_CONSENT",
+    "WAMCP_HOST_GRANT_PERSIST",
+    "WAMCP_SEARCH_BACKEND",
+];
+
+/// A sandbox: a home directory with per-user config and data dirs, and a
+/// working directory the server starts in.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dunce::canonicalize(dir.path()).unwrap();
+        let home = root.join("home");
+        let cwd = root.join("work");
+        for d in [&home, &cwd] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let mut sandbox = Sandbox {
+            dir,
+            env: Vec::new(),
+            cwd,
+        };
+        let h = home.display().to_string();
+        for (key, value) in [
+            ("HOME", h.clone()),
+            ("USERPROFILE", h.clone()),
+            ("XDG_CONFIG_HOME", format!("{h}/.config")),
+            ("XDG_DATA_HOME", format!("{h}/.local/share")),
+            (
+                "APPDATA",
+                home.join("AppData").join("Roaming").display().to_string(),
+            ),
+            (
+                "LOCALAPPDATA",
+                home.join("AppData").join("Local").display().to_string(),
+            ),
+        ] {
+            sandbox.env.push((key.into(), value));
+        }
+        sandbox
+    }
+
+    pub fn root(&self) -> PathBuf {
+        dunce::canonicalize(self.dir.path()).unwrap()
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.root().join("home")
+    }
+
+    /// The per-user config file a server in this sandbox generates.
+    pub fn user_config(&self) -> PathBuf {
+        if cfg!(windows) {
+            self.home()
+                .join("AppData")
+                .join("Roaming")
+                .join("wamcp")
+                .join("config.json")
+        } else {
+            self.home()
+                .join(".config")
+                .join("wamcp")
+                .join("config.json")
+        }
+    }
+
+    pub fn set(mut self, key: &str, value: impl Into<String>) -> Sandbox {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    pub fn in_dir(mut self, cwd: &Path) -> Sandbox {
+        self.cwd = cwd.to_path_buf();
+        self
+    }
+
+    pub fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.root().join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn apply(&self, cmd: &mut std::process::Command) {
+        for var in WAMCP_VARS {
+            cmd.env_remove(var);
+        }
+        for (key, value) in &self.env {
+            cmd.env(key, value);
+        }
+        cmd.current_dir(&self.cwd);
+    }
+
+    /// A `wamcp` command (CLI use) configured for this sandbox.
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = std::process::Command::new(BIN);
+        cmd.args(args);
+        self.apply(&mut cmd);
+        cmd
+    }
+
+    /// Starts the server and connects rmcp's client with the initialize handshake.
+    pub async fn connect(self) -> Client {
+        self.connect_with(ClientLifecycleMode::Initialize).await
+    }
+
+    /// Starts the server and connects in the stateless 2026-07-28 era.
+    pub async fn connect_modern(self) -> Client {
+        self.connect_with(ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        })
+        .await
+    }
+
+    /// The client owns the sandbox so its directories outlive the server.
+    async fn connect_with(self, lifecycle: ClientLifecycleMode) -> Client {
+        let mut std_cmd = std::process::Command::new(BIN);
+        self.apply(&mut std_cmd);
+        let cmd = tokio::process::Command::from(std_cmd);
+        let (transport, _stderr) = TokioChildProcess::builder(cmd)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn wamcp");
+        let service = serve_client_with_lifecycle((), transport, lifecycle)
+            .await
+            .expect("MCP handshake");
+        Client {
+            service,
+            sandbox: self,
+        }
+    }
+}
+
+pub struct Client {
+    pub service: RunningService<RoleClient, ()>,
+    pub sandbox: Sandbox,
+}
+
+impl Client {
+    pub async fn tool_names(&self) -> Vec<String> {
+        let tools = self
+            .service
+            .peer()
+            .list_all_tools()
+            .await
+            .expect("tools/list");
+        tools.into_iter().map(|t| t.name.to_string()).collect()
+    }
+
+    pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
+        let mut params = CallToolRequestParams::new(name.to_string());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        self.service
+            .peer()
+            .call_tool(params)
+            .await
+            .expect("tools/call")
+    }
+
+    /// Calls a data tool and returns its structured content, checking that
+    /// the text content carries the same object.
+    pub async fn data(&self, name: &str) -> Value {
+        let result = self.call(name, serde_json::json!({})).await;
+        assert_eq!(result.is_error, Some(false), "{name} failed: {result:?}");
+        let structured = result
+            .structured_content
+            .clone()
+            .expect("structuredContent");
+        let text = result.content[0]
+            .as_text()
+            .expect("text content")
+            .text
+            .clone();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
+        structured
+    }
+
+    pub async fn server_info(&self) -> Value {
+        self.data("get_server_info").await
+    }
+
+    /// Stops the server and hands back the sandbox for inspection.
+    pub async fn close(self) -> Sandbox {
+        let _ = self.service.cancel().await;
+        self.sandbox
+    }
+}
