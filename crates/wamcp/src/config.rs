@@ -218,35 +218,18 @@ pub fn resolve(file: Result<Option<ConfigFile>, String>, env: EnvLookup) -> Reso
     }
 }
 
-/// How the config file was found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Location {
-    pub path: PathBuf,
-    /// True when named by `WAMCP_CONFIG_FILE`.
-    pub explicit: bool,
-}
-
 /// Finds the config file: `WAMCP_CONFIG_FILE`, else `input/config.json` under
 /// the working directory if it exists, else the per-user file (which may not
 /// exist yet). `None` only when no per-user directory can be determined.
-pub fn locate(env: EnvLookup, cwd: &Path) -> Option<Location> {
+pub fn locate(env: EnvLookup, cwd: &Path) -> Option<PathBuf> {
     if let Some(path) = env_value(env, CONFIG_FILE) {
-        return Some(Location {
-            path: cwd.join(path),
-            explicit: true,
-        });
+        return Some(cwd.join(path));
     }
     let local = cwd.join("input").join("config.json");
     if local.is_file() {
-        return Some(Location {
-            path: local,
-            explicit: false,
-        });
+        return Some(local);
     }
-    user_config_dir(env).map(|dir| Location {
-        path: dir.join("wamcp").join("config.json"),
-        explicit: false,
-    })
+    user_config_dir(env).map(|dir| dir.join("wamcp").join("config.json"))
 }
 
 /// `%APPDATA%` on Windows; `$XDG_CONFIG_HOME` or `~/.config` elsewhere.
@@ -569,4 +552,304 @@ pub fn write_default(path: &Path, force: bool) -> std::io::Result<()> {
         temp.persist_noclobber(path).map_err(|e| e.error)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name: &str| map.get(name).cloned()
+    }
+
+    const FILE: &str = r#"{
+        "version": 1,
+        "settings": {
+            "WAMCP_TOOLS": {"value": "core,docs", "default": "x", "description": "y"},
+            "WAMCP_DOWNLOAD_ROOT": "/file/downloads",
+            "WAMCP_SEARCH_BACKEND": {"value": "", "default": "duckduckgo", "description": ""}
+        },
+        "active_profile": "",
+        "profiles": {
+            "cpp": {"tools": "edit,build,docs", "settings": {"WAMCP_DOWNLOAD_ROOT": "/profile/dl"}},
+            "bare": {"description": "no tools field"},
+            "off": {"enable": false, "tools": "core"}
+        }
+    }"#;
+
+    fn resolve_with(file: &str, env: &[(&str, &str)]) -> Resolution {
+        let parsed = parse(file.as_bytes()).map_err(|p| p.join("; "));
+        resolve(parsed.map(Some), &env_of(env))
+    }
+
+    #[test]
+    fn precedence_table() {
+        // (environment, setting, expected value, expected source)
+        let cases: &[(&[(&str, &str)], &str, Option<&str>, Source)] = &[
+            (&[], TOOLS, Some("core,docs"), Source::File),
+            (
+                &[],
+                "WAMCP_DOWNLOAD_ROOT",
+                Some("/file/downloads"),
+                Source::File,
+            ),
+            (&[], "WAMCP_SEARCH_BACKEND", None, Source::Default),
+            (&[], "WAMCP_PROJECT_ROOTS", None, Source::Default),
+            (
+                &[("WAMCP_TOOLS", "core")],
+                TOOLS,
+                Some("core"),
+                Source::Environment,
+            ),
+            (
+                &[("WAMCP_TOOLS", "   ")],
+                TOOLS,
+                Some("core,docs"),
+                Source::File,
+            ),
+            (
+                &[("WAMCP_PROFILE", "cpp")],
+                TOOLS,
+                Some("edit,build,docs"),
+                Source::Profile("cpp".into()),
+            ),
+            (
+                &[("WAMCP_PROFILE", "cpp")],
+                "WAMCP_DOWNLOAD_ROOT",
+                Some("/profile/dl"),
+                Source::Profile("cpp".into()),
+            ),
+            (
+                &[("WAMCP_PROFILE", "bare")],
+                TOOLS,
+                Some("core,docs"),
+                Source::File,
+            ),
+            (
+                &[("WAMCP_PROFILE", "cpp"), ("WAMCP_TOOLS", "all")],
+                TOOLS,
+                Some("all"),
+                Source::Environment,
+            ),
+            (
+                &[("WAMCP_PROFILE", "cpp"), ("WAMCP_DOWNLOAD_ROOT", "/env")],
+                "WAMCP_DOWNLOAD_ROOT",
+                Some("/env"),
+                Source::Environment,
+            ),
+            (&[("WAMCP_PROFILE", "off")], TOOLS, None, Source::Default),
+            (
+                &[("WAMCP_PROFILE", "missing")],
+                "WAMCP_DOWNLOAD_ROOT",
+                None,
+                Source::Default,
+            ),
+        ];
+        for (env, name, value, source) in cases {
+            let r = resolve_with(FILE, env);
+            assert_eq!(r.get(name), *value, "{env:?} {name}");
+            assert_eq!(r.source(name), *source, "{env:?} {name}");
+        }
+    }
+
+    #[test]
+    fn overrides_are_reported_only_when_the_value_differs() {
+        let r = resolve_with(
+            FILE,
+            &[
+                ("WAMCP_TOOLS", "core,docs"),
+                ("WAMCP_DOWNLOAD_ROOT", "/env"),
+            ],
+        );
+        assert_eq!(
+            r.overrides,
+            [
+                "WAMCP_DOWNLOAD_ROOT='/env' from the environment overrides '/file/downloads' from the config file"
+            ]
+        );
+        assert_eq!(r.config_error, None);
+    }
+
+    #[test]
+    fn profile_problems_set_the_file_aside() {
+        let r = resolve_with(FILE, &[("WAMCP_PROFILE", "off")]);
+        assert!(
+            r.config_error
+                .unwrap()
+                .contains("Profile 'off' (selected by WAMCP_PROFILE) is disabled")
+        );
+        assert_eq!(r.active_profile, None);
+        let r = resolve_with(FILE, &[("WAMCP_PROFILE", "missing")]);
+        assert!(
+            r.config_error
+                .unwrap()
+                .contains("Known profiles: cpp, bare, off.")
+        );
+        let r = resolve(Ok(None), &env_of(&[("WAMCP_PROFILE", "cpp")]));
+        assert!(r.config_error.unwrap().contains("there is no config file"));
+    }
+
+    #[test]
+    fn active_profile_in_the_file_is_used_and_can_be_replaced_by_the_environment() {
+        let file = FILE.replace(r#""active_profile": """#, r#""active_profile": "cpp""#);
+        let r = resolve_with(&file, &[]);
+        assert_eq!(r.active_profile.as_deref(), Some("cpp"));
+        assert!(r.overrides.is_empty());
+        let r = resolve_with(&file, &[("WAMCP_PROFILE", "bare")]);
+        assert_eq!(r.active_profile.as_deref(), Some("bare"));
+        assert_eq!(
+            r.overrides,
+            [
+                "WAMCP_PROFILE='bare' from the environment replaces active_profile 'cpp' from the config file"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unreadable_file_keeps_its_reason_and_the_environment_still_applies() {
+        let r = resolve(Err("broken".into()), &env_of(&[("WAMCP_TOOLS", "core")]));
+        assert_eq!(r.config_error.as_deref(), Some("broken"));
+        assert_eq!(r.get(TOOLS), Some("core"));
+    }
+
+    #[test]
+    fn validation_reports_every_problem() {
+        let cases: &[(&str, &str)] = &[
+            ("[]", "the top level must be a JSON object"),
+            ("{\"version\": 2}", "only version 1 is understood"),
+            ("{\"extra\": 1}", "unknown top-level key \"extra\""),
+            (
+                "{\"settings\": []}",
+                "\"settings\" must be an object, not an array",
+            ),
+            (
+                "{\"settings\": {\"WAMCP_PROFILE\": \"x\"}}",
+                "can only come from the environment",
+            ),
+            (
+                "{\"settings\": {\"WAMCP_WEB_RESEARCH\": {\"value\": 1}}}",
+                "write \"1\", not 1",
+            ),
+            (
+                "{\"settings\": {\"WAMCP_TOOLS\": {\"valeu\": \"core\"}}}",
+                "unknown field \"valeu\"",
+            ),
+            (
+                "{\"settings\": {\"WAMCP_TOOLS\": \"core,cpp\"}}",
+                "settings.WAMCP_TOOLS: Unknown tool group 'cpp'",
+            ),
+            (
+                "{\"active_profile\": 3}",
+                "\"active_profile\" must be a string, not a number",
+            ),
+            (
+                "{\"profiles\": {\"a b\": {}}}",
+                "profile names may use only",
+            ),
+            (
+                "{\"profiles\": {\"p\": {\"enable\": \"yes\"}}}",
+                "profiles.p.enable must be true or false",
+            ),
+            (
+                "{\"profiles\": {\"p\": {\"settings\": {\"WAMCP_TOOLS\": \"core\"}}}}",
+                "use the profile's \"tools\" field",
+            ),
+            (
+                "{\"profiles\": {\"p\": {\"tool\": \"core\"}}}",
+                "unknown field \"tool\"",
+            ),
+            (
+                "{\"settings\": {\"WAMCP_TOOLS\": \"core\",}}",
+                "invalid JSON",
+            ),
+        ];
+        for (text, want) in cases {
+            let problems = parse(text.as_bytes()).expect_err(text);
+            assert!(
+                problems.iter().any(|p| p.contains(want)),
+                "{text}: {problems:?}"
+            );
+        }
+        let problems = parse(br#"{"version": 3, "settings": {"NOPE": ""}, "x": 1}"#).unwrap_err();
+        assert_eq!(problems.len(), 3, "{problems:?}");
+    }
+
+    #[test]
+    fn a_bom_comments_and_empty_values_are_accepted() {
+        let file = parse(b"\xEF\xBB\xBF{\"_note\": \"hi\", \"settings\": {\"WAMCP_TOOLS\": \"\"}}")
+            .unwrap();
+        assert!(file.settings.is_empty());
+    }
+
+    #[test]
+    fn the_generated_file_is_valid_and_documents_every_setting() {
+        let text = serde_json::to_vec(&default_file()).unwrap();
+        let file = parse(&text).expect("the default file must load");
+        assert!(file.settings.is_empty(), "defaults leave every value empty");
+        let names: Vec<&str> = file.profiles.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["cpp", "review", "explore", "research"]);
+        let value = default_file();
+        for setting in settings::SETTINGS {
+            assert_eq!(
+                value["settings"][setting.name]["description"],
+                setting.description
+            );
+        }
+    }
+
+    #[test]
+    fn write_default_never_clobbers_without_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested").join("config.json");
+        write_default(&path, false).unwrap();
+        std::fs::write(&path, "{}").unwrap();
+        let err = write_default(&path, false).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}");
+        write_default(&path, true).unwrap();
+        assert!(load(&path).unwrap().is_some());
+        let leftovers = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
+        assert_eq!(leftovers, 1, "no temporary files left behind");
+    }
+
+    #[test]
+    fn oversized_and_non_file_configs_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(load(dir.path()).unwrap_err().contains("is not a file"));
+        let big = dir.path().join("big.json");
+        std::fs::write(&big, vec![b' '; (MAX_CONFIG_FILE_BYTES + 1) as usize]).unwrap();
+        assert!(load(&big).unwrap_err().contains("limit"));
+        assert_eq!(load(&dir.path().join("absent.json")), Ok(None));
+    }
+
+    #[test]
+    fn locate_prefers_the_variable_then_the_working_directory_then_the_user_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path();
+        let env = env_of(&[
+            ("HOME", "/h"),
+            ("APPDATA", "C:\\h"),
+            ("XDG_CONFIG_HOME", ""),
+        ]);
+        let user = locate(&env, cwd).unwrap();
+        let expected = if cfg!(windows) {
+            PathBuf::from("C:\\h")
+        } else {
+            PathBuf::from("/h/.config")
+        };
+        assert_eq!(user, expected.join("wamcp").join("config.json"));
+        std::fs::create_dir_all(cwd.join("input")).unwrap();
+        std::fs::write(cwd.join("input").join("config.json"), "{}").unwrap();
+        assert_eq!(
+            locate(&env, cwd).unwrap(),
+            cwd.join("input").join("config.json")
+        );
+        let env = env_of(&[("WAMCP_CONFIG_FILE", "custom.json")]);
+        assert_eq!(locate(&env, cwd), Some(cwd.join("custom.json")));
+    }
 }

@@ -52,32 +52,29 @@ impl Startup {
     pub fn read(env: EnvLookup, cwd: &Path, generate: bool) -> Startup {
         let mut generation_error = None;
         let location = config::locate(env, cwd);
-        if let Some(location) = &location
+        if let Some(path) = &location
             && generate
-            && !location.path.exists()
+            && !path.exists()
         {
-            match config::write_default(&location.path, false) {
-                Ok(()) => tracing::info!(
-                    "wrote a documented default config to {}",
-                    location.path.display()
-                ),
+            match config::write_default(path, false) {
+                Ok(()) => tracing::info!("wrote a documented default config to {}", path.display()),
                 // Another server may have created it a moment ago; that is fine.
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                 Err(e) => {
                     generation_error = Some(format!(
                         "Could not create the default config file {}: {e}. Running on defaults.",
-                        location.path.display()
+                        path.display()
                     ))
                 }
             }
         }
         let loaded = match (&location, generation_error) {
             (_, Some(message)) => Err(message),
-            (Some(location), None) => config::load(&location.path),
+            (Some(path), None) => config::load(path),
             (None, None) => Ok(None),
         };
         let config_file = match (&location, &loaded) {
-            (Some(location), Ok(Some(_))) => Some(location.path.clone()),
+            (Some(path), Ok(Some(_))) => Some(path.clone()),
             _ => None,
         };
         Startup {

@@ -32,20 +32,20 @@ enum Command {
 }
 
 #[derive(Args)]
-#[group(required = true, multiple = false, id = "action")]
+#[command(group(clap::ArgGroup::new("action").required(true).args(["list", "init", "emit"])))]
 struct ConfigArgs {
     /// Print the config file in use, every setting with its effective value
     /// and source, and the profiles.
-    #[arg(long, group = "action")]
+    #[arg(long)]
     list: bool,
     /// Write a documented config file ($WAMCP_CONFIG_FILE, else the per-user file).
-    #[arg(long, group = "action")]
+    #[arg(long)]
     init: bool,
     /// With --init: replace an existing file.
     #[arg(long, requires = "init")]
     force: bool,
     /// Print a ready-to-paste client configuration that starts this binary.
-    #[arg(long, value_enum, group = "action", value_name = "FORMAT")]
+    #[arg(long, value_enum, value_name = "FORMAT")]
     emit: Option<Format>,
     /// With --emit: only this profile.
     #[arg(long, requires = "emit")]
@@ -121,19 +121,19 @@ fn load_strict(
     cwd: &Path,
     create: bool,
 ) -> Result<(PathBuf, Option<ConfigFile>), String> {
-    let location = config::locate(env, cwd).ok_or(
+    let path = config::locate(env, cwd).ok_or(
         "no per-user config directory is known (HOME/APPDATA unset); set WAMCP_CONFIG_FILE",
     )?;
-    if create && !location.path.exists() {
-        config::write_default(&location.path, false)
-            .map_err(|e| format!("cannot create {}: {e}", location.path.display()))?;
+    if create && !path.exists() {
+        config::write_default(&path, false)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         eprintln!(
             "wamcp config: wrote a documented default config to {}",
-            location.path.display()
+            path.display()
         );
     }
-    let file = config::load(&location.path)?;
-    let path = dunce::canonicalize(&location.path).unwrap_or(location.path);
+    let file = config::load(&path)?;
+    let path = dunce::canonicalize(&path).unwrap_or(path);
     Ok((path, file))
 }
 
@@ -175,17 +175,17 @@ fn config_command(args: ConfigArgs, env: EnvLookup, cwd: &Path) -> Result<(), St
 fn list(env: EnvLookup, cwd: &Path) -> Result<(), String> {
     let location = config::locate(env, cwd);
     let loaded = match &location {
-        Some(l) => config::load(&l.path),
+        Some(path) => config::load(path),
         None => Ok(None),
     };
     let status = match (&location, &loaded) {
         (None, _) => "none (no per-user config directory is known)".to_string(),
-        (Some(l), Ok(None)) => format!(
+        (Some(path), Ok(None)) => format!(
             "{} (does not exist yet; `wamcp config --init` writes it)",
-            l.path.display()
+            path.display()
         ),
-        (Some(l), Ok(Some(_))) => l.path.display().to_string(),
-        (Some(l), Err(_)) => format!("{} (ignored, see the error below)", l.path.display()),
+        (Some(path), Ok(Some(_))) => path.display().to_string(),
+        (Some(path), Err(_)) => format!("{} (ignored, see the error below)", path.display()),
     };
     let file = loaded.as_ref().ok().cloned().flatten();
     let resolution = config::resolve(loaded, env);

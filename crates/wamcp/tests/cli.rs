@@ -1,0 +1,207 @@
+//! The `wamcp config` commands, run as a user would run them.
+
+mod common;
+
+use common::{BIN, Sandbox};
+use rmcp::service::{ClientLifecycleMode, serve_client_with_lifecycle};
+use rmcp::transport::TokioChildProcess;
+use serde_json::Value;
+
+fn run(sandbox: &Sandbox, args: &[&str]) -> (bool, String, String) {
+    let out = sandbox.command(args).output().expect("run wamcp");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn init_writes_once_and_force_replaces() {
+    let sandbox = Sandbox::new();
+    let (ok, stdout, _) = run(&sandbox, &["config", "--init"]);
+    assert!(ok);
+    let path = sandbox.user_config();
+    assert_eq!(stdout.trim(), format!("wrote {}", path.display()));
+    std::fs::write(&path, "{}").unwrap();
+    let (ok, _, stderr) = run(&sandbox, &["config", "--init"]);
+    assert!(!ok);
+    assert!(stderr.contains("already exists; pass --force"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}");
+    let (ok, _, _) = run(&sandbox, &["config", "--init", "--force"]);
+    assert!(ok);
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("WAMCP_PROJECT_ROOTS")
+    );
+}
+
+#[test]
+fn list_shows_values_and_sources_and_fails_on_a_bad_file() {
+    let sandbox = Sandbox::new();
+    let path = sandbox.write(
+        "c/config.json",
+        r#"{"settings":{"WAMCP_TOOLS":"core,docs"},"profiles":{"p":{"tools":"core"}}}"#,
+    );
+    let sandbox = sandbox
+        .set("WAMCP_CONFIG_FILE", path.display().to_string())
+        .set("WAMCP_DOWNLOAD_ROOT", "/dl");
+    let (ok, stdout, stderr) = run(&sandbox, &["config", "--list"]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains(&format!("config file: {}", path.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("WAMCP_TOOLS = core,docs   [config file]"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("WAMCP_DOWNLOAD_ROOT = /dl   [environment]"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("WAMCP_SEARCH_BACKEND = (default: duckduckgo)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("p            enabled   tools=core"),
+        "{stdout}"
+    );
+
+    std::fs::write(&path, "{ nope").unwrap();
+    let (ok, stdout, stderr) = run(&sandbox, &["config", "--list"]);
+    assert!(!ok);
+    assert!(
+        stdout.contains("(ignored, see the error below)"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("invalid JSON"), "{stderr}");
+}
+
+#[test]
+fn usage_errors_exit_non_zero() {
+    let sandbox = Sandbox::new();
+    for args in [
+        &["config"][..],
+        &["config", "--force"],
+        &["config", "--list", "--init"],
+        &["config", "--emit", "xml"],
+        &["config", "--profile", "cpp"],
+        &["nonsense"],
+    ] {
+        let (ok, _, stderr) = run(&sandbox, args);
+        assert!(!ok, "{args:?} should fail");
+        assert!(!stderr.is_empty(), "{args:?} should say why");
+    }
+    let (ok, _, stderr) = run(
+        &sandbox,
+        &["config", "--emit", "client", "--profile", "research"],
+    );
+    assert!(!ok);
+    assert!(
+        stderr.contains("profile 'research' is disabled"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = run(
+        &sandbox,
+        &["config", "--emit", "client", "--profile", "nope"],
+    );
+    assert!(!ok);
+    assert!(
+        stderr.contains(
+            "profile 'nope' is not defined; known profiles: cpp, review, explore, research"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn emit_formats_point_at_this_binary() {
+    let sandbox = Sandbox::new();
+    let exe = dunce::canonicalize(BIN).unwrap().display().to_string();
+    let (ok, stdout, stderr) = run(&sandbox, &["config", "--emit", "client"]);
+    assert!(ok, "{stderr}");
+    let client: Value = serde_json::from_str(&stdout).unwrap();
+    let servers = client["mcpServers"].as_object().unwrap();
+    assert_eq!(
+        servers.keys().collect::<Vec<_>>(),
+        ["cpp", "review", "explore"]
+    );
+    assert_eq!(servers["cpp"]["command"], exe);
+    assert_eq!(servers["cpp"]["env"]["WAMCP_PROFILE"], "cpp");
+    assert_eq!(
+        servers["cpp"]["env"]["WAMCP_CONFIG_FILE"],
+        sandbox.user_config().display().to_string()
+    );
+
+    let (_, stdout, _) = run(
+        &sandbox,
+        &["config", "--emit", "vscode", "--profile", "review"],
+    );
+    let vscode: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(vscode["servers"]["review"]["type"], "stdio");
+
+    let (_, stdout, _) = run(&sandbox, &["config", "--emit", "inspector"]);
+    let inspector: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(inspector["mcpServers"].as_object().unwrap().len(), 1);
+
+    let (_, stdout, _) = run(
+        &sandbox,
+        &["config", "--emit", "codex", "--profile", "explore"],
+    );
+    assert!(
+        stdout.starts_with("[mcp_servers.explore]\ncommand = \""),
+        "{stdout}"
+    );
+    assert!(stdout.contains("WAMCP_PROFILE = \"explore\""), "{stdout}");
+}
+
+/// The promise of `--emit client`: paste it into a client and it connects.
+#[tokio::test]
+async fn an_emitted_entry_starts_a_working_server() {
+    let sandbox = Sandbox::new();
+    let (ok, stdout, stderr) = run(
+        &sandbox,
+        &["config", "--emit", "client", "--profile", "explore"],
+    );
+    assert!(ok, "{stderr}");
+    let client: Value = serde_json::from_str(&stdout).unwrap();
+    let entry = &client["mcpServers"]["explore"];
+    let mut cmd = tokio::process::Command::new(entry["command"].as_str().unwrap());
+    // A client starts servers with its own environment plus the entry's `env`.
+    for (key, value) in &sandbox.env {
+        cmd.env(key, value);
+    }
+    for (key, value) in entry["env"].as_object().unwrap() {
+        cmd.env(key, value.as_str().unwrap());
+    }
+    cmd.env_remove("WAMCP_TOOLS").current_dir(&sandbox.cwd);
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let service = serve_client_with_lifecycle((), transport, ClientLifecycleMode::Initialize)
+        .await
+        .unwrap();
+    let tools: Vec<String> = service
+        .peer()
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(tools, ["get_system_info", "get_server_info"]);
+    let info = service
+        .peer()
+        .call_tool(rmcp::model::CallToolRequestParams::new("get_server_info"))
+        .await
+        .unwrap()
+        .structured_content
+        .unwrap();
+    assert_eq!(info["active_profile"], "explore");
+    assert_eq!(info["active_tool_groups"], serde_json::json!(["core"]));
+    let _ = service.cancel().await;
+}
