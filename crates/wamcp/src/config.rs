@@ -590,7 +590,8 @@ mod tests {
     #[test]
     fn precedence_table() {
         // (environment, setting, expected value, expected source)
-        let cases: &[(&[(&str, &str)], &str, Option<&str>, Source)] = &[
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, Option<&'a str>, Source);
+        let cases: &[Case] = &[
             (&[], TOOLS, Some("core,docs"), Source::File),
             (
                 &[],

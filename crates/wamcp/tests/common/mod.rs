@@ -111,7 +111,8 @@ impl Sandbox {
         path
     }
 
-    fn apply(&self, cmd: &mut std::process::Command) {
+    /// Gives `cmd` this sandbox's environment and working directory.
+    pub fn apply(&self, cmd: &mut std::process::Command) {
         for var in WAMCP_VARS {
             cmd.env_remove(var);
         }

@@ -1,0 +1,122 @@
+//! The official Python MCP SDK against the real binary, in both protocol eras.
+//!
+//! Needs Python with `mcp` installed; `scripts/test.sh` provides one and sets
+//! `WAMCP_TEST_PYTHON` and `WAMCP_TEST_STRICT=1`, under which a missing SDK is
+//! a failure. Run by hand without it, the test says loudly that it skipped.
+//! Native only: the Windows binary is driven by the same script from Linux
+//! through Wine in `scripts/test.sh`.
+#![cfg(not(windows))]
+
+mod common;
+
+use common::{BIN, Sandbox};
+use serde_json::{Value, json};
+use std::io::Write;
+
+fn python() -> Option<String> {
+    let python = std::env::var("WAMCP_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_sdk = std::process::Command::new(&python)
+        .args(["-c", "import mcp"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if has_sdk {
+        return Some(python);
+    }
+    let message = format!(
+        "the Python MCP SDK is not importable with '{python}' (pip install mcp==2.3.0, or run scripts/test.sh)"
+    );
+    assert!(
+        std::env::var("WAMCP_TEST_STRICT").as_deref() != Ok("1"),
+        "{message}"
+    );
+    // Straight to stderr: the test harness would swallow eprintln! of a passing test.
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n!!! SKIPPED python_sdk: {message} !!!\n"
+    );
+    None
+}
+
+fn run_client(python: &str, sandbox: &Sandbox, mode: &str) -> Value {
+    run_client_for(python, sandbox, mode, &[BIN])
+}
+
+/// Runs the Python client against `server` (a program and its arguments).
+fn run_client_for(python: &str, sandbox: &Sandbox, mode: &str, server: &[&str]) -> Value {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/mcp_client.py");
+    let mut cmd = std::process::Command::new(python);
+    cmd.args([script, mode]).args(server);
+    sandbox.apply(&mut cmd);
+    let out = cmd.output().expect("run the Python client");
+    assert!(
+        out.status.success(),
+        "python client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("client prints JSON")
+}
+
+#[test]
+fn legacy_and_default_modes_both_work() {
+    let Some(python) = python() else { return };
+    check_both_eras(&python, &[BIN]);
+}
+
+/// The Windows build, started through Wine by the Python client, when
+/// `scripts/test.sh` names it in `WAMCP_TEST_WINE_EXE` (with the Wine loader
+/// in `WAMCP_TEST_WINE`).
+#[test]
+fn the_windows_binary_under_wine_serves_both_eras() {
+    let (Ok(exe), Ok(wine)) = (
+        std::env::var("WAMCP_TEST_WINE_EXE"),
+        std::env::var("WAMCP_TEST_WINE"),
+    ) else {
+        return;
+    };
+    let Some(python) = python() else { return };
+    check_both_eras(&python, &[&wine, &exe]);
+}
+
+fn check_both_eras(python: &str, server: &[&str]) {
+    for (mode, era) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
+        let sandbox = Sandbox::new().set("WAMCP_TOOLS", "core,docs");
+        let seen = run_client_for(python, &sandbox, mode, server);
+        assert_eq!(seen["protocol_version"], era, "{mode}");
+        assert_eq!(
+            seen["tools"],
+            json!(["get_system_info", "get_server_info"]),
+            "{mode}"
+        );
+        assert_eq!(seen["info_is_error"], false);
+        assert_eq!(
+            seen["info"]["active_tool_groups"],
+            json!(["core", "docs"]),
+            "{mode}"
+        );
+        assert_eq!(seen["bad_is_error"], true);
+        assert_eq!(seen["bad"]["error"]["type"], "INVALID_ARGUMENTS", "{mode}");
+    }
+}
+
+#[test]
+fn a_malformed_config_and_an_unknown_profile_are_reported_to_the_python_client() {
+    let Some(python) = python() else { return };
+    let sandbox = Sandbox::new();
+    let path = sandbox.write("c/config.json", "{ broken");
+    let sandbox = sandbox.set("WAMCP_CONFIG_FILE", path.display().to_string());
+    let seen = run_client(&python, &sandbox, "auto");
+    assert!(
+        seen["info"]["config_error"]
+            .as_str()
+            .unwrap()
+            .contains("invalid JSON")
+    );
+
+    let sandbox = Sandbox::new().set("WAMCP_PROFILE", "nope");
+    let seen = run_client(&python, &sandbox, "legacy");
+    let error = seen["info"]["config_error"].as_str().unwrap();
+    assert!(
+        error.contains("Profile 'nope' (selected by WAMCP_PROFILE) is not defined"),
+        "{error}"
+    );
+}

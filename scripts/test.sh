@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The whole test suite: lint, the Linux tests, then the Windows build under
+# Wine with a virtual display. Installs what it needs on Debian/Ubuntu:
+# mingw-w64, Wine, Xvfb, the Rust Windows target, and the Python MCP SDK
+# (in a private venv). Writes nothing into the repository: caches go to
+# $WAMCP_CACHE (default ~/.cache/wamcp-test), builds to $CARGO_TARGET_DIR.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CACHE=${WAMCP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wamcp-test}
+WIN_TARGET=x86_64-pc-windows-gnu
+WINE=/usr/lib/wine/wine64   # not /usr/bin/wine: its wrapper fails quietly without wine32
+mkdir -p "$CACHE"
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "dependencies"
+need=()
+command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64)
+[ -x "$WINE" ] || need+=(wine wine64)
+command -v Xvfb >/dev/null || need+=(xvfb)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+if [ ${#need[@]} -gt 0 ]; then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+rustup target add "$WIN_TARGET" >/dev/null
+PYENV="$CACHE/pyenv"
+if ! "$PYENV/bin/python" -c 'import mcp' 2>/dev/null; then
+    python3 -m venv "$PYENV"
+    "$PYENV/bin/pip" install -q 'mcp==2.3.0'
+fi
+export WAMCP_TEST_PYTHON="$PYENV/bin/python"
+# Under this flag a test that cannot find what it needs fails instead of skipping.
+export WAMCP_TEST_STRICT=1
+
+step "lint"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets --locked --target "$WIN_TARGET" -- -D warnings
+
+step "Linux tests"
+cargo test --workspace --locked
+
+step "Wine prefix and display"
+export WINEPREFIX="$CACHE/wineprefix"
+export WINEDEBUG=-all
+export WINEDLLOVERRIDES="mscoree,mshtml="   # never offer to install Mono or Gecko
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$WINE"
+display=77
+while [ -e "/tmp/.X11-unix/X$display" ] || [ -e "/tmp/.X$display-lock" ]; do display=$((display + 1)); done
+export DISPLAY=":$display"
+Xvfb "$DISPLAY" -screen 0 1280x1024x24 -nolisten tcp >/dev/null 2>&1 &
+xvfb_pid=$!
+cleanup() { wineserver -k 2>/dev/null || true; kill "$xvfb_pid" 2>/dev/null || true; }
+trap cleanup EXIT
+if [ ! -f "$WINEPREFIX/.wamcp-ready" ]; then
+    rm -rf "$WINEPREFIX"
+    "$WINE" wineboot -i >/dev/null 2>&1
+    x86_64-w64-mingw32-gcc -O2 -shared -o "$CACHE/bcryptprimitives.dll" \
+        scripts/wine/processprng.c scripts/wine/processprng.def -ladvapi32
+    cp "$CACHE/bcryptprimitives.dll" "$WINEPREFIX/drive_c/windows/system32/"
+    # Report Windows 10 rather than the prefix's default Windows 7.
+    "$WINE" winecfg /v win10 >/dev/null 2>&1
+    wineserver -w
+    touch "$WINEPREFIX/.wamcp-ready"
+fi
+wineserver -p   # keep one server up: each test binary then starts in ~50 ms
+
+step "Windows tests under Wine"
+cargo test --workspace --locked --target "$WIN_TARGET"
+
+step "Python SDK against the Windows binary under Wine"
+exe="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/$WIN_TARGET/debug/wamcp.exe"
+WAMCP_TEST_WINE_EXE="$exe" WAMCP_TEST_WINE="$WINE" cargo test -p wamcp --locked --test python_sdk
+
+step "all green"
