@@ -38,6 +38,7 @@ step "lint"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo clippy --workspace --all-targets --locked --target "$WIN_TARGET" -- -D warnings
+cargo run -q --locked -p xtask -- tokens --check
 
 step "Linux tests"
 cargo test --workspace --locked

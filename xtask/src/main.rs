@@ -1,1 +1,29 @@
-fn main() {}
+//! Developer tasks, run as `cargo run -p xtask -- <task>`.
+//!
+//! - `tokens [--write-readme | --check]`: the size of `tools/list` per tool
+//!   group, in characters and in o200k / cl100k tokens (counted offline; the
+//!   vocabularies are embedded in tiktoken-rs). Tool definitions are re-sent
+//!   on every turn, so this is the permanent context cost of each group.
+//! - `bench-startup [--runs N]`: time from spawning the release binary to its
+//!   `initialize` answer, and its peak memory.
+
+mod startup;
+mod tokens;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("tokens") => tokens::run(&args[1..]),
+        Some("bench-startup") => startup::run(&args[1..]),
+        _ => Err("usage: cargo run -p xtask -- tokens [--write-readme | --check] | bench-startup [--runs N]".into()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -215,6 +215,19 @@ mod tests {
     }
 
     #[test]
+    fn the_readme_lists_every_error_type() {
+        let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+        let text = std::fs::read_to_string(readme).expect("README.md");
+        let start = text
+            .find("<!-- error-types:start -->")
+            .expect("start marker");
+        let end = text.find("<!-- error-types:end -->").expect("end marker");
+        let listed: Vec<&str> = text[start..end].split('`').skip(1).step_by(2).collect();
+        let known: Vec<&str> = ErrorType::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(listed, known, "README error-type list and ErrorType differ");
+    }
+
+    #[test]
     fn type_names_are_unique_screaming_snake() {
         let mut seen = std::collections::HashSet::new();
         for kind in ErrorType::ALL {
