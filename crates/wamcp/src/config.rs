@@ -234,28 +234,35 @@ pub fn locate(env: EnvLookup, cwd: &Path) -> Option<PathBuf> {
 
 /// `%APPDATA%` on Windows; `$XDG_CONFIG_HOME` or `~/.config` elsewhere.
 pub fn user_config_dir(env: EnvLookup) -> Option<PathBuf> {
-    if cfg!(windows) {
-        env_value(env, "APPDATA").map(PathBuf::from)
-    } else {
-        env_value(env, "XDG_CONFIG_HOME")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .or_else(|| env_value(env, "HOME").map(|h| PathBuf::from(h).join(".config")))
-    }
+    user_dir(env, "APPDATA", "XDG_CONFIG_HOME", &[".config"])
 }
 
 /// `%LOCALAPPDATA%` on Windows; `$XDG_DATA_HOME` or `~/.local/share` elsewhere.
 pub fn user_data_dir(env: EnvLookup) -> Option<PathBuf> {
+    user_dir(env, "LOCALAPPDATA", "XDG_DATA_HOME", &[".local", "share"])
+}
+
+/// A per-user directory: the Windows variable, or the XDG variable (ignored
+/// when relative, as the XDG spec requires) with its fallback under `$HOME`.
+fn user_dir(
+    env: EnvLookup,
+    windows_var: &str,
+    xdg_var: &str,
+    under_home: &[&str],
+) -> Option<PathBuf> {
     if cfg!(windows) {
-        env_value(env, "LOCALAPPDATA").map(PathBuf::from)
-    } else {
-        env_value(env, "XDG_DATA_HOME")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .or_else(|| {
-                env_value(env, "HOME").map(|h| PathBuf::from(h).join(".local").join("share"))
-            })
+        return env_value(env, windows_var).map(PathBuf::from);
     }
+    env_value(env, xdg_var)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            env_value(env, "HOME").map(|home| {
+                under_home
+                    .iter()
+                    .fold(PathBuf::from(home), |p, part| p.join(part))
+            })
+        })
 }
 
 /// Reads and validates a config file. `Ok(None)` when it does not exist.

@@ -220,8 +220,10 @@ async fn unknown_setting_and_bad_profile_tools_are_reported_by_name() {
     client.close().await;
 }
 
-fn profiles_file(sandbox: &Sandbox) -> String {
-    sandbox
+/// Starts a server on a config file with three profiles, with `vars` set.
+async fn connect_with_profiles(vars: &[(&str, &str)]) -> (common::Client, String) {
+    let mut sandbox = Sandbox::new();
+    let path = sandbox
         .write(
             "cfg/config.json",
             r#"{"version":1,
@@ -233,18 +235,17 @@ fn profiles_file(sandbox: &Sandbox) -> String {
                     "parked":{"enable":false,"tools":"core"}}}"#,
         )
         .display()
-        .to_string()
+        .to_string();
+    sandbox = sandbox.set("WAMCP_CONFIG_FILE", &path);
+    for (key, value) in vars {
+        sandbox = sandbox.set(key, *value);
+    }
+    (sandbox.connect().await, path)
 }
 
 #[tokio::test]
 async fn the_active_profile_selects_groups_and_settings() {
-    let sandbox = Sandbox::new();
-    let path = profiles_file(&sandbox);
-    let client = sandbox
-        .set("WAMCP_CONFIG_FILE", &path)
-        .set("WAMCP_PROFILE", "cpp")
-        .connect()
-        .await;
+    let (client, path) = connect_with_profiles(&[("WAMCP_PROFILE", "cpp")]).await;
     let info = client.server_info().await;
     assert_eq!(info["active_profile"], "cpp");
     assert_eq!(info["config_file"], json!(path));
@@ -272,13 +273,7 @@ async fn the_active_profile_selects_groups_and_settings() {
 #[tokio::test]
 async fn an_unknown_or_disabled_profile_runs_on_defaults() {
     for (profile, reason) in [("nope", "is not defined"), ("parked", "is disabled")] {
-        let sandbox = Sandbox::new();
-        let path = profiles_file(&sandbox);
-        let client = sandbox
-            .set("WAMCP_CONFIG_FILE", &path)
-            .set("WAMCP_PROFILE", profile)
-            .connect()
-            .await;
+        let (client, _) = connect_with_profiles(&[("WAMCP_PROFILE", profile)]).await;
         let info = client.server_info().await;
         let error = info["config_error"].as_str().unwrap();
         assert!(error.contains(reason), "{profile}: {error}");
@@ -294,13 +289,7 @@ async fn an_unknown_or_disabled_profile_runs_on_defaults() {
 
 #[tokio::test]
 async fn the_environment_overrides_the_profile_and_says_so() {
-    let sandbox = Sandbox::new();
-    let path = profiles_file(&sandbox);
-    let client = sandbox
-        .set("WAMCP_CONFIG_FILE", &path)
-        .set("WAMCP_TOOLS", "core")
-        .connect()
-        .await;
+    let (client, _) = connect_with_profiles(&[("WAMCP_TOOLS", "core")]).await;
     let info = client.server_info().await;
     assert_eq!(info["active_profile"], "review");
     assert_eq!(info["active_tool_groups"], json!(["core"]));
