@@ -10,5 +10,6 @@ pub mod error;
 pub mod groups;
 pub mod hosts;
 pub mod limits;
+pub mod skip;
 pub mod truthy;
 pub mod workspace;

@@ -1,0 +1,88 @@
+//! `find_files`: files whose names match a glob, under a directory.
+
+use crate::globs::NameGlobs;
+use crate::paths::{input_path, require_directory};
+use crate::walk::walk_files;
+use std::fmt::Write;
+use std::path::Path;
+use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::limits::{MAX_FIND_RESULTS, clamp_request};
+
+/// Lists files under `path_arg` matching `glob_arg`, sorted, at most
+/// `max_results` (clamped to 1..=500).
+pub fn find_files(
+    glob_arg: &str,
+    path_arg: &str,
+    cwd: &Path,
+    max_results: i64,
+) -> Result<String, ToolError> {
+    let globs = NameGlobs::parse(glob_arg)?.ok_or_else(|| {
+        ToolError::new(ErrorType::InvalidPattern, "file_glob is empty.").recover(
+            "Pass a name pattern such as *.cpp, or several separated by commas: *.vert,*.frag.",
+        )
+    })?;
+    let path_arg = if path_arg.trim().is_empty() {
+        "."
+    } else {
+        path_arg
+    };
+    let root = input_path(path_arg, cwd)?;
+    require_directory(path_arg, &root)?;
+    let (limit, capped) = clamp_request(max_results, MAX_FIND_RESULTS as u64);
+    let walk = walk_files(&root, &|rel, name| globs.matches(rel, name));
+
+    let mut out = format!("FIND: {} in {}\n", glob_arg.trim(), root.display());
+    let total = walk.files.len();
+    for file in walk.files.iter().take(limit as usize) {
+        out.push_str(file);
+        out.push('\n');
+    }
+    let shown = total.min(limit as usize);
+    if shown < total {
+        let _ = writeln!(
+            out,
+            "Showing the first {shown} of {total} matching files, in path order. The list is INCOMPLETE; \
+             narrow file_glob or path to see the rest."
+        );
+    } else {
+        let _ = writeln!(out, "{total} file{}", if total == 1 { "" } else { "s" });
+    }
+    if capped {
+        let _ = writeln!(out, "(max_results {max_results} was limited to {limit}.)");
+    }
+    if total == 0 {
+        out.push_str(
+            "No files matched. Build and tool directories (.git, build, out, bin, obj, node_modules, \
+             Debug, Release, ...) are skipped; to look inside one, pass it as path.\n",
+        );
+    }
+    append_unreadable(&mut out, &walk.unreadable);
+    Ok(out)
+}
+
+/// Names what could not be read, so a short result is not mistaken for a
+/// complete one.
+pub(crate) fn append_unreadable(out: &mut String, unreadable: &[String]) {
+    if unreadable.is_empty() {
+        return;
+    }
+    const NAMED: usize = 10;
+    let _ = write!(
+        out,
+        "{} path{} could not be read: ",
+        unreadable.len(),
+        if unreadable.len() == 1 { "" } else { "s" }
+    );
+    out.push_str(
+        &unreadable
+            .iter()
+            .take(NAMED)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    if unreadable.len() > NAMED {
+        let _ = write!(out, ", and {} more", unreadable.len() - NAMED);
+    }
+    out.push('\n');
+}

@@ -1,0 +1,26 @@
+//! Reading and navigating source trees: `read_file`, `list_directory`,
+//! `list_empty_dirs`, `find_files` and `search_files`.
+//!
+//! Walking and searching are ripgrep's own crates (`ignore`, `globset`,
+//! `grep-searcher`, `grep-regex`). Every function returns bounded plain text
+//! or a typed [`ToolError`](wamcp_policy::error::ToolError), and says in words
+//! whenever it did not show or did not look at something: a search that
+//! silently stops early reads as "no matches" to a model that then trusts it.
+//!
+//! Output never depends on thread timing: parallel walks are collected and
+//! sorted before anything is cut.
+
+mod empty;
+mod find;
+mod globs;
+mod list;
+mod paths;
+mod read;
+mod search;
+mod walk;
+
+pub use empty::list_empty_dirs;
+pub use find::find_files;
+pub use list::list_directory;
+pub use read::read_file;
+pub use search::{SearchRequest, search_files};

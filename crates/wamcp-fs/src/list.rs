@@ -1,0 +1,78 @@
+//! `list_directory`: one directory's entries, directories first.
+
+use crate::paths::{input_path, io_error, require_directory};
+use std::fmt::Write;
+use std::path::Path;
+use wamcp_policy::error::ErrorType;
+use wamcp_policy::error::ToolError;
+use wamcp_policy::limits::MAX_DIRECTORY_ENTRIES;
+
+/// Lists `path_arg` (blank means the working directory): directories, then
+/// files, each sorted case-insensitively; at most 1000 entries.
+pub fn list_directory(path_arg: &str, cwd: &Path) -> Result<String, ToolError> {
+    let path_arg = if path_arg.trim().is_empty() {
+        "."
+    } else {
+        path_arg
+    };
+    let dir = input_path(path_arg, cwd)?;
+    require_directory(path_arg, &dir)?;
+    let entries = std::fs::read_dir(&dir)
+        .map_err(|e| io_error(path_arg, &dir, &e, ErrorType::DirectoryReadFailed))?;
+    let mut dirs = Vec::new();
+    let mut files = Vec::new();
+    let mut unreadable = 0usize;
+    for entry in entries {
+        let Ok(entry) = entry else {
+            unreadable += 1;
+            continue;
+        };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // A link to a directory lists as a directory; a broken link as a file.
+        let is_dir = match entry.file_type() {
+            Ok(t) if t.is_symlink() => entry.path().is_dir(),
+            Ok(t) => t.is_dir(),
+            Err(_) => false,
+        };
+        if is_dir {
+            dirs.push(name)
+        } else {
+            files.push(name)
+        }
+    }
+    let by_name = |a: &String, b: &String| {
+        a.to_lowercase()
+            .cmp(&b.to_lowercase())
+            .then_with(|| a.cmp(b))
+    };
+    dirs.sort_by(by_name);
+    files.sort_by(by_name);
+
+    let shown_path = dunce::canonicalize(&dir).unwrap_or(dir);
+    let mut out = format!("DIRECTORY: {}\n", shown_path.display());
+    let total = dirs.len() + files.len();
+    let listed = dirs
+        .iter()
+        .map(|d| ("[dir ]", d))
+        .chain(files.iter().map(|f| ("[file]", f)));
+    for (tag, name) in listed.take(MAX_DIRECTORY_ENTRIES) {
+        let _ = writeln!(out, "  {tag} {name}");
+    }
+    if total == 0 {
+        out.push_str("(empty)\n");
+    } else if total > MAX_DIRECTORY_ENTRIES {
+        let _ = writeln!(
+            out,
+            "Showing {MAX_DIRECTORY_ENTRIES} of {total} entries ({} directories, {} files). The listing is \
+             INCOMPLETE; use find_files with a glob to narrow it.",
+            dirs.len(),
+            files.len()
+        );
+    } else {
+        let _ = writeln!(out, "{total} entr{}", if total == 1 { "y" } else { "ies" });
+    }
+    if unreadable > 0 {
+        let _ = writeln!(out, "{unreadable} entries could not be read.");
+    }
+    Ok(out)
+}

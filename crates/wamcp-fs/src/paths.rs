@@ -1,0 +1,144 @@
+//! Turning a model's path argument into a checked path, and I/O failures into
+//! typed errors with a next step.
+
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use wamcp_policy::error::{ErrorType, ToolError};
+
+/// Resolves a path argument against the server's working directory. Both
+/// separators work on Windows. Reads are not confined: any path the server's
+/// account can read may be read.
+pub fn input_path(raw: &str, cwd: &Path) -> Result<PathBuf, ToolError> {
+    if raw.trim().is_empty() {
+        return Err(ToolError::new(ErrorType::InvalidPath, "The path is empty.")
+            .recover("Pass a file or directory path, relative to the server's working directory or absolute."));
+    }
+    // A NUL would be cut off by the OS and silently name a different file.
+    if raw.contains('\0') {
+        return Err(
+            ToolError::new(ErrorType::InvalidPath, "The path contains a NUL character.")
+                .with_path(raw.replace('\0', "\\0")),
+        );
+    }
+    Ok(cwd.join(raw))
+}
+
+/// The error for a path that does not exist, naming the deepest ancestor
+/// that does so the model can look there instead of guessing again.
+pub fn not_found(shown: &str, path: &Path) -> ToolError {
+    let ancestor = path.ancestors().skip(1).find(|a| a.is_dir());
+    let mut error = ToolError::new(
+        ErrorType::PathNotFound,
+        format!("'{shown}' does not exist."),
+    )
+    .with_path(shown);
+    if let Some(ancestor) = ancestor {
+        error = error
+            .detail("existing_ancestor", ancestor.display().to_string())
+            .recover(format!(
+                "Use list_directory on '{}' to see what exists there, or find_files to search by name.",
+                ancestor.display()
+            ));
+    }
+    error
+}
+
+/// Maps an I/O error on `path`, with `other` as the type for anything that is
+/// neither "missing" nor "denied".
+pub fn io_error(shown: &str, path: &Path, error: &std::io::Error, other: ErrorType) -> ToolError {
+    match error.kind() {
+        ErrorKind::NotFound => not_found(shown, path),
+        ErrorKind::PermissionDenied => ToolError::new(
+            ErrorType::PermissionDenied,
+            format!("Permission denied for '{shown}'."),
+        )
+        .with_path(shown)
+        .recover("The server's account cannot read it; ask the user, or choose another path."),
+        _ => ToolError::new(other, format!("Cannot read '{shown}': {error}."))
+            .with_path(shown)
+            .retryable(),
+    }
+}
+
+/// Checks that `path` is an existing directory.
+pub fn require_directory(shown: &str, path: &Path) -> Result<(), ToolError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(ToolError::new(
+            ErrorType::PathIsNotDirectory,
+            format!("'{shown}' is a file, not a directory."),
+        )
+        .with_path(shown)
+        .recover("Use read_file to read it, or pass its parent directory.")),
+        Err(e) => Err(io_error(shown, path, &e, ErrorType::DirectoryReadFailed)),
+    }
+}
+
+/// `path` relative to `root`, with `/` separators whatever the platform, so
+/// results read the same on Windows and can be pasted back as arguments.
+pub fn relative(path: &Path, root: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let text = rel.to_string_lossy();
+    if cfg!(windows) {
+        text.replace('\\', "/")
+    } else {
+        text.into_owned()
+    }
+}
+
+/// Quotes a string as a JSON string literal, for "call this next" hints a
+/// model can copy into its arguments unchanged (Windows backslashes included).
+pub fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| format!("\"{text}\""))
+}
+
+/// Orders paths for output: case-insensitively, as Windows users expect,
+/// with the exact spelling breaking ties so the order is total.
+pub fn sort_paths(paths: &mut [String]) {
+    paths.sort_by(|a, b| {
+        a.to_lowercase()
+            .cmp(&b.to_lowercase())
+            .then_with(|| a.cmp(b))
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_nul_paths_are_invalid() {
+        let cwd = Path::new("/w");
+        assert_eq!(
+            input_path("", cwd).unwrap_err().kind,
+            ErrorType::InvalidPath
+        );
+        assert_eq!(
+            input_path("  ", cwd).unwrap_err().kind,
+            ErrorType::InvalidPath
+        );
+        assert_eq!(
+            input_path("a\0b", cwd).unwrap_err().kind,
+            ErrorType::InvalidPath
+        );
+        assert_eq!(input_path("a b", cwd).unwrap(), Path::new("/w/a b"));
+    }
+
+    #[test]
+    fn sorting_is_case_insensitive_and_total() {
+        let mut paths = vec![
+            "b.txt".to_string(),
+            "A.txt".into(),
+            "a.txt".into(),
+            "B/c".into(),
+            "a/x".into(),
+        ];
+        sort_paths(&mut paths);
+        assert_eq!(paths, ["A.txt", "a.txt", "a/x", "b.txt", "B/c"]);
+    }
+
+    #[test]
+    fn quoting_escapes_backslashes() {
+        assert_eq!(quoted(r"C:\src\a.cpp"), r#""C:\\src\\a.cpp""#);
+    }
+}

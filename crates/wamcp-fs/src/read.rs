@@ -1,0 +1,324 @@
+//! `read_file`: a window of a text file, as plain text.
+//!
+//! The file is streamed, never loaded whole, so a multi-gigabyte log costs
+//! one pass. Lines are returned without their line terminators' `\r`: a JSON
+//! transport escapes every `\r` to two characters, which on a CRLF file is a
+//! few thousand tokens per call for nothing (`edit_file` restores endings).
+
+use crate::paths::{input_path, io_error, quoted};
+use encoding_rs::{UTF_16BE, UTF_16LE};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::limits::{DEFAULT_READ_LINES, MAX_READ_BYTES, clamp_request};
+
+/// How much of the start of a file is checked for binary content.
+const SNIFF_BYTES: usize = 8 * 1024;
+
+/// Reads lines `start_line..start_line + max_lines` of `path_arg` (1-based;
+/// values below 1 mean 1), at most 2000 lines and 256 KiB.
+pub fn read_file(
+    path_arg: &str,
+    cwd: &Path,
+    start_line: i64,
+    max_lines: i64,
+) -> Result<String, ToolError> {
+    let path = input_path(path_arg, cwd)?;
+    let meta = std::fs::metadata(&path)
+        .map_err(|e| io_error(path_arg, &path, &e, ErrorType::ReadFailed))?;
+    if meta.is_dir() {
+        return Err(ToolError::new(
+            ErrorType::PathIsNotFile,
+            format!("'{path_arg}' is a directory, not a file."),
+        )
+        .with_path(path_arg)
+        .recover(
+            "Use list_directory to see its contents, or find_files to locate a file by name.",
+        ));
+    }
+    let file =
+        File::open(&path).map_err(|e| io_error(path_arg, &path, &e, ErrorType::ReadFailed))?;
+    let start = start_line.max(1) as u64;
+    let (max_lines, capped) = clamp_request(max_lines, DEFAULT_READ_LINES as u64);
+    let mut reader = open_text(file).map_err(|e| read_failed(path_arg, &e))?;
+    let sample = reader.fill_buf().map_err(|e| read_failed(path_arg, &e))?;
+    let sample = &sample[..sample.len().min(SNIFF_BYTES)];
+    if sample.contains(&0) {
+        return Err(not_text(path_arg, sample));
+    }
+
+    let mut out = String::new();
+    let mut line = Vec::new();
+    let mut line_no: u64 = 0;
+    let mut shown: u64 = 0;
+    let mut stop = Stop::EndOfFile;
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| read_failed(path_arg, &e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        if line_no < start {
+            continue;
+        }
+        let text = std::str::from_utf8(&line).map_err(|_| not_text(path_arg, &line))?;
+        let text = text.strip_suffix('\n').unwrap_or(text);
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        if out.len() + text.len() + 1 > MAX_READ_BYTES {
+            if shown == 0 {
+                // One line larger than the whole budget: show its head rather than nothing.
+                let cut = floor_char_boundary(text, MAX_READ_BYTES - 1);
+                out.push_str(&text[..cut]);
+                out.push('\n');
+                shown = 1;
+                stop = Stop::LineCut {
+                    line: line_no,
+                    bytes: text.len(),
+                    kept: cut,
+                };
+            } else {
+                stop = Stop::Bytes;
+                line_no -= 1;
+            }
+            break;
+        }
+        out.push_str(text);
+        out.push('\n');
+        shown += 1;
+        if shown == max_lines {
+            stop = Stop::Lines;
+            break;
+        }
+    }
+
+    let last_shown = start + shown.saturating_sub(1);
+    let total = match stop {
+        Stop::EndOfFile => line_no,
+        // Lines already read past the window (the one that did not fit) plus the rest.
+        Stop::Bytes => {
+            line_no + 1 + count_lines(&mut reader).map_err(|e| read_failed(path_arg, &e))?
+        }
+        Stop::Lines | Stop::LineCut { .. } => {
+            line_no + count_lines(&mut reader).map_err(|e| read_failed(path_arg, &e))?
+        }
+    };
+    if shown == 0 {
+        if total == 0 {
+            return Ok(format!("[{path_arg} is empty: 0 lines]\n"));
+        }
+        return Err(ToolError::new(
+            ErrorType::StartLineOutOfRange,
+            format!("start_line {start} is past the end of '{path_arg}', which has {total} lines."),
+        )
+        .with_path(path_arg)
+        .detail("total_lines", total)
+        .recover(format!("Use a start_line between 1 and {total}.")));
+    }
+
+    let next = |from: u64| format!("read_file(path={}, start_line={from})", quoted(path_arg));
+    let mut notes = Vec::new();
+    if capped {
+        notes.push(format!(
+            "max_lines is limited to {DEFAULT_READ_LINES} per call."
+        ));
+    }
+    match stop {
+        Stop::EndOfFile if start > 1 || capped => notes.push(format!(
+            "Lines {start}-{last_shown} of {total}; this is the end of the file."
+        )),
+        Stop::EndOfFile => {}
+        Stop::Lines | Stop::Bytes if last_shown < total => {
+            let why = if matches!(stop, Stop::Bytes) {
+                " (the 256 KiB per-call limit)"
+            } else {
+                ""
+            };
+            notes.push(format!(
+                "Showing lines {start}-{last_shown} of {total}{why}. The file continues: call {}.",
+                next(last_shown + 1)
+            ));
+        }
+        Stop::Lines | Stop::Bytes => notes.push(format!(
+            "Lines {start}-{last_shown} of {total}; this is the end of the file."
+        )),
+        Stop::LineCut { line, bytes, kept } => {
+            let rest = if line < total {
+                format!(" Later lines: call {}.", next(line + 1))
+            } else {
+                String::new()
+            };
+            notes.push(format!(
+                "Line {line} is {bytes} bytes long; only its first {kept} bytes are shown (256 KiB per call). \
+                 Use search_files to find text inside it.{rest}"
+            ));
+        }
+    }
+    for note in notes {
+        out.push_str(&format!("[{note}]\n"));
+    }
+    Ok(out)
+}
+
+enum Stop {
+    EndOfFile,
+    Lines,
+    Bytes,
+    LineCut {
+        line: u64,
+        bytes: usize,
+        kept: usize,
+    },
+}
+
+/// Wraps the file in a reader that yields UTF-8: a UTF-8 BOM is skipped and
+/// UTF-16 with a BOM (what Windows PowerShell 5 writes) is transcoded.
+fn open_text(file: File) -> std::io::Result<Box<dyn BufRead>> {
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let head = reader.fill_buf()?;
+    let encoding = if head.starts_with(&[0xFF, 0xFE]) {
+        Some(UTF_16LE)
+    } else if head.starts_with(&[0xFE, 0xFF]) {
+        Some(UTF_16BE)
+    } else {
+        if head.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            reader.consume(3);
+        }
+        None
+    };
+    Ok(match encoding {
+        None => Box::new(reader),
+        Some(encoding) => Box::new(BufReader::with_capacity(
+            64 * 1024,
+            encoding_rs_io::DecodeReaderBytesBuilder::new()
+                .encoding(Some(encoding))
+                .build(reader),
+        )),
+    })
+}
+
+/// Counts the lines left in `reader`; a final line without a terminator counts.
+fn count_lines(reader: &mut dyn BufRead) -> std::io::Result<u64> {
+    let mut count = 0u64;
+    let mut last = None;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        count += memchr::memchr_iter(b'\n', buf).count() as u64;
+        last = buf.last().copied();
+        let len = buf.len();
+        reader.consume(len);
+    }
+    Ok(count + u64::from(last.is_some_and(|b| b != b'\n')))
+}
+
+/// The largest index `<= max` that is a char boundary (backs off at most 3 bytes).
+fn floor_char_boundary(text: &str, max: usize) -> usize {
+    let mut cut = max.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    cut
+}
+
+fn read_failed(shown: &str, error: &std::io::Error) -> ToolError {
+    ToolError::new(
+        ErrorType::ReadFailed,
+        format!("Reading '{shown}' failed: {error}."),
+    )
+    .with_path(shown)
+    .retryable()
+}
+
+/// The refusal for bytes that are not UTF-8 text, saying what they look like.
+fn not_text(shown: &str, sample: &[u8]) -> ToolError {
+    let (looks_like, advice) = describe_non_utf8(sample);
+    ToolError::new(
+        ErrorType::InvalidTextEncoding,
+        format!("'{shown}' is not UTF-8 text: it looks like {looks_like}."),
+    )
+    .with_path(shown)
+    .detail("looks_like", looks_like)
+    .recover(advice)
+}
+
+/// A guess at what non-UTF-8 bytes are, and what to do about them.
+pub(crate) fn describe_non_utf8(sample: &[u8]) -> (&'static str, &'static str) {
+    let nuls = sample.iter().filter(|&&b| b == 0).count();
+    if nuls > 0 {
+        let pairs = sample.len() / 2;
+        let even = sample.iter().step_by(2).filter(|&&b| b == 0).count();
+        let odd = sample
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .filter(|&&b| b == 0)
+            .count();
+        // ASCII-heavy UTF-16 has a NUL in every other byte and almost none in between.
+        if pairs >= 2 && odd * 10 >= pairs * 7 && even * 10 <= pairs {
+            return (
+                "UTF-16 little-endian text without a byte-order mark",
+                UTF16_ADVICE,
+            );
+        }
+        if pairs >= 2 && even * 10 >= pairs * 7 && odd * 10 <= pairs {
+            return (
+                "UTF-16 big-endian text without a byte-order mark",
+                UTF16_ADVICE,
+            );
+        }
+        return (
+            "binary data (it contains NUL bytes)",
+            "This is not a text file; do not read it with read_file. Use find_files or list_directory to find the source you want.",
+        );
+    }
+    (
+        "text in a legacy 8-bit encoding such as Windows-1252 or Latin-1",
+        "Ask the user to convert it to UTF-8, or use search_files, which reads such files leniently, to find the lines you need.",
+    )
+}
+
+const UTF16_ADVICE: &str = "Ask the user to re-save it as UTF-8 or as UTF-16 with a byte-order mark; search_files cannot read it either.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_utf8_descriptions() {
+        let le: Vec<u8> = "hello world"
+            .encode_utf16()
+            .flat_map(|u| u.to_le_bytes())
+            .collect();
+        let be: Vec<u8> = "hello world"
+            .encode_utf16()
+            .flat_map(|u| u.to_be_bytes())
+            .collect();
+        assert!(describe_non_utf8(&le).0.starts_with("UTF-16 little-endian"));
+        assert!(describe_non_utf8(&be).0.starts_with("UTF-16 big-endian"));
+        assert!(
+            describe_non_utf8(b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0")
+                .0
+                .starts_with("binary")
+        );
+        assert!(
+            describe_non_utf8(b"caf\xe9 cr\xe8me")
+                .0
+                .contains("Windows-1252")
+        );
+    }
+
+    #[test]
+    fn char_boundary_backs_off_at_most_three_bytes() {
+        let text = "aé€😀";
+        assert_eq!(floor_char_boundary(text, 2), 1);
+        assert_eq!(floor_char_boundary(text, 4), 3);
+        assert_eq!(floor_char_boundary(text, 7), 6);
+        assert_eq!(floor_char_boundary(text, 100), text.len());
+    }
+}

@@ -1,0 +1,370 @@
+//! `search_files`: lines matching a literal or a regex, under a directory.
+//!
+//! Two phases, both deterministic: the parallel walk lists and sorts the
+//! candidate files; then worker threads search them in that order, and the
+//! answer is cut from the start of the sorted list. Matching is ripgrep's:
+//! `grep-regex` (a finite-automaton engine, so no pattern can backtrack
+//! catastrophically) and `grep-searcher` (binary detection, UTF-16 BOM
+//! transcoding).
+
+use crate::find::append_unreadable;
+use crate::globs::NameGlobs;
+use crate::paths::{input_path, quoted, require_directory};
+use crate::walk::{io_reason, walk_files};
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use std::fmt::Write;
+use std::io::Read;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::limits::{
+    MAX_FILES_SCANNED, MAX_GREP_FILE_BYTES, MAX_MATCH_LINE_CHARS, MAX_SEARCH_MATCHES, clamp_request,
+};
+
+/// The arguments of one search.
+pub struct SearchRequest<'a> {
+    pub pattern: &'a str,
+    pub path: &'a str,
+    pub file_glob: &'a str,
+    pub ignore_case: bool,
+    pub regex: bool,
+    pub max_results: i64,
+}
+
+/// What searching one file produced.
+#[derive(Default)]
+struct FileResult {
+    matches: Vec<(u64, String)>,
+    binary: bool,
+    unreadable: Option<String>,
+    larger_than_cap: bool,
+}
+
+pub fn search_files(req: &SearchRequest, cwd: &Path) -> Result<String, ToolError> {
+    if req.pattern.is_empty() {
+        return Err(
+            ToolError::new(ErrorType::InvalidPattern, "The pattern is empty.")
+                .recover("Pass the text to find; use find_files to list files by name."),
+        );
+    }
+    let matcher = build_matcher(req)?;
+    let globs = NameGlobs::parse(req.file_glob)?;
+    let path_arg = if req.path.trim().is_empty() {
+        "."
+    } else {
+        req.path
+    };
+    let root = input_path(path_arg, cwd)?;
+    require_directory(path_arg, &root)?;
+    let (limit, capped) = clamp_request(req.max_results, MAX_SEARCH_MATCHES as u64);
+    let limit = limit as usize;
+
+    let walk = walk_files(&root, &|rel, name| {
+        globs.as_ref().is_none_or(|g| g.matches(rel, name))
+    });
+    let candidates = walk.files.len();
+    let files = &walk.files[..candidates.min(MAX_FILES_SCANNED)];
+    let results = search_in_order(&root, files, &matcher, limit);
+
+    // Cut at the first file whose matches take the total past the limit, so the
+    // answer depends on the sorted file list alone, never on thread timing.
+    let mut out = String::new();
+    let (mut shown, mut matched_files, mut searched) = (0usize, 0usize, 0usize);
+    let (mut binary, mut unreadable, mut large) = (0usize, walk.unreadable.clone(), Vec::new());
+    let mut truncated = false;
+    for (rel, result) in files.iter().zip(&results) {
+        let Some(result) = result else { break };
+        searched += 1;
+        if result.binary {
+            binary += 1;
+            continue;
+        }
+        if let Some(reason) = &result.unreadable {
+            unreadable.push(format!("{rel} ({reason})"));
+            continue;
+        }
+        if result.larger_than_cap {
+            large.push(rel.as_str());
+        }
+        if !result.matches.is_empty() {
+            matched_files += 1;
+        }
+        for (line, text) in &result.matches {
+            if shown == limit {
+                truncated = true;
+                break;
+            }
+            let _ = writeln!(out, "{rel}:{line}: {text}");
+            shown += 1;
+        }
+        if truncated {
+            break;
+        }
+    }
+
+    let scope = format!("under {}", root.display());
+    if truncated {
+        let _ = writeln!(
+            out,
+            "[Showing the first {shown} matches, in path order. The result is INCOMPLETE: there are more \
+             matches, so these lines must not be counted as a total. Narrow pattern, path or file_glob to see the rest.]"
+        );
+    } else if shown == 0 {
+        let _ = writeln!(
+            out,
+            "No matches for {} in {searched} files {scope}.",
+            quoted(req.pattern)
+        );
+        if !req.regex && looks_like_regex(req.pattern) {
+            out.push_str(
+                "The pattern contains regex syntax but was searched literally: retry with regex=true if you meant a regex.\n",
+            );
+        }
+        out.push_str(
+            "Build and tool directories (.git, build, out, bin, obj, node_modules, Debug, Release, ...) are \
+             skipped; to look inside one, pass it as path.\n",
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "{shown} match{} in {matched_files} file{} (searched {searched} files {scope}).",
+            if shown == 1 { "" } else { "es" },
+            if matched_files == 1 { "" } else { "s" }
+        );
+    }
+    if capped {
+        let _ = writeln!(
+            out,
+            "(max_results {} was limited to {limit}.)",
+            req.max_results
+        );
+    }
+    if candidates > files.len() {
+        let _ = writeln!(
+            out,
+            "Only the first {} files (in path order) were searched; {} more were not. Narrow path or file_glob.",
+            files.len(),
+            candidates - files.len()
+        );
+    }
+    if binary > 0 {
+        let _ = writeln!(
+            out,
+            "{binary} binary file{} skipped.",
+            if binary == 1 { " was" } else { "s were" }
+        );
+    }
+    if !large.is_empty() {
+        let mib = MAX_GREP_FILE_BYTES / (1024 * 1024);
+        let _ = writeln!(
+            out,
+            "Only the first {mib} MiB of {} larger file{} searched: {}.",
+            large.len(),
+            if large.len() == 1 { " was" } else { "s were" },
+            large
+                .iter()
+                .take(10)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    append_unreadable(&mut out, &unreadable);
+    Ok(out)
+}
+
+fn build_matcher(req: &SearchRequest) -> Result<RegexMatcher, ToolError> {
+    let mut builder = RegexMatcherBuilder::new();
+    builder
+        .case_insensitive(req.ignore_case)
+        .line_terminator(Some(b'\n'));
+    let built = if req.regex {
+        builder.build(req.pattern)
+    } else {
+        builder.build_literals(&[req.pattern])
+    };
+    built.map_err(|e| {
+        let what = if req.regex { "regex" } else { "pattern" };
+        ToolError::new(ErrorType::InvalidPattern, format!("The {what} cannot be used: {e}"))
+            .recover(if req.regex {
+                "Fix the regex (Rust regex syntax: no look-around or backreferences), or search literally with regex=false."
+            } else {
+                "Search for text on a single line; patterns cannot span lines."
+            })
+    })
+}
+
+/// Searches `files` with one worker per CPU, taking files in order, and stops
+/// handing out files once the completed prefix holds more than `limit`
+/// matches. Returns one slot per file; `None` for files never searched.
+fn search_in_order(
+    root: &Path,
+    files: &[String],
+    matcher: &RegexMatcher,
+    limit: usize,
+) -> Vec<Option<FileResult>> {
+    struct Progress {
+        results: Vec<Option<FileResult>>,
+        prefix: usize,
+        prefix_matches: usize,
+    }
+    let progress = Mutex::new(Progress {
+        results: (0..files.len()).map(|_| None).collect(),
+        prefix: 0,
+        prefix_matches: 0,
+    });
+    let next = AtomicUsize::new(0);
+    let enough = AtomicBool::new(false);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(files.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                let mut searcher = SearcherBuilder::new()
+                    .binary_detection(BinaryDetection::quit(0))
+                    .line_number(true)
+                    .build();
+                while !enough.load(Ordering::Relaxed) {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(rel) = files.get(index) else { break };
+                    let result = search_one(&mut searcher, matcher, &root.join(rel), limit);
+                    let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
+                    p.results[index] = Some(result);
+                    while p.prefix < files.len() {
+                        let Some(done) = &p.results[p.prefix] else {
+                            break;
+                        };
+                        let n = done.matches.len();
+                        p.prefix_matches += n;
+                        p.prefix += 1;
+                    }
+                    if p.prefix_matches > limit {
+                        enough.store(true, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    let results = progress
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .results;
+    // Drop results past the first unsearched file: only a gap-free prefix is reported.
+    let mut gap = false;
+    results
+        .into_iter()
+        .map(|r| {
+            gap |= r.is_none();
+            if gap { None } else { r }
+        })
+        .collect()
+}
+
+fn search_one(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    limit: usize,
+) -> FileResult {
+    let mut result = FileResult::default();
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) => {
+            result.unreadable = Some(io_reason(&e));
+            return result;
+        }
+    };
+    result.larger_than_cap = file.metadata().is_ok_and(|m| m.len() > MAX_GREP_FILE_BYTES);
+    let mut sink = Collect {
+        result: &mut result,
+        limit,
+    };
+    if let Err(e) = searcher.search_reader(matcher, file.take(MAX_GREP_FILE_BYTES), &mut sink) {
+        result.matches.clear();
+        result.unreadable = Some(io_reason(&e));
+    }
+    if result.binary {
+        result.matches.clear();
+    }
+    result
+}
+
+struct Collect<'a> {
+    result: &'a mut FileResult,
+    limit: usize,
+}
+
+impl Sink for Collect<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, std::io::Error> {
+        let line = mat.line_number().unwrap_or(0);
+        self.result.matches.push((line, display_line(mat.bytes())));
+        // One more than the limit is enough to know the answer is truncated.
+        Ok(self.result.matches.len() <= self.limit)
+    }
+
+    fn binary_data(&mut self, _: &Searcher, _offset: u64) -> Result<bool, std::io::Error> {
+        self.result.binary = true;
+        Ok(false)
+    }
+}
+
+/// A matched line as shown: decoded leniently (Windows trees hold Latin-1
+/// files), indentation and line ending dropped, at most 300 characters.
+fn display_line(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_end_matches(['\n', '\r']).trim_start();
+    match text.char_indices().nth(MAX_MATCH_LINE_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// Whether a literal pattern carries regex syntax its author probably meant
+/// as a regex: an escape like `\(` or `\d`, or `.*` / `.+`. A bare `(` or `.`
+/// does not count: searching literally for `call(` or `a.b` is common and right.
+fn looks_like_regex(pattern: &str) -> bool {
+    let bytes = pattern.as_bytes();
+    bytes.windows(2).any(|w| {
+        (w[0] == b'\\' && b"()[]{}.*+?|^$dDwWsSbB".contains(&w[1]))
+            || (w[0] == b'.' && (w[1] == b'*' || w[1] == b'+'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regex_lookalikes() {
+        for p in [r"foo\(", r"\d+", "a.*b", r"\bword", "x.+", r"\.cpp"] {
+            assert!(looks_like_regex(p), "{p}");
+        }
+        for p in [
+            "mcp_error(",
+            "a.b",
+            "(x)",
+            "C:\\Users\\x",
+            "a*b",
+            "?",
+            "a|b",
+            "[x]",
+        ] {
+            assert!(!looks_like_regex(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn display_is_trimmed_and_capped_at_a_char_boundary() {
+        assert_eq!(display_line(b"    let x = 1;\r\n"), "let x = 1;");
+        let long = "é".repeat(400);
+        let shown = display_line(long.as_bytes());
+        assert_eq!(shown.chars().count(), MAX_MATCH_LINE_CHARS + 1);
+        assert!(shown.ends_with('…'));
+        assert_eq!(display_line(b"caf\xe9"), "caf\u{FFFD}");
+    }
+}

@@ -1,0 +1,127 @@
+//! The parallel file walk shared by `find_files` and `search_files`: ripgrep's
+//! `ignore` walker with the skipped directory names pruned before descending
+//! (filtering afterwards would still pay to enumerate every object file in a
+//! build tree), symbolic links not followed, and no `.gitignore` rules: the
+//! tools answer "what is on disk", and the skip list covers build output.
+
+use crate::paths::{relative, sort_paths};
+use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use wamcp_policy::skip::is_skipped_directory;
+
+/// Files found under a root, sorted by relative path.
+pub struct Walk {
+    /// `/`-separated paths relative to the root, sorted.
+    pub files: Vec<String>,
+    /// Directories or files that could not be read, as `path (reason)`.
+    pub unreadable: Vec<String>,
+}
+
+/// Walks `root` and keeps the regular files for which `keep(relative, name)`
+/// holds. The result is sorted, so it never depends on thread timing.
+pub fn walk_files(root: &Path, keep: &(dyn Fn(&str, &str) -> bool + Sync)) -> Walk {
+    let shared = Mutex::new((Vec::new(), Vec::new()));
+    let mut builder = Collector {
+        root,
+        keep,
+        shared: &shared,
+    };
+    WalkBuilder::new(root)
+        .standard_filters(false)
+        .hidden(false)
+        .follow_links(false)
+        .filter_entry(|entry| entry.depth() == 0 || !is_pruned(entry))
+        .build_parallel()
+        .visit(&mut builder);
+    let (mut files, mut unreadable) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    sort_paths(&mut files);
+    sort_paths(&mut unreadable);
+    Walk { files, unreadable }
+}
+
+fn is_pruned(entry: &DirEntry) -> bool {
+    entry.file_type().is_some_and(|t| t.is_dir())
+        && entry.file_name().to_str().is_some_and(is_skipped_directory)
+}
+
+struct Collector<'a> {
+    root: &'a Path,
+    keep: &'a (dyn Fn(&str, &str) -> bool + Sync),
+    shared: &'a Mutex<(Vec<String>, Vec<String>)>,
+}
+
+impl<'s> ParallelVisitorBuilder<'s> for Collector<'s> {
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
+        Box::new(Visitor {
+            root: self.root,
+            keep: self.keep,
+            shared: self.shared,
+            files: Vec::new(),
+            unreadable: Vec::new(),
+        })
+    }
+}
+
+/// One walker thread's state; it batches results and hands them over once,
+/// when the thread finishes, so threads do not contend on the lock per file.
+struct Visitor<'a> {
+    root: &'a Path,
+    keep: &'a (dyn Fn(&str, &str) -> bool + Sync),
+    shared: &'a Mutex<(Vec<String>, Vec<String>)>,
+    files: Vec<String>,
+    unreadable: Vec<String>,
+}
+
+impl ParallelVisitor for Visitor<'_> {
+    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
+        match entry {
+            Ok(entry) => {
+                if entry.file_type().is_some_and(|t| t.is_file()) {
+                    let rel = relative(entry.path(), self.root);
+                    let name = entry.file_name().to_string_lossy();
+                    if (self.keep)(&rel, &name) {
+                        self.files.push(rel);
+                    }
+                }
+            }
+            Err(error) => self.unreadable.push(describe_error(&error, self.root)),
+        }
+        WalkState::Continue
+    }
+}
+
+impl Drop for Visitor<'_> {
+    fn drop(&mut self) {
+        let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        shared.0.append(&mut self.files);
+        shared.1.append(&mut self.unreadable);
+    }
+}
+
+/// `relative/path (reason)` for a walk error.
+fn describe_error(error: &ignore::Error, root: &Path) -> String {
+    fn path_and_cause(error: &ignore::Error) -> (Option<PathBuf>, String) {
+        match error {
+            ignore::Error::WithPath { path, err } => (Some(path.clone()), path_and_cause(err).1),
+            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+                path_and_cause(err)
+            }
+            ignore::Error::Io(e) => (None, io_reason(e)),
+            other => (None, other.to_string()),
+        }
+    }
+    match path_and_cause(error) {
+        (Some(path), cause) => format!("{} ({cause})", relative(&path, root)),
+        (None, cause) => cause,
+    }
+}
+
+/// A short reason for an I/O error, without the OS's error-code suffix.
+pub fn io_reason(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        std::io::ErrorKind::NotFound => "vanished while searching".into(),
+        _ => error.to_string(),
+    }
+}
