@@ -47,18 +47,23 @@ pub fn find_files(
     } else {
         let _ = writeln!(out, "{total} file{}", if total == 1 { "" } else { "s" });
     }
-    if capped {
-        let _ = writeln!(out, "(max_results {max_results} was limited to {limit}.)");
-    }
     if total == 0 {
-        out.push_str(
-            "No files matched. Build and tool directories (.git, build, out, bin, obj, node_modules, \
-             Debug, Release, ...) are skipped; to look inside one, pass it as path.\n",
+        out.push_str("No files matched. ");
+        out.push_str(SKIPPED_HINT);
+    }
+    if capped {
+        let _ = writeln!(
+            out,
+            "(max_results {max_results} is outside 1-{MAX_FIND_RESULTS}; used {limit}.)"
         );
     }
     append_unreadable(&mut out, &walk.unreadable);
     Ok(out)
 }
+
+/// Why a walk may have found nothing: the pruned directories.
+pub(crate) const SKIPPED_HINT: &str = "Build and tool directories (.git, build, out, bin, obj, node_modules, \
+    Debug, Release, ...) are skipped; to look inside one, pass it as path.\n";
 
 /// Names what could not be read, so a short result is not mistaken for a
 /// complete one.

@@ -7,7 +7,7 @@
 //! catastrophically) and `grep-searcher` (binary detection, UTF-16 BOM
 //! transcoding).
 
-use crate::find::append_unreadable;
+use crate::find::{SKIPPED_HINT, append_unreadable};
 use crate::globs::NameGlobs;
 use crate::paths::{input_path, quoted, require_directory};
 use crate::walk::{io_reason, walk_files};
@@ -122,10 +122,7 @@ pub fn search_files(req: &SearchRequest, cwd: &Path) -> Result<String, ToolError
                 "The pattern contains regex syntax but was searched literally: retry with regex=true if you meant a regex.\n",
             );
         }
-        out.push_str(
-            "Build and tool directories (.git, build, out, bin, obj, node_modules, Debug, Release, ...) are \
-             skipped; to look inside one, pass it as path.\n",
-        );
+        out.push_str(SKIPPED_HINT);
     } else {
         let _ = writeln!(
             out,
@@ -137,7 +134,7 @@ pub fn search_files(req: &SearchRequest, cwd: &Path) -> Result<String, ToolError
     if capped {
         let _ = writeln!(
             out,
-            "(max_results {} was limited to {limit}.)",
+            "(max_results {} is outside 1-{MAX_SEARCH_MATCHES}; used {limit}.)",
             req.max_results
         );
     }
@@ -179,13 +176,9 @@ fn build_matcher(req: &SearchRequest) -> Result<RegexMatcher, ToolError> {
     let mut builder = RegexMatcherBuilder::new();
     builder
         .case_insensitive(req.ignore_case)
+        .fixed_strings(!req.regex)
         .line_terminator(Some(b'\n'));
-    let built = if req.regex {
-        builder.build(req.pattern)
-    } else {
-        builder.build_literals(&[req.pattern])
-    };
-    built.map_err(|e| {
+    builder.build(req.pattern).map_err(|e| {
         let what = if req.regex { "regex" } else { "pattern" };
         ToolError::new(ErrorType::InvalidPattern, format!("The {what} cannot be used: {e}"))
             .recover(if req.regex {

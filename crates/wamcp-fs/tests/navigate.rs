@@ -1,0 +1,422 @@
+//! list_directory, list_empty_dirs, find_files and search_files on real trees.
+
+use std::path::Path;
+use wamcp_fs::{SearchRequest, find_files, list_directory, list_empty_dirs, search_files};
+use wamcp_policy::error::ErrorType;
+
+fn tree(files: &[(&str, &[u8])], dirs: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for d in dirs {
+        std::fs::create_dir_all(dir.path().join(d)).unwrap();
+    }
+    for (name, bytes) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    dir
+}
+
+fn root(d: &tempfile::TempDir) -> String {
+    dunce::canonicalize(d.path()).unwrap().display().to_string()
+}
+
+fn search(
+    dir: &Path,
+    pattern: &str,
+    glob: &str,
+    ignore_case: bool,
+    regex: bool,
+    max: i64,
+) -> String {
+    let req = SearchRequest {
+        pattern,
+        path: ".",
+        file_glob: glob,
+        ignore_case,
+        regex,
+        max_results: max,
+    };
+    search_files(&req, dir).unwrap_or_else(|e| panic!("{pattern}: {e:?}"))
+}
+
+fn search_err(dir: &Path, pattern: &str, regex: bool) -> wamcp_policy::error::ToolError {
+    let req = SearchRequest {
+        pattern,
+        path: ".",
+        file_glob: "",
+        ignore_case: false,
+        regex,
+        max_results: 100,
+    };
+    search_files(&req, dir).unwrap_err()
+}
+
+#[test]
+fn list_directory_format() {
+    let d = tree(
+        &[("b.txt", b""), ("A.md", b""), ("src/x", b"")],
+        &["Docs", "zeta"],
+    );
+    let out = list_directory(".", d.path()).unwrap();
+    assert_eq!(
+        out,
+        format!(
+            "DIRECTORY: {}\n  [dir ] Docs\n  [dir ] src\n  [dir ] zeta\n  [file] A.md\n  [file] b.txt\n5 entries\n",
+            root(&d)
+        )
+    );
+    assert_eq!(
+        list_directory("", d.path()).unwrap(),
+        out,
+        "blank means the working directory"
+    );
+    let empty = list_directory("zeta", d.path()).unwrap();
+    assert!(empty.ends_with("zeta\n(empty)\n"), "{empty}");
+    assert!(
+        list_directory("src", d.path())
+            .unwrap()
+            .ends_with("  [file] x\n1 entry\n")
+    );
+}
+
+#[test]
+fn list_directory_refusals_and_cap() {
+    let d = tree(&[("f.txt", b"")], &[]);
+    assert_eq!(
+        list_directory("f.txt", d.path()).unwrap_err().kind,
+        ErrorType::PathIsNotDirectory
+    );
+    assert_eq!(
+        list_directory("nope", d.path()).unwrap_err().kind,
+        ErrorType::PathNotFound
+    );
+    for i in 0..1003 {
+        std::fs::write(d.path().join(format!("n{i:04}")), b"").unwrap();
+    }
+    let out = list_directory(".", d.path()).unwrap();
+    assert_eq!(out.lines().filter(|l| l.starts_with("  [")).count(), 1000);
+    assert!(out.ends_with("Showing 1000 of 1004 entries (0 directories, 1004 files). The listing is INCOMPLETE; use find_files with a glob to narrow it.\n"), "{out}");
+}
+
+#[test]
+fn empty_directories_deepest_first() {
+    let d = tree(
+        &[("full/file.txt", b"x"), ("mixed/keep.txt", b"x")],
+        &[
+            "a/b/c",
+            "a/b2",
+            "f",
+            "mixed/empty",
+            "vcs/.git/objects",
+            "Build/x/y",
+        ],
+    );
+    let out = list_empty_dirs(".", d.path()).unwrap();
+    assert_eq!(
+        out,
+        format!(
+            "EMPTY DIRECTORIES under {}/. (deepest first):\na/b/c\na/b\na/b2\nmixed/empty\na\nf\n6 empty directories\n",
+            root(&d)
+        )
+        .replace("/.", if cfg!(windows) { "\\." } else { "/." })
+    );
+    let d = tree(&[("x.txt", b"")], &[]);
+    assert!(
+        list_empty_dirs(".", d.path())
+            .unwrap()
+            .starts_with("no empty directories found under ")
+    );
+    assert_eq!(
+        list_empty_dirs("x.txt", d.path()).unwrap_err().kind,
+        ErrorType::PathIsNotDirectory
+    );
+    assert_eq!(
+        list_empty_dirs("", d.path()).unwrap_err().kind,
+        ErrorType::InvalidPath
+    );
+}
+
+fn code_tree() -> tempfile::TempDir {
+    tree(
+        &[
+            ("src/main.cpp", b"int main() {\n    return run();\n}\n"),
+            ("src/render/vk/Device.CPP", b"// device\nvoid run();\n"),
+            ("src/render/shader.frag", b"void main() {}\n"),
+            ("include/run.h", b"int run();\n"),
+            ("build/gen.cpp", b"int run();\n"),
+            ("sub/node_modules/m.cpp", b"run\n"),
+            ("out/Debug/x.cpp", b"run\n"),
+            ("DEBUG/y.cpp", b"run\n"),
+            ("README.md", b"Run it.\n"),
+        ],
+        &[],
+    )
+}
+
+#[test]
+fn find_files_format_and_pruning() {
+    let d = code_tree();
+    let out = find_files("*.cpp", ".", d.path(), 500).unwrap();
+    let base = d.path().join(".");
+    assert_eq!(
+        out,
+        format!(
+            "FIND: *.cpp in {}\nsrc/main.cpp\nsrc/render/vk/Device.CPP\n2 files\n",
+            base.display()
+        )
+    );
+    let out = find_files("*.frag, *.h", ".", d.path(), 500).unwrap();
+    assert!(
+        out.contains("\ninclude/run.h\nsrc/render/shader.frag\n2 files\n"),
+        "{out}"
+    );
+    let out = find_files("src/*.cpp", ".", d.path(), 500).unwrap();
+    assert!(
+        out.contains("src/render/vk/Device.CPP"),
+        "a slash anchors the prefix only: {out}"
+    );
+    // Pointing path at a skipped directory looks inside it.
+    let out = find_files("*.cpp", "build", d.path(), 500).unwrap();
+    assert!(out.ends_with("\ngen.cpp\n1 file\n"), "{out}");
+}
+
+#[test]
+fn find_files_caps_and_refusals() {
+    let d = code_tree();
+    let out = find_files("*", ".", d.path(), 2).unwrap();
+    assert!(out.contains("\ninclude/run.h\nREADME.md\nShowing the first 2 of 5 matching files, in path order. The list is INCOMPLETE"), "{out}");
+    let out = find_files("*.md", ".", d.path(), 9000).unwrap();
+    assert!(
+        out.ends_with("1 file\n(max_results 9000 is outside 1-500; used 500.)\n"),
+        "{out}"
+    );
+    let out = find_files("*.nothing", ".", d.path(), 0).unwrap();
+    assert!(out.contains("0 files\nNo files matched."), "{out}");
+    assert!(
+        out.ends_with("(max_results 0 is outside 1-500; used 1.)\n"),
+        "{out}"
+    );
+    assert_eq!(
+        find_files(" , ", ".", d.path(), 10).unwrap_err().kind,
+        ErrorType::InvalidPattern
+    );
+    assert_eq!(
+        find_files("[z-a]", ".", d.path(), 10).unwrap_err().kind,
+        ErrorType::InvalidPattern
+    );
+    assert_eq!(
+        find_files("*", "README.md", d.path(), 10).unwrap_err().kind,
+        ErrorType::PathIsNotDirectory
+    );
+    assert_eq!(
+        find_files("*", "missing", d.path(), 10).unwrap_err().kind,
+        ErrorType::PathNotFound
+    );
+    assert!(
+        find_files("***", ".", d.path(), 10)
+            .unwrap()
+            .contains("5 files")
+    );
+}
+
+#[test]
+fn search_literal_case_and_regex() {
+    let d = code_tree();
+    let out = search(d.path(), "run", "", false, false, 100);
+    assert_eq!(
+        out,
+        format!(
+            "include/run.h:1: int run();\nsrc/main.cpp:2: return run();\nsrc/render/vk/Device.CPP:2: void run();\n\
+             3 matches in 3 files (searched 5 files under {}).\n",
+            d.path().join(".").display()
+        )
+    );
+    let out = search(d.path(), "RUN", "*.md", true, false, 100);
+    assert!(
+        out.starts_with("README.md:1: Run it.\n1 match in 1 file"),
+        "{out}"
+    );
+    let out = search(d.path(), r"^\s*void \w+\(", "", false, true, 100);
+    assert!(
+        out.starts_with(
+            "src/render/shader.frag:1: void main() {}\nsrc/render/vk/Device.CPP:2: void run();\n"
+        ),
+        "{out}"
+    );
+    // Literal mode really is literal.
+    assert!(search(d.path(), "run()", "", false, false, 100).starts_with("include/run.h:1:"));
+    assert!(search(d.path(), "run.)", "", false, false, 100).contains("No matches"));
+    assert!(search(d.path(), "run(", "", false, false, 100).starts_with("include/run.h:1:"));
+}
+
+#[test]
+fn search_truncation_is_deterministic_and_says_incomplete() {
+    let mut files = Vec::new();
+    for i in 0..30 {
+        files.push((
+            format!("f{i:02}.txt"),
+            "hit\nhit\nmiss\nhit\nhit\nhit\n".to_string(),
+        ));
+    }
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_bytes()))
+        .collect();
+    let d = tree(&refs, &[]);
+    let first = search(d.path(), "hit", "", false, false, 100);
+    assert_eq!(first.lines().filter(|l| l.contains(": hit")).count(), 100);
+    assert!(
+        first.lines().nth(99).unwrap().starts_with("f19.txt:6: hit"),
+        "{first}"
+    );
+    assert!(first.contains("The result is INCOMPLETE: there are more matches, so these lines must not be counted as a total."));
+    for _ in 0..5 {
+        assert_eq!(search(d.path(), "hit", "", false, false, 100), first);
+    }
+    let capped = search(d.path(), "hit", "", false, false, 1000);
+    assert!(capped.contains("(max_results 1000 is outside 1-100; used 100.)"));
+    let exact = search(d.path(), "hit", "f0*", false, false, 50);
+    assert!(exact.starts_with("f00.txt:1: hit"));
+    assert!(exact.contains("50 matches in 10 files"), "{exact}");
+}
+
+#[test]
+fn regex_hint_only_for_regex_syntax() {
+    let d = code_tree();
+    let out = search(d.path(), r"run\(\)", "", false, false, 100);
+    assert!(out.contains("retry with regex=true"), "{out}");
+    let out = search(d.path(), "nothing(", "", false, false, 100);
+    assert!(!out.contains("regex=true"), "{out}");
+    assert!(out.contains("Build and tool directories"), "{out}");
+}
+
+#[test]
+fn bad_patterns_are_typed_errors_and_hard_ones_are_answered() {
+    let d = code_tree();
+    let err = search_err(d.path(), "(unclosed", true);
+    assert_eq!(err.kind, ErrorType::InvalidPattern);
+    assert!(err.message.contains("unclosed group"), "{}", err.message);
+    assert_eq!(
+        search_err(d.path(), "", false).kind,
+        ErrorType::InvalidPattern
+    );
+    assert_eq!(
+        search_err(d.path(), "a\nb", false).kind,
+        ErrorType::InvalidPattern
+    );
+    // Exponential for a backtracking engine, linear here.
+    let evil = tree(
+        &[("e.txt", format!("{}!\n", "a".repeat(50_000)).as_bytes())],
+        &[],
+    );
+    assert!(search(evil.path(), "(a+)+$", "", false, true, 100).contains("No matches"));
+    assert!(search(evil.path(), "(a|aa)*b", "", false, true, 100).contains("No matches"));
+    // A 100 KB pattern: an answer (literal) or a typed error (regex), never a hang.
+    let big = "x".repeat(100 * 1024);
+    assert!(search(d.path(), &big, "", false, false, 100).contains("No matches"));
+    let req = SearchRequest {
+        pattern: &format!("({big})+"),
+        path: ".",
+        file_glob: "",
+        ignore_case: false,
+        regex: true,
+        max_results: 1,
+    };
+    if let Err(e) = search_files(&req, d.path()) {
+        assert_eq!(e.kind, ErrorType::InvalidPattern);
+    }
+    assert!(search(d.path(), "a\0b", "", false, false, 100).contains("No matches"));
+    let req = SearchRequest {
+        pattern: "x",
+        path: "a\0b",
+        file_glob: "",
+        ignore_case: false,
+        regex: false,
+        max_results: 1,
+    };
+    assert_eq!(
+        search_files(&req, d.path()).unwrap_err().kind,
+        ErrorType::InvalidPath
+    );
+}
+
+#[test]
+fn binary_large_and_encoded_files() {
+    let mut big = b"first\nneedle early\n".to_vec();
+    big.extend(std::iter::repeat_n(b'.', 1_100_000));
+    big.extend_from_slice(b"\nneedle late\n");
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain("needle wide\n".encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    let d = tree(
+        &[
+            ("bin.dat", b"needle\0\x01\x02"),
+            ("big.log", &big),
+            ("wide.txt", &utf16),
+            ("latin.txt", b"needle caf\xe9\n"),
+        ],
+        &[],
+    );
+    let out = search(d.path(), "needle", "", false, false, 100);
+    assert!(out.contains("big.log:2: needle early"), "{out}");
+    assert!(
+        !out.contains("needle late"),
+        "only the first MiB is searched"
+    );
+    assert!(out.contains("latin.txt:1: needle caf\u{FFFD}"), "{out}");
+    assert!(out.contains("wide.txt:1: needle wide"), "{out}");
+    assert!(!out.contains("bin.dat:"), "{out}");
+    assert!(out.contains("1 binary file was skipped."), "{out}");
+    assert!(
+        out.contains("Only the first 1 MiB of 1 larger file was searched: big.log."),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_file_cap_is_reported() {
+    let d = tempfile::tempdir().unwrap();
+    for i in 0..20_005 {
+        std::fs::write(d.path().join(format!("{i:05}.txt")), b"").unwrap();
+    }
+    let out = search(d.path(), "x", "", false, false, 10);
+    assert!(out.contains("No matches for \"x\" in 20000 files"), "{out}");
+    assert!(
+        out.contains("Only the first 20000 files (in path order) were searched; 5 more were not."),
+        "{out}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinked_directories_are_not_followed() {
+    let d = code_tree();
+    std::os::unix::fs::symlink(d.path().join("src"), d.path().join("link")).unwrap();
+    let out = find_files("*.cpp", ".", d.path(), 500).unwrap();
+    assert!(!out.contains("link/"), "{out}");
+}
+
+/// A file another process holds open without sharing cannot be read on
+/// Windows: it is counted and named, not silently dropped.
+#[cfg(windows)]
+#[test]
+fn a_locked_file_is_named_as_unreadable() {
+    use std::os::windows::fs::OpenOptionsExt;
+    let d = tree(
+        &[("locked.txt", b"needle\n"), ("open.txt", b"needle\n")],
+        &[],
+    );
+    let _lock = std::fs::OpenOptions::new()
+        .read(true)
+        .share_mode(0)
+        .open(d.path().join("locked.txt"))
+        .unwrap();
+    let out = search(d.path(), "needle", "", false, false, 100);
+    assert!(out.starts_with("open.txt:1: needle\n"), "{out}");
+    assert!(
+        out.contains("1 path could not be read: locked.txt ("),
+        "{out}"
+    );
+}
