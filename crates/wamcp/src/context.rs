@@ -20,6 +20,8 @@ pub const SEARCH_BACKENDS: &[&str] = &["duckduckgo"];
 
 pub struct ServerContext {
     pub transport: &'static str,
+    /// The working directory relative paths in tool arguments resolve against.
+    pub cwd: PathBuf,
     pub groups: GroupSelection,
     pub registered: Vec<&'static ToolEntry>,
     pub config_file: Option<PathBuf>,
@@ -192,6 +194,7 @@ impl ServerContext {
 
         ServerContext {
             transport,
+            cwd: cwd.to_path_buf(),
             registered,
             config_file,
             download_root,

@@ -55,6 +55,20 @@ impl Hints {
     };
 }
 
+/// Runs blocking work (file-system walks, searches) off the async runtime,
+/// so a long search never stalls the protocol loop.
+pub async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(ToolError::new(
+            ErrorType::ReadFailed,
+            format!("The tool stopped unexpectedly: {e}."),
+        )
+        .retryable())
+    })
+}
+
 /// One tool: its parameters, its identity and its behaviour.
 pub trait ToolDef: 'static {
     /// Parameter struct; its doc comments become the schema's descriptions.
@@ -100,6 +114,11 @@ pub const fn entry<T: ToolDef>() -> ToolEntry {
 /// Every implemented tool, in presentation order. A tool that is not finished
 /// is not listed: the registry never advertises a stub.
 pub static TOOLS: &[ToolEntry] = &[
+    entry::<tools::read_file::ReadFile>(),
+    entry::<tools::list_directory::ListDirectory>(),
+    entry::<tools::list_empty_dirs::ListEmptyDirs>(),
+    entry::<tools::find_files::FindFiles>(),
+    entry::<tools::search_files::SearchFiles>(),
     entry::<tools::get_system_info::GetSystemInfo>(),
     entry::<tools::get_server_info::GetServerInfo>(),
 ];
@@ -276,6 +295,17 @@ mod tests {
     #[test]
     fn core_group_is_registered_alone() {
         let names: Vec<&str> = registered(&[Group::Core]).iter().map(|t| t.name).collect();
-        assert_eq!(names, ["get_system_info", "get_server_info"]);
+        assert_eq!(
+            names,
+            [
+                "read_file",
+                "list_directory",
+                "list_empty_dirs",
+                "find_files",
+                "search_files",
+                "get_system_info",
+                "get_server_info"
+            ]
+        );
     }
 }

@@ -5,7 +5,15 @@ mod common;
 use common::Sandbox;
 use serde_json::{Value, json};
 
-const CORE: &[&str] = &["get_system_info", "get_server_info"];
+const CORE: &[&str] = &[
+    "read_file",
+    "list_directory",
+    "list_empty_dirs",
+    "find_files",
+    "search_files",
+    "get_system_info",
+    "get_server_info",
+];
 
 #[tokio::test]
 async fn initialize_reports_identity_and_instructions() {
@@ -51,7 +59,7 @@ async fn tools_list_follows_wamcp_tools() {
             "WAMCP_TOOLS={value:?}"
         );
         assert_eq!(info["registered_tools"], json!(CORE));
-        assert_eq!(info["registered_tool_count"], 2);
+        assert_eq!(info["registered_tool_count"], 7);
         if error.is_empty() {
             assert_eq!(
                 info["tool_groups_error"],

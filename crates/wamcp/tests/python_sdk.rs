@@ -82,11 +82,8 @@ fn check_both_eras(python: &str, server: &[&str]) {
         let sandbox = Sandbox::new().set("WAMCP_TOOLS", "core,docs");
         let seen = run_client_for(python, &sandbox, mode, server);
         assert_eq!(seen["protocol_version"], era, "{mode}");
-        assert_eq!(
-            seen["tools"],
-            json!(["get_system_info", "get_server_info"]),
-            "{mode}"
-        );
+        assert_eq!(seen["tools"][0], "read_file", "{mode}");
+        assert_eq!(seen["tools"].as_array().unwrap().len(), 7, "{mode}");
         assert_eq!(seen["info_is_error"], false);
         assert_eq!(
             seen["info"]["active_tool_groups"],

@@ -1,8 +1,13 @@
 //! One file per tool. Each declares its parameters, identity and `run`; the
 //! registry table decides which are live.
 
+pub mod find_files;
 pub mod get_server_info;
 pub mod get_system_info;
+pub mod list_directory;
+pub mod list_empty_dirs;
+pub mod read_file;
+pub mod search_files;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -12,3 +17,7 @@ use serde::Deserialize;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoParams {}
+
+fn dot() -> String {
+    ".".to_string()
+}

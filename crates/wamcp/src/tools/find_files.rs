@@ -1,0 +1,44 @@
+//! `find_files`: files by name pattern.
+
+use super::dot;
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use wamcp_policy::error::ToolError;
+use wamcp_policy::groups::Group;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Name patterns, comma-separated, e.g. "*.vert,*.frag". `*` also crosses
+    /// directories; a pattern with a slash matches from the start of the path.
+    pub file_glob: String,
+    /// Directory to search.
+    #[serde(default = "dot")]
+    pub path: String,
+    /// Most paths to return (1-500).
+    #[serde(default = "five_hundred")]
+    pub max_results: i64,
+}
+
+fn five_hundred() -> i64 {
+    500
+}
+
+pub struct FindFiles;
+
+impl ToolDef for FindFiles {
+    type Params = Params;
+    const NAME: &'static str = "find_files";
+    const GROUPS: &'static [Group] = &[Group::Core];
+    const DESCRIPTION: &'static str = "Find files by name pattern under a directory, recursively, skipping \
+        build and version-control directories. Use it to learn which files exist before reading.";
+    const HINTS: Hints = Hints::LOCAL_READ;
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        let cwd = call.ctx.cwd.clone();
+        blocking(move || wamcp_fs::find_files(&p.file_glob, &p.path, &cwd, p.max_results))
+            .await
+            .map(ToolOutput::Text)
+    }
+}

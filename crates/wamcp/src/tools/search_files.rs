@@ -1,0 +1,63 @@
+//! `search_files`: matching lines under a directory.
+
+use super::dot;
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use wamcp_fs::SearchRequest;
+use wamcp_policy::error::ToolError;
+use wamcp_policy::groups::Group;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Text to find on one line; a literal unless regex is true.
+    pub pattern: String,
+    /// Directory to search.
+    #[serde(default = "dot")]
+    pub path: String,
+    /// Only files matching these name patterns, comma-separated, e.g. "*.cpp,*.h".
+    #[serde(default)]
+    pub file_glob: String,
+    #[serde(default)]
+    pub ignore_case: bool,
+    /// Treat pattern as a regular expression (Rust syntax).
+    #[serde(default)]
+    pub regex: bool,
+    /// Most matches to return (1-100).
+    #[serde(default = "one_hundred")]
+    pub max_results: i64,
+}
+
+fn one_hundred() -> i64 {
+    100
+}
+
+pub struct SearchFiles;
+
+impl ToolDef for SearchFiles {
+    type Params = Params;
+    const NAME: &'static str = "search_files";
+    const GROUPS: &'static [Group] = &[Group::Core];
+    const DESCRIPTION: &'static str = "Search file contents under a directory, recursively, and return \
+        path:line: text for each matching line. The cheapest way to locate code: prefer it to reading \
+        files one by one.";
+    const HINTS: Hints = Hints::LOCAL_READ;
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        let cwd = call.ctx.cwd.clone();
+        blocking(move || {
+            let request = SearchRequest {
+                pattern: &p.pattern,
+                path: &p.path,
+                file_glob: &p.file_glob,
+                ignore_case: p.ignore_case,
+                regex: p.regex,
+                max_results: p.max_results,
+            };
+            wamcp_fs::search_files(&request, &cwd)
+        })
+        .await
+        .map(ToolOutput::Text)
+    }
+}
