@@ -6,7 +6,11 @@
 //!   on every turn, so this is the permanent context cost of each group.
 //! - `bench-startup [--runs N]`: time from spawning the release binary to its
 //!   `initialize` answer, and its peak memory.
+//! - `bench-search [--source DIR]`: `search_files` and `find_files` against
+//!   ripgrep and fd on the same generated tree (release build recommended:
+//!   `cargo run --release -p xtask -- bench-search`).
 
+mod bench_search;
 mod startup;
 mod tokens;
 
@@ -17,7 +21,10 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("tokens") => tokens::run(&args[1..]),
         Some("bench-startup") => startup::run(&args[1..]),
-        _ => Err("usage: cargo run -p xtask -- tokens [--write-readme | --check] | bench-startup [--runs N]".into()),
+        Some("bench-search") => bench_search::run(&args[1..]),
+        _ => Err("usage: cargo run -p xtask -- tokens [--write-readme | --check] | bench-startup [--runs N] \
+                  | bench-search [--source DIR]"
+            .into()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

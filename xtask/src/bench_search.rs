@@ -1,0 +1,187 @@
+//! Search and find speed against ripgrep and fd, on the same tree and query,
+//! in the same run.
+//!
+//! The tree is generated reproducibly from the crates in cargo's registry
+//! (hard-linked copies, so it costs no disk): two copies for searching (under
+//! the 20,000-file cap, so both tools read every file) and four for finding.
+//! Each query runs once to warm the cache, then `RUNS` times; the median wins.
+//! Reference flags make rg and fd do the same work: no ignore files, hidden
+//! files included, links not followed, the same directory names pruned.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use wamcp_fs::{SearchRequest, find_files, search_files};
+use wamcp_policy::skip::SKIPPED_DIRECTORY_NAMES;
+
+const RUNS: usize = 7;
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let source = match args {
+        [] => cargo_registry()?,
+        [flag, dir] if flag == "--source" => PathBuf::from(dir),
+        _ => return Err("usage: bench-search [--source DIR]".into()),
+    };
+    for tool in ["rg", "fdfind"] {
+        if Command::new(tool)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .is_err()
+        {
+            return Err(format!(
+                "{tool} is not installed (apt-get install ripgrep fd-find)"
+            ));
+        }
+    }
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let search_tree = replicate(&source, &scratch.path().join("search"), 2)?;
+    let find_tree = replicate(&source, &scratch.path().join("find"), 4)?;
+    println!("source: {}", source.display());
+    println!(
+        "search tree: {} files; find tree: {} files; {RUNS} runs each, median\n",
+        count_files(&search_tree),
+        count_files(&find_tree)
+    );
+    println!("| query | wamcp | reference | ratio |\n|---|---:|---:|---:|");
+
+    let excludes: Vec<String> = SKIPPED_DIRECTORY_NAMES
+        .iter()
+        .flat_map(|n| ["-g".to_string(), format!("!{n}")])
+        .collect();
+    for (label, pattern, regex) in [
+        (
+            "search, literal, no match",
+            "wamcp_no_such_needle_7c1f",
+            false,
+        ),
+        ("search, literal, rare match", "fn grapheme_indices", false),
+        ("search, regex, no match", r"\bfn\s+zz_no_such_\w+\(", true),
+    ] {
+        let ours = median(|| {
+            let req = SearchRequest {
+                pattern,
+                path: ".",
+                file_glob: "",
+                ignore_case: false,
+                regex,
+                max_results: 100,
+            };
+            search_files(&req, &search_tree)
+                .map(drop)
+                .map_err(|e| e.message)
+        })?;
+        let mut rg = Command::new("rg");
+        // wamcp reads the first MiB of a larger file; rg can only skip such
+        // files, which is less work, so the comparison leans towards rg.
+        rg.args([
+            "-uu",
+            "--no-follow",
+            "-n",
+            "--no-heading",
+            "--glob-case-insensitive",
+            "--max-filesize",
+            "1M",
+        ])
+        .args(&excludes);
+        if !regex {
+            rg.arg("-F");
+        }
+        rg.arg("--").arg(pattern).arg(&search_tree);
+        let reference = median(|| run_quiet(&mut rg))?;
+        row(label, ours, "rg", reference);
+    }
+
+    let fd_excludes: Vec<String> = SKIPPED_DIRECTORY_NAMES
+        .iter()
+        .flat_map(|n| ["-E".to_string(), n.to_string()])
+        .collect();
+    for (label, glob) in [("find *.rs", "*.rs"), ("find *.toml", "*.toml")] {
+        let ours = median(|| {
+            find_files(glob, ".", &find_tree, 500)
+                .map(drop)
+                .map_err(|e| e.message)
+        })?;
+        let mut fd = Command::new("fdfind");
+        fd.args(["-u", "--type", "f", "-g", glob])
+            .args(&fd_excludes)
+            .arg(&find_tree);
+        let reference = median(|| run_quiet(&mut fd))?;
+        row(label, ours, "fd", reference);
+    }
+    Ok(())
+}
+
+fn row(label: &str, ours: Duration, reference_name: &str, reference: Duration) {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "| {label} | {:.1} ms | {reference_name} {:.1} ms | {:.2}x |",
+        ms(ours),
+        ms(reference),
+        ours.as_secs_f64() / reference.as_secs_f64()
+    );
+}
+
+fn median(mut work: impl FnMut() -> Result<(), String>) -> Result<Duration, String> {
+    work()?;
+    let mut times = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        work()?;
+        times.push(start.elapsed());
+    }
+    times.sort();
+    Ok(times[RUNS / 2])
+}
+
+fn run_quiet(cmd: &mut Command) -> Result<(), String> {
+    let status = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| e.to_string())?;
+    // rg exits 1 for "no match"; only 2 and above are failures.
+    match status.code() {
+        Some(0 | 1) => Ok(()),
+        other => Err(format!("{cmd:?} failed with {other:?}")),
+    }
+}
+
+fn cargo_registry() -> Result<PathBuf, String> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::home_dir().map(|h| h.join(".cargo")))
+        .ok_or("cannot find CARGO_HOME")?;
+    let src = home.join("registry").join("src");
+    src.is_dir()
+        .then_some(src.clone())
+        .ok_or_else(|| format!("{} does not exist; pass --source DIR", src.display()))
+}
+
+/// `copies` hard-linked copies of `source` under `dest`.
+fn replicate(source: &Path, dest: &Path, copies: usize) -> Result<PathBuf, String> {
+    for i in 0..copies {
+        let target = dest.join(format!("copy{i}"));
+        std::fs::create_dir_all(dest).map_err(|e| e.to_string())?;
+        let status = Command::new("cp")
+            .arg("-al")
+            .arg(source)
+            .arg(&target)
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!("cp -al {} failed", source.display()));
+        }
+    }
+    Ok(dest.to_path_buf())
+}
+
+fn count_files(root: &Path) -> usize {
+    wamcp_fs::find_files("*", ".", root, 1)
+        .ok()
+        .and_then(|out| {
+            let line = out.lines().find(|l| l.starts_with("Showing the first"))?;
+            line.split_whitespace().nth(5)?.parse().ok()
+        })
+        .unwrap_or(0)
+}
