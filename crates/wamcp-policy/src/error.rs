@@ -106,7 +106,8 @@ pub struct ToolError {
     pub recovery: Vec<String>,
     pub retry: Retry,
     /// Extra context fields, rendered beside `message` in the envelope.
-    pub details: Map<String, Value>,
+    /// Boxed to keep `Result<_, ToolError>` small on the success path.
+    pub details: Box<Map<String, Value>>,
 }
 
 impl ToolError {
@@ -118,7 +119,7 @@ impl ToolError {
             path: None,
             recovery: Vec::new(),
             retry: Retry::Hopeless,
-            details: Map::new(),
+            details: Box::default(),
         }
     }
 
@@ -159,7 +160,7 @@ impl ToolError {
             error.insert("path".into(), json!(path));
         }
         error.insert("recovery".into(), json!(recovery));
-        for (key, value) in &self.details {
+        for (key, value) in self.details.iter() {
             error.entry(key.clone()).or_insert_with(|| value.clone());
         }
         json!({ "ok": false, "error": error })
