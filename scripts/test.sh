@@ -67,7 +67,8 @@ if [ ! -f "$WINEPREFIX/.wamcp-ready" ]; then
     wineserver -w
     touch "$WINEPREFIX/.wamcp-ready"
 fi
-wineserver -p   # keep one server up: each test binary then starts in ~50 ms
+# Keep one server up, so each test binary starts in ~50 ms; one may already be running.
+wineserver -p 2>/dev/null || true
 
 step "Windows tests under Wine"
 cargo test --workspace --locked --target "$WIN_TARGET"
