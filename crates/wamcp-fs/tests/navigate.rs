@@ -420,3 +420,26 @@ fn a_locked_file_is_named_as_unreadable() {
         "{out}"
     );
 }
+
+/// Paths past Windows' old 260-character limit: std adds the `\\?\` prefix,
+/// and the walker and reader must carry it through.
+#[test]
+fn long_paths_are_read_found_and_searched() {
+    let d = tempfile::tempdir().unwrap();
+    let mut deep = d.path().to_path_buf();
+    for i in 0..12 {
+        deep.push(format!("segment_{i:02}_{}", "x".repeat(20)));
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(deep.join("deep.txt"), b"needle in a long path\n").unwrap();
+    assert!(deep.join("deep.txt").display().to_string().len() > 300);
+    let found = find_files("deep.txt", ".", d.path(), 10).unwrap();
+    let rel = found.lines().nth(1).unwrap().to_string();
+    assert!(rel.ends_with("/deep.txt") && rel.len() > 300, "{found}");
+    assert_eq!(
+        wamcp_fs::read_file(&rel, d.path(), 1, 10).unwrap(),
+        "needle in a long path\n"
+    );
+    let hits = search(d.path(), "needle", "", false, false, 10);
+    assert!(hits.starts_with(&format!("{rel}:1: needle")), "{hits}");
+}

@@ -11,7 +11,9 @@ use std::process::Stdio;
 /// Sends `lines` to a fresh server, closes stdin, and returns (stdout lines, stderr).
 fn exchange(sandbox: &Sandbox, lines: &[Value]) -> (Vec<Value>, String) {
     let mut cmd = sandbox.command(&[]);
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn wamcp");
     let mut stdin = child.stdin.take().unwrap();
     for line in lines {
@@ -22,7 +24,9 @@ fn exchange(sandbox: &Sandbox, lines: &[Value]) -> (Vec<Value>, String) {
     let stdout = String::from_utf8(out.stdout).expect("stdout is UTF-8");
     let parsed = stdout
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("non-JSON on stdout: {l:?} ({e})")))
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("non-JSON on stdout: {l:?} ({e})"))
+        })
         .collect();
     (parsed, String::from_utf8_lossy(&out.stderr).into_owned())
 }
