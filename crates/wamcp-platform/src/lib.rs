@@ -5,4 +5,5 @@
 //! function; the decisions made from the raw answers (such as turning an NT
 //! build number into a product name) are pure functions tested on every host.
 
+pub mod atomic;
 pub mod system;

@@ -13,3 +13,4 @@ pub mod limits;
 pub mod skip;
 pub mod truthy;
 pub mod workspace;
+pub mod write_rules;

@@ -1,0 +1,164 @@
+//! Windows: a pinned directory handle checked with GetFinalPathNameByHandleW,
+//! then ReplaceFileW (keeps the replaced file's attributes and ACL) or
+//! MoveFileExW without replace (never clobbers).
+
+use super::{Commit, DirectoryChanged, temp_name};
+use std::ffi::OsStr;
+use std::io::{self, Write};
+use std::os::windows::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use windows_sys::Win32::Foundation::{CloseHandle, GENERIC_READ, HANDLE, INVALID_HANDLE_VALUE};
+use windows_sys::Win32::Storage::FileSystem::{
+    CreateFileW, FILE_FLAG_BACKUP_SEMANTICS, FILE_SHARE_READ, FILE_SHARE_WRITE,
+    GetFinalPathNameByHandleW, MOVEFILE_REPLACE_EXISTING, MOVEFILE_WRITE_THROUGH, MoveFileExW,
+    OPEN_EXISTING, REPLACEFILE_IGNORE_MERGE_ERRORS, ReplaceFileW, VOLUME_NAME_DOS,
+};
+
+pub(super) fn write_atomically(
+    dir: &Path,
+    name: &OsStr,
+    bytes: &[u8],
+    commit: Commit,
+) -> io::Result<()> {
+    // Held until the commit is done: without FILE_SHARE_DELETE nobody can
+    // rename or remove the directory (or, on NTFS, an ancestor) meanwhile.
+    let pinned = DirHandle::open(dir)?;
+    let actual = pinned.final_path()?;
+    if !same_path(&actual, dir) {
+        return Err(io::Error::other(DirectoryChanged {
+            expected: dir.display().to_string(),
+            found: actual.display().to_string(),
+        }));
+    }
+    let target = dir.join(name);
+    let temp = dir.join(temp_name());
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        let (temp_w, target_w) = (wide(&temp), wide(&target));
+        match commit {
+            Commit::CreateNew => win32(unsafe {
+                MoveFileExW(temp_w.as_ptr(), target_w.as_ptr(), MOVEFILE_WRITE_THROUGH)
+            }),
+            Commit::Replace if target.exists() => {
+                let replaced = unsafe {
+                    ReplaceFileW(
+                        target_w.as_ptr(),
+                        temp_w.as_ptr(),
+                        std::ptr::null(),
+                        REPLACEFILE_IGNORE_MERGE_ERRORS,
+                        std::ptr::null(),
+                        std::ptr::null(),
+                    )
+                };
+                match win32(replaced) {
+                    // A locked or read-only target must surface, not be forced.
+                    Err(e) if matches!(e.raw_os_error(), Some(5 | 32 | 33 | 1224)) => Err(e),
+                    // Some file systems cannot merge metadata; a plain atomic move still is.
+                    Err(_) => win32(unsafe {
+                        MoveFileExW(
+                            temp_w.as_ptr(),
+                            target_w.as_ptr(),
+                            MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH,
+                        )
+                    }),
+                    Ok(()) => Ok(()),
+                }
+            }
+            Commit::Replace => win32(unsafe {
+                MoveFileExW(
+                    temp_w.as_ptr(),
+                    target_w.as_ptr(),
+                    MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH,
+                )
+            }),
+        }
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    drop(pinned);
+    result
+}
+
+struct DirHandle(HANDLE);
+
+impl DirHandle {
+    fn open(dir: &Path) -> io::Result<DirHandle> {
+        let path = wide(dir);
+        // BACKUP_SEMANTICS opens a directory; without OPEN_REPARSE_POINT a
+        // junction is followed, so its target shows in the final path.
+        let handle = unsafe {
+            CreateFileW(
+                path.as_ptr(),
+                GENERIC_READ,
+                FILE_SHARE_READ | FILE_SHARE_WRITE,
+                std::ptr::null(),
+                OPEN_EXISTING,
+                FILE_FLAG_BACKUP_SEMANTICS,
+                std::ptr::null_mut(),
+            )
+        };
+        if handle == INVALID_HANDLE_VALUE {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(DirHandle(handle))
+    }
+
+    fn final_path(&self) -> io::Result<PathBuf> {
+        let mut buf = vec![0u16; 1024];
+        loop {
+            let n = unsafe {
+                GetFinalPathNameByHandleW(
+                    self.0,
+                    buf.as_mut_ptr(),
+                    buf.len() as u32,
+                    VOLUME_NAME_DOS,
+                )
+            };
+            if n == 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if (n as usize) < buf.len() {
+                buf.truncate(n as usize);
+                return Ok(PathBuf::from(std::ffi::OsString::from_wide(&buf)));
+            }
+            buf.resize(n as usize + 1, 0);
+        }
+    }
+}
+
+impl Drop for DirHandle {
+    fn drop(&mut self) {
+        unsafe { CloseHandle(self.0) };
+    }
+}
+
+/// Compares a final path (`\\?\C:\x`, `\\?\UNC\s\h\x`) with an ordinary one,
+/// ignoring case as NTFS does.
+fn same_path(final_path: &Path, expected: &Path) -> bool {
+    let text = final_path.to_string_lossy();
+    let plain = match text.strip_prefix(r"\\?\UNC\") {
+        Some(rest) => format!(r"\\{rest}"),
+        None => text.strip_prefix(r"\\?\").unwrap_or(&text).to_string(),
+    };
+    let normalise = |s: &str| s.trim_end_matches('\\').to_lowercase();
+    normalise(&plain) == normalise(&expected.to_string_lossy())
+}
+
+fn wide(path: &Path) -> Vec<u16> {
+    path.as_os_str().encode_wide().chain(Some(0)).collect()
+}
+
+fn win32(ok: windows_sys::core::BOOL) -> io::Result<()> {
+    if ok != 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}

@@ -1,0 +1,367 @@
+//! What a write may target: the pure half of write confinement.
+//!
+//! The resolver in `wamcp-fs` turns a path argument into a resolved path
+//! (every existing ancestor canonicalised, so `..`, symbolic links, junctions
+//! and 8.3 short names are gone); the rules here decide on strings, in an
+//! explicit [`PathStyle`], so Windows rules are table-tested on every host.
+//!
+//! Containment is decided component by component, never by string prefix:
+//! `C:\proj-evil` starts with the string `C:\proj` but is not inside it.
+
+use crate::workspace::PathStyle;
+
+/// Why a path may not be written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The form of the path is ambiguous or names something that is not a
+    /// file (device namespace, drive-relative, alternate data stream...).
+    Form(String),
+    /// A component is a reserved device name or ends in a dot or space.
+    Name(String),
+    /// A server trust file.
+    Protected(String),
+    /// Outside every writable root.
+    Outside,
+}
+
+/// Names Windows maps to devices in every directory, with or without an
+/// extension (`NUL.txt` is the null device too).
+const RESERVED: &[&str] = &[
+    "con", "prn", "aux", "nul", "conin$", "conout$", "com0", "com1", "com2", "com3", "com4",
+    "com5", "com6", "com7", "com8", "com9", "com¹", "com²", "com³", "lpt0", "lpt1", "lpt2", "lpt3",
+    "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9", "lpt¹", "lpt²", "lpt³",
+];
+
+/// Splits a path string into its prefix (`C:`, `\\server\share`, `/` or
+/// empty) and its components, rejecting forms a write must never use.
+/// On Windows `\\?\C:\x` is the same as `C:\x` and `\\?\UNC\s\h` as `\\s\h`.
+pub fn split_for_write(path: &str, style: PathStyle) -> Result<(String, Vec<String>), Refusal> {
+    match style {
+        PathStyle::Unix => {
+            let prefix = if path.starts_with('/') { "/" } else { "" };
+            let parts = path
+                .split('/')
+                .filter(|p| !p.is_empty())
+                .map(String::from)
+                .collect();
+            Ok((prefix.to_string(), parts))
+        }
+        PathStyle::Windows => split_windows(path),
+    }
+}
+
+fn split_windows(path: &str) -> Result<(String, Vec<String>), Refusal> {
+    let unified = path.replace('/', "\\");
+    let (prefix, rest) = if let Some(rest) = unified
+        .strip_prefix(r"\\?\UNC\")
+        .or_else(|| unified.strip_prefix(r"\\.\UNC\"))
+    {
+        let mut pieces = rest.splitn(3, '\\');
+        let (server, share) = (pieces.next().unwrap_or(""), pieces.next().unwrap_or(""));
+        if server.is_empty() || share.is_empty() {
+            return Err(Refusal::Form(
+                "a UNC path needs a server and a share".into(),
+            ));
+        }
+        (
+            format!(r"\\{server}\{share}"),
+            pieces.next().unwrap_or("").to_string(),
+        )
+    } else if let Some(rest) = unified.strip_prefix(r"\\?\") {
+        // Verbatim paths skip normalisation, so `..` and `NUL` in them are taken
+        // literally by the OS; only the plain drive form is accepted and then
+        // checked like any other path.
+        if !is_drive_prefix(rest) {
+            return Err(Refusal::Form(format!(
+                "'{path}' is a device or volume path, not a file path"
+            )));
+        }
+        (rest[..2].to_ascii_uppercase(), rest[2..].to_string())
+    } else if unified.starts_with(r"\\.\") || unified.starts_with(r"\??\") {
+        return Err(Refusal::Form(format!(
+            "'{path}' names a device, not a file"
+        )));
+    } else if let Some(rest) = unified.strip_prefix(r"\\") {
+        let mut pieces = rest.splitn(3, '\\');
+        let (server, share) = (pieces.next().unwrap_or(""), pieces.next().unwrap_or(""));
+        if server.is_empty() || share.is_empty() {
+            return Err(Refusal::Form(
+                "a UNC path needs a server and a share".into(),
+            ));
+        }
+        (
+            format!(r"\\{server}\{share}"),
+            pieces.next().unwrap_or("").to_string(),
+        )
+    } else if is_drive_prefix(&unified) {
+        if !unified[2..].starts_with('\\') {
+            // `C:foo` is relative to drive C's own current directory: ambiguous.
+            return Err(Refusal::Form(format!(
+                "'{path}' is relative to a drive's current directory; write C:\\full\\path"
+            )));
+        }
+        (unified[..2].to_ascii_uppercase(), unified[2..].to_string())
+    } else if unified.starts_with('\\') {
+        // `\foo` is relative to the current drive: ambiguous as well.
+        return Err(Refusal::Form(format!(
+            "'{path}' has no drive letter; write C:\\full\\path"
+        )));
+    } else {
+        (String::new(), unified)
+    };
+    let parts = rest
+        .split('\\')
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect();
+    Ok((prefix, parts))
+}
+
+fn is_drive_prefix(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
+}
+
+/// Refuses a component Windows would not store as written: an alternate data
+/// stream (`a.txt:s`, `a.txt::$DATA`), a reserved device name (`NUL`,
+/// `con.txt`, `COM1.log`), or a trailing dot or space (silently dropped by
+/// Win32, so `a.txt.` would write `a.txt`). Also control characters and
+/// the other characters Windows forbids in names. `.` and `..` pass: the
+/// resolver deals with them.
+pub fn check_component(name: &str, style: PathStyle) -> Result<(), Refusal> {
+    if name.contains('\0') {
+        return Err(Refusal::Name("a name contains a NUL character".into()));
+    }
+    if style == PathStyle::Unix || name == "." || name == ".." {
+        return Ok(());
+    }
+    if name.contains(':') {
+        return Err(Refusal::Name(format!(
+            "'{name}' names an alternate data stream (':' is not allowed in a name)"
+        )));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| c.is_control() || matches!(c, '<' | '>' | '"' | '|' | '?' | '*'))
+    {
+        return Err(Refusal::Name(format!(
+            "'{name}' contains {c:?}, which Windows does not allow in a name"
+        )));
+    }
+    if name.ends_with('.') || name.ends_with(' ') {
+        return Err(Refusal::Name(format!(
+            "'{name}' ends with a dot or a space, which Windows silently drops, so another file would be written"
+        )));
+    }
+    let stem = name
+        .split('.')
+        .next()
+        .unwrap_or(name)
+        .trim_end_matches([' ', '.'])
+        .to_lowercase();
+    if RESERVED.contains(&stem.as_str()) {
+        return Err(Refusal::Name(format!(
+            "'{name}' is a reserved device name on Windows"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `components` name a server trust file: any file called
+/// `mcp-allowed-hosts.json`, or a path ending in `input/config.json`, in any
+/// case. These decide which hosts may be read and which directories written:
+/// a model that could create one where the server looks first could widen
+/// its own permissions. Checked by name, wherever the file would be.
+pub fn is_protected_name(components: &[String]) -> bool {
+    let lower: Vec<String> = components.iter().map(|c| c.to_lowercase()).collect();
+    match lower.as_slice() {
+        [.., last] if last == "mcp-allowed-hosts.json" => true,
+        [.., dir, last] => dir == "input" && last == "config.json",
+        _ => false,
+    }
+}
+
+/// Whether `path` is `root` or below it, compared component by component
+/// (case-insensitively on Windows, where `C:\Proj` and `c:\proj` are one).
+pub fn is_within(path: &str, root: &str, style: PathStyle) -> bool {
+    let (Ok((path_prefix, path_parts)), Ok((root_prefix, root_parts))) =
+        (split_for_write(path, style), split_for_write(root, style))
+    else {
+        return false;
+    };
+    let same = |a: &str, b: &str| match style {
+        PathStyle::Windows => a.to_lowercase() == b.to_lowercase(),
+        PathStyle::Unix => a == b,
+    };
+    // Any `..` left here means the caller skipped resolution: never contained.
+    if path_parts.iter().chain(&root_parts).any(|p| p == "..") {
+        return false;
+    }
+    let path_parts: Vec<&String> = path_parts.iter().filter(|p| *p != ".").collect();
+    let root_parts: Vec<&String> = root_parts.iter().filter(|p| *p != ".").collect();
+    !path_prefix.is_empty()
+        && same(&path_prefix, &root_prefix)
+        && root_parts.len() <= path_parts.len()
+        && root_parts.iter().zip(&path_parts).all(|(r, p)| same(r, p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use PathStyle::{Unix, Windows};
+
+    #[test]
+    fn containment_table() {
+        let cases: &[(&str, &str, PathStyle, bool)] = &[
+            (r"C:\proj\src\a.cpp", r"C:\proj", Windows, true),
+            (r"C:\proj", r"C:\proj", Windows, true),
+            (r"c:\PROJ\src", r"C:\proj", Windows, true),
+            (r"C:/proj/src", r"C:\proj", Windows, true),
+            (r"\\?\C:\proj\x", r"C:\proj", Windows, true),
+            (r"C:\proj-evil\x", r"C:\proj", Windows, false),
+            (r"C:\projx", r"C:\proj", Windows, false),
+            (r"C:\pro", r"C:\proj", Windows, false),
+            (r"D:\proj\x", r"C:\proj", Windows, false),
+            (r"C:\proj\..\etc", r"C:\proj", Windows, false),
+            (r"\\srv\share\proj\x", r"\\srv\share\proj", Windows, true),
+            (
+                r"\\?\UNC\SRV\share\proj\x",
+                r"\\srv\share\proj",
+                Windows,
+                true,
+            ),
+            (r"\\srv\share2\proj", r"\\srv\share", Windows, false),
+            (r"\\.\C:\proj\x", r"C:\proj", Windows, false),
+            (r"C:proj\x", r"C:\proj", Windows, false),
+            (r"proj\x", r"C:\proj", Windows, false),
+            ("/home/a/proj/x", "/home/a/proj", Unix, true),
+            ("/home/a/proj-evil/x", "/home/a/proj", Unix, false),
+            ("/home/a/PROJ/x", "/home/a/proj", Unix, false),
+            ("/home/a/proj/../b", "/home/a/proj", Unix, false),
+            ("/home/a/proj/./x", "/home/a/proj", Unix, true),
+            ("relative/x", "/home/a/proj", Unix, false),
+        ];
+        for (path, root, style, want) in cases {
+            assert_eq!(
+                is_within(path, root, *style),
+                *want,
+                "{path} in {root} ({style:?})"
+            );
+        }
+    }
+
+    #[test]
+    fn forms_a_write_refuses() {
+        for path in [
+            r"\\.\C:\x",
+            r"\\.\PhysicalDrive0",
+            r"\\?\Volume{1234}\x",
+            r"\\?\GLOBALROOT\Device\x",
+            r"\??\C:\x",
+            r"C:x.txt",
+            r"\x.txt",
+            r"\\server",
+            r"\\server\",
+        ] {
+            assert!(
+                matches!(split_for_write(path, Windows), Err(Refusal::Form(_))),
+                "{path}"
+            );
+        }
+        assert_eq!(
+            split_for_write(r"\\?\c:\a\b", Windows).unwrap(),
+            ("C:".to_string(), vec!["a".to_string(), "b".to_string()])
+        );
+        assert_eq!(
+            split_for_write("/a//b/", Unix).unwrap(),
+            ("/".to_string(), vec!["a".into(), "b".into()])
+        );
+    }
+
+    #[test]
+    fn component_rules_on_windows() {
+        for bad in [
+            "NUL",
+            "nul.txt",
+            "Con.cpp",
+            "COM1",
+            "com1.log",
+            "LPT9",
+            "aux.tar.gz",
+            "CONIN$",
+            "COM¹",
+            "nul .txt",
+            "file.txt:stream",
+            "file.txt::$DATA",
+            "a.txt.",
+            "a.txt ",
+            "dir.",
+            "a<b",
+            "a|b",
+            "a?b",
+            "a*b",
+            "a\"b",
+            "tab\tname",
+        ] {
+            assert!(
+                check_component(bad, Windows).is_err(),
+                "{bad:?} should be refused"
+            );
+        }
+        for good in [
+            "console.txt",
+            "nul_device.c",
+            "aux2.c",
+            "com10",
+            "lpt",
+            "con-fig",
+            ".gitignore",
+            "..",
+            ".",
+            "a b.txt",
+            "résumé.md",
+            "ürün.cpp",
+            "file.tar.gz",
+            "x.v2",
+        ] {
+            assert_eq!(
+                check_component(good, Windows),
+                Ok(()),
+                "{good:?} should pass"
+            );
+        }
+    }
+
+    #[test]
+    fn unix_names_are_not_held_to_windows_rules() {
+        for name in ["aux.c", "con", "a.txt.", "trailing ", "a:b"] {
+            assert_eq!(check_component(name, Unix), Ok(()), "{name}");
+        }
+        assert!(check_component("a\0b", Unix).is_err());
+    }
+
+    #[test]
+    fn trust_files_are_recognised_in_any_case_and_place() {
+        let parts = |s: &str| s.split('/').map(String::from).collect::<Vec<_>>();
+        for p in [
+            "mcp-allowed-hosts.json",
+            "x/MCP-Allowed-Hosts.JSON",
+            "input/config.json",
+            "deep/a/Input/Config.json",
+            "/etc/input/config.json",
+        ] {
+            assert!(is_protected_name(&parts(p)), "{p}");
+        }
+        for p in [
+            "config.json",
+            "inputs/config.json",
+            "input/config.json.bak",
+            "input/config.jsonx",
+            "mcp-allowed-hosts.json.txt",
+            "my-mcp-allowed-hosts.json",
+            "input",
+        ] {
+            assert!(!is_protected_name(&parts(p)), "{p}");
+        }
+    }
+}
