@@ -1,5 +1,6 @@
-//! Reading and navigating source trees: `read_file`, `list_directory`,
-//! `list_empty_dirs`, `find_files` and `search_files`.
+//! Reading, navigating and changing source trees: `read_file`,
+//! `list_directory`, `list_empty_dirs`, `find_files`, `search_files`, and the
+//! confined writers `write_file` and `edit_file`.
 //!
 //! Walking and searching are ripgrep's own crates (`ignore`, `globset`,
 //! `grep-searcher`, `grep-regex`). Every function returns bounded plain text
@@ -10,6 +11,8 @@
 //! Output never depends on thread timing: parallel walks are collected and
 //! sorted before anything is cut.
 
+mod confine;
+mod edit;
 mod empty;
 mod find;
 mod globs;
@@ -18,9 +21,13 @@ mod paths;
 mod read;
 mod search;
 mod walk;
+mod write;
 
+pub use confine::{Target, WriteScope, resolve_for_write};
+pub use edit::edit_file;
 pub use empty::list_empty_dirs;
 pub use find::find_files;
 pub use list::list_directory;
 pub use read::read_file;
 pub use search::{SearchRequest, search_files};
+pub use write::write_file;

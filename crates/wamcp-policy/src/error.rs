@@ -42,6 +42,7 @@ error_types! {
     EditStringNotFound => "EDIT_STRING_NOT_FOUND",
     EditStringNotUnique => "EDIT_STRING_NOT_UNIQUE",
     FileExists => "FILE_EXISTS",
+    FileInUse => "FILE_IN_USE",
     GithubRequestFailed => "GITHUB_REQUEST_FAILED",
     GpuInfoFailed => "GPU_INFO_FAILED",
     HttpRequestFailed => "HTTP_REQUEST_FAILED",

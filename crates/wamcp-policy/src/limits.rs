@@ -44,6 +44,9 @@ pub const MAX_FILES_SCANNED: usize = 20_000;
 /// Characters of a matched line shown by `search_files`.
 pub const MAX_MATCH_LINE_CHARS: usize = 300;
 pub const MAX_WRITE_BYTES: usize = 2 * MIB as usize;
+/// Largest file `edit_file` edits, before and after the edit. Larger than
+/// the write cap: a big source file must stay editable in place.
+pub const MAX_EDIT_BYTES: usize = 8 * MIB as usize;
 
 pub const MAX_PAGE_BYTES: u64 = 2 * MIB;
 pub const MAX_PAGE_LINKS: usize = 20;

@@ -18,10 +18,6 @@ pub enum Refusal {
     Form(String),
     /// A component is a reserved device name or ends in a dot or space.
     Name(String),
-    /// A server trust file.
-    Protected(String),
-    /// Outside every writable root.
-    Outside,
 }
 
 /// Names Windows maps to devices in every directory, with or without an

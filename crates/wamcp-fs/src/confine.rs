@@ -1,0 +1,216 @@
+//! Write confinement: from a path argument to a resolved target inside a
+//! writable root, or a typed refusal.
+//!
+//! Order matters and each step names the escape it closes:
+//! 1. form and name rules on the raw text (device paths, `C:foo`, alternate
+//!    data streams, reserved names, trailing dots) — Win32 would otherwise
+//!    rewrite the name after we checked it;
+//! 2. trust-file names on the path as written — creating one is the danger;
+//! 3. resolution, component by component from the root: each existing
+//!    component is canonicalised (symbolic links, junctions, 8.3 names, case)
+//!    and `..` steps up from the *resolved* directory, so `link/..` cannot
+//!    land beside the link's target's parent by string arithmetic; a
+//!    dangling link is refused rather than written through; the part that
+//!    does not exist yet must be plain names;
+//! 4. containment of the resolved path in a resolved root, component by
+//!    component — `C:\proj-evil` is not inside `C:\proj`;
+//! 5. trust files again on the resolved path — a link named `notes.txt` may
+//!    point at a config file.
+//!
+//! The write itself then re-checks the directory through an open handle
+//! (`wamcp_platform::atomic`), closing the window between this check and the
+//! write.
+
+use crate::paths::{input_path, io_error};
+use std::path::{Component, Path, PathBuf};
+use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::workspace::PathStyle;
+use wamcp_policy::write_rules::{
+    Refusal, check_component, is_protected_name, is_within, split_for_write,
+};
+
+/// Where writes may go.
+pub struct WriteScope<'a> {
+    /// Writable roots; each must exist (a missing root contains nothing).
+    pub roots: &'a [PathBuf],
+    /// Trust files in use wherever they live (config, grants), resolved.
+    pub protected: &'a [PathBuf],
+}
+
+/// A checked destination.
+#[derive(Debug)]
+pub struct Target {
+    /// The resolved path the bytes will be written to.
+    pub path: PathBuf,
+    /// Its directory, resolved; may not exist yet (see `missing_dirs`).
+    pub dir: PathBuf,
+    /// Directories to create, outermost first; all inside the same root.
+    pub missing_dirs: Vec<PathBuf>,
+    /// Whether a file exists at `path` now.
+    pub exists: bool,
+}
+
+const STYLE: PathStyle = PathStyle::native();
+
+pub fn resolve_for_write(raw: &str, cwd: &Path, scope: &WriteScope) -> Result<Target, ToolError> {
+    let joined = input_path(raw, cwd)?;
+    // The raw text first: joining `\x` or `C:x` to the working directory
+    // would silently pick a drive, hiding that the argument is ambiguous.
+    split_for_write(raw, STYLE).map_err(|r| refusal(raw, r))?;
+    let shown = joined.display().to_string();
+    let (_, parts) = split_for_write(&shown, STYLE).map_err(|r| refusal(raw, r))?;
+    for part in &parts {
+        check_component(part, STYLE).map_err(|r| refusal(raw, r))?;
+    }
+    if is_protected_name(&parts) {
+        return Err(protected(raw));
+    }
+
+    let mut resolved = PathBuf::new();
+    let mut tail: Vec<std::ffi::OsString> = Vec::new();
+    let components: Vec<Component> = joined.components().collect();
+    for (index, component) in components.iter().enumerate() {
+        let last = index + 1 == components.len();
+        match component {
+            Component::Prefix(_) | Component::RootDir => resolved.push(component.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir if tail.is_empty() => {
+                resolved.pop();
+            }
+            Component::ParentDir => {
+                return Err(ToolError::new(
+                    ErrorType::InvalidPath,
+                    format!("'{raw}' climbs out of a directory that does not exist ('..' after a missing directory)."),
+                )
+                .with_path(raw));
+            }
+            Component::Normal(name) if !tail.is_empty() => tail.push(name.to_os_string()),
+            Component::Normal(name) => {
+                let candidate = resolved.join(name);
+                match std::fs::symlink_metadata(&candidate) {
+                    Ok(meta) => {
+                        if !last && meta.is_file() {
+                            return Err(ToolError::new(
+                                ErrorType::InvalidPath,
+                                format!(
+                                    "'{}' is a file, so it cannot contain '{raw}'.",
+                                    candidate.display()
+                                ),
+                            )
+                            .with_path(raw));
+                        }
+                        resolved = dunce::canonicalize(&candidate).map_err(|_| {
+                            ToolError::new(
+                                ErrorType::WritePathNotAllowed,
+                                format!(
+                                    "'{}' is a link whose target does not exist; writing through it would create a file \
+                                     wherever it points.",
+                                    candidate.display()
+                                ),
+                            )
+                            .with_path(raw)
+                            .recover("Write to the intended path directly.")
+                        })?;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        tail.push(name.to_os_string())
+                    }
+                    Err(e) => return Err(io_error(raw, &candidate, &e, ErrorType::WriteFailed)),
+                }
+            }
+        }
+    }
+
+    let dir_existing = if tail.is_empty() {
+        resolved.parent().map(Path::to_path_buf).unwrap_or_default()
+    } else {
+        resolved.clone()
+    };
+    let mut path = resolved.clone();
+    let mut missing_dirs = Vec::new();
+    for (i, name) in tail.iter().enumerate() {
+        path.push(name);
+        if i + 1 < tail.len() {
+            missing_dirs.push(path.clone());
+        }
+    }
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or(dir_existing);
+    let text = path.display().to_string();
+
+    if !scope
+        .roots
+        .iter()
+        .any(|root| is_within(&text, &root.display().to_string(), STYLE))
+    {
+        let roots: Vec<String> = scope
+            .roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect();
+        return Err(ToolError::new(
+            ErrorType::WritePathNotAllowed,
+            format!("'{raw}' resolves to '{text}', which is outside every writable root."),
+        )
+        .with_path(raw)
+        .detail("resolved", text.clone())
+        .detail("writable_roots", roots.clone())
+        .recover(if roots.is_empty() {
+            "No writable root exists. The user can list the project in WAMCP_PROJECT_ROOTS."
+                .to_string()
+        } else {
+            format!(
+                "Write inside one of: {}. The user can add a project with WAMCP_PROJECT_ROOTS.",
+                roots.join(", ")
+            )
+        }));
+    }
+    let (_, resolved_parts) = split_for_write(&text, STYLE).map_err(|r| refusal(raw, r))?;
+    let same = |a: &Path, b: &Path| match STYLE {
+        PathStyle::Windows => {
+            a.to_string_lossy().to_lowercase() == b.to_string_lossy().to_lowercase()
+        }
+        PathStyle::Unix => a == b,
+    };
+    if is_protected_name(&resolved_parts) || scope.protected.iter().any(|p| same(p, &path)) {
+        return Err(protected(raw));
+    }
+    let exists = match std::fs::metadata(&path) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(ToolError::new(
+                ErrorType::PathIsNotFile,
+                format!("'{raw}' is a directory."),
+            )
+            .with_path(raw));
+        }
+        Ok(_) => true,
+        Err(_) => false,
+    };
+    Ok(Target {
+        path,
+        dir,
+        missing_dirs,
+        exists,
+    })
+}
+
+fn refusal(raw: &str, refusal: Refusal) -> ToolError {
+    match refusal {
+        Refusal::Form(why) | Refusal::Name(why) => ToolError::new(
+            ErrorType::InvalidPath,
+            format!("Cannot write '{raw}': {why}."),
+        )
+        .with_path(raw)
+        .recover(
+            "Use an ordinary absolute path, or one relative to the server's working directory.",
+        ),
+    }
+}
+
+fn protected(raw: &str) -> ToolError {
+    ToolError::new(
+        ErrorType::ProtectedPath,
+        format!("'{raw}' is a server trust file (host grants or configuration); tools can never write one."),
+    )
+    .with_path(raw)
+    .recover("Ask the user to edit it by hand if a change is really needed.")
+}
