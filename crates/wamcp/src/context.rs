@@ -227,6 +227,30 @@ impl ServerContext {
         roots
     }
 
+    /// The roots and trust files a write is checked against, resolved now:
+    /// a root created or moved since start-up is judged as it is today. The
+    /// download root belongs to the server, so it is created on first use.
+    pub fn write_scope(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        if let Err(e) = std::fs::create_dir_all(&self.download_root) {
+            tracing::warn!(
+                "cannot create the download root {}: {e}",
+                self.download_root.display()
+            );
+        }
+        let roots = self
+            .writable_roots()
+            .iter()
+            .filter_map(|r| resolve_existing(r))
+            .collect();
+        let protected = self
+            .config_file
+            .iter()
+            .chain(Some(&self.granted_hosts_file))
+            .map(|p| resolve_existing(p).unwrap_or_else(|| p.clone()))
+            .collect();
+        (roots, protected)
+    }
+
     /// Every start-up message worth a line on stderr.
     pub fn startup_messages(&self) -> Vec<String> {
         let mut messages: Vec<String> = [

@@ -53,6 +53,14 @@ impl Hints {
         idempotent: true,
         open_world: false,
     };
+
+    /// Changes local files; may replace existing content.
+    pub const LOCAL_WRITE: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
+    };
 }
 
 /// Runs blocking work (file-system walks, searches) off the async runtime,
@@ -119,6 +127,8 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::list_empty_dirs::ListEmptyDirs>(),
     entry::<tools::find_files::FindFiles>(),
     entry::<tools::search_files::SearchFiles>(),
+    entry::<tools::write_file::WriteFile>(),
+    entry::<tools::edit_file::EditFile>(),
     entry::<tools::get_system_info::GetSystemInfo>(),
     entry::<tools::get_server_info::GetServerInfo>(),
 ];

@@ -15,6 +15,16 @@ const CORE: &[&str] = &[
     "get_server_info",
 ];
 
+/// The tools registered for `groups`, in presentation order.
+fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
+    let mut tools = CORE[..5].to_vec();
+    if groups.contains(&"edit") {
+        tools.extend(["write_file", "edit_file"]);
+    }
+    tools.extend(&CORE[5..]);
+    tools
+}
+
 #[tokio::test]
 async fn initialize_reports_identity_and_instructions() {
     let client = Sandbox::new().connect().await;
@@ -51,15 +61,16 @@ async fn tools_list_follows_wamcp_tools() {
             sandbox = sandbox.set("WAMCP_TOOLS", *value);
         }
         let client = sandbox.connect().await;
-        assert_eq!(client.tool_names().await, CORE, "WAMCP_TOOLS={value:?}");
+        let expected = expected_tools(groups);
+        assert_eq!(client.tool_names().await, expected, "WAMCP_TOOLS={value:?}");
         let info = client.server_info().await;
         assert_eq!(
             info["active_tool_groups"],
             json!(groups),
             "WAMCP_TOOLS={value:?}"
         );
-        assert_eq!(info["registered_tools"], json!(CORE));
-        assert_eq!(info["registered_tool_count"], 7);
+        assert_eq!(info["registered_tools"], json!(expected));
+        assert_eq!(info["registered_tool_count"], expected.len());
         if error.is_empty() {
             assert_eq!(
                 info["tool_groups_error"],
@@ -80,7 +91,7 @@ async fn the_stateless_era_serves_the_same_tools() {
         .set("WAMCP_TOOLS", "core,docs")
         .connect_modern()
         .await;
-    assert_eq!(client.tool_names().await, CORE);
+    assert_eq!(client.tool_names().await, expected_tools(&["core", "docs"]));
     let info = client.server_info().await;
     assert_eq!(info["active_tool_groups"], json!(["core", "docs"]));
     client.close().await;
@@ -470,7 +481,7 @@ async fn bad_arguments_get_the_envelope_and_unknown_tools_a_protocol_error() {
     let text = result.content[0].as_text().unwrap().text.clone();
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), envelope);
 
-    let params = rmcp::model::CallToolRequestParams::new("write_file");
+    let params = rmcp::model::CallToolRequestParams::new("run_powershell");
     let err = client
         .service
         .peer()
@@ -478,7 +489,7 @@ async fn bad_arguments_get_the_envelope_and_unknown_tools_a_protocol_error() {
         .await
         .expect_err("unknown tool");
     assert!(
-        format!("{err}").contains("Unknown tool 'write_file'"),
+        format!("{err}").contains("Unknown tool 'run_powershell'"),
         "{err}"
     );
     client.close().await;

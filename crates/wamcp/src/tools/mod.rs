@@ -1,6 +1,7 @@
 //! One file per tool. Each declares its parameters, identity and `run`; the
 //! registry table decides which are live.
 
+pub mod edit_file;
 pub mod find_files;
 pub mod get_server_info;
 pub mod get_system_info;
@@ -8,6 +9,7 @@ pub mod list_directory;
 pub mod list_empty_dirs;
 pub mod read_file;
 pub mod search_files;
+pub mod write_file;
 
 use schemars::JsonSchema;
 use serde::Deserialize;

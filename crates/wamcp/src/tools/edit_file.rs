@@ -1,0 +1,55 @@
+//! `edit_file`: replace an exact string in an existing file.
+
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use wamcp_fs::WriteScope;
+use wamcp_policy::error::ToolError;
+use wamcp_policy::groups::Group;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// File to change, inside a writable root.
+    pub path: String,
+    /// The exact text to replace, indentation included; must occur once
+    /// unless replace_all is true.
+    pub old_string: String,
+    /// The replacement; empty deletes.
+    pub new_string: String,
+    /// Replace every occurrence.
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+pub struct EditFile;
+
+impl ToolDef for EditFile {
+    type Params = Params;
+    const NAME: &'static str = "edit_file";
+    const GROUPS: &'static [Group] = &[Group::Edit];
+    const DESCRIPTION: &'static str = "Replace an exact string in an existing text file. The file keeps its \
+        line endings (\\n in your strings matches CRLF) and encoding. Prefer it to write_file for changing code.";
+    const HINTS: Hints = Hints::LOCAL_WRITE;
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        let ctx = call.ctx;
+        blocking(move || {
+            let (roots, protected) = ctx.write_scope();
+            let scope = WriteScope {
+                roots: &roots,
+                protected: &protected,
+            };
+            wamcp_fs::edit_file(
+                &p.path,
+                &p.old_string,
+                &p.new_string,
+                p.replace_all,
+                &ctx.cwd,
+                &scope,
+            )
+        })
+        .await
+        .map(ToolOutput::Text)
+    }
+}

@@ -1,0 +1,45 @@
+//! `write_file`: create a file, or replace one when asked to.
+
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use wamcp_fs::WriteScope;
+use wamcp_policy::error::ToolError;
+use wamcp_policy::groups::Group;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Destination inside a writable root (see get_server_info).
+    pub path: String,
+    /// The whole file, written byte for byte as UTF-8.
+    pub content: String,
+    /// Replace an existing file.
+    #[serde(default)]
+    pub overwrite: bool,
+}
+
+pub struct WriteFile;
+
+impl ToolDef for WriteFile {
+    type Params = Params;
+    const NAME: &'static str = "write_file";
+    const GROUPS: &'static [Group] = &[Group::Edit];
+    const DESCRIPTION: &'static str = "Create a text file, or replace one entirely with overwrite=true, \
+        inside a writable root; missing directories are created. To change part of a file use edit_file.";
+    const HINTS: Hints = Hints::LOCAL_WRITE;
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        let ctx = call.ctx;
+        blocking(move || {
+            let (roots, protected) = ctx.write_scope();
+            let scope = WriteScope {
+                roots: &roots,
+                protected: &protected,
+            };
+            wamcp_fs::write_file(&p.path, &p.content, p.overwrite, &ctx.cwd, &scope)
+        })
+        .await
+        .map(ToolOutput::Text)
+    }
+}

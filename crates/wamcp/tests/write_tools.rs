@@ -1,0 +1,197 @@
+//! write_file and edit_file over MCP, and what a killed server leaves behind.
+
+mod common;
+
+use common::Sandbox;
+use serde_json::json;
+use std::io::Write;
+use std::process::Stdio;
+use std::time::Duration;
+
+fn with_project() -> (Sandbox, std::path::PathBuf) {
+    let sandbox = Sandbox::new();
+    let project = sandbox.cwd.join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    let sandbox = sandbox.set("WAMCP_PROJECT_ROOTS", project.display().to_string());
+    (sandbox, project)
+}
+
+#[tokio::test]
+async fn write_then_edit_inside_a_project_root() {
+    let (sandbox, project) = with_project();
+    let client = sandbox.connect().await;
+    let result = client
+        .call(
+            "write_file",
+            json!({"path": "proj/src/a.cpp", "content": "int a;\r\nint b;\r\n"}),
+        )
+        .await;
+    let text = result.content[0].as_text().unwrap().text.clone();
+    assert_eq!(
+        text,
+        format!(
+            "WROTE: {} (16 bytes, new file)",
+            project.join("src").join("a.cpp").display()
+        )
+    );
+    let result = client
+        .call("edit_file", json!({"path": "proj/src/a.cpp", "old_string": "int b;\n", "new_string": "int b = 2;\n"}))
+        .await;
+    let text = result.content[0].as_text().unwrap().text.clone();
+    assert!(
+        text.ends_with("(1 replacement at line 2, CRLF preserved)"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read(project.join("src").join("a.cpp")).unwrap(),
+        b"int a;\r\nint b = 2;\r\n"
+    );
+
+    for (args, kind) in [
+        (
+            json!({"path": "outside.txt", "content": "x"}),
+            "WRITE_PATH_NOT_ALLOWED",
+        ),
+        (
+            json!({"path": "proj/../outside.txt", "content": "x"}),
+            "WRITE_PATH_NOT_ALLOWED",
+        ),
+        (
+            json!({"path": "proj/input/config.json", "content": "{}"}),
+            "PROTECTED_PATH",
+        ),
+        (
+            json!({"path": "proj/src/a.cpp", "content": "x"}),
+            "FILE_EXISTS",
+        ),
+    ] {
+        let result = client.call("write_file", args.clone()).await;
+        assert_eq!(
+            result.structured_content.unwrap()["error"]["type"],
+            kind,
+            "{args}"
+        );
+    }
+    assert!(!sandbox_file_exists(&client, "outside.txt"));
+    client.close().await;
+}
+
+fn sandbox_file_exists(client: &common::Client, name: &str) -> bool {
+    client.sandbox.cwd.join(name).exists()
+}
+
+#[tokio::test]
+async fn the_config_file_in_use_is_protected_wherever_it_is() {
+    let (sandbox, project) = with_project();
+    let config = project.join("wamcp-settings.json");
+    std::fs::write(&config, "{\"version\": 1}").unwrap();
+    let client = sandbox
+        .set("WAMCP_CONFIG_FILE", config.display().to_string())
+        .connect()
+        .await;
+    let result = client
+        .call(
+            "write_file",
+            json!({"path": "proj/wamcp-settings.json", "content": "{}", "overwrite": true}),
+        )
+        .await;
+    assert_eq!(
+        result.structured_content.unwrap()["error"]["type"],
+        "PROTECTED_PATH"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "{\"version\": 1}"
+    );
+    client.close().await;
+}
+
+#[tokio::test]
+async fn without_a_project_root_only_the_download_root_is_writable() {
+    let client = Sandbox::new().connect().await;
+    let info = client.server_info().await;
+    let download_root = info["download_root"].as_str().unwrap().to_string();
+    let result = client
+        .call("write_file", json!({"path": "here.txt", "content": "x"}))
+        .await;
+    assert_eq!(
+        result.structured_content.unwrap()["error"]["type"],
+        "WRITE_PATH_NOT_ALLOWED"
+    );
+    let target = format!("{download_root}/notes.txt");
+    let result = client
+        .call("write_file", json!({"path": target, "content": "x"}))
+        .await;
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    client.close().await;
+    let client = Sandbox::new().set("WAMCP_TOOLS", "core").connect().await;
+    assert!(
+        !client
+            .tool_names()
+            .await
+            .contains(&"write_file".to_string())
+    );
+    client.close().await;
+}
+
+/// A server killed at arbitrary points during a large write or edit leaves
+/// the file wholly old or wholly new, never truncated or mixed.
+#[test]
+fn a_killed_writer_never_leaves_a_torn_file() {
+    const SIZE: usize = 2 * 1024 * 1024 - 64;
+    let (sandbox, project) = with_project();
+    let target = project.join("big.txt");
+    let old = "a".repeat(SIZE);
+    let new = "b".repeat(SIZE);
+    let mut outcomes = [0usize; 2];
+    for round in 0..40u64 {
+        std::fs::write(&target, &old).unwrap();
+        let call = if round % 2 == 0 {
+            json!({"name": "write_file", "arguments": {"path": "proj/big.txt", "content": new, "overwrite": true}})
+        } else {
+            json!({"name": "edit_file", "arguments": {"path": "proj/big.txt", "old_string": "a", "new_string": "b", "replace_all": true}})
+        };
+        let mut cmd = sandbox.command(&[]);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+        let request = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call});
+        writeln!(
+            stdin,
+            "{init}\n{}\n{request}",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .unwrap();
+        // Spread the kill points over the whole write: 0 to ~60 ms in uneven steps.
+        std::thread::sleep(Duration::from_micros((round * 7919) % 60_000));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let bytes = std::fs::read(&target).unwrap();
+        let whole_old = bytes == old.as_bytes();
+        let whole_new = bytes == new.as_bytes();
+        assert!(
+            whole_old || whole_new,
+            "round {round}: torn file of {} bytes",
+            bytes.len()
+        );
+        outcomes[whole_new as usize] += 1;
+    }
+    // Both outcomes should occur, or the kill points missed the write window.
+    eprintln!(
+        "killed writer outcomes: {} old, {} new",
+        outcomes[0], outcomes[1]
+    );
+    // A kill between creating and renaming the temporary file can leave it
+    // behind; it is never mistaken for the target and never named like one.
+    for entry in std::fs::read_dir(&project).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(
+            name == "big.txt" || (name.starts_with(".wamcp-") && name.ends_with(".tmp")),
+            "{name}"
+        );
+    }
+}
