@@ -8,7 +8,9 @@ use wamcp_policy::hosts::parse_host_list;
 use wamcp_policy::workspace::{PathStyle, ProtectedDirs, judge_workspace};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let selection = parse_groups(Some(text), text.len() % 2 == 0);
     assert!(selection.groups.contains(&Group::Core));
     let (hosts, _) = parse_host_list(text);
@@ -16,13 +18,20 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(host, host.to_ascii_lowercase());
         assert!(!host.ends_with('.'));
     }
-    for (style, home) in [(PathStyle::Windows, r"C:\Users\ada"), (PathStyle::Unix, "/home/ada")] {
+    for (style, home) in [
+        (PathStyle::Windows, r"C:\Users\ada"),
+        (PathStyle::Unix, "/home/ada"),
+    ] {
         let dirs = ProtectedDirs::for_platform(style, Some(home.to_string()), |_| None);
         if judge_workspace(text, style, &dirs).is_ok() {
             let norm = |s: &str| {
                 let s = s.replace('\\', "/");
                 let s = s.trim_end_matches('/');
-                if style == PathStyle::Windows { s.to_lowercase() } else { s.to_string() }
+                if style == PathStyle::Windows {
+                    s.to_lowercase()
+                } else {
+                    s.to_string()
+                }
             };
             assert_ne!(norm(text), norm(home));
         }
