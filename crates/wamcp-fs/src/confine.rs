@@ -52,7 +52,48 @@ pub struct Target {
 
 const STYLE: PathStyle = PathStyle::native();
 
+/// What resolution asks of the file system. The real one is the OS; tests
+/// use a fake to model junctions and 8.3 short names, which Wine lacks.
+pub trait FsView {
+    /// The entry itself, not following a final link: `Ok(true)` for a
+    /// directory or link, `Ok(false)` for a regular file.
+    fn entry_is_dir_or_link(&self, path: &Path) -> std::io::Result<bool>;
+    /// The fully resolved path (links, junctions, short names, case).
+    fn canonical(&self, path: &Path) -> std::io::Result<PathBuf>;
+    /// Following links: whether a directory exists there.
+    fn is_dir(&self, path: &Path) -> bool;
+    fn exists(&self, path: &Path) -> bool;
+}
+
+/// The operating system's view.
+pub struct RealFs;
+
+impl FsView for RealFs {
+    fn entry_is_dir_or_link(&self, path: &Path) -> std::io::Result<bool> {
+        std::fs::symlink_metadata(path).map(|m| !m.is_file())
+    }
+    fn canonical(&self, path: &Path) -> std::io::Result<PathBuf> {
+        dunce::canonicalize(path)
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+}
+
 pub fn resolve_for_write(raw: &str, cwd: &Path, scope: &WriteScope) -> Result<Target, ToolError> {
+    resolve_with(raw, cwd, scope, &RealFs)
+}
+
+/// [`resolve_for_write`] against any [`FsView`].
+pub fn resolve_with(
+    raw: &str,
+    cwd: &Path,
+    scope: &WriteScope,
+    fs: &dyn FsView,
+) -> Result<Target, ToolError> {
     let joined = input_path(raw, cwd)?;
     // The raw text first: joining `\x` or `C:x` to the working directory
     // would silently pick a drive, hiding that the argument is ambiguous.
@@ -87,9 +128,9 @@ pub fn resolve_for_write(raw: &str, cwd: &Path, scope: &WriteScope) -> Result<Ta
             Component::Normal(name) if !tail.is_empty() => tail.push(name.to_os_string()),
             Component::Normal(name) => {
                 let candidate = resolved.join(name);
-                match std::fs::symlink_metadata(&candidate) {
-                    Ok(meta) => {
-                        if !last && meta.is_file() {
+                match fs.entry_is_dir_or_link(&candidate) {
+                    Ok(dir_or_link) => {
+                        if !last && !dir_or_link {
                             return Err(ToolError::new(
                                 ErrorType::InvalidPath,
                                 format!(
@@ -99,7 +140,7 @@ pub fn resolve_for_write(raw: &str, cwd: &Path, scope: &WriteScope) -> Result<Ta
                             )
                             .with_path(raw));
                         }
-                        resolved = dunce::canonicalize(&candidate).map_err(|_| {
+                        resolved = fs.canonical(&candidate).map_err(|_| {
                             ToolError::new(
                                 ErrorType::WritePathNotAllowed,
                                 format!(
@@ -174,17 +215,13 @@ pub fn resolve_for_write(raw: &str, cwd: &Path, scope: &WriteScope) -> Result<Ta
     if is_protected_name(&resolved_parts) || scope.protected.iter().any(|p| same(p, &path)) {
         return Err(protected(raw));
     }
-    let exists = match std::fs::metadata(&path) {
-        Ok(meta) if meta.is_dir() => {
-            return Err(ToolError::new(
-                ErrorType::PathIsNotFile,
-                format!("'{raw}' is a directory."),
-            )
-            .with_path(raw));
-        }
-        Ok(_) => true,
-        Err(_) => false,
-    };
+    if fs.is_dir(&path) {
+        return Err(
+            ToolError::new(ErrorType::PathIsNotFile, format!("'{raw}' is a directory."))
+                .with_path(raw),
+        );
+    }
+    let exists = fs.exists(&path);
     Ok(Target {
         path,
         dir,

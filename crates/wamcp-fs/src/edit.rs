@@ -122,7 +122,7 @@ pub fn edit_file(
 
 fn decode(raw: &str, bytes: &[u8]) -> Result<(String, Encoding), ToolError> {
     let utf16 = |body: &[u8], little: bool| -> Option<String> {
-        if body.len() % 2 != 0 {
+        if !body.len().is_multiple_of(2) {
             return None;
         }
         let units = body.chunks_exact(2).map(|c| {

@@ -402,3 +402,112 @@ fn edit_refusals_name_the_problem_and_change_nothing() {
         w.edit("../outside/x.txt", "a", "b", false)
     });
 }
+
+/// Junctions and 8.3 short names, which Wine cannot create, modelled by a
+/// fake file system: the resolver must judge the path each one leads to.
+#[cfg(windows)]
+#[test]
+fn junctions_and_short_names_are_judged_by_where_they_lead() {
+    use std::collections::HashMap;
+    use wamcp_fs::{FsView, resolve_with};
+
+    struct Fake(HashMap<String, (bool, &'static str)>);
+    impl FsView for Fake {
+        fn entry_is_dir_or_link(&self, path: &Path) -> std::io::Result<bool> {
+            self.0
+                .get(&key(path))
+                .map(|e| e.0)
+                .ok_or_else(|| std::io::ErrorKind::NotFound.into())
+        }
+        fn canonical(&self, path: &Path) -> std::io::Result<PathBuf> {
+            self.0
+                .get(&key(path))
+                .map(|e| PathBuf::from(e.1))
+                .ok_or_else(|| std::io::ErrorKind::NotFound.into())
+        }
+        fn is_dir(&self, path: &Path) -> bool {
+            self.0.get(&key(path)).is_some_and(|e| e.0)
+        }
+        fn exists(&self, path: &Path) -> bool {
+            self.0.contains_key(&key(path))
+        }
+    }
+    fn key(path: &Path) -> String {
+        path.display().to_string().to_lowercase()
+    }
+    let entries: &[(&str, bool, &'static str)] = &[
+        (r"C:\Projects", true, r"C:\Projects"),
+        (r"C:\PROJEC~1", true, r"C:\Projects"),
+        (r"C:\Projects\game", true, r"C:\Projects\game"),
+        (r"C:\Projects\game\assets", true, r"D:\shared\assets"),
+        (r"C:\Projects\game\ASSETS~1", true, r"D:\shared\assets"),
+        (r"C:\Projects\game\src", true, r"C:\Projects\game\src"),
+        (
+            r"C:\Projects\game\src\main.cpp",
+            false,
+            r"C:\Projects\game\src\main.cpp",
+        ),
+        (
+            r"C:\Projects\game\vendored",
+            true,
+            r"C:\Projects\game\third_party\v",
+        ),
+        (
+            r"C:\Projects\game\third_party",
+            true,
+            r"C:\Projects\game\third_party",
+        ),
+        (
+            r"C:\Projects\game\third_party\v",
+            true,
+            r"C:\Projects\game\third_party\v",
+        ),
+    ];
+    let fake = Fake(
+        entries
+            .iter()
+            .map(|(p, d, c)| (p.to_lowercase(), (*d, *c)))
+            .collect(),
+    );
+    let roots = vec![PathBuf::from(r"C:\Projects\game")];
+    let scope = WriteScope {
+        roots: &roots,
+        protected: &[],
+    };
+    let cwd = Path::new(r"C:\Projects\game");
+    let resolve = |raw: &str| resolve_with(raw, cwd, &scope, &fake);
+
+    // A junction inside the root that leads outside is outside.
+    for raw in [
+        r"assets\tex.png",
+        r"ASSETS~1\tex.png",
+        r"C:\PROJEC~1\game\assets\new\x.txt",
+    ] {
+        let err = resolve(raw).expect_err(raw);
+        assert_eq!(err.kind, ErrorType::WritePathNotAllowed, "{raw}: {err:?}");
+        assert!(
+            err.details["resolved"]
+                .as_str()
+                .unwrap()
+                .starts_with(r"D:\shared\assets"),
+            "{err:?}"
+        );
+    }
+    // A short name for the root and a junction that stays inside are fine,
+    // and the write goes to the resolved place.
+    let target = resolve(r"C:\PROJEC~1\game\src\main.cpp").unwrap();
+    assert_eq!(target.path, Path::new(r"C:\Projects\game\src\main.cpp"));
+    assert!(target.exists);
+    let target = resolve(r"vendored\new\lib.h").unwrap();
+    assert_eq!(
+        target.path,
+        Path::new(r"C:\Projects\game\third_party\v\new\lib.h")
+    );
+    assert_eq!(
+        target.missing_dirs,
+        [PathBuf::from(r"C:\Projects\game\third_party\v\new")]
+    );
+    // `..` through a junction steps up from where the junction leads.
+    let err = resolve(r"vendored\..\..\..\outside.txt").expect_err("escape");
+    assert_eq!(err.kind, ErrorType::WritePathNotAllowed);
+}
