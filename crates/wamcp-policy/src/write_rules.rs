@@ -52,17 +52,7 @@ fn split_windows(path: &str) -> Result<(String, Vec<String>), Refusal> {
         .strip_prefix(r"\\?\UNC\")
         .or_else(|| unified.strip_prefix(r"\\.\UNC\"))
     {
-        let mut pieces = rest.splitn(3, '\\');
-        let (server, share) = (pieces.next().unwrap_or(""), pieces.next().unwrap_or(""));
-        if server.is_empty() || share.is_empty() {
-            return Err(Refusal::Form(
-                "a UNC path needs a server and a share".into(),
-            ));
-        }
-        (
-            format!(r"\\{server}\{share}"),
-            pieces.next().unwrap_or("").to_string(),
-        )
+        split_unc(rest)?
     } else if let Some(rest) = unified.strip_prefix(r"\\?\") {
         // Verbatim paths skip normalisation, so `..` and `NUL` in them are taken
         // literally by the OS; only the plain drive form is accepted and then
@@ -78,17 +68,7 @@ fn split_windows(path: &str) -> Result<(String, Vec<String>), Refusal> {
             "'{path}' names a device, not a file"
         )));
     } else if let Some(rest) = unified.strip_prefix(r"\\") {
-        let mut pieces = rest.splitn(3, '\\');
-        let (server, share) = (pieces.next().unwrap_or(""), pieces.next().unwrap_or(""));
-        if server.is_empty() || share.is_empty() {
-            return Err(Refusal::Form(
-                "a UNC path needs a server and a share".into(),
-            ));
-        }
-        (
-            format!(r"\\{server}\{share}"),
-            pieces.next().unwrap_or("").to_string(),
-        )
+        split_unc(rest)?
     } else if is_drive_prefix(&unified) {
         if !unified[2..].starts_with('\\') {
             // `C:foo` is relative to drive C's own current directory: ambiguous.
@@ -111,6 +91,21 @@ fn split_windows(path: &str) -> Result<(String, Vec<String>), Refusal> {
         .map(String::from)
         .collect();
     Ok((prefix, parts))
+}
+
+/// `server\share\rest` into the `\\server\share` prefix and the rest.
+fn split_unc(rest: &str) -> Result<(String, String), Refusal> {
+    let mut pieces = rest.splitn(3, '\\');
+    let (server, share) = (pieces.next().unwrap_or(""), pieces.next().unwrap_or(""));
+    if server.is_empty() || share.is_empty() {
+        return Err(Refusal::Form(
+            "a UNC path needs a server and a share".into(),
+        ));
+    }
+    Ok((
+        format!(r"\\{server}\{share}"),
+        pieces.next().unwrap_or("").to_string(),
+    ))
 }
 
 fn is_drive_prefix(text: &str) -> bool {

@@ -230,7 +230,7 @@ impl ServerContext {
     /// The roots and trust files a write is checked against, resolved now:
     /// a root created or moved since start-up is judged as it is today. The
     /// download root belongs to the server, so it is created on first use.
-    pub fn write_scope(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    fn write_scope(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
         if let Err(e) = std::fs::create_dir_all(&self.download_root) {
             tracing::warn!(
                 "cannot create the download root {}: {e}",
@@ -249,6 +249,15 @@ impl ServerContext {
             .map(|p| resolve_existing(p).unwrap_or_else(|| p.clone()))
             .collect();
         (roots, protected)
+    }
+
+    /// Runs `write` with the current write scope.
+    pub fn with_write_scope<T>(&self, write: impl FnOnce(&wamcp_fs::WriteScope) -> T) -> T {
+        let (roots, protected) = self.write_scope();
+        write(&wamcp_fs::WriteScope {
+            roots: &roots,
+            protected: &protected,
+        })
     }
 
     /// Every start-up message worth a line on stderr.

@@ -3,7 +3,6 @@
 use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use wamcp_fs::WriteScope;
 use wamcp_policy::error::ToolError;
 use wamcp_policy::groups::Group;
 
@@ -35,19 +34,16 @@ impl ToolDef for EditFile {
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let ctx = call.ctx;
         blocking(move || {
-            let (roots, protected) = ctx.write_scope();
-            let scope = WriteScope {
-                roots: &roots,
-                protected: &protected,
-            };
-            wamcp_fs::edit_file(
-                &p.path,
-                &p.old_string,
-                &p.new_string,
-                p.replace_all,
-                &ctx.cwd,
-                &scope,
-            )
+            ctx.with_write_scope(|scope| {
+                wamcp_fs::edit_file(
+                    &p.path,
+                    &p.old_string,
+                    &p.new_string,
+                    p.replace_all,
+                    &ctx.cwd,
+                    scope,
+                )
+            })
         })
         .await
         .map(ToolOutput::Text)

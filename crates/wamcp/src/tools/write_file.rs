@@ -3,7 +3,6 @@
 use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use wamcp_fs::WriteScope;
 use wamcp_policy::error::ToolError;
 use wamcp_policy::groups::Group;
 
@@ -32,12 +31,9 @@ impl ToolDef for WriteFile {
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let ctx = call.ctx;
         blocking(move || {
-            let (roots, protected) = ctx.write_scope();
-            let scope = WriteScope {
-                roots: &roots,
-                protected: &protected,
-            };
-            wamcp_fs::write_file(&p.path, &p.content, p.overwrite, &ctx.cwd, &scope)
+            ctx.with_write_scope(|scope| {
+                wamcp_fs::write_file(&p.path, &p.content, p.overwrite, &ctx.cwd, scope)
+            })
         })
         .await
         .map(ToolOutput::Text)
