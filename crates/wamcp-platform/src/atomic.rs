@@ -33,8 +33,8 @@ pub enum Commit {
     /// Fail with `AlreadyExists` if the target exists when committing, even
     /// if it appeared after the caller looked.
     CreateNew,
-    /// Replace an existing target, keeping its permissions (and, on Windows,
-    /// its attributes and ACL).
+    /// Replace an existing target, keeping its permissions (Unix mode and
+    /// owner; Windows attributes).
     Replace,
 }
 
@@ -126,6 +126,33 @@ mod tests {
             "{err:?}"
         );
         assert!(!root.join("real").join("x").exists());
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn replacing_keeps_windows_attributes() {
+        use std::os::windows::fs::MetadataExt;
+        const HIDDEN: u32 = 0x2;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dunce::canonicalize(dir.path()).unwrap();
+        let target = root.join("hidden.txt");
+        std::fs::write(&target, b"old").unwrap();
+        let status = std::process::Command::new("attrib")
+            .arg("+H")
+            .arg(&target)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert_ne!(
+            std::fs::metadata(&target).unwrap().file_attributes() & HIDDEN,
+            0
+        );
+        write_atomically(&root, OsStr::new("hidden.txt"), b"new", Commit::Replace).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert_ne!(
+            std::fs::metadata(&target).unwrap().file_attributes() & HIDDEN,
+            0
+        );
     }
 
     #[cfg(unix)]

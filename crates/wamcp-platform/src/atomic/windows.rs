@@ -1,6 +1,14 @@
 //! Windows: a pinned directory handle checked with GetFinalPathNameByHandleW,
-//! then ReplaceFileW (keeps the replaced file's attributes and ACL) or
-//! MoveFileExW without replace (never clobbers).
+//! then MoveFileExW: with MOVEFILE_REPLACE_EXISTING an NTFS rename that is
+//! atomic, without it a move that never clobbers.
+//!
+//! Not ReplaceFileW: it moves the old file aside and the new one in as
+//! separate steps (Wine's leaves an `rf*.tmp` behind when killed between
+//! them, and Windows documents outcomes where the target ends up under the
+//! backup name), so a crash could leave no file at all. The replaced file's
+//! attributes are copied instead; its ACL is the directory's inherited one in
+//! both cases, and only explicit, non-inherited entries on the old file
+//! would not carry over.
 
 use super::{Commit, DirectoryChanged, temp_name};
 use std::ffi::OsStr;
@@ -9,9 +17,11 @@ use std::os::windows::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use windows_sys::Win32::Foundation::{CloseHandle, GENERIC_READ, HANDLE, INVALID_HANDLE_VALUE};
 use windows_sys::Win32::Storage::FileSystem::{
-    CreateFileW, FILE_FLAG_BACKUP_SEMANTICS, FILE_SHARE_READ, FILE_SHARE_WRITE,
-    GetFinalPathNameByHandleW, MOVEFILE_REPLACE_EXISTING, MOVEFILE_WRITE_THROUGH, MoveFileExW,
-    OPEN_EXISTING, REPLACEFILE_IGNORE_MERGE_ERRORS, ReplaceFileW, VOLUME_NAME_DOS,
+    CreateFileW, FILE_ATTRIBUTE_ARCHIVE, FILE_ATTRIBUTE_HIDDEN, FILE_ATTRIBUTE_NOT_CONTENT_INDEXED,
+    FILE_ATTRIBUTE_SYSTEM, FILE_FLAG_BACKUP_SEMANTICS, FILE_SHARE_READ, FILE_SHARE_WRITE,
+    GetFileAttributesW, GetFinalPathNameByHandleW, INVALID_FILE_ATTRIBUTES,
+    MOVEFILE_REPLACE_EXISTING, MOVEFILE_WRITE_THROUGH, MoveFileExW, OPEN_EXISTING,
+    SetFileAttributesW, VOLUME_NAME_DOS,
 };
 
 pub(super) fn write_atomically(
@@ -41,49 +51,36 @@ pub(super) fn write_atomically(
         file.sync_all()?;
         drop(file);
         let (temp_w, target_w) = (wide(&temp), wide(&target));
-        match commit {
-            Commit::CreateNew => win32(unsafe {
-                MoveFileExW(temp_w.as_ptr(), target_w.as_ptr(), MOVEFILE_WRITE_THROUGH)
-            }),
-            Commit::Replace if target.exists() => {
-                let replaced = unsafe {
-                    ReplaceFileW(
-                        target_w.as_ptr(),
-                        temp_w.as_ptr(),
-                        std::ptr::null(),
-                        REPLACEFILE_IGNORE_MERGE_ERRORS,
-                        std::ptr::null(),
-                        std::ptr::null(),
-                    )
-                };
-                match win32(replaced) {
-                    // A locked or read-only target must surface, not be forced.
-                    Err(e) if matches!(e.raw_os_error(), Some(5 | 32 | 33 | 1224)) => Err(e),
-                    // Some file systems cannot merge metadata; a plain atomic move still is.
-                    Err(_) => win32(unsafe {
-                        MoveFileExW(
-                            temp_w.as_ptr(),
-                            target_w.as_ptr(),
-                            MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH,
-                        )
-                    }),
-                    Ok(()) => Ok(()),
-                }
+        let flags = match commit {
+            Commit::CreateNew => MOVEFILE_WRITE_THROUGH,
+            Commit::Replace => {
+                keep_attributes(&target_w, &temp_w);
+                MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH
             }
-            Commit::Replace => win32(unsafe {
-                MoveFileExW(
-                    temp_w.as_ptr(),
-                    target_w.as_ptr(),
-                    MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH,
-                )
-            }),
-        }
+        };
+        win32(unsafe { MoveFileExW(temp_w.as_ptr(), target_w.as_ptr(), flags) })
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&temp);
     }
     drop(pinned);
     result
+}
+
+/// Gives the new file the hidden, system, archive and not-indexed flags of
+/// the file it replaces (read-only targets are refused before this point).
+fn keep_attributes(target: &[u16], temp: &[u16]) {
+    let attributes = unsafe { GetFileAttributesW(target.as_ptr()) };
+    if attributes != INVALID_FILE_ATTRIBUTES {
+        let kept = attributes
+            & (FILE_ATTRIBUTE_HIDDEN
+                | FILE_ATTRIBUTE_SYSTEM
+                | FILE_ATTRIBUTE_ARCHIVE
+                | FILE_ATTRIBUTE_NOT_CONTENT_INDEXED);
+        if kept != 0 {
+            unsafe { SetFileAttributesW(temp.as_ptr(), kept) };
+        }
+    }
 }
 
 struct DirHandle(HANDLE);
