@@ -46,6 +46,9 @@ pub fn not_found(shown: &str, path: &Path) -> ToolError {
 /// Maps an I/O error on `path`, with `other` as the type for anything that is
 /// neither "missing" nor "denied".
 pub fn io_error(shown: &str, path: &Path, error: &std::io::Error, other: ErrorType) -> ToolError {
+    if wamcp_platform::atomic::is_file_in_use(error) {
+        return file_in_use(shown);
+    }
     match error.kind() {
         ErrorKind::NotFound => not_found(shown, path),
         ErrorKind::PermissionDenied => ToolError::new(
@@ -58,6 +61,14 @@ pub fn io_error(shown: &str, path: &Path, error: &std::io::Error, other: ErrorTy
             .with_path(shown)
             .retryable(),
     }
+}
+
+/// The refusal for a file another program holds open (Windows sharing rules).
+pub fn file_in_use(shown: &str) -> ToolError {
+    ToolError::new(ErrorType::FileInUse, format!("Another program has '{shown}' open, so it cannot be used now."))
+        .with_path(shown)
+        .retryable()
+        .recover("Ask the user to close the program holding it (an editor, a debugger, the build), then retry.")
 }
 
 /// Checks that `path` is an existing directory.

@@ -1,9 +1,12 @@
 //! `write_file` and the commit step `edit_file` shares with it.
 
 use crate::confine::{Target, WriteScope, resolve_for_write};
+use crate::paths::file_in_use;
 use std::fmt::Write as _;
 use std::path::Path;
-use wamcp_platform::atomic::{Commit, DirectoryChanged, is_file_in_use, write_atomically};
+use wamcp_platform::atomic::{
+    Commit, DirectoryChanged, is_file_in_use, is_held_open, write_atomically,
+};
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::limits::MAX_WRITE_BYTES;
 
@@ -101,12 +104,12 @@ pub(crate) fn commit_bytes(
         for dir in created.iter().rev() {
             let _ = std::fs::remove_dir(dir);
         }
-        return Err(write_error(raw, &error));
+        return Err(write_error(raw, target, &error));
     }
     Ok(())
 }
 
-fn write_error(raw: &str, error: &std::io::Error) -> ToolError {
+fn write_error(raw: &str, target: &Target, error: &std::io::Error) -> ToolError {
     if let Some(changed) = error
         .get_ref()
         .and_then(|e| e.downcast_ref::<DirectoryChanged>())
@@ -120,11 +123,9 @@ fn write_error(raw: &str, error: &std::io::Error) -> ToolError {
             "Something is changing this directory; check with list_directory before trying again.",
         );
     }
-    if is_file_in_use(error) {
-        return ToolError::new(ErrorType::FileInUse, format!("Another program has '{raw}' open, so it cannot be replaced."))
-            .with_path(raw)
-            .retryable()
-            .recover("Ask the user to close the program holding it (an editor, a debugger, the build), then retry.");
+    let denied = error.kind() == std::io::ErrorKind::PermissionDenied;
+    if is_file_in_use(error) || (denied && target.exists && is_held_open(&target.path)) {
+        return file_in_use(raw);
     }
     match error.kind() {
         std::io::ErrorKind::AlreadyExists => ToolError::new(

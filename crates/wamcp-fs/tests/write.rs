@@ -511,3 +511,33 @@ fn junctions_and_short_names_are_judged_by_where_they_lead() {
     let err = resolve(r"vendored\..\..\..\outside.txt").expect_err("escape");
     assert_eq!(err.kind, ErrorType::WritePathNotAllowed);
 }
+
+/// A file another program holds open without delete sharing cannot be
+/// replaced on Windows: the refusal says so and the file is untouched.
+#[cfg(windows)]
+#[test]
+fn a_file_held_open_by_another_program_is_file_in_use() {
+    use std::os::windows::fs::OpenOptionsExt;
+    let w = World::new();
+    let path = w.root.join("held.txt");
+    std::fs::write(&path, "original").unwrap();
+    let _held = std::fs::OpenOptions::new()
+        .read(true)
+        .share_mode(0)
+        .open(&path)
+        .unwrap();
+    let err = w.write("held.txt", "new", true).unwrap_err();
+    assert_eq!(err.kind, ErrorType::FileInUse, "{err:?}");
+    assert!(err.message.starts_with("Another program has"), "{err:?}");
+    let err = w
+        .edit("held.txt", "original", "changed", false)
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorType::FileInUse, "{err:?}");
+    drop(_held);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "original");
+    let leftovers: Vec<_> = std::fs::read_dir(&w.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+}

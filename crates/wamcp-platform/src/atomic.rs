@@ -79,6 +79,28 @@ fn temp_name() -> String {
     )
 }
 
+/// Whether another program holds `path` open without sharing it. Windows
+/// reports a rename onto such a file as "access denied", indistinguishable
+/// from a permissions problem; opening it with every share mode tells them
+/// apart. Always false on Unix, which has no mandatory sharing.
+pub fn is_held_open(path: &Path) -> bool {
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        const SHARE_ALL: u32 = 0x1 | 0x2 | 0x4;
+        let probe = std::fs::OpenOptions::new()
+            .read(true)
+            .share_mode(SHARE_ALL)
+            .open(path);
+        matches!(probe, Err(e) if is_file_in_use(&e))
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// Whether an error means another program holds the file open (Windows
 /// sharing and lock violations).
 pub fn is_file_in_use(error: &io::Error) -> bool {
