@@ -6,6 +6,7 @@
 //! where DESIGN.md draws them: the binary depends on this crate, never the
 //! reverse.
 
+pub mod command;
 pub mod error;
 pub mod groups;
 pub mod hosts;

@@ -1,0 +1,540 @@
+//! A conservative tokenizer for PowerShell argument mode.
+//!
+//! It produces argv or a refusal naming the construct. Where PowerShell's
+//! behaviour is subtle or version-dependent, the input is refused rather
+//! than guessed at: a refusal costs the model one rephrasing, a wrong guess
+//! can run a second program.
+
+use std::fmt;
+
+/// One argument after quoting is removed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Arg {
+    pub text: String,
+    /// Whether any part of it was quoted. A quoted argument is never a
+    /// PowerShell parameter, and words inside it are data, not commands.
+    pub quoted: bool,
+}
+
+/// Why a command string was refused: the construct PowerShell would
+/// evaluate instead of passing literally.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    pub construct: &'static str,
+    /// Character offset where it starts.
+    pub at: usize,
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (at character {})", self.construct, self.at + 1)
+    }
+}
+
+/// Quote characters PowerShell accepts: ASCII and typographic.
+fn is_single_quote(c: char) -> bool {
+    matches!(c, '\'' | '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}')
+}
+
+fn is_double_quote(c: char) -> bool {
+    matches!(c, '"' | '\u{201C}' | '\u{201D}' | '\u{201E}')
+}
+
+/// En dash, em dash and horizontal bar start parameters like `-`.
+fn is_dash(c: char) -> bool {
+    matches!(c, '-' | '\u{2013}' | '\u{2014}' | '\u{2015}')
+}
+
+/// Characters that make displayed text differ from what runs: bidi
+/// overrides and isolates, zero-width characters, the BOM.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// Splits `command` into arguments, or refuses it.
+pub fn tokenize(command: &str) -> Result<Vec<Arg>, Refused> {
+    let chars: Vec<char> = command.chars().collect();
+    let refuse = |construct: &'static str, at: usize| Err(Refused { construct, at });
+    let mut args = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == ' ' || c == '\t' {
+            i += 1;
+            continue;
+        }
+        // A new token starts here.
+        let start = i;
+        let mut text = String::new();
+        let mut quoted = false;
+        let mut after_quote = false;
+        while i < chars.len() {
+            let c = chars[i];
+            if c == ' ' || c == '\t' {
+                break;
+            }
+            if after_quote && !is_single_quote(c) && !is_double_quote(c) {
+                return refuse(
+                    "text glued after a closing quote (PowerShell may split it into two arguments)",
+                    i,
+                );
+            }
+            match c {
+                '\n' | '\r' => return refuse("a line break, which separates statements", i),
+                ';' => return refuse("';', which separates statements", i),
+                '|' => return refuse("'|', a pipeline", i),
+                '&' => return refuse("'&', a call operator or command chain", i),
+                '>' | '<' => return refuse("a redirection", i),
+                '(' | ')' => {
+                    return refuse(
+                        "parentheses, which PowerShell evaluates as an expression",
+                        i,
+                    );
+                }
+                '{' | '}' => return refuse("braces, a script block", i),
+                '$' => return refuse("'$', a variable or subexpression", i),
+                ',' => return refuse("',' outside quotes, which builds an array", i),
+                '@' if i == start => {
+                    return refuse(
+                        "'@' at the start of an argument (splatting, array or here-string)",
+                        i,
+                    );
+                }
+                '#' if i == start => {
+                    return refuse("'#' at the start of an argument, which starts a comment", i);
+                }
+                '`' => {
+                    let Some(&next) = chars.get(i + 1) else {
+                        return refuse("a backtick at the end, a line continuation", i);
+                    };
+                    // Outside quotes only an escaped punctuation mark is unambiguous.
+                    if next.is_alphanumeric() || next.is_whitespace() || next.is_control() {
+                        return refuse("a backtick escape outside quotes", i);
+                    }
+                    // An escaped character is still a character: found by fuzzing.
+                    check_quoted_char(next, i + 1)?;
+                    text.push(next);
+                    quoted = true;
+                    i += 2;
+                    continue;
+                }
+                c if is_single_quote(c) => {
+                    i = single_quoted(&chars, i, &mut text)?;
+                    quoted = true;
+                    after_quote = true;
+                    continue;
+                }
+                c if is_double_quote(c) => {
+                    i = double_quoted(&chars, i, &mut text)?;
+                    quoted = true;
+                    after_quote = true;
+                    continue;
+                }
+                '\0' => return refuse("a NUL character", i),
+                c if is_invisible(c) => {
+                    return refuse("an invisible formatting character (bidi or zero-width)", i);
+                }
+                c if c.is_control() || (c.is_whitespace() && c != ' ') => {
+                    return refuse(
+                        "a control or unusual whitespace character outside quotes",
+                        i,
+                    );
+                }
+                c if is_dash(c) && i == start => text.push('-'),
+                c => text.push(c),
+            }
+            i += 1;
+        }
+        if !quoted && text == "--%" {
+            return refuse("'--%', the stop-parsing token", start);
+        }
+        args.push(Arg { text, quoted });
+    }
+    if let Some(first) = args.first() {
+        if first.quoted {
+            return refuse("a quoted command name (it needs the '&' call operator)", 0);
+        }
+        if first.text == "." {
+            return refuse("'.', the dot-source operator", 0);
+        }
+    }
+    Ok(args)
+}
+
+/// Reads a single-quoted string starting at `open`; returns the index after
+/// its closing quote. Everything is literal except a doubled quote.
+fn single_quoted(chars: &[char], open: usize, text: &mut String) -> Result<usize, Refused> {
+    let mut i = open + 1;
+    loop {
+        match chars.get(i) {
+            None => {
+                return Err(Refused {
+                    construct: "an unterminated single-quoted string",
+                    at: open,
+                });
+            }
+            Some(&c) if is_single_quote(c) => {
+                if chars.get(i + 1).is_some_and(|&n| is_single_quote(n)) {
+                    text.push(c);
+                    i += 2;
+                } else {
+                    return Ok(i + 1);
+                }
+            }
+            Some(&c) => {
+                check_quoted_char(c, i)?;
+                text.push(c);
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Reads a double-quoted string: backtick escapes, doubled quotes, and no
+/// `$` expansion (any `$` that PowerShell would expand is refused).
+fn double_quoted(chars: &[char], open: usize, text: &mut String) -> Result<usize, Refused> {
+    let mut i = open + 1;
+    loop {
+        match chars.get(i) {
+            None => {
+                return Err(Refused {
+                    construct: "an unterminated double-quoted string",
+                    at: open,
+                });
+            }
+            Some(&c) if is_double_quote(c) => {
+                if chars.get(i + 1).is_some_and(|&n| is_double_quote(n)) {
+                    text.push(c);
+                    i += 2;
+                } else {
+                    return Ok(i + 1);
+                }
+            }
+            Some('`') => {
+                let Some(&next) = chars.get(i + 1) else {
+                    return Err(Refused {
+                        construct: "an unterminated double-quoted string",
+                        at: open,
+                    });
+                };
+                let escaped = match next {
+                    'n' => '\n',
+                    't' => '\t',
+                    'r' => '\r',
+                    'a' => '\u{7}',
+                    'b' => '\u{8}',
+                    'f' => '\u{c}',
+                    'v' => '\u{b}',
+                    'e' => '\u{1b}',
+                    '0' => {
+                        return Err(Refused {
+                            construct: "a `0 NUL escape",
+                            at: i,
+                        });
+                    }
+                    'u' => {
+                        return Err(Refused {
+                            construct: "a `u{} Unicode escape",
+                            at: i,
+                        });
+                    }
+                    c if c.is_alphanumeric() => {
+                        return Err(Refused {
+                            construct: "an unknown backtick escape",
+                            at: i,
+                        });
+                    }
+                    c => c,
+                };
+                check_quoted_char(next, i + 1)?;
+                text.push(escaped);
+                i += 2;
+            }
+            Some('$') => {
+                // "$5" and "a $ b" are literal; "$x", "$(...)", "${x}", "$_" expand.
+                match chars.get(i + 1) {
+                    None => {
+                        return Err(Refused {
+                            construct: "an unterminated double-quoted string",
+                            at: open,
+                        });
+                    }
+                    Some(&n) if n == ' ' || n == '\t' || is_double_quote(n) => {
+                        text.push('$');
+                        i += 1;
+                    }
+                    Some(_) => {
+                        return Err(Refused {
+                            construct: "'$' in double quotes, which PowerShell expands",
+                            at: i,
+                        });
+                    }
+                }
+            }
+            Some(&c) => {
+                check_quoted_char(c, i)?;
+                text.push(c);
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Inside quotes, text is data, but a NUL or an invisible formatting
+/// character would still make the shown command differ from the run one.
+fn check_quoted_char(c: char, at: usize) -> Result<(), Refused> {
+    if c == '\0' {
+        return Err(Refused {
+            construct: "a NUL character",
+            at,
+        });
+    }
+    if is_invisible(c) {
+        return Err(Refused {
+            construct: "an invisible formatting character (bidi or zero-width)",
+            at,
+        });
+    }
+    Ok(())
+}
+
+/// Serialises checked arguments for PowerShell so that PowerShell's parser
+/// yields exactly these arguments: the command name and plain parameters
+/// (`-Path`) stay bare, everything else is single-quoted with every
+/// single-quote character doubled (typographic ones too: PowerShell ends a
+/// string on `’` as well).
+pub fn to_powershell(args: &[Arg]) -> String {
+    let mut out = Vec::with_capacity(args.len());
+    for (index, arg) in args.iter().enumerate() {
+        let bare_ok = !arg.quoted
+            && !arg.text.is_empty()
+            && (index == 0
+                && arg
+                    .text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+                || is_plain_parameter(&arg.text));
+        if bare_ok {
+            out.push(arg.text.clone());
+        } else {
+            let mut quoted = String::with_capacity(arg.text.len() + 2);
+            quoted.push('\'');
+            for c in arg.text.chars() {
+                if is_single_quote(c) {
+                    quoted.push(c);
+                }
+                quoted.push(c);
+            }
+            quoted.push('\'');
+            out.push(quoted);
+        }
+    }
+    out.join(" ")
+}
+
+/// `-Name` or `-Name:`: a PowerShell parameter that must stay bare to bind.
+fn is_plain_parameter(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix('-') else {
+        return false;
+    };
+    let rest = rest.strip_suffix(':').unwrap_or(rest);
+    rest.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && rest.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(command: &str) -> Vec<String> {
+        tokenize(command)
+            .unwrap_or_else(|e| panic!("{command:?} refused: {e}"))
+            .into_iter()
+            .map(|a| a.text)
+            .collect()
+    }
+
+    #[test]
+    fn legitimate_commands_pass_with_exact_arguments() {
+        let cases: &[(&str, &[&str])] = &[
+            ("git status", &["git", "status"]),
+            ("  git   status  ", &["git", "status"]),
+            (
+                "cmake --build build --config Debug",
+                &["cmake", "--build", "build", "--config", "Debug"],
+            ),
+            (
+                "python tools/platform_check.py",
+                &["python", "tools/platform_check.py"],
+            ),
+            (
+                "git commit -m 'it''s done'",
+                &["git", "commit", "-m", "it's done"],
+            ),
+            (
+                r#"git log --format="%h | %s""#,
+                &["git", "log", "--format=%h | %s"],
+            ),
+            (
+                r#"git commit -m "fix: a; b | c && rm -rf x""#,
+                &["git", "commit", "-m", "fix: a; b | c && rm -rf x"],
+            ),
+            (
+                "git commit -m 'cost $5 & (more) {x} @y #z'",
+                &["git", "commit", "-m", "cost $5 & (more) {x} @y #z"],
+            ),
+            (
+                r#"git commit -m "costs $ 5""#,
+                &["git", "commit", "-m", "costs $ 5"],
+            ),
+            (
+                r#"git commit -m "say ""hi""""#,
+                &["git", "commit", "-m", "say \"hi\""],
+            ),
+            (
+                r#"git commit -m "tab`there and `"q`" and `$HOME""#,
+                &["git", "commit", "-m", "tab\there and \"q\" and $HOME"],
+            ),
+            (
+                "git commit -m 'line one\nline two'",
+                &["git", "commit", "-m", "line one\nline two"],
+            ),
+            (
+                "Get-ChildItem -Path src -Recurse",
+                &["Get-ChildItem", "-Path", "src", "-Recurse"],
+            ),
+            (
+                "Get-Content -Path:'C:\\Program Files\\x.txt'",
+                &["Get-Content", "-Path:C:\\Program Files\\x.txt"],
+            ),
+            (
+                "git clone git@github.com:o/r.git",
+                &["git", "clone", "git@github.com:o/r.git"],
+            ),
+            (
+                "cargo test -- --nocapture",
+                &["cargo", "test", "--", "--nocapture"],
+            ),
+            ("git commit -m ''", &["git", "commit", "-m", ""]),
+            ("ninja -C out/a#b", &["ninja", "-C", "out/a#b"]),
+            ("echo a`;b", &["echo", "a;b"]),
+            ("git commit -m “smart” ", &["git", "commit", "-m", "smart"]),
+            ("git commit -m ‘it’’s’", &["git", "commit", "-m", "it’s"]),
+            ("python –c", &["python", "-c"]),
+            ("python —version", &["python", "-version"]),
+            ("ünïcode ärg", &["ünïcode", "ärg"]),
+        ];
+        for (command, want) in cases {
+            assert_eq!(argv(command), *want, "{command:?}");
+        }
+    }
+
+    #[test]
+    fn constructs_powershell_would_evaluate_are_refused() {
+        let cases: &[(&str, &str)] = &[
+            ("git status; calc", "separates statements"),
+            ("git status\ncalc", "line break"),
+            ("git status\rcalc", "line break"),
+            ("git log | more", "pipeline"),
+            ("git pull && calc", "call operator or command chain"),
+            ("git pull || calc", "pipeline"),
+            ("& calc", "call operator"),
+            ("git status &", "call operator"),
+            (". ./evil.ps1", "dot-source"),
+            ("git log > out.txt", "redirection"),
+            ("git log 2>&1", "redirection"),
+            ("cmd < in.txt", "redirection"),
+            ("git $(calc)", "variable or subexpression"),
+            ("git $env:PATH", "variable"),
+            (r#"git commit -m "$(calc)""#, "which PowerShell expands"),
+            (
+                r#"git commit -m "$env:USERNAME""#,
+                "which PowerShell expands",
+            ),
+            (r#"git commit -m "${x}""#, "which PowerShell expands"),
+            ("git @(calc)", "'@' at the start"),
+            ("git @args", "'@' at the start"),
+            ("git @'\nx\n'@", "'@' at the start"),
+            ("git (calc)", "parentheses"),
+            ("git log -n(1+1)", "parentheses"),
+            ("git {calc}", "script block"),
+            ("git a,b", "builds an array"),
+            ("git status #comment", "starts a comment"),
+            ("git --% & calc", "stop-parsing"),
+            ("git --% x", "stop-parsing"),
+            ("git `n", "backtick escape outside quotes"),
+            ("git a`", "line continuation"),
+            ("git 'unterminated", "unterminated single-quoted"),
+            ("git \"unterminated", "unterminated double-quoted"),
+            ("'git' status", "quoted command name"),
+            ("\"C:\\x.exe\" a", "quoted command name"),
+            ("git \u{202E}txt.exe", "invisible formatting"),
+            ("git 'a\u{200B}b'", "invisible formatting"),
+            ("git a\u{00A0}b", "unusual whitespace"),
+            ("git a\u{0}b", "NUL"),
+            ("git \"a`0b\"", "NUL escape"),
+            ("git \"a`u{41}\"", "Unicode escape"),
+            ("git a`\u{202E}b", "invisible formatting"),
+            ("git \"a`\u{202E}b\"", "invisible formatting"),
+            ("git 'a'b", "glued after a closing quote"),
+            ("git \"a\"b", "glued after a closing quote"),
+            ("git ‘a’ ; calc", "separates statements"),
+            ("git “a” | calc", "pipeline"),
+            ("git 'it’s'; calc", "glued after a closing quote"),
+        ];
+        for (command, construct) in cases {
+            let refused = tokenize(command).expect_err(command);
+            assert!(
+                refused.construct.contains(construct),
+                "{command:?}: got {:?}",
+                refused.construct
+            );
+        }
+    }
+
+    #[test]
+    fn typographic_quotes_close_ascii_strings_as_powershell_does() {
+        // `'it’s'` is the string `it` followed by `s'`... which is refused as glued text.
+        assert!(tokenize("git commit -m 'it’s fine'").is_err());
+        assert_eq!(
+            argv("git commit -m 'it’’s fine'"),
+            ["git", "commit", "-m", "it’s fine"]
+        );
+    }
+
+    #[test]
+    fn quoting_is_recorded() {
+        let args = tokenize("python '-c' x").unwrap();
+        assert!(!args[0].quoted);
+        assert!(args[1].quoted && args[1].text == "-c");
+        assert!(!args[2].quoted);
+    }
+
+    #[test]
+    fn powershell_serialisation_round_trips() {
+        for command in [
+            "Get-ChildItem -Path 'C:\\My Files' -Recurse",
+            "Select-String -Pattern 'a;b|c$d' -Path src",
+            "Get-Content -Path:'it''s' -Tail 5",
+            "Test-Path ‘odd’’quote’",
+            "New-Item -ItemType Directory -Path 'x y'",
+            "Get-Item ''",
+            "Get-Item -Path --%",
+        ] {
+            let Ok(args) = tokenize(command) else {
+                continue;
+            };
+            let serialised = to_powershell(&args);
+            let again = tokenize(&serialised).unwrap_or_else(|e| panic!("{serialised:?}: {e}"));
+            assert_eq!(
+                again.iter().map(|a| &a.text).collect::<Vec<_>>(),
+                args.iter().map(|a| &a.text).collect::<Vec<_>>(),
+                "{serialised}"
+            );
+        }
+        assert_eq!(
+            to_powershell(&tokenize("Get-ChildItem -Path 'a b' -Recurse x").unwrap()),
+            "Get-ChildItem -Path 'a b' -Recurse 'x'"
+        );
+    }
+}
