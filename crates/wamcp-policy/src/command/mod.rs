@@ -8,4 +8,6 @@
 //! checked argv (re-serialised canonically when it must go through
 //! PowerShell), never the original text.
 
+pub mod payload;
+pub mod rules;
 pub mod tokenize;
