@@ -55,7 +55,7 @@ fn runs(text: &str) -> impl Iterator<Item = &str> {
 }
 
 fn is_script(run: &str) -> bool {
-    if run.len() < 24 || run.len() % 4 != 0 {
+    if run.len() < 24 || !run.len().is_multiple_of(4) {
         return false;
     }
     let Some(bytes) = decode(run) else {
@@ -79,7 +79,7 @@ fn decode(run: &str) -> Option<Vec<u8>> {
     };
     let body = run.trim_end_matches('=');
     let padding = run.len() - body.len();
-    if padding > 2 || (body.len() + padding) % 4 != 0 {
+    if padding > 2 || !(body.len() + padding).is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::with_capacity(body.len() * 3 / 4);
@@ -113,7 +113,7 @@ mod tests {
                 out.push(ALPHABET[(n >> (18 - 6 * k) & 63) as usize] as char);
             }
         }
-        while out.len() % 4 != 0 {
+        while !out.len().is_multiple_of(4) {
             out.push('=');
         }
         out
