@@ -13,5 +13,6 @@ pub mod hosts;
 pub mod limits;
 pub mod skip;
 pub mod truthy;
+pub mod url_policy;
 pub mod workspace;
 pub mod write_rules;
