@@ -61,7 +61,7 @@ pub fn check_url(raw: &str, rule: HostRule) -> Result<CheckedUrl, UrlRefusal> {
         Some(Host::Domain(domain)) => domain.trim_end_matches('.').to_string(),
     };
     match rule {
-        HostRule::Listed(hosts) if hosts.iter().any(|h| *h == host) => Ok(CheckedUrl { url, host }),
+        HostRule::Listed(hosts) if hosts.contains(&host) => Ok(CheckedUrl { url, host }),
         HostRule::Listed(_) => refuse(format!("the host '{host}' is not allowed")),
         HostRule::AnyPublic if is_internal_name(&host) => {
             refuse(format!("'{host}' is an internal host name"))
