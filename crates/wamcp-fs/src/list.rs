@@ -1,6 +1,6 @@
 //! `list_directory`: one directory's entries, directories first.
 
-use crate::paths::{input_path, io_error, require_directory};
+use crate::paths::{input_path, io_error, require_directory, sort_paths};
 use std::fmt::Write;
 use std::path::Path;
 use wamcp_policy::error::ErrorType;
@@ -40,13 +40,8 @@ pub fn list_directory(path_arg: &str, cwd: &Path) -> Result<String, ToolError> {
             files.push(name)
         }
     }
-    let by_name = |a: &String, b: &String| {
-        a.to_lowercase()
-            .cmp(&b.to_lowercase())
-            .then_with(|| a.cmp(b))
-    };
-    dirs.sort_by(by_name);
-    files.sort_by(by_name);
+    sort_paths(&mut dirs);
+    sort_paths(&mut files);
 
     let shown_path = dunce::canonicalize(&dir).unwrap_or(dir);
     let mut out = format!("DIRECTORY: {}\n", shown_path.display());
