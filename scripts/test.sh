@@ -22,7 +22,8 @@ python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 if [ ${#need[@]} -gt 0 ]; then
     sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
     $sudo apt-get update -q
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${need[@]}"
+    # With recommends, as in the recipe verified for Wine (WINE.md).
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${need[@]}"
 fi
 rustup target add "$WIN_TARGET" >/dev/null
 PYENV="$CACHE/pyenv"
