@@ -23,7 +23,7 @@ if [ ${#need[@]} -gt 0 ]; then
     sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
     $sudo apt-get update -q
     # With recommends, as in the recipe verified for Wine (WINE.md).
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${need[@]}"
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}"
 fi
 rustup target add "$WIN_TARGET" >/dev/null
 PYENV="$CACHE/pyenv"
