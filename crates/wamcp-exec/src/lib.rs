@@ -1,0 +1,284 @@
+//! Running a checked argv: no shell, stdin closed, output capped with the
+//! cut announced, and a timeout that kills the whole process tree.
+//!
+//! The tree matters: a build tool that is killed alone leaves its compiler
+//! children running, holding files open and CPU busy. Windows puts the child
+//! in a Job object that is closed on kill; Unix makes it a process-group
+//! leader and signals the group.
+
+use process_wrap::tokio::{CommandWrap, KillOnDrop};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    pub timeout: Duration,
+    /// Bytes kept from the start of each stream (the end is kept too).
+    pub keep_head: usize,
+    pub keep_tail: usize,
+}
+
+/// One output stream, possibly cut in the middle.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Captured {
+    pub head: Vec<u8>,
+    pub tail: Vec<u8>,
+    /// Total bytes the program wrote.
+    pub total: u64,
+}
+
+impl Captured {
+    /// The text as shown: head, a marker naming how much was left out, and
+    /// tail; invalid UTF-8 replaced, and the replacement announced.
+    pub fn render(&self) -> String {
+        let omitted = self.total - (self.head.len() + self.tail.len()) as u64;
+        let mut bytes = self.head.clone();
+        if omitted > 0 {
+            bytes.extend_from_slice(format!("\n[... {omitted} bytes omitted ...]\n").as_bytes());
+        }
+        bytes.extend_from_slice(&self.tail);
+        match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                format!(
+                    "{text}\n[output was not valid UTF-8; undecodable bytes are shown as \u{FFFD}]"
+                )
+            }
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct RunOutput {
+    /// `None` when killed by the timeout or by a signal.
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub elapsed: Duration,
+}
+
+/// Starts `spec` and waits for it, killing the tree at the timeout.
+/// Errors only when the program cannot be started.
+pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
+    let mut command = tokio::process::Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .current_dir(&spec.cwd)
+        // A child that inherits the server's stdin can hang at start on
+        // Windows, and must never read the protocol stream anywhere.
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut wrapped = CommandWrap::from(command);
+    #[cfg(windows)]
+    {
+        use process_wrap::tokio::{CreationFlags, JobObject};
+        wrapped.wrap(JobObject).wrap(CreationFlags(
+            windows::Win32::System::Threading::CREATE_NO_WINDOW,
+        ));
+    }
+    #[cfg(unix)]
+    {
+        use process_wrap::tokio::ProcessGroup;
+        wrapped.wrap(ProcessGroup::leader());
+    }
+    wrapped.wrap(KillOnDrop);
+    let started = Instant::now();
+    let mut child = wrapped.spawn()?;
+    let stdout = child.stdout().take();
+    let stderr = child.stderr().take();
+    let (keep_head, keep_tail) = (spec.keep_head, spec.keep_tail);
+    let out_task = tokio::spawn(capture(stdout, keep_head, keep_tail));
+    let err_task = tokio::spawn(capture(stderr, keep_head, keep_tail));
+    let (exit_code, timed_out) = match tokio::time::timeout(spec.timeout, child.wait()).await {
+        Ok(status) => (status?.code(), false),
+        Err(_) => {
+            // Kills the job or the process group: grandchildren included.
+            Box::into_pin(child.kill()).await?;
+            (None, true)
+        }
+    };
+    // After a kill, a grandchild that escaped the tree could hold the pipes
+    // open; do not wait for it forever.
+    let collect = |task: tokio::task::JoinHandle<Captured>| async move {
+        tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default()
+    };
+    let stdout = collect(out_task).await;
+    let stderr = collect(err_task).await;
+    Ok(RunOutput {
+        exit_code,
+        timed_out,
+        stdout,
+        stderr,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Reads a stream to its end, keeping its first `head` and last `tail` bytes.
+async fn capture(stream: Option<impl AsyncRead + Unpin>, head: usize, tail: usize) -> Captured {
+    let mut captured = Captured::default();
+    let Some(mut stream) = stream else {
+        return captured;
+    };
+    let mut ring: std::collections::VecDeque<u8> = std::collections::VecDeque::with_capacity(tail);
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        captured.total += n as u64;
+        let mut chunk = &buf[..n];
+        let room = head - captured.head.len();
+        if room > 0 {
+            let take = room.min(chunk.len());
+            captured.head.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+        }
+        for &b in chunk {
+            if ring.len() == tail {
+                ring.pop_front();
+            }
+            if tail > 0 {
+                ring.push_back(b);
+            }
+        }
+    }
+    captured.tail = ring.into_iter().collect();
+    captured
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shell(script: &str) -> RunSpec {
+        let (program, args) = if cfg!(windows) {
+            (
+                "cmd".to_string(),
+                vec!["/c".to_string(), script.to_string()],
+            )
+        } else {
+            ("sh".to_string(), vec!["-c".to_string(), script.to_string()])
+        };
+        RunSpec {
+            program,
+            args,
+            cwd: std::env::temp_dir(),
+            timeout: Duration::from_secs(30),
+            keep_head: 64 * 1024,
+            keep_tail: 16 * 1024,
+        }
+    }
+
+    #[tokio::test]
+    async fn exit_codes_and_both_streams_arrive() {
+        let out = run(&shell("echo out&& echo err 1>&2&& exit 3"))
+            .await
+            .unwrap();
+        assert_eq!(out.exit_code, Some(3));
+        assert!(!out.timed_out);
+        assert_eq!(out.stdout.render().trim(), "out");
+        assert_eq!(out.stderr.render().trim(), "err");
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_an_error() {
+        let spec = RunSpec {
+            program: "wamcp-no-such-program".into(),
+            args: vec![],
+            ..shell("")
+        };
+        assert_eq!(
+            run(&spec).await.unwrap_err().kind(),
+            std::io::ErrorKind::NotFound
+        );
+    }
+
+    #[test]
+    fn capture_keeps_head_and_tail_and_says_what_it_cut() {
+        let data: Vec<u8> = (0..100u8).collect();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let captured = rt.block_on(capture(Some(&data[..]), 10, 5));
+        assert_eq!(captured.head, (0..10u8).collect::<Vec<_>>());
+        assert_eq!(captured.tail, (95..100u8).collect::<Vec<_>>());
+        assert_eq!(captured.total, 100);
+        let whole = rt.block_on(capture(Some(&b"short"[..]), 10, 5));
+        assert_eq!(whole.render(), "short");
+        let text = Captured {
+            head: b"abc".to_vec(),
+            tail: b"xyz".to_vec(),
+            total: 10,
+        }
+        .render();
+        assert_eq!(text, "abc\n[... 4 bytes omitted ...]\nxyz");
+        let bad = Captured {
+            head: vec![b'a', 0xff],
+            tail: vec![],
+            total: 2,
+        }
+        .render();
+        assert!(
+            bad.starts_with("a\u{FFFD}\n[output was not valid UTF-8"),
+            "{bad}"
+        );
+    }
+
+    /// A child that starts grandchildren and sleeps: after the timeout, no
+    /// process of the tree may remain.
+    #[tokio::test]
+    async fn a_timeout_kills_the_whole_tree() {
+        let marker = format!("wamcp-tree-{}", std::process::id());
+        let script = if cfg!(windows) {
+            "start /b ping -n 60 127.0.0.1 >NUL & ping -n 60 127.0.0.1 >NUL".to_string()
+        } else {
+            format!("sleep 60 & sleep 61 & echo {marker}; wait")
+        };
+        let spec = RunSpec {
+            timeout: Duration::from_millis(1500),
+            ..shell(&script)
+        };
+        let out = run(&spec).await.unwrap();
+        assert!(out.timed_out);
+        assert_eq!(out.exit_code, None);
+        assert!(out.elapsed < Duration::from_secs(30), "the kill returned");
+        #[cfg(target_os = "linux")]
+        {
+            // No process still carries the test's sleeps as children of the killed shell.
+            std::thread::sleep(Duration::from_millis(300));
+            let alive = std::fs::read_dir("/proc").unwrap().filter_map(|e| {
+                let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                // Zombies are dead; only running sleeps count.
+                let state = stat
+                    .rsplit(')')
+                    .next()?
+                    .split_whitespace()
+                    .next()?
+                    .to_string();
+                (cmdline.starts_with(b"sleep\0")
+                    && (cmdline.ends_with(b"60\0") || cmdline.ends_with(b"61\0"))
+                    && state != "Z")
+                    .then_some(pid)
+            });
+            let alive: Vec<u32> = alive.collect();
+            assert!(alive.is_empty(), "survivors: {alive:?}");
+        }
+    }
+}
