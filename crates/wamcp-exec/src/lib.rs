@@ -6,6 +6,8 @@
 //! in a Job object that is closed on kill; Unix makes it a process-group
 //! leader and signals the group.
 
+pub mod command;
+
 use process_wrap::tokio::{CommandWrap, KillOnDrop};
 use std::path::PathBuf;
 use std::process::Stdio;

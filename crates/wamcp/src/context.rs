@@ -40,6 +40,8 @@ pub struct ServerContext {
     pub search_backend: String,
     /// Problems with individual setting values; each names the setting.
     pub setting_warnings: Vec<String>,
+    /// The command rules `run_powershell` judges with.
+    pub command_rules: wamcp_policy::command::rules::RuleSet,
 }
 
 /// What start-up read before building the context.
@@ -210,6 +212,7 @@ impl ServerContext {
                 .is_some_and(is_truthy),
             search_backend,
             setting_warnings: warnings,
+            command_rules: wamcp_policy::command::rules::RuleSet::builtin(),
             groups,
             resolution,
         }
@@ -249,6 +252,14 @@ impl ServerContext {
             .map(|p| resolve_existing(p).unwrap_or_else(|| p.clone()))
             .collect();
         (roots, protected)
+    }
+
+    /// Directories commands may run in: the writable roots as they resolve now.
+    pub fn run_roots(&self) -> Vec<PathBuf> {
+        self.writable_roots()
+            .iter()
+            .filter_map(|r| resolve_existing(r))
+            .collect()
     }
 
     /// Runs `write` with the current write scope.

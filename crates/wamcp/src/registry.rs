@@ -129,6 +129,7 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::search_files::SearchFiles>(),
     entry::<tools::write_file::WriteFile>(),
     entry::<tools::edit_file::EditFile>(),
+    entry::<tools::run_powershell::RunPowershell>(),
     entry::<tools::get_system_info::GetSystemInfo>(),
     entry::<tools::get_server_info::GetServerInfo>(),
 ];

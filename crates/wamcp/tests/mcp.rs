@@ -21,6 +21,9 @@ fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
     if groups.contains(&"edit") {
         tools.extend(["write_file", "edit_file"]);
     }
+    if groups.contains(&"build") {
+        tools.push("run_powershell");
+    }
     tools.extend(&CORE[5..]);
     tools
 }
@@ -481,7 +484,7 @@ async fn bad_arguments_get_the_envelope_and_unknown_tools_a_protocol_error() {
     let text = result.content[0].as_text().unwrap().text.clone();
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), envelope);
 
-    let params = rmcp::model::CallToolRequestParams::new("run_powershell");
+    let params = rmcp::model::CallToolRequestParams::new("compile_shader");
     let err = client
         .service
         .peer()
@@ -489,7 +492,7 @@ async fn bad_arguments_get_the_envelope_and_unknown_tools_a_protocol_error() {
         .await
         .expect_err("unknown tool");
     assert!(
-        format!("{err}").contains("Unknown tool 'run_powershell'"),
+        format!("{err}").contains("Unknown tool 'compile_shader'"),
         "{err}"
     );
     client.close().await;

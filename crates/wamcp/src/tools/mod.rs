@@ -8,6 +8,7 @@ pub mod get_system_info;
 pub mod list_directory;
 pub mod list_empty_dirs;
 pub mod read_file;
+pub mod run_powershell;
 pub mod search_files;
 pub mod write_file;
 

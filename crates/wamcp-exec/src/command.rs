@@ -1,0 +1,301 @@
+//! `run_powershell`'s pipeline: length, tokenise, rules, encoded payloads,
+//! working directory (in that order, the seed's), then run exactly the
+//! checked argv.
+//!
+//! Executables run as argv with no shell. Cmdlets run in PowerShell with a
+//! command re-serialised from the checked arguments, never the model's
+//! original text, so PowerShell cannot parse something the checks did not.
+
+use crate::{RunSpec, run};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use wamcp_policy::command::payload::encoded_script;
+use wamcp_policy::command::rules::{Decision, RuleSet, program_name};
+use wamcp_policy::command::tokenize::{to_powershell, tokenize};
+use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::limits::{
+    MAX_COMMAND_CHARS, MAX_POWERSHELL_TIMEOUT_SECONDS, MAX_PROCESS_OUTPUT_BYTES, clamp_request,
+};
+use wamcp_policy::workspace::PathStyle;
+use wamcp_policy::write_rules::is_within;
+
+/// Output kept from the end of each stream, besides its first 64 KiB.
+const TAIL_BYTES: usize = 16 * 1024;
+
+pub struct CommandRequest<'a> {
+    pub command: &'a str,
+    pub timeout_seconds: i64,
+    pub working_directory: Option<&'a str>,
+}
+
+/// Checks and runs a command; the text names stdout, stderr and the exit code.
+pub async fn run_command(
+    req: &CommandRequest<'_>,
+    cwd: &Path,
+    roots: &[PathBuf],
+    rules: &RuleSet,
+) -> Result<String, ToolError> {
+    let (program, args) = check(req.command, rules)?;
+    let dir = working_directory(req.working_directory, cwd, roots)?;
+    let (timeout, _) = clamp_request(req.timeout_seconds, MAX_POWERSHELL_TIMEOUT_SECONDS);
+    let spec = RunSpec {
+        program: program.clone(),
+        args,
+        cwd: dir,
+        timeout: Duration::from_secs(timeout),
+        keep_head: MAX_PROCESS_OUTPUT_BYTES,
+        keep_tail: TAIL_BYTES,
+    };
+    let out = run(&spec).await.map_err(|e| {
+        ToolError::new(
+            ErrorType::PowershellLaunchFailed,
+            format!("Could not start '{program}': {e}."),
+        )
+        .recover(
+            "The program is not installed or not on the server's PATH; ask the user to install it.",
+        )
+    })?;
+    let body = format!(
+        "--- STDOUT ---\n{}\n--- STDERR ---\n{}\n",
+        out.stdout.render().trim_end(),
+        out.stderr.render().trim_end()
+    );
+    if out.timed_out {
+        return Err(ToolError::new(
+            ErrorType::CommandTimeout,
+            format!("The command ran longer than {timeout} s; it and every process it started were killed."),
+        )
+        .retryable()
+        .detail("partial_output", body)
+        .recover("Raise timeout_seconds (at most 600) if the command is expected to take that long."));
+    }
+    let code = out
+        .exit_code
+        .map_or_else(|| "killed by a signal".to_string(), |c| c.to_string());
+    Ok(format!("{body}--- EXIT CODE: {code} ---\n"))
+}
+
+/// The policy half: returns the program and arguments to start.
+pub fn check(command: &str, rules: &RuleSet) -> Result<(String, Vec<String>), ToolError> {
+    let not_allowed = |why: String| {
+        ToolError::new(ErrorType::CommandNotAllowed, why).recover(
+            "Run one allowed program with plain arguments; put text with special characters in single quotes. \
+             Pipelines, chains, redirections, variables and inline code are never allowed.",
+        )
+    };
+    if command.trim().is_empty() {
+        return Err(ToolError::new(
+            ErrorType::InvalidCommand,
+            "The command is empty.",
+        ));
+    }
+    if command.chars().count() > MAX_COMMAND_CHARS {
+        return Err(ToolError::new(
+            ErrorType::InvalidCommand,
+            format!("The command is longer than {MAX_COMMAND_CHARS} characters."),
+        ));
+    }
+    let argv = tokenize(command)
+        .map_err(|refused| not_allowed(format!("The command contains {refused}.")))?;
+    let verdict = rules.judge(&argv);
+    match verdict.decision {
+        Decision::Allow => {}
+        Decision::Prompt => {
+            return Err(not_allowed(format!(
+                "The command needs the user's approval (rule '{}': {}), and this server cannot ask for it yet.",
+                verdict.rule.unwrap_or_default(),
+                verdict.justification
+            )));
+        }
+        Decision::Forbidden => {
+            let program = program_name(&argv[0].text);
+            return Err(not_allowed(match verdict.rule {
+                Some(rule) => format!("Refused by rule '{rule}': {}.", verdict.justification),
+                None => format!(
+                    "'{program}' is not on the allowlist. Allowed are build and developer tools (git, cmake, ninja, \
+                     cargo, dotnet, msbuild, python, node, npm, compilers, shader compilers, tar, 7z) and read-only cmdlets."
+                ),
+            }));
+        }
+    }
+    if let Some(arg) = encoded_script(&argv) {
+        return Err(not_allowed(format!(
+            "An argument carries a base64-encoded script ({} characters).",
+            arg.len()
+        )));
+    }
+    if verdict.cmdlet {
+        let shell = powershell().ok_or_else(|| {
+            ToolError::new(
+                ErrorType::PowershellLaunchFailed,
+                "PowerShell (pwsh or powershell) is not installed.",
+            )
+            .recover("Cmdlets need PowerShell; executables such as git or cmake still run.")
+        })?;
+        let script = to_powershell(&argv);
+        let args = [
+            "-NoLogo",
+            "-NoProfile",
+            "-NonInteractive",
+            "-Command",
+            &script,
+        ]
+        .map(String::from)
+        .to_vec();
+        return Ok((shell, args));
+    }
+    let mut texts = argv.into_iter().map(|a| a.text);
+    let program = texts.next().unwrap_or_default();
+    Ok((program, texts.collect()))
+}
+
+/// The directory to run in: the one asked for, else the server's working
+/// directory, else the first root; it must be inside a writable root.
+fn working_directory(
+    asked: Option<&str>,
+    cwd: &Path,
+    roots: &[PathBuf],
+) -> Result<PathBuf, ToolError> {
+    let inside = |dir: &Path| {
+        roots.iter().any(|r| {
+            is_within(
+                &dir.display().to_string(),
+                &r.display().to_string(),
+                PathStyle::native(),
+            )
+        })
+    };
+    let chosen = match asked.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(raw) => {
+            let dir = dunce::canonicalize(cwd.join(raw)).map_err(|e| {
+                ToolError::new(
+                    ErrorType::WorkingDirectoryNotAllowed,
+                    format!("Working directory '{raw}' cannot be used: {e}."),
+                )
+                .with_path(raw)
+            })?;
+            if !dir.is_dir() {
+                return Err(ToolError::new(
+                    ErrorType::WorkingDirectoryNotAllowed,
+                    format!("'{raw}' is not a directory."),
+                )
+                .with_path(raw));
+            }
+            dir
+        }
+        None => match dunce::canonicalize(cwd).ok().filter(|d| inside(d)) {
+            Some(dir) => dir,
+            None => roots.iter().find(|r| r.is_dir()).cloned().ok_or_else(|| {
+                ToolError::new(
+                    ErrorType::WorkingDirectoryNotAllowed,
+                    "No project root is configured to run commands in.",
+                )
+                .recover("The user can list the project in WAMCP_PROJECT_ROOTS.")
+            })?,
+        },
+    };
+    if !inside(&chosen) {
+        let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+        return Err(ToolError::new(
+            ErrorType::WorkingDirectoryNotAllowed,
+            format!(
+                "'{}' is outside the directories commands may run in.",
+                chosen.display()
+            ),
+        )
+        .detail("allowed", roots.clone())
+        .recover(format!(
+            "Use a working_directory inside one of: {}.",
+            roots.join(", ")
+        )));
+    }
+    Ok(chosen)
+}
+
+/// pwsh if installed, else Windows PowerShell.
+fn powershell() -> Option<String> {
+    let path = std::env::var_os("PATH")?;
+    for name in ["pwsh", "powershell"] {
+        let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
+        if std::env::split_paths(&path).any(|dir| dir.join(&file).is_file()) {
+            return Some(name.to_string());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policy_refuses_in_the_seed_order() {
+        let rules = RuleSet::builtin();
+        let kind = |c: &str| check(c, &rules).unwrap_err().kind;
+        assert_eq!(kind(""), ErrorType::InvalidCommand);
+        assert_eq!(kind(&"git ".repeat(1001)), ErrorType::InvalidCommand);
+        assert_eq!(kind("git status; calc"), ErrorType::CommandNotAllowed);
+        assert_eq!(kind("calc"), ErrorType::CommandNotAllowed);
+        assert_eq!(kind("python -c 'import os'"), ErrorType::CommandNotAllowed);
+        let payload =
+            "SUVYIChOZXctT2JqZWN0IE5ldC5XZWJDbGllbnQpLkRvd25sb2FkU3RyaW5nKCdodHRwOi8veCcp";
+        assert_eq!(
+            kind(&format!("git commit -m '{payload}'")),
+            ErrorType::CommandNotAllowed
+        );
+        let message = check("git log | more", &rules).unwrap_err().message;
+        assert_eq!(
+            message,
+            "The command contains '|', a pipeline (at character 9)."
+        );
+    }
+
+    #[test]
+    fn allowed_commands_become_exact_argv() {
+        let rules = RuleSet::builtin();
+        let (program, args) =
+            check(r#"git commit -m "a; b | c" --author='A <a@b>'"#, &rules).unwrap();
+        assert_eq!(program, "git");
+        assert_eq!(args, ["commit", "-m", "a; b | c", "--author=A <a@b>"]);
+    }
+
+    #[test]
+    fn working_directories_must_be_inside_a_root() {
+        let dir = tempfile_dir();
+        let root = dir.join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        let roots = vec![root.clone()];
+        assert_eq!(
+            working_directory(Some("root/sub"), &dir, &roots).unwrap(),
+            root.join("sub")
+        );
+        assert_eq!(
+            working_directory(None, &dir, &roots).unwrap(),
+            root,
+            "falls back to the first root"
+        );
+        assert_eq!(
+            working_directory(None, &root.join("sub"), &roots).unwrap(),
+            root.join("sub")
+        );
+        let err = working_directory(Some("."), &dir, &roots).unwrap_err();
+        assert_eq!(err.kind, ErrorType::WorkingDirectoryNotAllowed);
+        let err = working_directory(Some("root/../"), &dir, &roots).unwrap_err();
+        assert_eq!(err.kind, ErrorType::WorkingDirectoryNotAllowed);
+        assert_eq!(
+            working_directory(None, &dir, &[]).unwrap_err().kind,
+            ErrorType::WorkingDirectoryNotAllowed
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "wamcp-exec-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        dunce::canonicalize(dir).unwrap()
+    }
+}

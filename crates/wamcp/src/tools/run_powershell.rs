@@ -1,0 +1,54 @@
+//! `run_powershell`: one allowed developer command, run exactly as checked.
+
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use wamcp_exec::command::{CommandRequest, run_command};
+use wamcp_policy::error::ToolError;
+use wamcp_policy::groups::Group;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// One program and its arguments, e.g. "git status" or "cmake --build build".
+    pub command: String,
+    /// Seconds before the command and everything it started are killed (1-600).
+    #[serde(default = "three_hundred")]
+    pub timeout_seconds: i64,
+    /// Directory to run in, inside a writable root.
+    #[serde(default)]
+    pub working_directory: Option<String>,
+}
+
+fn three_hundred() -> i64 {
+    300
+}
+
+pub struct RunPowershell;
+
+impl ToolDef for RunPowershell {
+    type Params = Params;
+    const NAME: &'static str = "run_powershell";
+    const GROUPS: &'static [Group] = &[Group::Build];
+    const DESCRIPTION: &'static str = "Run one allowed developer command (git, cmake, cargo, python scripts, \
+        compilers, read-only cmdlets) inside a project root and return its output and exit code. No pipelines, \
+        chaining, redirection, variables or inline code.";
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: true,
+    };
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        let ctx = call.ctx;
+        let request = CommandRequest {
+            command: &p.command,
+            timeout_seconds: p.timeout_seconds,
+            working_directory: p.working_directory.as_deref(),
+        };
+        run_command(&request, &ctx.cwd, &ctx.run_roots(), &ctx.command_rules)
+            .await
+            .map(ToolOutput::Text)
+    }
+}

@@ -1,0 +1,127 @@
+//! run_powershell over MCP: refusals, exact argv delivery, timeouts.
+
+mod common;
+
+use common::Sandbox;
+use serde_json::{Value, json};
+
+fn with_project() -> (Sandbox, std::path::PathBuf) {
+    let sandbox = Sandbox::new();
+    let project = sandbox.cwd.join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    let sandbox = sandbox.set("WAMCP_PROJECT_ROOTS", project.display().to_string());
+    (sandbox, project)
+}
+
+async fn error_type(client: &common::Client, args: Value) -> String {
+    let result = client.call("run_powershell", args.clone()).await;
+    assert_eq!(result.is_error, Some(true), "{args}: {result:?}");
+    result.structured_content.unwrap()["error"]["type"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn refusals_come_before_anything_runs() {
+    let (sandbox, project) = with_project();
+    let client = sandbox.connect().await;
+    let marker = project.join("ran.txt");
+    for (command, kind) in [
+        ("git status; calc", "COMMAND_NOT_ALLOWED"),
+        ("git log | more", "COMMAND_NOT_ALLOWED"),
+        ("python -c 'open(\"ran.txt\",\"w\")'", "COMMAND_NOT_ALLOWED"),
+        ("cmd /c echo x > ran.txt", "COMMAND_NOT_ALLOWED"),
+        ("powershell -Command x", "COMMAND_NOT_ALLOWED"),
+        ("git -c alias.x=!calc x", "COMMAND_NOT_ALLOWED"),
+        ("", "INVALID_COMMAND"),
+    ] {
+        assert_eq!(
+            error_type(&client, json!({"command": command})).await,
+            kind,
+            "{command}"
+        );
+    }
+    let outside = json!({"command": "git status", "working_directory": ".."});
+    assert_eq!(
+        error_type(&client, outside).await,
+        "WORKING_DIRECTORY_NOT_ALLOWED"
+    );
+    // The command is judged first: a refused command with a bad directory names the command.
+    let both = json!({"command": "calc", "working_directory": ".."});
+    assert_eq!(error_type(&client, both).await, "COMMAND_NOT_ALLOWED");
+    assert!(!marker.exists());
+    client.close().await;
+}
+
+/// Quoted metacharacters reach the program as part of one argument, exactly.
+#[cfg(unix)]
+#[tokio::test]
+async fn quoted_metacharacters_arrive_as_one_argument() {
+    let (sandbox, project) = with_project();
+    std::fs::write(
+        project.join("argv.py"),
+        "import json, sys\nprint(json.dumps(sys.argv[1:]))\n",
+    )
+    .unwrap();
+    let client = sandbox.connect().await;
+    let command = r#"python3 argv.py 'a;b|c && d' "it's $ 5" --x="(y)" plain"#;
+    let result = client
+        .call(
+            "run_powershell",
+            json!({"command": command, "working_directory": "proj"}),
+        )
+        .await;
+    let text = result.content[0].as_text().unwrap().text.clone();
+    assert!(text.starts_with("--- STDOUT ---\n[\"a;b|c && d\", \"it's $ 5\", \"--x=(y)\", \"plain\"]\n--- STDERR ---\n"), "{text}");
+    assert!(text.ends_with("--- EXIT CODE: 0 ---\n"), "{text}");
+    client.close().await;
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_timeout_kills_the_tree_and_keeps_the_partial_output() {
+    let (sandbox, project) = with_project();
+    std::fs::write(
+        project.join("slow.py"),
+        "import subprocess, sys, time\nprint('started', flush=True)\nsubprocess.Popen(['sleep', '60'])\ntime.sleep(60)\n",
+    )
+    .unwrap();
+    let client = sandbox.connect().await;
+    let result = client
+        .call(
+            "run_powershell",
+            json!({"command": "python3 slow.py", "timeout_seconds": 2}),
+        )
+        .await;
+    let envelope = result.structured_content.unwrap();
+    assert_eq!(envelope["error"]["type"], "COMMAND_TIMEOUT");
+    assert!(
+        envelope["error"]["partial_output"]
+            .as_str()
+            .unwrap()
+            .contains("started"),
+        "{envelope}"
+    );
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("every process it started were killed")
+    );
+    client.close().await;
+}
+
+/// Under Wine no allowed developer tool is installed: the launch failure is
+/// typed and says what to do.
+#[cfg(windows)]
+#[tokio::test]
+async fn a_missing_program_is_a_launch_failure() {
+    let (sandbox, _) = with_project();
+    let client = sandbox.connect().await;
+    assert_eq!(
+        error_type(&client, json!({"command": "ninja --version"})).await,
+        "POWERSHELL_LAUNCH_FAILED"
+    );
+    client.close().await;
+}
