@@ -110,7 +110,9 @@ pub fn check(command: &str, rules: &RuleSet) -> Result<(String, Vec<String>), To
         Decision::Allow => {}
         Decision::Prompt => {
             return Err(not_allowed(format!(
-                "The command needs the user's approval (rule '{}': {}), and this server cannot ask for it yet.",
+                "The command needs the user's approval (rule '{}': {}), and this server cannot ask for it yet. \
+                 To allow it without asking, the user can set that rule's \"decision\" to \"allow\" in the \
+                 file named by WAMCP_COMMAND_RULES.",
                 verdict.rule.unwrap_or_default(),
                 verdict.justification
             )));

@@ -10,8 +10,10 @@ use crate::config::{self, EnvLookup, Resolution, env_value};
 use crate::registry::{self, ToolEntry};
 use crate::settings::{self, ROOTS_SEPARATOR};
 use std::path::{Path, PathBuf};
+use wamcp_policy::command::rules::RuleSet;
 use wamcp_policy::groups::{GroupSelection, parse_groups};
 use wamcp_policy::hosts::{ALLOWED_DOC_HOSTS, parse_host_list};
+use wamcp_policy::limits::MAX_CONFIG_FILE_BYTES;
 use wamcp_policy::truthy::is_truthy;
 use wamcp_policy::workspace::{PathStyle, ProtectedDirs, judge_workspace};
 
@@ -41,7 +43,9 @@ pub struct ServerContext {
     /// Problems with individual setting values; each names the setting.
     pub setting_warnings: Vec<String>,
     /// The command rules `run_powershell` judges with.
-    pub command_rules: wamcp_policy::command::rules::RuleSet,
+    pub command_rules: RuleSet,
+    /// The user's rule file, a trust file like the config.
+    pub command_rules_file: Option<PathBuf>,
 }
 
 /// What start-up read before building the context.
@@ -194,6 +198,9 @@ impl ServerContext {
             }
         };
 
+        let command_rules_file = resolution.get(settings::COMMAND_RULES).map(|p| cwd.join(p));
+        let command_rules = load_command_rules(command_rules_file.as_deref());
+
         ServerContext {
             transport,
             cwd: cwd.to_path_buf(),
@@ -212,7 +219,8 @@ impl ServerContext {
                 .is_some_and(is_truthy),
             search_backend,
             setting_warnings: warnings,
-            command_rules: wamcp_policy::command::rules::RuleSet::builtin(),
+            command_rules,
+            command_rules_file,
             groups,
             resolution,
         }
@@ -249,6 +257,7 @@ impl ServerContext {
             .config_file
             .iter()
             .chain(Some(&self.granted_hosts_file))
+            .chain(&self.command_rules_file)
             .map(|p| resolve_existing(p).unwrap_or_else(|| p.clone()))
             .collect();
         (roots, protected)
@@ -288,6 +297,33 @@ impl ServerContext {
         messages.extend(self.setting_warnings.iter().cloned());
         messages
     }
+}
+
+/// The built-in rules plus the user's file, if one is named. Problems land
+/// in the rule set's errors, shown by `get_server_info`; the server starts.
+fn load_command_rules(file: Option<&Path>) -> RuleSet {
+    let mut rules = RuleSet::builtin();
+    if let Some(path) = file {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.len() > MAX_CONFIG_FILE_BYTES => rules.errors.push(format!(
+                "{}: larger than {MAX_CONFIG_FILE_BYTES} bytes; not loaded",
+                path.display()
+            )),
+            Ok(_) => match std::fs::read_to_string(path) {
+                Ok(text) => rules.load(
+                    text.trim_start_matches('\u{feff}'),
+                    &path.display().to_string(),
+                ),
+                Err(e) => rules
+                    .errors
+                    .push(format!("{}: cannot be read: {e}", path.display())),
+            },
+            Err(e) => rules
+                .errors
+                .push(format!("{}: cannot be read: {e}", path.display())),
+        }
+    }
+    rules
 }
 
 fn default_download_root(env: EnvLookup) -> PathBuf {

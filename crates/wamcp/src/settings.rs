@@ -22,6 +22,7 @@ pub const ALLOWED_HOSTS_FILE: &str = "WAMCP_ALLOWED_HOSTS_FILE";
 pub const HOST_CONSENT: &str = "WAMCP_HOST_CONSENT";
 pub const HOST_GRANT_PERSIST: &str = "WAMCP_HOST_GRANT_PERSIST";
 pub const SEARCH_BACKEND: &str = "WAMCP_SEARCH_BACKEND";
+pub const COMMAND_RULES: &str = "WAMCP_COMMAND_RULES";
 
 /// Environment-only: they choose the file and the profile, so they cannot
 /// live inside either.
@@ -88,6 +89,13 @@ pub const SETTINGS: &[Setting] = &[
         name: HOST_GRANT_PERSIST,
         default: "off: an approval lasts until the server restarts",
         description: "Set to 1 to save approvals into the grants file.",
+    },
+    Setting {
+        name: COMMAND_RULES,
+        default: "none: the built-in rules only",
+        description: "A JSON file of extra command rules for run_powershell, in the format of the built-in \
+                      rules (programs, an optional condition, allow/prompt/forbidden, examples checked at load). \
+                      The strictest matching rule wins. The model can never write this file.",
     },
     Setting {
         name: SEARCH_BACKEND,

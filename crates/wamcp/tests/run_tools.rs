@@ -125,3 +125,59 @@ async fn a_missing_program_is_a_launch_failure() {
     );
     client.close().await;
 }
+
+/// A user rule file adds rules, reports rules that fail their own examples,
+/// and is protected from writes like the config.
+#[tokio::test]
+async fn a_user_rule_file_adds_rules_and_is_protected() {
+    let (sandbox, project) = with_project();
+    let rules = project.join("wamcp-rules.json");
+    std::fs::write(
+        &rules,
+        r#"{"rules": [
+            {"id": "ask-before-push", "programs": ["git"], "when": {"args": ["push"]}, "decision": "prompt",
+             "justification": "pushing leaves the machine", "match": ["git push"], "not_match": ["git pull"]},
+            {"id": "wrong", "programs": ["git"], "when": {"args": ["-x"]}, "decision": "forbidden",
+             "justification": "j", "match": ["git status"]}
+        ]}"#,
+    )
+    .unwrap();
+    let client = sandbox
+        .set("WAMCP_COMMAND_RULES", rules.display().to_string())
+        .connect()
+        .await;
+    let info = client.server_info().await;
+    assert_eq!(
+        info["command_rules_file"],
+        json!(rules.display().to_string())
+    );
+    let errors = info["command_rules_errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].as_str().unwrap().contains("rule 'wrong' ignored"),
+        "{errors:?}"
+    );
+    let result = client
+        .call("run_powershell", json!({"command": "git push origin main"}))
+        .await;
+    let envelope = result.structured_content.unwrap();
+    assert_eq!(envelope["error"]["type"], "COMMAND_NOT_ALLOWED");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("rule 'ask-before-push'"),
+        "{envelope}"
+    );
+    let result = client
+        .call(
+            "write_file",
+            json!({"path": "proj/wamcp-rules.json", "content": "{}", "overwrite": true}),
+        )
+        .await;
+    assert_eq!(
+        result.structured_content.unwrap()["error"]["type"],
+        "PROTECTED_PATH"
+    );
+    client.close().await;
+}
