@@ -80,6 +80,11 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // A toolchain installed after the server started is found (and, on
+    // Windows, the program is looked up in this PATH, not the server's).
+    if let Some(path) = wamcp_platform::search_path::child_path() {
+        command.env("PATH", path);
+    }
     let mut wrapped = CommandWrap::from(command);
     #[cfg(windows)]
     {

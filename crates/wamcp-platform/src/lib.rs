@@ -6,4 +6,5 @@
 //! build number into a product name) are pure functions tested on every host.
 
 pub mod atomic;
+pub mod search_path;
 pub mod system;

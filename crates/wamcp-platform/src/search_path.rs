@@ -1,0 +1,196 @@
+//! The `PATH` a child process should search.
+//!
+//! On Windows a server started before a toolchain was installed still has
+//! its old `PATH`; the installer only changed the registry. So each command
+//! gets the server's `PATH` followed by the machine and user entries from
+//! the registry that it lacks, expanded (`%SystemRoot%\system32`). Elsewhere
+//! the environment is already the truth.
+
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
+
+/// The `PATH` for a child: the current one, plus registry entries it lacks.
+pub fn child_path() -> Option<OsString> {
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    #[cfg(windows)]
+    let extra = registry::machine_and_user_path();
+    #[cfg(not(windows))]
+    let extra: Vec<OsString> = Vec::new();
+    merge(&current, &extra)
+}
+
+/// `current` followed by the entries of `extra` it does not already hold,
+/// compared case-insensitively and without a trailing separator, as Windows
+/// compares directories.
+fn merge(current: &OsStr, extra: &[OsString]) -> Option<OsString> {
+    let key = |d: &Path| {
+        d.to_string_lossy()
+            .trim_end_matches(['\\', '/'])
+            .to_lowercase()
+    };
+    let mut dirs: Vec<std::path::PathBuf> = std::env::split_paths(current).collect();
+    for dir in extra.iter().flat_map(std::env::split_paths) {
+        if !dir.as_os_str().is_empty() && !dirs.iter().any(|d| key(d) == key(&dir)) {
+            dirs.push(dir);
+        }
+    }
+    std::env::join_paths(dirs).ok()
+}
+
+#[cfg(windows)]
+mod registry {
+    use std::ffi::OsString;
+    use std::os::windows::ffi::{OsStrExt, OsStringExt};
+    use windows_sys::Win32::System::Environment::ExpandEnvironmentStringsW;
+    use windows_sys::Win32::System::Registry::{
+        HKEY, HKEY_CURRENT_USER, HKEY_LOCAL_MACHINE, RRF_NOEXPAND, RRF_RT_REG_EXPAND_SZ,
+        RRF_RT_REG_SZ, RegGetValueW,
+    };
+
+    const MACHINE_ENVIRONMENT: &str =
+        r"SYSTEM\CurrentControlSet\Control\Session Manager\Environment";
+
+    /// Machine `Path` then user `Path`, each expanded; missing values are skipped.
+    pub fn machine_and_user_path() -> Vec<OsString> {
+        [
+            (HKEY_LOCAL_MACHINE, MACHINE_ENVIRONMENT),
+            (HKEY_CURRENT_USER, "Environment"),
+        ]
+        .into_iter()
+        .filter_map(|(root, key)| read_expanded(root, key, "Path"))
+        .collect()
+    }
+
+    /// A REG_SZ or REG_EXPAND_SZ value with `%VAR%` references expanded.
+    pub fn read_expanded(root: HKEY, key: &str, value: &str) -> Option<OsString> {
+        read_string(root, key, value).map(|raw| expand(&raw))
+    }
+
+    fn wide(text: &str) -> Vec<u16> {
+        std::ffi::OsStr::new(text)
+            .encode_wide()
+            .chain(Some(0))
+            .collect()
+    }
+
+    fn read_string(root: HKEY, key: &str, value: &str) -> Option<Vec<u16>> {
+        let (key, value) = (wide(key), wide(value));
+        let flags = RRF_RT_REG_SZ | RRF_RT_REG_EXPAND_SZ | RRF_NOEXPAND;
+        let mut bytes = 0u32;
+        // SAFETY: a null buffer asks for the size only.
+        let rc = unsafe {
+            RegGetValueW(
+                root,
+                key.as_ptr(),
+                value.as_ptr(),
+                flags,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &mut bytes,
+            )
+        };
+        if rc != 0 || bytes == 0 {
+            return None;
+        }
+        let mut buf = vec![0u16; (bytes as usize).div_ceil(2)];
+        // SAFETY: the buffer holds `bytes` bytes, as the first call asked for.
+        let rc = unsafe {
+            RegGetValueW(
+                root,
+                key.as_ptr(),
+                value.as_ptr(),
+                flags,
+                std::ptr::null_mut(),
+                buf.as_mut_ptr().cast(),
+                &mut bytes,
+            )
+        };
+        if rc != 0 {
+            return None;
+        }
+        let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+        buf.truncate(end);
+        Some(buf)
+    }
+
+    fn expand(raw: &[u16]) -> OsString {
+        let source: Vec<u16> = raw.iter().copied().chain(Some(0)).collect();
+        let mut out = vec![0u16; 4096];
+        loop {
+            // SAFETY: `source` is NUL-terminated; `out` has the length passed.
+            let n = unsafe {
+                ExpandEnvironmentStringsW(source.as_ptr(), out.as_mut_ptr(), out.len() as u32)
+            } as usize;
+            if n == 0 {
+                return OsString::from_wide(raw);
+            }
+            if n <= out.len() {
+                out.truncate(n.saturating_sub(1));
+                return OsString::from_wide(&out);
+            }
+            out.resize(n, 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_entries_are_appended_once_after_the_current_ones() {
+        let sep = if cfg!(windows) { ";" } else { ":" };
+        let current = OsString::from(format!("/a{sep}/B/"));
+        let extra = [OsString::from(format!("/b{sep}/c{sep}{sep}/a"))];
+        assert_eq!(
+            merge(&current, &extra).unwrap(),
+            OsString::from(format!("/a{sep}/B/{sep}/c"))
+        );
+        let path = child_path().unwrap();
+        let now = std::env::var_os("PATH").unwrap_or_default();
+        assert!(path.to_string_lossy().starts_with(&*now.to_string_lossy()));
+    }
+
+    /// Reads and expands a REG_EXPAND_SZ value, under a test-only name so a
+    /// real user's Path is never touched.
+    #[cfg(windows)]
+    #[test]
+    fn registry_values_are_read_and_expanded() {
+        use windows_sys::Win32::System::Registry::HKEY_CURRENT_USER;
+        let name = format!("WamcpTest{}", std::process::id());
+        let reg = |args: &[&str]| {
+            std::process::Command::new("reg")
+                .args(args)
+                .output()
+                .unwrap()
+                .status
+                .success()
+        };
+        assert!(reg(&[
+            "add",
+            r"HKCU\Environment",
+            "/v",
+            &name,
+            "/t",
+            "REG_EXPAND_SZ",
+            "/d",
+            r"C:\x;%SystemRoot%\y",
+            "/f"
+        ]));
+        let value = registry::read_expanded(HKEY_CURRENT_USER, "Environment", &name);
+        assert!(reg(&["delete", r"HKCU\Environment", "/v", &name, "/f"]));
+        let value = value.unwrap().to_string_lossy().to_lowercase();
+        assert!(
+            value.starts_with(r"c:\x;") && value.ends_with(r"\windows\y"),
+            "{value}"
+        );
+        let machine = registry::machine_and_user_path();
+        assert!(
+            machine.iter().any(|p| p
+                .to_string_lossy()
+                .to_lowercase()
+                .contains(r"\windows\system32")),
+            "{machine:?}"
+        );
+    }
+}
