@@ -7,6 +7,7 @@
 //! leader and signals the group.
 
 pub mod command;
+pub mod diagnostics;
 
 use process_wrap::tokio::{CommandWrap, KillOnDrop};
 use std::path::PathBuf;

@@ -59,6 +59,14 @@ pub const MAX_SEARCH_QUERY_CHARS: usize = 400;
 pub const MAX_SEARCH_FIELD_CHARS: usize = 300;
 pub const CONSENT_TIMEOUT_SECONDS: u64 = 120;
 
+/// Build reports: unique diagnostics listed, notes per diagnostic, characters
+/// per message, and raw lines shown when nothing could be parsed.
+pub const MAX_REPORTED_ERRORS: usize = 20;
+pub const MAX_REPORTED_WARNINGS: usize = 10;
+pub const MAX_NOTES_PER_DIAGNOSTIC: usize = 2;
+pub const MAX_DIAGNOSTIC_CHARS: usize = 500;
+pub const RAW_TAIL_LINES: usize = 25;
+
 /// Largest configuration or grants file read at start-up; anything bigger is
 /// not a hand-edited config and is reported rather than parsed.
 pub const MAX_CONFIG_FILE_BYTES: u64 = 2 * MIB;

@@ -1,0 +1,528 @@
+//! Build output to diagnostics: the value of a build tool is the parser, since
+//! a raw log is a small model's whole context window.
+//!
+//! Families are tried in a fixed order (the order matters: an MSVC line also
+//! looks like a gcc line with a strange file name), duplicates are merged
+//! with a count, notes attach to the diagnostic before them, and a failed
+//! build is never reported as clean: with no error recognised, the end of
+//! the raw output is shown instead.
+
+use regex::Regex;
+use std::path::Path;
+use std::sync::LazyLock;
+use wamcp_policy::limits::{
+    MAX_DIAGNOSTIC_CHARS, MAX_NOTES_PER_DIAGNOSTIC, MAX_REPORTED_ERRORS, MAX_REPORTED_WARNINGS,
+    RAW_TAIL_LINES,
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+    Note,
+}
+
+/// One diagnostic as parsed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Diagnostic {
+    pub file: String,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub severity: Severity,
+    pub code: String,
+    pub message: String,
+}
+
+/// A diagnostic with its repeat count and attached notes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub diagnostic: Diagnostic,
+    pub count: usize,
+    pub notes: Vec<Diagnostic>,
+}
+
+macro_rules! re {
+    ($name:ident, $pattern:expr) => {
+        static $name: LazyLock<Regex> =
+            LazyLock::new(|| Regex::new($pattern).expect("valid pattern"));
+    };
+}
+
+re!(MSBUILD_PROJECT, r"\s*\[[^\]]*\.(?:vcx|cs|fs|vb)proj\]\s*$");
+re!(
+    CMAKE_LOCATED,
+    r"^CMake (Error|Warning)(?: \(dev\))? at (.+?):(\d+)\s*(?:\(([^)]*)\))?\s*:\s*$"
+);
+re!(
+    MSVC,
+    r"^\s*((?:[A-Za-z]:)?[^(]+?)\((\d+)(?:,(\d+))?\)\s*:\s*(fatal error|error|warning|note|message)\s+([A-Za-z]+\d+)\s*:\s*(.*)$"
+);
+re!(
+    GCC,
+    r"^\s*(.+?):(\d+)(?::(\d+))?:\s*(fatal error|error|warning|note):\s*(.*)$"
+);
+re!(GLSLANG, r"^\s*(ERROR|WARNING):\s*(.+?):(\d+):\s*(.*)$");
+re!(
+    CMAKE_BARE,
+    r"^CMake (Error|Warning)(?: \(dev\))?\s*:\s*(.*)$"
+);
+re!(NINJA, r"^ninja:\s*(.*(?:error|stopped).*)$");
+re!(
+    MSVC_NO_LINE,
+    r"^\s*((?:[A-Za-z]:)?[^:]*?)\s*:\s*(fatal error|error|warning)\s+([A-Za-z]+\d+)\s*:\s*(.*)$"
+);
+re!(BARE, r"^\s*(fatal error|error|warning):\s*(.*)$");
+
+fn severity(word: &str) -> Severity {
+    match word.to_ascii_lowercase().as_str() {
+        "fatal error" | "error" => Severity::Error,
+        "warning" => Severity::Warning,
+        _ => Severity::Note,
+    }
+}
+
+/// Parses build output, in order, into merged entries.
+pub fn parse(output: &str, build_dir: &Path) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut last: Option<usize> = None;
+    let lines: Vec<&str> = output.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = MSBUILD_PROJECT
+            .replace(lines[i].trim_end_matches('\r'), "")
+            .into_owned();
+        i += 1;
+        let parsed = if let Some(c) = CMAKE_LOCATED.captures(&line) {
+            // The message is the following blank or indented lines.
+            let mut message = Vec::new();
+            while i < lines.len() {
+                let next = lines[i].trim_end_matches('\r');
+                if !next.trim().is_empty() && !next.starts_with("  ") && !next.starts_with('\t') {
+                    break;
+                }
+                if !next.trim().is_empty() {
+                    message.push(next.trim());
+                }
+                i += 1;
+            }
+            Some(Diagnostic {
+                file: c[2].to_string(),
+                line: c[3].parse().ok(),
+                column: None,
+                severity: severity(&c[1]),
+                code: c.get(4).map_or("CMake", |m| m.as_str()).to_string(),
+                message: message.join(" "),
+            })
+        } else {
+            one_line(&line)
+        };
+        let Some(mut diagnostic) = parsed else {
+            continue;
+        };
+        diagnostic.file = display_path(&diagnostic.file, build_dir);
+        diagnostic.message = diagnostic.message.trim().to_string();
+        if diagnostic.severity == Severity::Note {
+            // Notes explain the diagnostic before them; orphans mean nothing.
+            if let Some(index) = last {
+                let notes = &mut entries[index].notes;
+                if notes.len() < MAX_NOTES_PER_DIAGNOSTIC && !notes.contains(&diagnostic) {
+                    notes.push(diagnostic);
+                }
+            }
+            continue;
+        }
+        match entries.iter().position(|e| e.diagnostic == diagnostic) {
+            Some(index) => {
+                entries[index].count += 1;
+                last = Some(index);
+            }
+            None => {
+                entries.push(Entry {
+                    diagnostic,
+                    count: 1,
+                    notes: Vec::new(),
+                });
+                last = Some(entries.len() - 1);
+            }
+        }
+    }
+    entries
+}
+
+fn one_line(line: &str) -> Option<Diagnostic> {
+    let number = |m: Option<regex::Match>| m.and_then(|m| m.as_str().parse().ok());
+    if let Some(c) = MSVC.captures(line) {
+        return Some(Diagnostic {
+            file: c[1].to_string(),
+            line: number(c.get(2)),
+            column: number(c.get(3)),
+            severity: severity(&c[4]),
+            code: c[5].to_string(),
+            message: c[6].to_string(),
+        });
+    }
+    if let Some(c) = GCC.captures(line) {
+        return Some(Diagnostic {
+            file: c[1].to_string(),
+            line: number(c.get(2)),
+            column: number(c.get(3)),
+            severity: severity(&c[4]),
+            code: String::new(),
+            message: c[5].to_string(),
+        });
+    }
+    if let Some(c) = GLSLANG.captures(line) {
+        return Some(Diagnostic {
+            file: c[2].to_string(),
+            line: number(c.get(3)),
+            column: None,
+            severity: severity(&c[1]),
+            code: String::new(),
+            message: c[4].to_string(),
+        });
+    }
+    if let Some(c) = CMAKE_BARE.captures(line) {
+        return Some(Diagnostic {
+            file: String::new(),
+            line: None,
+            column: None,
+            severity: severity(&c[1]),
+            code: "CMake".into(),
+            message: c[2].to_string(),
+        });
+    }
+    if let Some(c) = NINJA.captures(line) {
+        return Some(Diagnostic {
+            file: String::new(),
+            line: None,
+            column: None,
+            severity: Severity::Error,
+            code: "ninja".into(),
+            message: c[1].to_string(),
+        });
+    }
+    if let Some(c) = MSVC_NO_LINE.captures(line) {
+        return Some(Diagnostic {
+            file: c[1].trim().to_string(),
+            line: None,
+            column: None,
+            severity: severity(&c[2]),
+            code: c[3].to_string(),
+            message: c[4].to_string(),
+        });
+    }
+    BARE.captures(line).map(|c| Diagnostic {
+        file: String::new(),
+        line: None,
+        column: None,
+        severity: severity(&c[1]),
+        code: String::new(),
+        message: c[2].to_string(),
+    })
+}
+
+/// Quotes dropped, `/` separators, and relative to the build directory when
+/// the path is inside it.
+fn display_path(raw: &str, build_dir: &Path) -> String {
+    let unquoted = raw.trim().trim_matches(['"', '\'']);
+    let slashed = unquoted.replace('\\', "/");
+    let base = build_dir.display().to_string().replace('\\', "/");
+    let base = base.trim_end_matches('/');
+    let inside = slashed.len() > base.len()
+        && slashed.as_bytes()[base.len()] == b'/'
+        && slashed[..base.len()].eq_ignore_ascii_case(base);
+    if !base.is_empty() && inside {
+        slashed[base.len() + 1..].to_string()
+    } else {
+        slashed
+    }
+}
+
+/// The report for a finished build or compile.
+pub fn report(
+    subject: &str,
+    command: &str,
+    exit_code: Option<i32>,
+    output: &str,
+    build_dir: &Path,
+) -> String {
+    let entries = parse(output, build_dir);
+    let of = |s: Severity| entries.iter().filter(move |e| e.diagnostic.severity == s);
+    let (errors, warnings): (Vec<&Entry>, Vec<&Entry>) = (
+        of(Severity::Error).collect(),
+        of(Severity::Warning).collect(),
+    );
+    let total = |list: &[&Entry]| list.iter().map(|e| e.count).sum::<usize>();
+    let code = exit_code.map_or_else(|| "killed".to_string(), |c| c.to_string());
+    let mut out = format!("{subject}: {command} (exit code {code})\n");
+    for (title, list, cap) in [
+        ("ERRORS", &errors, MAX_REPORTED_ERRORS),
+        ("WARNINGS", &warnings, MAX_REPORTED_WARNINGS),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        out.push_str(&format!(
+            "{title} ({} unique, {} total):\n",
+            list.len(),
+            total(list)
+        ));
+        for entry in list.iter().take(cap) {
+            out.push_str(&format!("  {}\n", render(&entry.diagnostic, entry.count)));
+            for note in &entry.notes {
+                out.push_str(&format!("      note: {}\n", render(note, 1)));
+            }
+        }
+        if list.len() > cap {
+            out.push_str(&format!(
+                "  ...{} more unique {} not shown\n",
+                list.len() - cap,
+                title.to_lowercase()
+            ));
+        }
+    }
+    let failed = exit_code != Some(0);
+    if failed && errors.is_empty() {
+        out.push_str(&format!("{subject} FAILED, but no recognised compiler diagnostics were found. Last lines of output:\n"));
+        let tail: Vec<&str> = output.lines().filter(|l| !l.trim().is_empty()).collect();
+        for line in &tail[tail.len().saturating_sub(RAW_TAIL_LINES)..] {
+            out.push_str(&format!("  {}\n", clip(line.trim_end())));
+        }
+    } else if failed {
+        out.push_str(&format!("{subject} FAILED\n"));
+    } else {
+        out.push_str(&format!(
+            "{subject} SUCCEEDED ({} errors, {} warnings)\n",
+            total(&errors),
+            total(&warnings)
+        ));
+        if !warnings.is_empty() {
+            out.push_str("Warnings above are not fatal.\n");
+        }
+    }
+    out
+}
+
+fn render(d: &Diagnostic, count: usize) -> String {
+    let mut place = d.file.clone();
+    if let Some(line) = d.line {
+        place.push_str(&format!(":{line}"));
+        if let Some(column) = d.column {
+            place.push_str(&format!(":{column}"));
+        }
+    }
+    let mut text = String::new();
+    if !place.is_empty() {
+        text.push_str(&place);
+        text.push_str(": ");
+    }
+    if !d.code.is_empty() {
+        text.push_str(&d.code);
+        text.push_str(": ");
+    }
+    text.push_str(&clip(&d.message));
+    if count > 1 {
+        text.push_str(&format!(" (x{count})"));
+    }
+    text
+}
+
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_DIAGNOSTIC_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first(line: &str) -> Diagnostic {
+        parse(line, Path::new("/b"))
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| panic!("not parsed: {line}"))
+            .diagnostic
+    }
+
+    #[test]
+    fn each_family_in_order() {
+        let d = first(
+            r"C:\src\app\main.cpp(12,5): error C2065: 'x': undeclared identifier [C:\src\app\app.vcxproj]",
+        );
+        assert_eq!(
+            (
+                d.file.as_str(),
+                d.line,
+                d.column,
+                d.severity,
+                d.code.as_str()
+            ),
+            (
+                "C:/src/app/main.cpp",
+                Some(12),
+                Some(5),
+                Severity::Error,
+                "C2065"
+            )
+        );
+        assert_eq!(d.message, "'x': undeclared identifier");
+        let d = first("shader.hlsl(3,10-20): error X3004: undeclared identifier 'foo'");
+        // fxc's column ranges do not fit the MSVC family; the linker-style one keeps the code.
+        assert_eq!(
+            (d.file.as_str(), d.code.as_str()),
+            ("shader.hlsl(3,10-20)", "X3004")
+        );
+        let d = first("src/a.c:7:3: error: expected ';' before '}' token");
+        assert_eq!(
+            (d.file.as_str(), d.line, d.column, d.code.as_str()),
+            ("src/a.c", Some(7), Some(3), "")
+        );
+        let d = first("ERROR: shaders/x.frag:14: 'foo' : undeclared identifier");
+        assert_eq!(
+            (d.file.as_str(), d.line, d.severity),
+            ("shaders/x.frag", Some(14), Severity::Error)
+        );
+        let d = first("CMake Error: The source directory does not exist.");
+        assert_eq!((d.code.as_str(), d.severity), ("CMake", Severity::Error));
+        let d = first("ninja: build stopped: subcommand failed.");
+        assert_eq!((d.code.as_str(), d.severity), ("ninja", Severity::Error));
+        let d = first("LINK : fatal error LNK1104: cannot open file 'foo.lib'");
+        assert_eq!(
+            (d.file.as_str(), d.code.as_str(), d.severity),
+            ("LINK", "LNK1104", Severity::Error)
+        );
+        let d = first("main.obj : error LNK2019: unresolved external symbol f");
+        assert_eq!((d.file.as_str(), d.code.as_str()), ("main.obj", "LNK2019"));
+        let d = first("error: linker `link.exe` not found");
+        assert_eq!((d.file.as_str(), d.severity), ("", Severity::Error));
+        let d = first("  warning: unused variable `x`");
+        assert_eq!(d.severity, Severity::Warning);
+    }
+
+    #[test]
+    fn cmake_located_blocks_take_the_indented_lines() {
+        let log = "CMake Error at CMakeLists.txt:12 (find_package):\n  Could not find a package\n\n  named Vulkan.\nCall Stack (most recent call first):\n";
+        let d = first(log);
+        assert_eq!(
+            (d.file.as_str(), d.line, d.code.as_str()),
+            ("CMakeLists.txt", Some(12), "find_package")
+        );
+        assert_eq!(d.message, "Could not find a package named Vulkan.");
+        let d = first("CMake Warning (dev) at x.cmake:3:\n  Policy CMP0000 is not set.\n");
+        assert_eq!((d.code.as_str(), d.severity), ("CMake", Severity::Warning));
+    }
+
+    #[test]
+    fn duplicates_merge_notes_attach_and_paths_shorten() {
+        let log = "/b/src/a.cpp:3:1: error: boom\n/b/src/a.cpp:3:1: note: here\n/b/src/a.cpp:3:1: error: boom\n\
+                   note: orphan? no, attaches to the last\n/other/x.h:1: warning: w\n";
+        let entries = parse(log, Path::new("/b"));
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].count, 2);
+        assert_eq!(entries[0].diagnostic.file, "src/a.cpp");
+        assert_eq!(
+            entries[0].notes.len(),
+            1,
+            "the same note is not attached twice"
+        );
+        assert_eq!(entries[1].diagnostic.file, "/other/x.h");
+        let orphan = parse("x.c:1: note: alone\n", Path::new("/b"));
+        assert!(orphan.is_empty(), "an orphan note is dropped");
+    }
+
+    #[test]
+    fn reports_never_call_a_failed_build_clean() {
+        let ok = report(
+            "BUILD",
+            "cmake --build build",
+            Some(0),
+            "a.c:1:1: warning: w\n",
+            Path::new("/b"),
+        );
+        assert_eq!(
+            ok,
+            "BUILD: cmake --build build (exit code 0)\nWARNINGS (1 unique, 1 total):\n  a.c:1:1: w\nBUILD SUCCEEDED (0 errors, 1 warnings)\nWarnings above are not fatal.\n"
+        );
+        let failed = report(
+            "BUILD",
+            "make",
+            Some(2),
+            "a.c:1:1: error: e\na.c:1:1: error: e\n",
+            Path::new("/b"),
+        );
+        assert_eq!(
+            failed,
+            "BUILD: make (exit code 2)\nERRORS (1 unique, 2 total):\n  a.c:1:1: e (x2)\nBUILD FAILED\n"
+        );
+        let opaque = report(
+            "BUILD",
+            "tool",
+            Some(1),
+            "starting\n\nsomething went wrong\n",
+            Path::new("/b"),
+        );
+        assert!(opaque.ends_with("BUILD FAILED, but no recognised compiler diagnostics were found. Last lines of output:\n  starting\n  something went wrong\n"), "{opaque}");
+        let many: String = (0..30)
+            .map(|i| format!("a.c:{i}:1: error: e{i}\n"))
+            .collect();
+        let capped = report("BUILD", "x", Some(1), &many, Path::new("/b"));
+        assert!(
+            capped.contains("  ...10 more unique errors not shown\n"),
+            "{capped}"
+        );
+    }
+
+    /// Real gcc output for a broken file, parsed as a user would see it.
+    #[cfg(unix)]
+    #[test]
+    fn real_gcc_output() {
+        let dir = std::env::temp_dir().join(format!("wamcp-diag-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("broken.c"),
+            "int main(void) {\n  int unused;\n  return missing;\n}\n",
+        )
+        .unwrap();
+        let out = match std::process::Command::new("gcc")
+            .args(["-Wall", "-c", "broken.c"])
+            .env("LC_ALL", "C")
+            .current_dir(&dir)
+            .output()
+        {
+            Ok(out) => out,
+            Err(_) => {
+                assert!(
+                    std::env::var("WAMCP_TEST_STRICT").as_deref() != Ok("1"),
+                    "gcc is required under scripts/test.sh"
+                );
+                return;
+            }
+        };
+        let log = String::from_utf8_lossy(&out.stderr);
+        let text = report(
+            "BUILD",
+            "gcc -Wall -c broken.c",
+            out.status.code(),
+            &log,
+            &dir,
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            text.contains("ERRORS (1 unique, 1 total):\n  broken.c:3:10: 'missing' undeclared"),
+            "{text}"
+        );
+        assert!(
+            text.contains("      note: broken.c:3:10: each undeclared identifier"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "WARNINGS (1 unique, 1 total):\n  broken.c:2:7: unused variable 'unused'"
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with("BUILD FAILED\n"), "{text}");
+    }
+}
