@@ -248,11 +248,7 @@ impl ServerContext {
                 self.download_root.display()
             );
         }
-        let roots = self
-            .writable_roots()
-            .iter()
-            .filter_map(|r| resolve_existing(r))
-            .collect();
+        let roots = self.run_roots();
         let protected = self
             .config_file
             .iter()

@@ -5,14 +5,6 @@ mod common;
 use common::Sandbox;
 use serde_json::{Value, json};
 
-fn with_project() -> (Sandbox, std::path::PathBuf) {
-    let sandbox = Sandbox::new();
-    let project = sandbox.cwd.join("proj");
-    std::fs::create_dir_all(&project).unwrap();
-    let sandbox = sandbox.set("WAMCP_PROJECT_ROOTS", project.display().to_string());
-    (sandbox, project)
-}
-
 async fn error_type(client: &common::Client, args: Value) -> String {
     let result = client.call("run_powershell", args.clone()).await;
     assert_eq!(result.is_error, Some(true), "{args}: {result:?}");
@@ -24,7 +16,7 @@ async fn error_type(client: &common::Client, args: Value) -> String {
 
 #[tokio::test]
 async fn refusals_come_before_anything_runs() {
-    let (sandbox, project) = with_project();
+    let (sandbox, project) = Sandbox::with_project();
     let client = sandbox.connect().await;
     let marker = project.join("ran.txt");
     for (command, kind) in [
@@ -58,7 +50,7 @@ async fn refusals_come_before_anything_runs() {
 #[cfg(unix)]
 #[tokio::test]
 async fn quoted_metacharacters_arrive_as_one_argument() {
-    let (sandbox, project) = with_project();
+    let (sandbox, project) = Sandbox::with_project();
     std::fs::write(
         project.join("argv.py"),
         "import json, sys\nprint(json.dumps(sys.argv[1:]))\n",
@@ -81,7 +73,7 @@ async fn quoted_metacharacters_arrive_as_one_argument() {
 #[cfg(unix)]
 #[tokio::test]
 async fn a_timeout_kills_the_tree_and_keeps_the_partial_output() {
-    let (sandbox, project) = with_project();
+    let (sandbox, project) = Sandbox::with_project();
     std::fs::write(
         project.join("slow.py"),
         "import subprocess, sys, time\nprint('started', flush=True)\nsubprocess.Popen(['sleep', '60'])\ntime.sleep(60)\n",
@@ -117,7 +109,7 @@ async fn a_timeout_kills_the_tree_and_keeps_the_partial_output() {
 #[cfg(windows)]
 #[tokio::test]
 async fn a_missing_program_is_a_launch_failure() {
-    let (sandbox, _) = with_project();
+    let (sandbox, _) = Sandbox::with_project();
     let client = sandbox.connect().await;
     assert_eq!(
         error_type(&client, json!({"command": "ninja --version"})).await,
@@ -130,7 +122,7 @@ async fn a_missing_program_is_a_launch_failure() {
 /// and is protected from writes like the config.
 #[tokio::test]
 async fn a_user_rule_file_adds_rules_and_is_protected() {
-    let (sandbox, project) = with_project();
+    let (sandbox, project) = Sandbox::with_project();
     let rules = project.join("wamcp-rules.json");
     std::fs::write(
         &rules,

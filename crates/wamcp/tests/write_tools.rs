@@ -8,17 +8,9 @@ use std::io::Write;
 use std::process::Stdio;
 use std::time::Duration;
 
-fn with_project() -> (Sandbox, std::path::PathBuf) {
-    let sandbox = Sandbox::new();
-    let project = sandbox.cwd.join("proj");
-    std::fs::create_dir_all(&project).unwrap();
-    let sandbox = sandbox.set("WAMCP_PROJECT_ROOTS", project.display().to_string());
-    (sandbox, project)
-}
-
 #[tokio::test]
 async fn write_then_edit_inside_a_project_root() {
-    let (sandbox, project) = with_project();
+    let (sandbox, project) = Sandbox::with_project();
     let client = sandbox.connect().await;
     let result = client
         .call(
@@ -82,7 +74,7 @@ fn sandbox_file_exists(client: &common::Client, name: &str) -> bool {
 
 #[tokio::test]
 async fn the_config_file_in_use_is_protected_wherever_it_is() {
-    let (sandbox, project) = with_project();
+    let (sandbox, project) = Sandbox::with_project();
     let config = project.join("wamcp-settings.json");
     std::fs::write(&config, "{\"version\": 1}").unwrap();
     let client = sandbox
@@ -139,7 +131,7 @@ async fn without_a_project_root_only_the_download_root_is_writable() {
 #[test]
 fn a_killed_writer_never_leaves_a_torn_file() {
     const SIZE: usize = 2 * 1024 * 1024 - 64;
-    let (sandbox, project) = with_project();
+    let (sandbox, project) = Sandbox::with_project();
     let target = project.join("big.txt");
     let old = "a".repeat(SIZE);
     let new = "b".repeat(SIZE);

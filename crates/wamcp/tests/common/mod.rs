@@ -70,6 +70,16 @@ impl Sandbox {
         sandbox
     }
 
+    /// A sandbox whose working directory holds `proj/`, listed in
+    /// `WAMCP_PROJECT_ROOTS`; returns the project's path too.
+    pub fn with_project() -> (Sandbox, PathBuf) {
+        let sandbox = Sandbox::new();
+        let project = sandbox.cwd.join("proj");
+        std::fs::create_dir_all(&project).unwrap();
+        let sandbox = sandbox.set("WAMCP_PROJECT_ROOTS", project.display().to_string());
+        (sandbox, project)
+    }
+
     pub fn root(&self) -> PathBuf {
         dunce::canonicalize(self.dir.path()).unwrap()
     }
