@@ -11,6 +11,7 @@ pub mod error;
 pub mod groups;
 pub mod hosts;
 pub mod limits;
+pub mod net_names;
 pub mod skip;
 pub mod truthy;
 pub mod url_policy;

@@ -144,18 +144,24 @@ pub fn check_component(name: &str, style: PathStyle) -> Result<(), Refusal> {
             "'{name}' ends with a dot or a space, which Windows silently drops, so another file would be written"
         )));
     }
+    if is_reserved_device_name(name) {
+        return Err(Refusal::Name(format!(
+            "'{name}' is a reserved device name on Windows"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether Windows maps `name` to a device, judged, as Windows does, on the
+/// part before the first dot with trailing spaces and dots ignored.
+pub fn is_reserved_device_name(name: &str) -> bool {
     let stem = name
         .split('.')
         .next()
         .unwrap_or(name)
         .trim_end_matches([' ', '.'])
         .to_lowercase();
-    if RESERVED.contains(&stem.as_str()) {
-        return Err(Refusal::Name(format!(
-            "'{name}' is a reserved device name on Windows"
-        )));
-    }
-    Ok(())
+    RESERVED.contains(&stem.as_str())
 }
 
 /// Whether `components` name a server trust file: any file called
