@@ -10,12 +10,15 @@ use crate::config::{self, EnvLookup, Resolution, env_value};
 use crate::registry::{self, ToolEntry};
 use crate::settings::{self, ROOTS_SEPARATOR};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use wamcp_policy::command::rules::RuleSet;
+use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::groups::{GroupSelection, parse_groups};
 use wamcp_policy::hosts::{ALLOWED_DOC_HOSTS, parse_host_list};
 use wamcp_policy::limits::MAX_CONFIG_FILE_BYTES;
 use wamcp_policy::truthy::is_truthy;
 use wamcp_policy::workspace::{PathStyle, ProtectedDirs, judge_workspace};
+use wamcp_web::client::WebClient;
 
 /// The only search backend there is.
 pub const SEARCH_BACKENDS: &[&str] = &["duckduckgo"];
@@ -46,6 +49,9 @@ pub struct ServerContext {
     pub command_rules: RuleSet,
     /// The user's rule file, a trust file like the config.
     pub command_rules_file: Option<PathBuf>,
+    /// Built on first use: start-up stays fast for sessions that never
+    /// touch the network.
+    web: OnceLock<Result<WebClient, String>>,
 }
 
 /// What start-up read before building the context.
@@ -223,7 +229,21 @@ impl ServerContext {
             command_rules_file,
             groups,
             resolution,
+            web: OnceLock::new(),
         }
+    }
+
+    /// The one HTTPS client, with the system's resolver and trust store.
+    pub fn web(&self) -> Result<&WebClient, ToolError> {
+        self.web
+            .get_or_init(WebClient::system)
+            .as_ref()
+            .map_err(|why| {
+                ToolError::new(
+                    ErrorType::HttpRequestFailed,
+                    format!("The HTTPS client could not start: {why}."),
+                )
+            })
     }
 
     /// Directories the `edit` tools may write below: the download root, the

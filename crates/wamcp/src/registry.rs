@@ -132,6 +132,9 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::run_powershell::RunPowershell>(),
     entry::<tools::get_system_info::GetSystemInfo>(),
     entry::<tools::get_server_info::GetServerInfo>(),
+    entry::<tools::download_file::DownloadFile>(),
+    entry::<tools::fetch_https_response::FetchHttpsResponse>(),
+    entry::<tools::get_github_latest_release::GetGithubLatestRelease>(),
 ];
 
 impl ToolEntry {

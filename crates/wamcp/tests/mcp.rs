@@ -25,6 +25,13 @@ fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
         tools.push("run_powershell");
     }
     tools.extend(&CORE[5..]);
+    if groups.contains(&"net") {
+        tools.extend([
+            "download_file",
+            "fetch_https_response",
+            "get_github_latest_release",
+        ]);
+    }
     tools
 }
 

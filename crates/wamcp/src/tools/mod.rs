@@ -1,8 +1,11 @@
 //! One file per tool. Each declares its parameters, identity and `run`; the
 //! registry table decides which are live.
 
+pub mod download_file;
 pub mod edit_file;
+pub mod fetch_https_response;
 pub mod find_files;
+pub mod get_github_latest_release;
 pub mod get_server_info;
 pub mod get_system_info;
 pub mod list_directory;

@@ -1,0 +1,15 @@
+//! HTTPS for wamcp.
+//!
+//! One client ([`client::WebClient`]) whose connections reach only addresses
+//! its resolver validated ([`resolve`]), with redirects re-checked hop by
+//! hop and bodies capped while they stream; on top of it the `net` tools'
+//! operations, each returning bounded text or a typed error.
+
+pub mod charset;
+pub mod client;
+pub mod download;
+pub mod fence;
+pub mod fetch_raw;
+pub mod github;
+pub mod resolve;
+mod tool_errors;
