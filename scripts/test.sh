@@ -19,6 +19,13 @@ command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64)
 [ -x "$WINE" ] || need+=(wine wine64)
 command -v Xvfb >/dev/null || need+=(xvfb)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+# Real compilers and GPU probes the build tests drive (clang-cl is clang in cl
+# mode, lld-link comes with lld; vulkaninfo runs on Mesa's software driver).
+for tool in clang:clang lld-link:lld cmake:cmake ninja:ninja-build glslc:glslc \
+            glslangValidator:glslang-tools vulkaninfo:vulkan-tools; do
+    command -v "${tool%%:*}" >/dev/null || need+=("${tool##*:}")
+done
+[ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || need+=(mesa-vulkan-drivers)
 if [ ${#need[@]} -gt 0 ]; then
     sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
     $sudo apt-get update -q

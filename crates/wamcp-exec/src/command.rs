@@ -6,7 +6,7 @@
 //! command re-serialised from the checked arguments, never the model's
 //! original text, so PowerShell cannot parse something the checks did not.
 
-use crate::{RunSpec, run};
+use crate::{Progress, RunSpec, run_reporting};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wamcp_policy::command::payload::encoded_script;
@@ -34,6 +34,7 @@ pub async fn run_command(
     cwd: &Path,
     roots: &[PathBuf],
     rules: &RuleSet,
+    progress: Option<Progress<'_>>,
 ) -> Result<String, ToolError> {
     let (program, args) = check(req.command, rules)?;
     let dir = working_directory(req.working_directory, cwd, roots)?;
@@ -46,7 +47,7 @@ pub async fn run_command(
         keep_head: MAX_PROCESS_OUTPUT_BYTES,
         keep_tail: TAIL_BYTES,
     };
-    let out = run(&spec).await.map_err(|e| {
+    let out = run_reporting(&spec, progress).await.map_err(|e| {
         ToolError::new(
             ErrorType::PowershellLaunchFailed,
             format!("Could not start '{program}': {e}."),
@@ -161,7 +162,7 @@ pub fn check(command: &str, rules: &RuleSet) -> Result<(String, Vec<String>), To
 
 /// The directory to run in: the one asked for, else the server's working
 /// directory, else the first root; it must be inside a writable root.
-fn working_directory(
+pub(crate) fn working_directory(
     asked: Option<&str>,
     cwd: &Path,
     roots: &[PathBuf],

@@ -55,7 +55,7 @@ re!(
 );
 re!(
     MSVC,
-    r"^\s*((?:[A-Za-z]:)?[^(]+?)\((\d+)(?:,(\d+))?\)\s*:\s*(fatal error|error|warning|note|message)\s+([A-Za-z]+\d+)\s*:\s*(.*)$"
+    r"^\s*((?:[A-Za-z]:)?[^(]+?)\((\d+)(?:,(\d+)(?:-\d+)?)?\)\s*:\s*(fatal error|error|warning|note|message)(?:\s+([A-Za-z]+\d+))?\s*:\s*(.*)$"
 );
 re!(
     GCC,
@@ -70,6 +70,16 @@ re!(NINJA, r"^ninja:\s*(.*(?:error|stopped).*)$");
 re!(
     MSVC_NO_LINE,
     r"^\s*((?:[A-Za-z]:)?[^:]*?)\s*:\s*(fatal error|error|warning)\s+([A-Za-z]+\d+)\s*:\s*(.*)$"
+);
+// GNU ld names the object (or source) and section, not a line number.
+re!(
+    LD_SYMBOL,
+    r"^\s*(?:\S*?ld(?:\.lld|\.bfd|\.gold)?(?:\.exe)?:\s*)?(.+?):\([^)]*\):\s*((?:undefined reference|multiple definition) .*)$"
+);
+// A tool naming itself: `lld-link: error: ...`, `collect2: error: ...`.
+re!(
+    TOOL,
+    r"^\s*([A-Za-z][A-Za-z0-9_.+-]*):\s*(fatal error|error|warning):\s*(.*)$"
 );
 re!(BARE, r"^\s*(fatal error|error|warning):\s*(.*)$");
 
@@ -157,7 +167,7 @@ fn one_line(line: &str) -> Option<Diagnostic> {
             line: number(c.get(2)),
             column: number(c.get(3)),
             severity: severity(&c[4]),
-            code: c[5].to_string(),
+            code: c.get(5).map_or("", |m| m.as_str()).to_string(),
             message: c[6].to_string(),
         });
     }
@@ -209,6 +219,26 @@ fn one_line(line: &str) -> Option<Diagnostic> {
             severity: severity(&c[2]),
             code: c[3].to_string(),
             message: c[4].to_string(),
+        });
+    }
+    if let Some(c) = LD_SYMBOL.captures(line) {
+        return Some(Diagnostic {
+            file: c[1].to_string(),
+            line: None,
+            column: None,
+            severity: Severity::Error,
+            code: "ld".into(),
+            message: c[2].to_string(),
+        });
+    }
+    if let Some(c) = TOOL.captures(line) {
+        return Some(Diagnostic {
+            file: String::new(),
+            line: None,
+            column: None,
+            severity: severity(&c[2]),
+            code: c[1].to_string(),
+            message: c[3].to_string(),
         });
     }
     BARE.captures(line).map(|c| Diagnostic {
@@ -368,12 +398,36 @@ mod tests {
             )
         );
         assert_eq!(d.message, "'x': undeclared identifier");
+        // fxc gives a column range.
         let d = first("shader.hlsl(3,10-20): error X3004: undeclared identifier 'foo'");
-        // fxc's column ranges do not fit the MSVC family; the linker-style one keeps the code.
         assert_eq!(
-            (d.file.as_str(), d.code.as_str()),
-            ("shader.hlsl(3,10-20)", "X3004")
+            (d.file.as_str(), d.line, d.column, d.code.as_str()),
+            ("shader.hlsl", Some(3), Some(10), "X3004")
         );
+        // clang-cl: MSVC's location format without an error code.
+        let d = first("broken.c(2,10): error: use of undeclared identifier 'missing'");
+        assert_eq!(
+            (
+                d.file.as_str(),
+                d.line,
+                d.column,
+                d.severity,
+                d.code.as_str()
+            ),
+            ("broken.c", Some(2), Some(10), Severity::Error, "")
+        );
+        let d = first("lld-link: error: undefined symbol: helper");
+        assert_eq!((d.file.as_str(), d.code.as_str()), ("", "lld-link"));
+        assert_eq!(d.message, "undefined symbol: helper");
+        let d = first("main.c:(.text+0x9): undefined reference to `helper'");
+        assert_eq!(
+            (d.file.as_str(), d.code.as_str(), d.severity),
+            ("main.c", "ld", Severity::Error)
+        );
+        let d = first(
+            "/usr/bin/ld: x.o:(.data+0x0): multiple definition of `f'; y.o:(.data+0x0): first defined here",
+        );
+        assert_eq!((d.file.as_str(), d.code.as_str()), ("x.o", "ld"));
         let d = first("src/a.c:7:3: error: expected ';' before '}' token");
         assert_eq!(
             (d.file.as_str(), d.line, d.column, d.code.as_str()),

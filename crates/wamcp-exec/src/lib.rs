@@ -6,8 +6,10 @@
 //! in a Job object that is closed on kill; Unix makes it a process-group
 //! leader and signals the group.
 
+pub mod build;
 pub mod command;
 pub mod diagnostics;
+pub mod shader;
 
 use process_wrap::tokio::{CommandWrap, KillOnDrop};
 use std::path::PathBuf;
@@ -133,6 +135,37 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         stderr,
         elapsed: started.elapsed(),
     })
+}
+
+/// How often a long run reports that it is still going.
+pub const PROGRESS_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Receives the elapsed time while a process runs, every
+/// [`PROGRESS_INTERVAL`]; the MCP adapter turns it into progress
+/// notifications so a client does not give up on a long build.
+pub type Progress<'a> = &'a (dyn Fn(Duration) + Send + Sync);
+
+/// [`run`], reporting progress while it waits.
+pub async fn run_reporting(
+    spec: &RunSpec,
+    progress: Option<Progress<'_>>,
+) -> std::io::Result<RunOutput> {
+    let Some(progress) = progress else {
+        return run(spec).await;
+    };
+    let started = Instant::now();
+    let running = run(spec);
+    tokio::pin!(running);
+    let mut ticks = tokio::time::interval_at(
+        tokio::time::Instant::now() + PROGRESS_INTERVAL,
+        PROGRESS_INTERVAL,
+    );
+    loop {
+        tokio::select! {
+            out = &mut running => return out,
+            _ = ticks.tick() => progress(started.elapsed()),
+        }
+    }
 }
 
 /// Reads a stream to its end, keeping its first `head` and last `tail` bytes.

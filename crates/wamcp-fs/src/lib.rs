@@ -30,4 +30,4 @@ pub use find::find_files;
 pub use list::list_directory;
 pub use read::read_file;
 pub use search::{SearchRequest, search_files};
-pub use write::write_file;
+pub use write::{write_file, write_output};

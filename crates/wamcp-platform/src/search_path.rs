@@ -19,6 +19,42 @@ pub fn child_path() -> Option<OsString> {
     merge(&current, &extra)
 }
 
+/// Where `name` would be found on the child `PATH`, trying the executable
+/// extensions on Windows (`glslc` finds `glslc.exe`). Used to report what is
+/// installed and to pick between compilers, not to run them: programs are
+/// started by name so the OS search is the one that counts.
+pub fn find_program(name: &str) -> Option<std::path::PathBuf> {
+    let path = child_path()?;
+    let extensions: &[&str] = if cfg!(windows) {
+        &["", ".exe", ".cmd", ".bat", ".com"]
+    } else {
+        &[""]
+    };
+    std::env::split_paths(&path)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .flat_map(|dir| {
+            extensions
+                .iter()
+                .map(move |ext| dir.join(format!("{name}{ext}")))
+        })
+        .find(|candidate| is_program(candidate))
+}
+
+fn is_program(path: &Path) -> bool {
+    let Ok(meta) = path.metadata() else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
+}
+
 /// `current` followed by the entries of `extra` it does not already hold,
 /// compared case-insensitively and without a trailing separator, as Windows
 /// compares directories.
@@ -149,6 +185,15 @@ mod tests {
         let path = child_path().unwrap();
         let now = std::env::var_os("PATH").unwrap_or_default();
         assert!(path.to_string_lossy().starts_with(&*now.to_string_lossy()));
+    }
+
+    #[test]
+    fn programs_are_found_on_the_path_by_name() {
+        // Present on every host the suite runs on: cmd under Wine, sh on Linux.
+        let name = if cfg!(windows) { "cmd" } else { "sh" };
+        let found = find_program(name).expect(name);
+        assert!(found.is_file(), "{}", found.display());
+        assert!(find_program("wamcp-no-such-program-anywhere").is_none());
     }
 
     /// Reads and expands a REG_EXPAND_SZ value, under a test-only name so a

@@ -30,6 +30,7 @@ error_types! {
     BuildStartFailed => "BUILD_START_FAILED",
     BuildTimedOut => "BUILD_TIMED_OUT",
     BuildToolNotFound => "BUILD_TOOL_NOT_FOUND",
+    Cancelled => "CANCELLED",
     CommandNotAllowed => "COMMAND_NOT_ALLOWED",
     CommandTimeout => "COMMAND_TIMEOUT",
     ContentTooLarge => "CONTENT_TOO_LARGE",

@@ -12,6 +12,7 @@ pub mod groups;
 pub mod hosts;
 pub mod limits;
 pub mod net_names;
+pub mod shader;
 pub mod skip;
 pub mod truthy;
 pub mod url_policy;

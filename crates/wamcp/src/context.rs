@@ -11,6 +11,7 @@ use crate::registry::{self, ToolEntry};
 use crate::settings::{self, ROOTS_SEPARATOR};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use wamcp_exec::build::BuildLocks;
 use wamcp_policy::command::rules::RuleSet;
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::groups::{GroupSelection, parse_groups};
@@ -52,6 +53,8 @@ pub struct ServerContext {
     /// Built on first use: start-up stays fast for sessions that never
     /// touch the network.
     web: OnceLock<Result<WebClient, String>>,
+    /// Project roots with a build running, for `build_project`.
+    pub build_locks: BuildLocks,
 }
 
 /// What start-up read before building the context.
@@ -230,6 +233,7 @@ impl ServerContext {
             groups,
             resolution,
             web: OnceLock::new(),
+            build_locks: BuildLocks::default(),
         }
     }
 

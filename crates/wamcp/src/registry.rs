@@ -8,7 +8,9 @@
 use crate::context::ServerContext;
 use crate::tools;
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{
+    CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, Tool, ToolAnnotations,
+};
 use rmcp::service::RequestContext;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -16,6 +18,7 @@ use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::groups::Group;
 
@@ -32,6 +35,42 @@ pub struct ToolCall {
     pub ctx: Arc<ServerContext>,
     /// The MCP request, for progress, cancellation and elicitation.
     pub request: RequestContext<RoleServer>,
+}
+
+impl ToolCall {
+    /// Progress notifications for a long run, when the client asked for them
+    /// (sent a progress token): elapsed seconds and what is running, so a
+    /// client with a request timeout keeps waiting for a long build.
+    pub fn progress(&self, activity: String) -> Option<impl Fn(Duration) + Send + Sync + 'static> {
+        let token = self.request.meta.get_progress_token()?;
+        let peer = self.request.peer.clone();
+        Some(move |elapsed: Duration| {
+            let seconds = elapsed.as_secs();
+            let note = ProgressNotificationParam::new(token.clone(), seconds as f64)
+                .with_message(format!("{activity}: {seconds} s"));
+            let peer = peer.clone();
+            tokio::spawn(async move {
+                // A client that went away cannot be told; the run goes on.
+                let _ = peer.notify_progress(note).await;
+            });
+        })
+    }
+
+    /// Runs `work` until it finishes or the client cancels the request.
+    /// Cancelling drops `work`, and with it any process tree it started
+    /// (children are killed on drop).
+    pub async fn unless_cancelled<T>(
+        &self,
+        work: impl Future<Output = Result<T, ToolError>>,
+    ) -> Result<T, ToolError> {
+        tokio::select! {
+            done = work => done,
+            _ = self.request.ct.cancelled() => Err(ToolError::new(
+                ErrorType::Cancelled,
+                "The client cancelled the request; everything it started was stopped.",
+            )),
+        }
+    }
 }
 
 /// The annotation hints a client may show or act on. Set honestly: a client
@@ -129,6 +168,8 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::search_files::SearchFiles>(),
     entry::<tools::write_file::WriteFile>(),
     entry::<tools::edit_file::EditFile>(),
+    entry::<tools::build_project::BuildProject>(),
+    entry::<tools::compile_shader::CompileShader>(),
     entry::<tools::run_powershell::RunPowershell>(),
     entry::<tools::get_system_info::GetSystemInfo>(),
     entry::<tools::get_server_info::GetServerInfo>(),

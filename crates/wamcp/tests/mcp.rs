@@ -22,7 +22,7 @@ fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
         tools.extend(["write_file", "edit_file"]);
     }
     if groups.contains(&"build") {
-        tools.push("run_powershell");
+        tools.extend(["build_project", "compile_shader", "run_powershell"]);
     }
     tools.extend(&CORE[5..]);
     if groups.contains(&"net") {
@@ -491,7 +491,7 @@ async fn bad_arguments_get_the_envelope_and_unknown_tools_a_protocol_error() {
     let text = result.content[0].as_text().unwrap().text.clone();
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), envelope);
 
-    let params = rmcp::model::CallToolRequestParams::new("compile_shader");
+    let params = rmcp::model::CallToolRequestParams::new("web_search");
     let err = client
         .service
         .peer()
@@ -499,7 +499,7 @@ async fn bad_arguments_get_the_envelope_and_unknown_tools_a_protocol_error() {
         .await
         .expect_err("unknown tool");
     assert!(
-        format!("{err}").contains("Unknown tool 'compile_shader'"),
+        format!("{err}").contains("Unknown tool 'web_search'"),
         "{err}"
     );
     client.close().await;

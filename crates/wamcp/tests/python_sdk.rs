@@ -117,3 +117,42 @@ fn a_malformed_config_and_an_unknown_profile_are_reported_to_the_python_client()
         "{error}"
     );
 }
+
+/// A build that takes longer than the progress interval sends progress
+/// notifications the SDK's callback receives, in both eras, and still ends
+/// with its report.
+#[test]
+fn a_long_build_reports_progress() {
+    let Some(python) = python() else { return };
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/mcp_progress.py");
+    for mode in ["legacy", "auto"] {
+        let (sandbox, project) = Sandbox::with_project();
+        std::fs::write(
+            project.join("slow_build.py"),
+            "import time\ntime.sleep(6)\nprint('slow.c:1:1: error: done waiting')\nraise SystemExit(1)\n",
+        )
+        .unwrap();
+        let args = json!({"command": "python3 slow_build.py", "working_directory": "proj"});
+        let mut cmd = std::process::Command::new(&python);
+        cmd.args([script, mode, "build_project", &args.to_string(), BIN]);
+        sandbox.apply(&mut cmd);
+        let out = cmd.output().expect("run the Python client");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let progress = seen["progress"].as_array().unwrap();
+        assert!(!progress.is_empty(), "{mode}: no progress in {seen}");
+        assert_eq!(
+            progress[0]["message"], "building with python3 slow_build.py: 5 s",
+            "{mode}"
+        );
+        let text = seen["text"].as_str().unwrap();
+        assert!(
+            text.contains("ERRORS (1 unique, 1 total):\n  slow.c:1:1: done waiting"),
+            "{mode}: {text}"
+        );
+    }
+}

@@ -1,6 +1,8 @@
 //! One file per tool. Each declares its parameters, identity and `run`; the
 //! registry table decides which are live.
 
+pub mod build_project;
+pub mod compile_shader;
 pub mod download_file;
 pub mod edit_file;
 pub mod fetch_https_response;

@@ -3,6 +3,7 @@
 use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use wamcp_exec::Progress;
 use wamcp_exec::command::{CommandRequest, run_command};
 use wamcp_policy::error::ToolError;
 use wamcp_policy::groups::Group;
@@ -41,14 +42,21 @@ impl ToolDef for RunPowershell {
     };
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
-        let ctx = call.ctx;
+        let ctx = &call.ctx;
         let request = CommandRequest {
             command: &p.command,
             timeout_seconds: p.timeout_seconds,
             working_directory: p.working_directory.as_deref(),
         };
-        run_command(&request, &ctx.cwd, &ctx.run_roots(), &ctx.command_rules)
-            .await
-            .map(ToolOutput::Text)
+        let roots = ctx.run_roots();
+        let progress = call.progress(format!("running {}", p.command));
+        let running = run_command(
+            &request,
+            &ctx.cwd,
+            &roots,
+            &ctx.command_rules,
+            progress.as_ref().map(|f| f as Progress),
+        );
+        call.unless_cancelled(running).await.map(ToolOutput::Text)
     }
 }

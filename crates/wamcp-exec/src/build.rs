@@ -1,0 +1,179 @@
+//! `build_project`: one build driver, run as checked argv, its output turned
+//! into a diagnostics report.
+//!
+//! One build at a time per project root: two builds of one tree race on the
+//! same object files and produce errors that belong to neither.
+
+use crate::command::{check, working_directory};
+use crate::diagnostics::report;
+use crate::{Progress, RunSpec, run_reporting};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+use wamcp_policy::command::drivers::{BUILD_COMMANDS, is_build_driver};
+use wamcp_policy::command::rules::RuleSet;
+use wamcp_policy::command::tokenize::tokenize;
+use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::limits::{MAX_BUILD_TIMEOUT_SECONDS, MAX_PROCESS_OUTPUT_BYTES, clamp_request};
+use wamcp_policy::workspace::PathStyle;
+use wamcp_policy::write_rules::is_within;
+
+/// Output kept from the end of each stream, besides its first 64 KiB: the
+/// verdict and the last errors of a long build are at the end.
+const TAIL_BYTES: usize = 64 * 1024;
+
+pub struct BuildRequest<'a> {
+    pub command: &'a str,
+    pub timeout_seconds: i64,
+    pub working_directory: Option<&'a str>,
+}
+
+/// The project roots with a build running in them.
+#[derive(Default)]
+pub struct BuildLocks(Mutex<HashSet<PathBuf>>);
+
+/// Holds a root's lock until dropped, also when the build is cancelled.
+pub struct BuildGuard<'a> {
+    locks: &'a BuildLocks,
+    root: PathBuf,
+}
+
+impl BuildLocks {
+    pub fn try_lock(&self, root: &Path) -> Option<BuildGuard<'_>> {
+        let mut running = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        running.insert(root.to_path_buf()).then(|| BuildGuard {
+            locks: self,
+            root: root.to_path_buf(),
+        })
+    }
+}
+
+impl Drop for BuildGuard<'_> {
+    fn drop(&mut self) {
+        let mut running = self.locks.0.lock().unwrap_or_else(|e| e.into_inner());
+        running.remove(&self.root);
+    }
+}
+
+pub async fn build_project(
+    req: &BuildRequest<'_>,
+    cwd: &Path,
+    roots: &[PathBuf],
+    rules: &RuleSet,
+    locks: &BuildLocks,
+    progress: Option<Progress<'_>>,
+) -> Result<String, ToolError> {
+    // Judged first, so "not a build driver" is the answer for any other
+    // program; a command that does not even tokenise is left to the policy.
+    let first = tokenize(req.command)
+        .ok()
+        .and_then(|argv| argv.into_iter().next())
+        .map(|a| a.text);
+    if let Some(first) = first
+        && !is_build_driver(&first)
+    {
+        return Err(ToolError::new(
+            ErrorType::NotABuildCommand,
+            format!("'{first}' is not a build driver."),
+        )
+        .recover(format!(
+            "build_project runs only: {}.",
+            BUILD_COMMANDS.join(", ")
+        ))
+        .recover("Use run_powershell for other allowed commands."));
+    }
+    let (program, args) = check(req.command, rules)?;
+    let dir = working_directory(req.working_directory, cwd, roots)?;
+    let root = owning_root(&dir, roots);
+    let Some(_guard) = locks.try_lock(&root) else {
+        return Err(ToolError::new(
+            ErrorType::BuildAlreadyRunning,
+            format!("A build is already running in {}.", root.display()),
+        )
+        .retryable()
+        .recover("Wait for it to finish; two builds of one tree corrupt each other's outputs."));
+    };
+    let (timeout, _) = clamp_request(req.timeout_seconds, MAX_BUILD_TIMEOUT_SECONDS);
+    let spec = RunSpec {
+        program: program.clone(),
+        args,
+        cwd: dir.clone(),
+        timeout: Duration::from_secs(timeout),
+        keep_head: MAX_PROCESS_OUTPUT_BYTES,
+        keep_tail: TAIL_BYTES,
+    };
+    let out = run_reporting(&spec, progress).await.map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ToolError::new(
+                ErrorType::BuildToolNotFound,
+                format!("'{program}' was not found on the PATH."),
+            )
+            .recover(
+                "Ask the user to install it or add it to PATH; it is searched again on every call.",
+            )
+        } else {
+            ToolError::new(
+                ErrorType::BuildStartFailed,
+                format!("'{program}' could not be started: {e}."),
+            )
+        }
+    })?;
+    let output = format!("{}\n{}", out.stdout.render(), out.stderr.render());
+    let text = report("BUILD", req.command, out.exit_code, &output, &dir);
+    if out.timed_out {
+        return Err(ToolError::new(
+            ErrorType::BuildTimedOut,
+            format!(
+                "The build ran longer than {timeout} s; it and every process it started were killed."
+            ),
+        )
+        .retryable()
+        .detail("partial_report", text)
+        .recover("Raise timeout_seconds (at most 1800), or build a smaller target."));
+    }
+    Ok(text)
+}
+
+/// The innermost root holding `dir`; the build lock is per root.
+fn owning_root(dir: &Path, roots: &[PathBuf]) -> PathBuf {
+    roots
+        .iter()
+        .filter(|r| {
+            is_within(
+                &dir.display().to_string(),
+                &r.display().to_string(),
+                PathStyle::native(),
+            )
+        })
+        .max_by_key(|r| r.as_os_str().len())
+        .cloned()
+        .unwrap_or_else(|| dir.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_build_per_root_until_the_guard_drops() {
+        let locks = BuildLocks::default();
+        let root = Path::new("/p");
+        let guard = locks.try_lock(root).expect("first");
+        assert!(locks.try_lock(root).is_none());
+        assert!(locks.try_lock(Path::new("/q")).is_some());
+        drop(guard);
+        assert!(locks.try_lock(root).is_some());
+    }
+
+    #[test]
+    fn the_innermost_root_owns_a_directory() {
+        let p = PathBuf::from(if cfg!(windows) { r"C:\p" } else { "/p" });
+        let roots = [p.clone(), p.join("sub")];
+        assert_eq!(
+            owning_root(&p.join("sub").join("build"), &roots),
+            p.join("sub")
+        );
+        assert_eq!(owning_root(&p.join("x"), &roots), p);
+    }
+}

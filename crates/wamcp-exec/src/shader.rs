@@ -1,0 +1,156 @@
+//! `compile_shader`: the compiler the extension calls for, its output
+//! written through write confinement, its errors parsed.
+//!
+//! The compiler writes into a private temporary directory, never straight
+//! to the destination: the bytes reach the destination only through the
+//! same confined, atomic write `write_file` uses, so a compiler cannot be
+//! pointed at a file outside the writable roots.
+
+use crate::command::working_directory;
+use crate::diagnostics::report;
+use crate::{RunSpec, run};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::limits::{MAX_PROCESS_OUTPUT_BYTES, SHADER_TIMEOUT_SECONDS};
+use wamcp_policy::shader::{Compiler, plan};
+
+pub struct ShaderRequest<'a> {
+    pub source: &'a str,
+    pub output: &'a str,
+    pub stage: &'a str,
+    pub profile: &'a str,
+    pub spirv: bool,
+    pub working_directory: Option<&'a str>,
+}
+
+/// Where compiled bytes may go; implemented over the write confinement.
+pub trait OutputSink: Sync {
+    /// Refuses a destination before anything is compiled.
+    fn check(&self, path: &Path) -> Result<(), ToolError>;
+    /// Writes (or replaces) the destination; returns the path written.
+    fn write(&self, path: &Path, bytes: &[u8]) -> Result<PathBuf, ToolError>;
+}
+
+pub async fn compile_shader(
+    req: &ShaderRequest<'_>,
+    cwd: &Path,
+    roots: &[PathBuf],
+    sink: &dyn OutputSink,
+) -> Result<String, ToolError> {
+    // Relative paths resolve against the working directory when one is
+    // given (it must be inside a root), else against the server's, as in
+    // every file tool.
+    let base = match req
+        .working_directory
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+    {
+        Some(asked) => working_directory(Some(asked), cwd, roots)?,
+        None => cwd.to_path_buf(),
+    };
+    let plan = plan(req.source, req.stage, req.profile, req.spirv, |c| {
+        wamcp_platform::search_path::find_program(c.program()).is_some()
+    })
+    .map_err(|refusal| ToolError::new(refusal.kind, refusal.message).with_path(req.source))?;
+    let source = base.join(req.source.trim());
+    if !source.is_file() {
+        return Err(ToolError::new(
+            ErrorType::PathNotFound,
+            format!("No shader file at {}.", source.display()),
+        )
+        .with_path(req.source));
+    }
+    let output = match req.output.trim() {
+        "" => PathBuf::from(format!("{}.{}", source.display(), plan.output_extension)),
+        raw => base.join(raw),
+    };
+    // The compiler runs beside the source, where its includes are.
+    let dir = source
+        .parent()
+        .map_or_else(|| base.clone(), Path::to_path_buf);
+    sink.check(&output)?;
+
+    let program = plan.compiler.program();
+    let scratch = tempfile::tempdir().map_err(|e| start_failed(program, &e))?;
+    let scratch_out = scratch
+        .path()
+        .join(format!("out.{}", plan.output_extension));
+    let mut args = plan.args.clone();
+    args.push(source.display().to_string());
+    let shown = format!(
+        "{program} {} {} {}",
+        args.join(" "),
+        plan.output_flag,
+        output.display()
+    );
+    args.extend(output_args(plan.output_flag, &scratch_out));
+    let spec = RunSpec {
+        program: program.to_string(),
+        args,
+        cwd: dir.clone(),
+        timeout: Duration::from_secs(SHADER_TIMEOUT_SECONDS),
+        keep_head: MAX_PROCESS_OUTPUT_BYTES,
+        keep_tail: 16 * 1024,
+    };
+    let out = run(&spec).await.map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            not_found(plan.compiler)
+        } else {
+            start_failed(program, &e)
+        }
+    })?;
+    let text_output = format!("{}\n{}", out.stdout.render(), out.stderr.render());
+    let compile_report = report("SHADER COMPILE", &shown, out.exit_code, &text_output, &dir);
+    if out.timed_out {
+        return Err(ToolError::new(
+            ErrorType::ShaderCompileTimedOut,
+            format!("{program} ran longer than {SHADER_TIMEOUT_SECONDS} s and was killed."),
+        )
+        .detail("partial_report", compile_report));
+    }
+    if out.exit_code != Some(0) {
+        return Ok(compile_report);
+    }
+    let bytes = std::fs::read(&scratch_out).map_err(|e| {
+        ToolError::new(
+            ErrorType::ShaderCompileStartFailed,
+            format!("{program} reported success but wrote no output ({e})."),
+        )
+    })?;
+    let written = sink.write(&output, &bytes)?;
+    Ok(format!(
+        "COMPILED to {} ({} bytes)\n{compile_report}",
+        written.display(),
+        bytes.len()
+    ))
+}
+
+/// dxc takes `-Fo path`; fxc `/Fo path`; glslc and glslang `-o path`.
+fn output_args(flag: &str, path: &Path) -> [String; 2] {
+    [flag.to_string(), path.display().to_string()]
+}
+
+fn not_found(compiler: Compiler) -> ToolError {
+    let source = match compiler {
+        Compiler::Glslc | Compiler::GlslangValidator => {
+            "the Vulkan SDK (or the glslc / glslang-tools packages)"
+        }
+        Compiler::Dxc => "the Vulkan SDK or the Windows SDK (dxc)",
+        Compiler::Fxc => "the Windows SDK (fxc)",
+    };
+    ToolError::new(
+        ErrorType::ShaderCompilerNotFound,
+        format!("{} was not found on the PATH.", compiler.program()),
+    )
+    .recover(format!(
+        "It ships with {source}; the PATH is searched again on every call."
+    ))
+}
+
+fn start_failed(program: &str, e: &std::io::Error) -> ToolError {
+    ToolError::new(
+        ErrorType::ShaderCompileStartFailed,
+        format!("{program} could not be started: {e}."),
+    )
+}

@@ -1,0 +1,64 @@
+//! `build_project`: run a build driver and return parsed diagnostics.
+
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use wamcp_exec::Progress;
+use wamcp_exec::build::{BuildRequest, build_project};
+use wamcp_policy::error::ToolError;
+use wamcp_policy::groups::Group;
+use wamcp_policy::limits::BUILD_TIMEOUT_SECONDS;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// One build command, e.g. "cmake --build build --config Debug" or "cargo build".
+    pub command: String,
+    /// Directory to build in, inside a writable root.
+    #[serde(default)]
+    pub working_directory: Option<String>,
+    /// Seconds before the build and everything it started are killed (1-1800).
+    #[serde(default = "six_hundred")]
+    pub timeout_seconds: i64,
+}
+
+fn six_hundred() -> i64 {
+    BUILD_TIMEOUT_SECONDS as i64
+}
+
+pub struct BuildProject;
+
+impl ToolDef for BuildProject {
+    type Params = Params;
+    const NAME: &'static str = "build_project";
+    const GROUPS: &'static [Group] = &[Group::Build];
+    const DESCRIPTION: &'static str = "Run a build (cmake, ninja, msbuild, dotnet, cargo, compilers, python build \
+        scripts) and get its errors and warnings deduplicated with file, line and code, then a verdict, instead \
+        of the raw log. A failed build with nothing recognised shows the end of the log.";
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: true,
+    };
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        let ctx = &call.ctx;
+        let request = BuildRequest {
+            command: &p.command,
+            timeout_seconds: p.timeout_seconds,
+            working_directory: p.working_directory.as_deref(),
+        };
+        let roots = ctx.run_roots();
+        let progress = call.progress(format!("building with {}", p.command));
+        let building = build_project(
+            &request,
+            &ctx.cwd,
+            &roots,
+            &ctx.command_rules,
+            &ctx.build_locks,
+            progress.as_ref().map(|f| f as Progress),
+        );
+        call.unless_cancelled(building).await.map(ToolOutput::Text)
+    }
+}

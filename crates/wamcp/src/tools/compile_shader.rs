@@ -1,0 +1,84 @@
+//! `compile_shader`: GLSL or HLSL through the compiler its extension calls
+//! for, the output written under write confinement.
+
+use crate::context::ServerContext;
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use wamcp_exec::shader::{OutputSink, ShaderRequest, compile_shader};
+use wamcp_policy::error::ToolError;
+use wamcp_policy::groups::Group;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Shader file: .vert .frag .comp .geom .tesc .tese .mesh .task .rgen .rchit .rahit .rmiss .rint .rcall, .glsl, .hlsl or .fx.
+    pub source: String,
+    /// Output file; default: the source path plus .spv, .dxil or .cso.
+    #[serde(default)]
+    pub output: String,
+    /// Stage for a .glsl file: vertex, fragment, compute, geometry, tesscontrol, tesseval, mesh, task, rgen, rchit, rahit, rmiss, rint, rcall.
+    #[serde(default)]
+    pub stage: String,
+    /// Profile for .hlsl/.fx, e.g. ps_6_6, cs_6_0, vs_5_0.
+    #[serde(default)]
+    pub profile: String,
+    /// For .hlsl: emit SPIR-V for Vulkan instead of DXIL.
+    #[serde(default)]
+    pub spirv: bool,
+    /// Directory relative paths resolve against, inside a writable root.
+    #[serde(default)]
+    pub working_directory: Option<String>,
+}
+
+pub struct CompileShader;
+
+impl ToolDef for CompileShader {
+    type Params = Params;
+    const NAME: &'static str = "compile_shader";
+    const GROUPS: &'static [Group] = &[Group::Build];
+    const DESCRIPTION: &'static str = "Compile a GLSL or HLSL shader with glslc, glslangValidator, dxc or fxc (chosen \
+        by extension) and report errors with file and line, or where the output was written.";
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        open_world: false,
+    };
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        let ctx = &call.ctx;
+        let request = ShaderRequest {
+            source: &p.source,
+            output: &p.output,
+            stage: &p.stage,
+            profile: &p.profile,
+            spirv: p.spirv,
+            working_directory: p.working_directory.as_deref(),
+        };
+        let sink = ConfinedOutput { ctx };
+        let roots = ctx.run_roots();
+        let compiling = compile_shader(&request, &ctx.cwd, &roots, &sink);
+        call.unless_cancelled(compiling).await.map(ToolOutput::Text)
+    }
+}
+
+/// Shader output goes through the same confinement as `write_file`.
+struct ConfinedOutput<'a> {
+    ctx: &'a ServerContext,
+}
+
+impl OutputSink for ConfinedOutput<'_> {
+    fn check(&self, path: &Path) -> Result<(), ToolError> {
+        let raw = path.display().to_string();
+        self.ctx
+            .with_write_scope(|scope| wamcp_fs::resolve_for_write(&raw, path, scope))
+            .map(|_| ())
+    }
+
+    fn write(&self, path: &Path, bytes: &[u8]) -> Result<PathBuf, ToolError> {
+        self.ctx
+            .with_write_scope(|scope| wamcp_fs::write_output(path, bytes, scope))
+    }
+}
