@@ -9,7 +9,10 @@
 //! - `bench-search [--source DIR]`: `search_files` and `find_files` against
 //!   ripgrep and fd on the same generated tree (release build recommended:
 //!   `cargo run --release -p xtask -- bench-search`).
+//! - `bench-diagnostics`: the build-output parser in MB/s on a 64 MiB log of
+//!   real gcc/clang output, against `grep -cE` on the same file.
 
+mod bench_diagnostics;
 mod bench_search;
 mod startup;
 mod tokens;
@@ -22,8 +25,9 @@ fn main() -> ExitCode {
         Some("tokens") => tokens::run(&args[1..]),
         Some("bench-startup") => startup::run(&args[1..]),
         Some("bench-search") => bench_search::run(&args[1..]),
+        Some("bench-diagnostics") => bench_diagnostics::run(&args[1..]),
         _ => Err("usage: cargo run -p xtask -- tokens [--write-readme | --check] | bench-startup [--runs N] \
-                  | bench-search [--source DIR]"
+                  | bench-search [--source DIR] | bench-diagnostics"
             .into()),
     };
     match result {

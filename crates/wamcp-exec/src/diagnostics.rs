@@ -8,6 +8,8 @@
 //! the raw output is shown instead.
 
 use regex::Regex;
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::LazyLock;
 use wamcp_policy::limits::{
@@ -48,6 +50,11 @@ macro_rules! re {
     };
 }
 
+// A word every family below needs; lines without one are skipped unread.
+re!(
+    CANDIDATE,
+    r"error|warning|note|message|ERROR|WARNING|CMake Error|CMake Warning|ninja:|undefined reference|multiple definition"
+);
 re!(MSBUILD_PROJECT, r"\s*\[[^\]]*\.(?:vcx|cs|fs|vb)proj\]\s*$");
 re!(
     CMAKE_LOCATED,
@@ -94,34 +101,36 @@ fn severity(word: &str) -> Severity {
 /// Parses build output, in order, into merged entries.
 pub fn parse(output: &str, build_dir: &Path) -> Vec<Entry> {
     let mut entries: Vec<Entry> = Vec::new();
+    let mut seen: HashMap<Diagnostic, usize> = HashMap::new();
     let mut last: Option<usize> = None;
-    let lines: Vec<&str> = output.lines().collect();
-    let mut i = 0;
-    while i < lines.len() {
-        let line = MSBUILD_PROJECT
-            .replace(lines[i].trim_end_matches('\r'), "")
-            .into_owned();
-        i += 1;
+    let mut pos = 0;
+    let base = build_dir.display().to_string().replace('\\', "/");
+    let base = base.trim_end_matches('/');
+    // Most of a build log is progress lines; only a line holding one of the
+    // words every family needs is looked at (one literal search over the
+    // whole log, then the family patterns on that line alone).
+    while let Some(hit) = CANDIDATE.find_at(output, pos) {
+        let start = output[..hit.start()].rfind('\n').map_or(0, |i| i + 1);
+        let end = output[hit.end()..]
+            .find('\n')
+            .map_or(output.len(), |i| hit.end() + i);
+        pos = (end + 1).min(output.len());
+        let raw = output[start..end].trim_end_matches('\r');
+        let line = if raw.contains("proj]") {
+            MSBUILD_PROJECT.replace(raw, "")
+        } else {
+            Cow::Borrowed(raw)
+        };
         let parsed = if let Some(c) = CMAKE_LOCATED.captures(&line) {
-            // The message is the following blank or indented lines.
-            let mut message = Vec::new();
-            while i < lines.len() {
-                let next = lines[i].trim_end_matches('\r');
-                if !next.trim().is_empty() && !next.starts_with("  ") && !next.starts_with('\t') {
-                    break;
-                }
-                if !next.trim().is_empty() {
-                    message.push(next.trim());
-                }
-                i += 1;
-            }
+            let (message, next) = cmake_block(output, pos);
+            pos = next;
             Some(Diagnostic {
                 file: c[2].to_string(),
                 line: c[3].parse().ok(),
                 column: None,
                 severity: severity(&c[1]),
                 code: c.get(4).map_or("CMake", |m| m.as_str()).to_string(),
-                message: message.join(" "),
+                message,
             })
         } else {
             one_line(&line)
@@ -129,8 +138,10 @@ pub fn parse(output: &str, build_dir: &Path) -> Vec<Entry> {
         let Some(mut diagnostic) = parsed else {
             continue;
         };
-        diagnostic.file = display_path(&diagnostic.file, build_dir);
-        diagnostic.message = diagnostic.message.trim().to_string();
+        diagnostic.file = display_path(&diagnostic.file, base);
+        if diagnostic.message.trim().len() != diagnostic.message.len() {
+            diagnostic.message = diagnostic.message.trim().to_string();
+        }
         if diagnostic.severity == Severity::Note {
             // Notes explain the diagnostic before them; orphans mean nothing.
             if let Some(index) = last {
@@ -141,12 +152,13 @@ pub fn parse(output: &str, build_dir: &Path) -> Vec<Entry> {
             }
             continue;
         }
-        match entries.iter().position(|e| e.diagnostic == diagnostic) {
-            Some(index) => {
+        match seen.get(&diagnostic) {
+            Some(&index) => {
                 entries[index].count += 1;
                 last = Some(index);
             }
             None => {
+                seen.insert(diagnostic.clone(), entries.len());
                 entries.push(Entry {
                     diagnostic,
                     count: 1,
@@ -159,9 +171,35 @@ pub fn parse(output: &str, build_dir: &Path) -> Vec<Entry> {
     entries
 }
 
+/// A located CMake message: the blank or indented lines after its header,
+/// up to the first unindented one. Returns the message and where the next
+/// unread line starts.
+fn cmake_block(output: &str, mut pos: usize) -> (String, usize) {
+    let mut message = Vec::new();
+    while pos < output.len() {
+        let end = output[pos..].find('\n').map_or(output.len(), |i| pos + i);
+        let next = output[pos..end].trim_end_matches('\r');
+        if !next.trim().is_empty() && !next.starts_with("  ") && !next.starts_with('\t') {
+            break;
+        }
+        if !next.trim().is_empty() {
+            message.push(next.trim());
+        }
+        pos = (end + 1).min(output.len());
+    }
+    (message.join(" "), pos)
+}
+
 fn one_line(line: &str) -> Option<Diagnostic> {
     let number = |m: Option<regex::Match>| m.and_then(|m| m.as_str().parse().ok());
-    if let Some(c) = MSVC.captures(line) {
+    // Cheap checks of what each family's pattern cannot match without, so
+    // a line runs only the patterns it could satisfy (same results, faster).
+    let colon_severity =
+        line.contains("error:") || line.contains("warning:") || line.contains("note:");
+    let head = line.trim_start();
+    if (line.contains("):") || line.contains(") :"))
+        && let Some(c) = MSVC.captures(line)
+    {
         return Some(Diagnostic {
             file: c[1].to_string(),
             line: number(c.get(2)),
@@ -171,7 +209,7 @@ fn one_line(line: &str) -> Option<Diagnostic> {
             message: c[6].to_string(),
         });
     }
-    if let Some(c) = GCC.captures(line) {
+    if colon_severity && let Some(c) = GCC.captures(line) {
         return Some(Diagnostic {
             file: c[1].to_string(),
             line: number(c.get(2)),
@@ -181,7 +219,9 @@ fn one_line(line: &str) -> Option<Diagnostic> {
             message: c[5].to_string(),
         });
     }
-    if let Some(c) = GLSLANG.captures(line) {
+    if (head.starts_with("ERROR") || head.starts_with("WARNING"))
+        && let Some(c) = GLSLANG.captures(line)
+    {
         return Some(Diagnostic {
             file: c[2].to_string(),
             line: number(c.get(3)),
@@ -191,7 +231,9 @@ fn one_line(line: &str) -> Option<Diagnostic> {
             message: c[4].to_string(),
         });
     }
-    if let Some(c) = CMAKE_BARE.captures(line) {
+    if line.starts_with("CMake ")
+        && let Some(c) = CMAKE_BARE.captures(line)
+    {
         return Some(Diagnostic {
             file: String::new(),
             line: None,
@@ -201,7 +243,9 @@ fn one_line(line: &str) -> Option<Diagnostic> {
             message: c[2].to_string(),
         });
     }
-    if let Some(c) = NINJA.captures(line) {
+    if line.starts_with("ninja:")
+        && let Some(c) = NINJA.captures(line)
+    {
         return Some(Diagnostic {
             file: String::new(),
             line: None,
@@ -221,7 +265,9 @@ fn one_line(line: &str) -> Option<Diagnostic> {
             message: c[4].to_string(),
         });
     }
-    if let Some(c) = LD_SYMBOL.captures(line) {
+    if (line.contains("undefined reference") || line.contains("multiple definition"))
+        && let Some(c) = LD_SYMBOL.captures(line)
+    {
         return Some(Diagnostic {
             file: c[1].to_string(),
             line: None,
@@ -231,7 +277,7 @@ fn one_line(line: &str) -> Option<Diagnostic> {
             message: c[2].to_string(),
         });
     }
-    if let Some(c) = TOOL.captures(line) {
+    if colon_severity && let Some(c) = TOOL.captures(line) {
         return Some(Diagnostic {
             file: String::new(),
             line: None,
@@ -253,11 +299,9 @@ fn one_line(line: &str) -> Option<Diagnostic> {
 
 /// Quotes dropped, `/` separators, and relative to the build directory when
 /// the path is inside it.
-fn display_path(raw: &str, build_dir: &Path) -> String {
+fn display_path(raw: &str, base: &str) -> String {
     let unquoted = raw.trim().trim_matches(['"', '\'']);
     let slashed = unquoted.replace('\\', "/");
-    let base = build_dir.display().to_string().replace('\\', "/");
-    let base = base.trim_end_matches('/');
     let inside = slashed.len() > base.len()
         && slashed.as_bytes()[base.len()] == b'/'
         && slashed[..base.len()].eq_ignore_ascii_case(base);

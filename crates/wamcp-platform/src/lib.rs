@@ -6,5 +6,6 @@
 //! build number into a product name) are pure functions tested on every host.
 
 pub mod atomic;
+pub mod gpu;
 pub mod search_path;
 pub mod system;

@@ -172,6 +172,7 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::compile_shader::CompileShader>(),
     entry::<tools::run_powershell::RunPowershell>(),
     entry::<tools::get_system_info::GetSystemInfo>(),
+    entry::<tools::get_gpu_info::GetGpuInfo>(),
     entry::<tools::get_server_info::GetServerInfo>(),
     entry::<tools::download_file::DownloadFile>(),
     entry::<tools::fetch_https_response::FetchHttpsResponse>(),

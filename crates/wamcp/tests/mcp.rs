@@ -24,7 +24,11 @@ fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
     if groups.contains(&"build") {
         tools.extend(["build_project", "compile_shader", "run_powershell"]);
     }
-    tools.extend(&CORE[5..]);
+    tools.push(CORE[5]);
+    if groups.contains(&"build") {
+        tools.push("get_gpu_info");
+    }
+    tools.push(CORE[6]);
     if groups.contains(&"net") {
         tools.extend([
             "download_file",

@@ -8,6 +8,7 @@ pub mod edit_file;
 pub mod fetch_https_response;
 pub mod find_files;
 pub mod get_github_latest_release;
+pub mod get_gpu_info;
 pub mod get_server_info;
 pub mod get_system_info;
 pub mod list_directory;

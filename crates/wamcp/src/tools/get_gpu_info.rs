@@ -1,0 +1,24 @@
+//! `get_gpu_info`: adapters, Vulkan, graphics toolchain and SDK variables.
+
+use super::NoParams;
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
+use wamcp_policy::error::ToolError;
+use wamcp_policy::groups::Group;
+
+pub struct GetGpuInfo;
+
+impl ToolDef for GetGpuInfo {
+    type Params = NoParams;
+    const NAME: &'static str = "get_gpu_info";
+    const GROUPS: &'static [Group] = &[Group::Build];
+    const DESCRIPTION: &'static str = "Report GPU adapters with driver versions and memory, Vulkan devices \
+        (vulkaninfo), the shader toolchain found on PATH, and graphics SDK variables. A probe that failed says so.";
+    const HINTS: Hints = Hints::LOCAL_READ;
+
+    async fn run(call: ToolCall, _params: NoParams) -> Result<ToolOutput, ToolError> {
+        let report = wamcp_platform::gpu::gpu_report();
+        call.unless_cancelled(async { Ok(report.await) })
+            .await
+            .map(ToolOutput::Text)
+    }
+}
