@@ -4,7 +4,7 @@
 //! One build at a time per project root: two builds of one tree race on the
 //! same object files and produce errors that belong to neither.
 
-use crate::command::{check, working_directory};
+use crate::command::{Approval, check, working_directory};
 use crate::diagnostics::report;
 use crate::{Progress, RunSpec, run_reporting};
 use std::collections::HashSet;
@@ -62,6 +62,7 @@ pub async fn build_project(
     roots: &[PathBuf],
     rules: &RuleSet,
     locks: &BuildLocks,
+    approval: Approval,
     progress: Option<Progress<'_>>,
 ) -> Result<String, ToolError> {
     // Judged first, so "not a build driver" is the answer for any other
@@ -83,7 +84,7 @@ pub async fn build_project(
         ))
         .recover("Use run_powershell for other allowed commands."));
     }
-    let (program, args) = check(req.command, rules)?;
+    let (program, args) = check(req.command, rules, approval)?;
     let dir = working_directory(req.working_directory, cwd, roots)?;
     let root = owning_root(&dir, roots);
     let Some(_guard) = locks.try_lock(&root) else {

@@ -19,6 +19,17 @@ use wamcp_policy::limits::{
 use wamcp_policy::workspace::PathStyle;
 use wamcp_policy::write_rules::is_within;
 
+/// Whether the user approved this very command (for rules that ask).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Approval {
+    NotAsked,
+    Granted,
+}
+
+/// The error detail naming the rule that wants the user's approval; the
+/// MCP layer asks and calls again with [`Approval::Granted`].
+pub const NEEDS_APPROVAL: &str = "needs_approval";
+
 /// Output kept from the end of each stream, besides its first 64 KiB.
 const TAIL_BYTES: usize = 16 * 1024;
 
@@ -34,9 +45,10 @@ pub async fn run_command(
     cwd: &Path,
     roots: &[PathBuf],
     rules: &RuleSet,
+    approval: Approval,
     progress: Option<Progress<'_>>,
 ) -> Result<String, ToolError> {
-    let (program, args) = check(req.command, rules)?;
+    let (program, args) = check(req.command, rules, approval)?;
     let dir = working_directory(req.working_directory, cwd, roots)?;
     let (timeout, _) = clamp_request(req.timeout_seconds, MAX_POWERSHELL_TIMEOUT_SECONDS);
     let spec = RunSpec {
@@ -77,7 +89,11 @@ pub async fn run_command(
 }
 
 /// The policy half: returns the program and arguments to start.
-pub fn check(command: &str, rules: &RuleSet) -> Result<(String, Vec<String>), ToolError> {
+pub fn check(
+    command: &str,
+    rules: &RuleSet,
+    approval: Approval,
+) -> Result<(String, Vec<String>), ToolError> {
     let not_allowed = |why: String| {
         ToolError::new(ErrorType::CommandNotAllowed, why).recover(
             "Run one allowed program with plain arguments; put text with special characters in single quotes. \
@@ -108,16 +124,18 @@ pub fn check(command: &str, rules: &RuleSet) -> Result<(String, Vec<String>), To
     }
     let verdict = rules.judge(&argv);
     match verdict.decision {
-        Decision::Allow => {}
-        Decision::Prompt => {
+        Decision::Prompt if approval == Approval::NotAsked => {
+            let rule = verdict.rule.unwrap_or_default();
             return Err(not_allowed(format!(
-                "The command needs the user's approval (rule '{}': {}), and this server cannot ask for it yet. \
-                 To allow it without asking, the user can set that rule's \"decision\" to \"allow\" in the \
-                 file named by WAMCP_COMMAND_RULES.",
-                verdict.rule.unwrap_or_default(),
+                "The command needs the user's approval (rule '{rule}': {}), and the user could not be asked: \
+                 this client does not support elicitation. To allow it without asking, the user can set \
+                 \"decision\": \"allow\" for rule '{rule}' in the file named by WAMCP_COMMAND_RULES.",
                 verdict.justification
-            )));
+            ))
+            .detail(NEEDS_APPROVAL, rule)
+            .detail("justification", verdict.justification));
         }
+        Decision::Prompt | Decision::Allow => {}
         Decision::Forbidden => {
             let program = program_name(&argv[0].text);
             return Err(not_allowed(match verdict.rule {
@@ -242,7 +260,7 @@ mod tests {
     #[test]
     fn the_policy_refuses_in_the_seed_order() {
         let rules = RuleSet::builtin();
-        let kind = |c: &str| check(c, &rules).unwrap_err().kind;
+        let kind = |c: &str| check(c, &rules, Approval::NotAsked).unwrap_err().kind;
         assert_eq!(kind(""), ErrorType::InvalidCommand);
         assert_eq!(kind(&"git ".repeat(1001)), ErrorType::InvalidCommand);
         assert_eq!(kind("git status; calc"), ErrorType::CommandNotAllowed);
@@ -260,7 +278,9 @@ mod tests {
             kind(&format!("git commit -m '{payload}'")),
             ErrorType::CommandNotAllowed
         );
-        let message = check("git log | more", &rules).unwrap_err().message;
+        let message = check("git log | more", &rules, Approval::NotAsked)
+            .unwrap_err()
+            .message;
         assert_eq!(
             message,
             "The command contains '|', a pipeline (at character 9)."
@@ -270,8 +290,12 @@ mod tests {
     #[test]
     fn allowed_commands_become_exact_argv() {
         let rules = RuleSet::builtin();
-        let (program, args) =
-            check(r#"git commit -m "a; b | c" --author='A <a@b>'"#, &rules).unwrap();
+        let (program, args) = check(
+            r#"git commit -m "a; b | c" --author='A <a@b>'"#,
+            &rules,
+            Approval::NotAsked,
+        )
+        .unwrap();
         assert_eq!(program, "git");
         assert_eq!(args, ["commit", "-m", "a; b | c", "--author=A <a@b>"]);
     }

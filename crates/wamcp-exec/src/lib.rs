@@ -51,6 +51,13 @@ impl Captured {
         match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(e) => {
+                if let Some((text, code_page)) =
+                    wamcp_platform::console::decode_console(e.as_bytes())
+                {
+                    return format!(
+                        "{text}\n[output was not UTF-8; decoded with the console code page {code_page}]"
+                    );
+                }
                 let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
                 format!(
                     "{text}\n[output was not valid UTF-8; undecodable bytes are shown as \u{FFFD}]"
@@ -222,6 +229,22 @@ mod tests {
             timeout: Duration::from_secs(30),
             keep_head: 64 * 1024,
             keep_tail: 16 * 1024,
+        }
+    }
+
+    #[test]
+    fn output_that_is_not_utf8_is_decoded_and_says_how() {
+        let captured = Captured {
+            head: b"Fehler in Zeile 3 (\x81)".to_vec(),
+            tail: Vec::new(),
+            total: 24,
+        };
+        let text = captured.render();
+        if cfg!(windows) {
+            assert!(text.contains("decoded with the console code page"), "{text}");
+            assert!(!text.contains('\u{FFFD}'), "{text}");
+        } else {
+            assert!(text.ends_with("undecodable bytes are shown as \u{FFFD}]"), "{text}");
         }
     }
 

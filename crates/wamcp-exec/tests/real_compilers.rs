@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use wamcp_exec::build::{BuildLocks, BuildRequest, build_project};
+use wamcp_exec::command::Approval;
 use wamcp_exec::shader::{OutputSink, ShaderRequest, compile_shader};
 use wamcp_policy::command::rules::RuleSet;
 use wamcp_policy::error::{ErrorType, ToolError};
@@ -48,6 +49,7 @@ async fn build(p: &Project, command: &str) -> Result<String, ToolError> {
         std::slice::from_ref(&p.root),
         &RuleSet::builtin(),
         &BuildLocks::default(),
+        Approval::NotAsked,
         None,
     )
     .await
@@ -257,6 +259,7 @@ async fn build_refusals_are_typed() {
         std::slice::from_ref(&p.root),
         &RuleSet::builtin(),
         &BuildLocks::default(),
+        Approval::NotAsked,
         None,
     )
     .await
@@ -280,6 +283,7 @@ async fn a_second_build_in_the_same_root_waits_its_turn() {
         std::slice::from_ref(&p.root),
         &RuleSet::builtin(),
         &locks,
+        Approval::NotAsked,
         None,
     )
     .await

@@ -7,6 +7,7 @@
 //! `tools/list` the server sends.
 
 pub mod config;
+pub mod consent;
 pub mod context;
 pub mod emit;
 pub mod registry;

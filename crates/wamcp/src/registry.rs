@@ -5,6 +5,7 @@
 //! membership, `get_server_info`'s `registered_tools` and `tools_by_group`,
 //! and the token report are all computed from this table, never re-declared.
 
+use crate::consent::{Answer, Exchange};
 use crate::context::ServerContext;
 use crate::tools;
 use rmcp::RoleServer;
@@ -35,9 +36,16 @@ pub struct ToolCall {
     pub ctx: Arc<ServerContext>,
     /// The MCP request, for progress, cancellation and elicitation.
     pub request: RequestContext<RoleServer>,
+    /// Answers a retried stateless call brought back.
+    pub exchange: Exchange,
 }
 
 impl ToolCall {
+    /// Asks the user a yes/no question (see [`crate::consent`]).
+    pub async fn ask(&self, question: &str) -> Answer {
+        crate::consent::ask(&self.request, &self.exchange, question).await
+    }
+
     /// Progress notifications for a long run, when the client asked for them
     /// (sent a progress token): elapsed seconds and what is running, so a
     /// client with a request timeout keeps waiting for a long build.

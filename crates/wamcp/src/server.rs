@@ -4,6 +4,7 @@
 //! router lists tools sorted by name, while the registry's order is part of
 //! the design, and because the set of live tools is decided by configuration.
 
+use crate::consent::Exchange;
 use crate::context::ServerContext;
 use crate::registry::ToolCall;
 use rmcp::model::{
@@ -72,13 +73,29 @@ impl ServerHandler for WamcpServer {
             ));
         };
         tracing::debug!(tool = entry.name, "call");
+        let arguments = request.arguments.unwrap_or_default();
+        let exchange = Exchange {
+            responses: request.input_responses,
+            state: request.request_state,
+            call_identity: format!(
+                "{} {}",
+                entry.name,
+                serde_json::to_string(&arguments).unwrap_or_default()
+            ),
+            pending: Arc::default(),
+        };
+        let pending = exchange.pending.clone();
         let call = ToolCall {
             ctx: self.ctx.clone(),
             request: context,
+            exchange,
         };
-        let result = entry
-            .call(call, request.arguments.unwrap_or_default())
-            .await;
+        let result = entry.call(call, arguments).await;
+        // A tool that asked the user in the stateless era ends with the
+        // question; the client calls again with the answer.
+        if let Some(question) = pending.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return Ok(CallToolResponse::InputRequired(question));
+        }
         Ok(result.into())
     }
 }

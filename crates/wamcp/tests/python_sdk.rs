@@ -156,3 +156,67 @@ fn a_long_build_reports_progress() {
         );
     }
 }
+
+/// A `prompt` rule asks the user through elicitation in both eras: a
+/// server-to-client request in a handshake session, an input-required result
+/// in the stateless era. Only a yes runs the command.
+#[test]
+fn a_prompt_rule_asks_the_user_in_both_eras() {
+    let Some(python) = python() else { return };
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/mcp_consent.py");
+    for mode in ["legacy", "auto"] {
+        for (answer, runs) in [("yes", true), ("no", false), ("decline", false)] {
+            let (sandbox, project) = Sandbox::with_project();
+            std::fs::write(
+                project.join("deploy.py"),
+                "open('deployed.txt', 'w').write('x')\nprint('deployed')\n",
+            )
+            .unwrap();
+            let rules = project.join("rules.json");
+            std::fs::write(
+                &rules,
+                r#"{"rules": [{"id": "ask-deploy", "programs": ["python3"], "when": {"args": ["deploy.py"]},
+                   "decision": "prompt", "justification": "deploying changes shared state",
+                   "match": ["python3 deploy.py"], "not_match": ["python3 build.py"]}]}"#,
+            )
+            .unwrap();
+            let sandbox = sandbox.set("WAMCP_COMMAND_RULES", rules.display().to_string());
+            let args = json!({"command": "python3 deploy.py", "working_directory": "proj"});
+            let mut cmd = std::process::Command::new(&python);
+            cmd.args([
+                script,
+                mode,
+                answer,
+                "run_powershell",
+                &args.to_string(),
+                BIN,
+            ]);
+            sandbox.apply(&mut cmd);
+            let out = cmd.output().expect("run the Python client");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let questions = seen["questions"].as_array().unwrap();
+            assert_eq!(questions.len(), 1, "{mode} {answer}: {seen}");
+            let question = questions[0].as_str().unwrap();
+            assert!(question.contains("    python3 deploy.py\n"), "{question}");
+            assert!(question.contains("rule 'ask-deploy'"), "{question}");
+            assert_eq!(
+                project.join("deployed.txt").exists(),
+                runs,
+                "{mode} {answer}: {seen}"
+            );
+            let text = seen["text"].as_str().unwrap();
+            if runs {
+                assert!(text.contains("deployed"), "{mode}: {text}");
+            } else {
+                assert_eq!(seen["is_error"], true, "{mode} {answer}");
+                assert!(text.contains("COMMAND_NOT_ALLOWED"), "{text}");
+                assert!(text.contains("The user was asked to approve"), "{text}");
+            }
+        }
+    }
+}

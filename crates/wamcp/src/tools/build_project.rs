@@ -51,14 +51,17 @@ impl ToolDef for BuildProject {
         };
         let roots = ctx.run_roots();
         let progress = call.progress(format!("building with {}", p.command));
-        let building = build_project(
-            &request,
-            &ctx.cwd,
-            &roots,
-            &ctx.command_rules,
-            &ctx.build_locks,
-            progress.as_ref().map(|f| f as Progress),
-        );
+        let building = super::with_approval(&call, &p.command, |approval| {
+            build_project(
+                &request,
+                &ctx.cwd,
+                &roots,
+                &ctx.command_rules,
+                &ctx.build_locks,
+                approval,
+                progress.as_ref().map(|f| f as Progress),
+            )
+        });
         call.unless_cancelled(building).await.map(ToolOutput::Text)
     }
 }

@@ -18,8 +18,13 @@ pub mod run_powershell;
 pub mod search_files;
 pub mod write_file;
 
+use crate::consent::Answer;
+use crate::registry::ToolCall;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use std::future::Future;
+use wamcp_exec::command::{Approval, NEEDS_APPROVAL};
+use wamcp_policy::error::{ErrorType, ToolError};
 
 /// Parameters of a tool that takes none. Unknown arguments are refused rather
 /// than ignored, so a model learns that it passed something meaningless.
@@ -29,4 +34,37 @@ pub struct NoParams {}
 
 fn dot() -> String {
     ".".to_string()
+}
+
+/// Runs a command tool; when a `prompt` rule wants the user's approval, asks
+/// through elicitation and runs again only on a yes.
+async fn with_approval<F, Fut>(call: &ToolCall, command: &str, run: F) -> Result<String, ToolError>
+where
+    F: Fn(Approval) -> Fut,
+    Fut: Future<Output = Result<String, ToolError>>,
+{
+    let first = run(Approval::NotAsked).await;
+    let Err(refusal) = &first else {
+        return first;
+    };
+    let Some(rule) = refusal.details.get(NEEDS_APPROVAL).and_then(|r| r.as_str()) else {
+        return first;
+    };
+    let why = refusal
+        .details
+        .get("justification")
+        .and_then(|j| j.as_str())
+        .unwrap_or_default();
+    let question = format!(
+        "The assistant wants to run:\n\n    {command}\n\nYour rule '{rule}' asks first: {why}. Allow it this once?"
+    );
+    match call.ask(&question).await {
+        Answer::Yes => run(Approval::Granted).await,
+        Answer::No(how) => Err(ToolError::new(
+            ErrorType::CommandNotAllowed,
+            format!("The user was asked to approve '{command}' (rule '{rule}') and {how}."),
+        )
+        .recover("Do not try to reach the same result another way; ask the user what they want.")),
+        Answer::CannotAsk | Answer::Asked => first,
+    }
 }

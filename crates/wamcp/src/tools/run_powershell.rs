@@ -50,13 +50,16 @@ impl ToolDef for RunPowershell {
         };
         let roots = ctx.run_roots();
         let progress = call.progress(format!("running {}", p.command));
-        let running = run_command(
-            &request,
-            &ctx.cwd,
-            &roots,
-            &ctx.command_rules,
-            progress.as_ref().map(|f| f as Progress),
-        );
+        let running = super::with_approval(&call, &p.command, |approval| {
+            run_command(
+                &request,
+                &ctx.cwd,
+                &roots,
+                &ctx.command_rules,
+                approval,
+                progress.as_ref().map(|f| f as Progress),
+            )
+        });
         call.unless_cancelled(running).await.map(ToolOutput::Text)
     }
 }

@@ -1,0 +1,36 @@
+"""Call one tool with an elicitation callback that answers as told.
+
+Usage: mcp_consent.py MODE ANSWER TOOL ARGS_JSON COMMAND [ARGS...]
+ANSWER is "yes" (accept, allow=true), "no" (accept, allow=false) or
+"decline". Prints one JSON object: the questions asked and the result.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp import Client, StdioServerParameters, types
+
+
+async def main() -> None:
+    mode, answer, tool, arguments, command, *args = sys.argv[1:]
+    params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+    questions = []
+
+    async def on_elicit(context, request):
+        questions.append(request.message)
+        if answer == "decline":
+            return types.ElicitResult(action="decline")
+        return types.ElicitResult(action="accept", content={"allow": answer == "yes"})
+
+    async with Client(params, mode=mode, elicitation_callback=on_elicit) as client:
+        result = await client.call_tool(tool, json.loads(arguments))
+        print(json.dumps({
+            "questions": questions,
+            "is_error": result.is_error,
+            "text": result.content[0].text if result.content else None,
+        }))
+
+
+asyncio.run(main())
