@@ -241,10 +241,16 @@ mod tests {
         };
         let text = captured.render();
         if cfg!(windows) {
-            assert!(text.contains("decoded with the console code page"), "{text}");
+            assert!(
+                text.contains("decoded with the console code page"),
+                "{text}"
+            );
             assert!(!text.contains('\u{FFFD}'), "{text}");
         } else {
-            assert!(text.ends_with("undecodable bytes are shown as \u{FFFD}]"), "{text}");
+            assert!(
+                text.ends_with("undecodable bytes are shown as \u{FFFD}]"),
+                "{text}"
+            );
         }
     }
 

@@ -8,6 +8,7 @@
 
 pub mod command;
 pub mod error;
+pub mod grants;
 pub mod groups;
 pub mod hosts;
 pub mod limits;

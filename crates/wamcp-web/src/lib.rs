@@ -8,8 +8,10 @@
 pub mod charset;
 pub mod client;
 pub mod download;
+pub mod extract;
 pub mod fence;
 pub mod fetch_raw;
 pub mod github;
+pub mod page;
 pub mod resolve;
 mod tool_errors;

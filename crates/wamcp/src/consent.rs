@@ -29,7 +29,9 @@ const QUESTION_KEY: &str = "wamcp_consent";
 /// What the user said, or why they could not be asked.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Answer {
-    Yes,
+    /// Approved; `always` when the user also chose to remember it (only
+    /// offered when the caller asked for that option).
+    Yes { always: bool },
     /// Declined, cancelled, or timed out; says which.
     No(String),
     /// The client cannot ask (no elicitation capability).
@@ -44,7 +46,15 @@ struct Approval {
     allow: bool,
 }
 
-rmcp::elicit_safe!(Approval);
+#[derive(Deserialize, JsonSchema)]
+struct ApprovalOrAlways {
+    allow: bool,
+    /// Remember this answer (written to the grants file).
+    #[serde(default)]
+    always: bool,
+}
+
+rmcp::elicit_safe!(Approval, ApprovalOrAlways);
 
 /// What a retried stateless call brought back, and where a new question
 /// is left for the server to return.
@@ -57,11 +67,13 @@ pub struct Exchange {
     pub pending: Arc<Mutex<Option<InputRequiredResult>>>,
 }
 
-/// Asks `question` in whichever way this request's era allows.
+/// Asks `question` in whichever way this request's era allows; with
+/// `offer_always` the form also has an "always" choice.
 pub async fn ask(
     request: &rmcp::service::RequestContext<rmcp::RoleServer>,
     exchange: &Exchange,
     question: &str,
+    offer_always: bool,
 ) -> Answer {
     let can_elicit = request
         .client_capabilities()
@@ -73,14 +85,23 @@ pub async fn ask(
         .protocol_version()
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
     if stateless {
-        return ask_stateless(exchange, question);
+        return ask_stateless(exchange, question, offer_always);
     }
-    match request
-        .peer
-        .elicit_with_timeout::<Approval>(question, Some(ANSWER_TIMEOUT))
-        .await
-    {
-        Ok(Some(Approval { allow: true })) => Answer::Yes,
+    let answer = if offer_always {
+        request
+            .peer
+            .elicit_with_timeout::<ApprovalOrAlways>(question, Some(ANSWER_TIMEOUT))
+            .await
+            .map(|a| a.map(|a| (a.allow, a.always)))
+    } else {
+        request
+            .peer
+            .elicit_with_timeout::<Approval>(question, Some(ANSWER_TIMEOUT))
+            .await
+            .map(|a| a.map(|a| (a.allow, false)))
+    };
+    match answer {
+        Ok(Some((true, always))) => Answer::Yes { always },
         Ok(_) | Err(ElicitationError::UserDeclined) => Answer::No("the user declined".into()),
         Err(ElicitationError::UserCancelled) => Answer::No("the user cancelled".into()),
         Err(ElicitationError::CapabilityNotSupported) => Answer::CannotAsk,
@@ -88,7 +109,7 @@ pub async fn ask(
     }
 }
 
-fn ask_stateless(exchange: &Exchange, question: &str) -> Answer {
+fn ask_stateless(exchange: &Exchange, question: &str, offer_always: bool) -> Answer {
     let seal = seal(&exchange.call_identity, question);
     if let (Some(responses), Some(state)) = (&exchange.responses, &exchange.state)
         && *state == seal
@@ -97,14 +118,20 @@ fn ask_stateless(exchange: &Exchange, question: &str) -> Answer {
             .get(QUESTION_KEY)
             .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok())
         {
-            Some(result) if approves(&result) => Answer::Yes,
+            Some(result) if approves(&result) => Answer::Yes {
+                always: offer_always && flag(&result, "always"),
+            },
             Some(result) if result.action == ElicitationAction::Cancel => {
                 Answer::No("the user cancelled".into())
             }
             _ => Answer::No("the user declined".into()),
         };
     }
-    let Ok(schema) = ElicitationSchema::builder().required_bool("allow").build() else {
+    let mut builder = ElicitationSchema::builder().required_bool("allow");
+    if offer_always {
+        builder = builder.optional_bool("always", false);
+    }
+    let Ok(schema) = builder.build() else {
         return Answer::CannotAsk;
     };
     let params = ElicitRequestParams::FormElicitationParams {
@@ -123,13 +150,16 @@ fn ask_stateless(exchange: &Exchange, question: &str) -> Answer {
 }
 
 fn approves(result: &ElicitResult) -> bool {
-    result.action == ElicitationAction::Accept
-        && result
-            .content
-            .as_ref()
-            .and_then(|c| c.get("allow"))
-            .and_then(|a| a.as_bool())
-            == Some(true)
+    result.action == ElicitationAction::Accept && flag(result, "allow")
+}
+
+fn flag(result: &ElicitResult, name: &str) -> bool {
+    result
+        .content
+        .as_ref()
+        .and_then(|c| c.get(name))
+        .and_then(|a| a.as_bool())
+        == Some(true)
 }
 
 /// A keyed hash (SipHash with a key drawn at start-up) of the call and the
@@ -164,7 +194,7 @@ mod tests {
     #[test]
     fn a_first_call_asks_and_a_sealed_retry_is_answered() {
         let first = exchange("run_powershell {\"command\":\"git push\"}", None, None);
-        assert_eq!(ask_stateless(&first, "Run git push?"), Answer::Asked);
+        assert_eq!(ask_stateless(&first, "Run git push?", false), Answer::Asked);
         let pending = first.pending.lock().unwrap().take().unwrap();
         let state = pending.request_state.clone().unwrap();
 
@@ -174,7 +204,10 @@ mod tests {
             Some(state.clone()),
             Some(accept.clone()),
         );
-        assert_eq!(ask_stateless(&retry, "Run git push?"), Answer::Yes);
+        assert_eq!(
+            ask_stateless(&retry, "Run git push?", false),
+            Answer::Yes { always: false }
+        );
 
         let refuse = json!({"action": "accept", "content": {"allow": false}});
         let retry = exchange(
@@ -183,7 +216,7 @@ mod tests {
             Some(refuse),
         );
         assert_eq!(
-            ask_stateless(&retry, "Run git push?"),
+            ask_stateless(&retry, "Run git push?", false),
             Answer::No("the user declined".into())
         );
 
@@ -194,7 +227,7 @@ mod tests {
             Some(cancel),
         );
         assert_eq!(
-            ask_stateless(&retry, "Run git push?"),
+            ask_stateless(&retry, "Run git push?", false),
             Answer::No("the user cancelled".into())
         );
 
@@ -205,7 +238,7 @@ mod tests {
             Some(accept),
         );
         assert_eq!(
-            ask_stateless(&other, "Run git push --force?"),
+            ask_stateless(&other, "Run git push --force?", false),
             Answer::Asked
         );
     }
@@ -218,6 +251,6 @@ mod tests {
             Some("wamcp-consent-0000000000000000".into()),
             Some(accept),
         );
-        assert_eq!(ask_stateless(&forged, "q"), Answer::Asked);
+        assert_eq!(ask_stateless(&forged, "q", false), Answer::Asked);
     }
 }

@@ -10,16 +10,17 @@ use crate::config::{self, EnvLookup, Resolution, env_value};
 use crate::registry::{self, ToolEntry};
 use crate::settings::{self, ROOTS_SEPARATOR};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use wamcp_exec::build::BuildLocks;
 use wamcp_policy::command::rules::RuleSet;
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::groups::{GroupSelection, parse_groups};
-use wamcp_policy::hosts::{ALLOWED_DOC_HOSTS, parse_host_list};
+use wamcp_policy::hosts::{ALLOWED_DOC_HOSTS, ALLOWED_NETWORK_HOSTS, parse_host_list};
 use wamcp_policy::limits::MAX_CONFIG_FILE_BYTES;
 use wamcp_policy::truthy::is_truthy;
 use wamcp_policy::workspace::{PathStyle, ProtectedDirs, judge_workspace};
 use wamcp_web::client::WebClient;
+use wamcp_web::page::PageCache;
 
 /// The only search backend there is.
 pub const SEARCH_BACKENDS: &[&str] = &["duckduckgo"];
@@ -55,6 +56,11 @@ pub struct ServerContext {
     web: OnceLock<Result<WebClient, String>>,
     /// Project roots with a build running, for `build_project`.
     pub build_locks: BuildLocks,
+    /// Pages `fetch_web_page` fetched lately, so continuation calls see the
+    /// same lines.
+    pub pages: PageCache,
+    /// Hosts the user approved through elicitation, until restart.
+    session_grants: Mutex<Vec<String>>,
 }
 
 /// What start-up read before building the context.
@@ -234,7 +240,50 @@ impl ServerContext {
             resolution,
             web: OnceLock::new(),
             build_locks: BuildLocks::default(),
+            pages: PageCache::default(),
+            session_grants: Mutex::default(),
         }
+    }
+
+    /// Hosts the grants file grants now, read fresh, or why it grants none.
+    pub fn file_grants(&self) -> Result<Vec<String>, String> {
+        crate::hostgrants::read(&self.granted_hosts_file)
+    }
+
+    pub fn session_grants(&self) -> Vec<String> {
+        self.session_grants
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Remembers a host the user approved, until the server stops.
+    pub fn grant_for_session(&self, host: &str) {
+        let mut grants = self
+            .session_grants
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if !grants.iter().any(|h| h == host) {
+            grants.push(host.to_string());
+        }
+    }
+
+    /// Hosts `fetch_web_page` may read outside research mode: documentation
+    /// hosts, the network list, the grants file as it is now, and this
+    /// session's approvals.
+    pub fn readable_hosts(&self) -> Vec<String> {
+        let mut hosts = self.documentation_hosts.clone();
+        let extra = ALLOWED_NETWORK_HOSTS
+            .iter()
+            .map(|h| h.to_string())
+            .chain(self.file_grants().unwrap_or_default())
+            .chain(self.session_grants());
+        for host in extra {
+            if !hosts.contains(&host) {
+                hosts.push(host);
+            }
+        }
+        hosts
     }
 
     /// The one HTTPS client, with the system's resolver and trust store.

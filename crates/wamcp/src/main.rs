@@ -29,6 +29,49 @@ enum Command {
     Serve,
     /// Show, create or export the configuration.
     Config(ConfigArgs),
+    /// Grant or revoke hosts fetch_web_page may read (mcp-allowed-hosts.json).
+    Hostgrants(HostgrantsArgs),
+    /// Print exactly what fetch_web_page would show for an HTML (or text) file.
+    Extract(ExtractArgs),
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("action").required(true).args(["add", "remove", "list", "init"])))]
+struct HostgrantsArgs {
+    /// Grant this host (exact name, no wildcards).
+    #[arg(long, value_name = "HOST")]
+    add: Option<String>,
+    /// With --add: why it was granted.
+    #[arg(long, requires = "add")]
+    note: Option<String>,
+    /// Revoke this host.
+    #[arg(long, value_name = "HOST")]
+    remove: Option<String>,
+    /// Show the grants file and its hosts.
+    #[arg(long)]
+    list: bool,
+    /// Write an empty grants file.
+    #[arg(long)]
+    init: bool,
+}
+
+#[derive(Args)]
+struct ExtractArgs {
+    /// The document, or - for standard input.
+    file: PathBuf,
+    /// The URL it came from (resolves relative links; shown in the fence).
+    #[arg(long, default_value = "https://example.invalid/")]
+    url: String,
+    /// The Content-Type the server sent (default: text/html for .html/.htm
+    /// files, else judged from the bytes as fetch_web_page does).
+    #[arg(long)]
+    content_type: Option<String>,
+    /// First line to show.
+    #[arg(long, default_value_t = 1)]
+    start_line: i64,
+    /// Lines to show (at most 2000, as for the model).
+    #[arg(long, default_value_t = 2000)]
+    max_lines: i64,
 }
 
 #[derive(Args)]
@@ -64,14 +107,74 @@ fn main() -> ExitCode {
     };
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(&env, &cwd),
-        Command::Config(args) => match config_command(args, &env, &cwd) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(message) => {
-                eprintln!("wamcp config: {message}");
-                ExitCode::FAILURE
-            }
-        },
+        Command::Config(args) => report("config", config_command(args, &env, &cwd)),
+        Command::Hostgrants(args) => report("hostgrants", hostgrants_command(args, &env, &cwd)),
+        Command::Extract(args) => report("extract", extract_command(args)),
     }
+}
+
+fn report(command: &str, result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("wamcp {command}: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn hostgrants_command(args: HostgrantsArgs, env: EnvLookup, cwd: &Path) -> Result<(), String> {
+    // The same file the server reads: WAMCP_ALLOWED_HOSTS_FILE (environment,
+    // profile or config file), else ./mcp-allowed-hosts.json.
+    let ctx = ServerContext::new(Startup::read(env, cwd, false), env, cwd, "cli");
+    let path = &ctx.granted_hosts_file;
+    let message = if let Some(host) = &args.add {
+        wamcp::hostgrants::add(path, host, args.note.as_deref())?
+    } else if let Some(host) = &args.remove {
+        wamcp::hostgrants::remove(path, host)?
+    } else if args.init {
+        wamcp::hostgrants::init(path)?
+    } else {
+        wamcp::hostgrants::list(path)?
+    };
+    println!("{}", message.trim_end());
+    Ok(())
+}
+
+fn extract_command(args: ExtractArgs) -> Result<(), String> {
+    use std::io::Read;
+    let url = url::Url::parse(&args.url).map_err(|e| format!("--url: {e}"))?;
+    let limit = wamcp_policy::limits::MAX_PAGE_BYTES;
+    let mut body = Vec::new();
+    let source: Box<dyn Read> = if args.file.as_os_str() == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(
+            std::fs::File::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?,
+        )
+    };
+    source
+        .take(limit + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| e.to_string())?;
+    if body.len() as u64 > limit {
+        return Err(format!(
+            "the document is larger than {limit} bytes; fetch_web_page would refuse it (PAGE_TOO_LARGE)"
+        ));
+    }
+    // A file named .html is read as HTML even without --content-type.
+    let by_name = args
+        .file
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"))
+        .then_some("text/html");
+    let content_type = args.content_type.as_deref().or(by_name);
+    let page =
+        wamcp_web::page::extract_document(&url, content_type, &body).map_err(|e| e.message)?;
+    let text = wamcp_web::page::render_range(&page, url.as_str(), args.start_line, args.max_lines)
+        .map_err(|e| e.message)?;
+    print!("{text}");
+    Ok(())
 }
 
 fn serve(env: EnvLookup, cwd: &Path) -> ExitCode {

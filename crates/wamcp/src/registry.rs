@@ -42,8 +42,8 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// Asks the user a yes/no question (see [`crate::consent`]).
-    pub async fn ask(&self, question: &str) -> Answer {
-        crate::consent::ask(&self.request, &self.exchange, question).await
+    pub async fn ask(&self, question: &str, offer_always: bool) -> Answer {
+        crate::consent::ask(&self.request, &self.exchange, question, offer_always).await
     }
 
     /// Progress notifications for a long run, when the client asked for them
@@ -185,6 +185,7 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::download_file::DownloadFile>(),
     entry::<tools::fetch_https_response::FetchHttpsResponse>(),
     entry::<tools::get_github_latest_release::GetGithubLatestRelease>(),
+    entry::<tools::fetch_web_page::FetchWebPage>(),
 ];
 
 impl ToolEntry {

@@ -36,6 +36,9 @@ fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
             "get_github_latest_release",
         ]);
     }
+    if groups.contains(&"docs") || groups.contains(&"research") {
+        tools.push("fetch_web_page");
+    }
     tools
 }
 
@@ -160,7 +163,7 @@ async fn server_info_has_every_documented_field() {
     assert_eq!(info["web_search"], false);
     assert_eq!(info["search_backend"], "duckduckgo");
     assert_eq!(info["tools_by_group"]["core"], json!(CORE));
-    assert_eq!(info["tools_by_group"]["research"], json!([]));
+    assert_eq!(info["tools_by_group"]["research"], json!(["fetch_web_page"]));
     assert!(
         info["documentation_hosts"]
             .as_array()

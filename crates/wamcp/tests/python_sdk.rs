@@ -83,7 +83,7 @@ fn check_both_eras(python: &str, server: &[&str]) {
         let seen = run_client_for(python, &sandbox, mode, server);
         assert_eq!(seen["protocol_version"], era, "{mode}");
         assert_eq!(seen["tools"][0], "read_file", "{mode}");
-        assert_eq!(seen["tools"].as_array().unwrap().len(), 7, "{mode}");
+        assert_eq!(seen["tools"].as_array().unwrap().len(), 8, "{mode}");
         assert_eq!(seen["info_is_error"], false);
         assert_eq!(
             seen["info"]["active_tool_groups"],
@@ -217,6 +217,68 @@ fn a_prompt_rule_asks_the_user_in_both_eras() {
                 assert!(text.contains("COMMAND_NOT_ALLOWED"), "{text}");
                 assert!(text.contains("The user was asked to approve"), "{text}");
             }
+        }
+    }
+}
+
+/// An unlisted host becomes a question to the user in both eras. The host
+/// asked about has a 64-character label, which the resolver rejects without
+/// sending a query, so an approved fetch fails at name resolution
+/// (PAGE_FETCH_FAILED) instead of at the policy (URL_NOT_ALLOWED), and the
+/// suite stays off the network. Writing an "always" answer to the grants
+/// file is covered by `hostgrants`' own tests.
+#[test]
+fn an_unlisted_host_becomes_a_question_in_both_eras() {
+    let Some(python) = python() else { return };
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/mcp_consent.py");
+    let host = format!("{}.invalid", "x".repeat(64));
+    let args = json!({"url": format!("https://{host}/page")});
+    for mode in ["legacy", "auto"] {
+        for (answer, persist, kind) in [
+            ("yes", "0", "PAGE_FETCH_FAILED"),
+            ("always", "1", "PAGE_FETCH_FAILED"),
+            ("no", "0", "URL_NOT_ALLOWED"),
+            ("decline", "0", "URL_NOT_ALLOWED"),
+        ] {
+            let sandbox = Sandbox::new().set("WAMCP_HOST_GRANT_PERSIST", persist);
+            let grants = sandbox.cwd.join("mcp-allowed-hosts.json");
+            let mut cmd = std::process::Command::new(&python);
+            cmd.args([
+                script,
+                mode,
+                answer,
+                "fetch_web_page",
+                &args.to_string(),
+                BIN,
+            ]);
+            sandbox.apply(&mut cmd);
+            let out = cmd.output().expect("run the Python client");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let questions = seen["questions"].as_array().unwrap();
+            assert_eq!(questions.len(), 1, "{mode} {answer}: {seen}");
+            assert!(questions[0].as_str().unwrap().contains(&host), "{seen}");
+            let text = seen["text"].as_str().unwrap();
+            assert!(text.contains(kind), "{mode} {answer}: {text}");
+            if kind == "URL_NOT_ALLOWED" {
+                assert!(
+                    text.contains("the user was asked and the user declined"),
+                    "{text}"
+                );
+            }
+            // "always" reaches the server, which tries to record the host; a
+            // 64-character label is no DNS name, so the file refuses it.
+            let log = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                log.contains(&format!("could not record the grant for {host}")),
+                answer == "always",
+                "{mode} {answer}: {log}"
+            );
+            assert!(!grants.exists());
         }
     }
 }

@@ -43,6 +43,7 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         .map(|(g, tools)| (g.name().to_string(), json!(tools)))
         .collect();
     let web_search = registered.contains(&"web_search");
+    let grants = ctx.file_grants();
     json!({
         "name": "wamcp",
         "version": env!("CARGO_PKG_VERSION"),
@@ -76,13 +77,11 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         "web_research": ctx.groups.contains(Group::Research),
         "web_research_env_var": settings::WEB_RESEARCH,
         "documentation_hosts": ctx.documentation_hosts,
-        "granted_hosts": [],
+        "granted_hosts": grants.as_ref().cloned().unwrap_or_default(),
         "granted_hosts_file": ctx.granted_hosts_file.display().to_string(),
         "granted_hosts_env_var": settings::ALLOWED_HOSTS_FILE,
-        "granted_hosts_error": (!registered.contains(&"fetch_web_page")).then_some(
-            "Host grants are read by fetch_web_page, which this build does not include; no grants are loaded."
-        ),
-        "session_granted_hosts": [],
+        "granted_hosts_error": grants.as_ref().err(),
+        "session_granted_hosts": ctx.session_grants(),
         "host_consent": ctx.host_consent,
         "host_grant_persist": ctx.host_grant_persist,
         "web_search": web_search,

@@ -6,6 +6,7 @@ pub mod compile_shader;
 pub mod download_file;
 pub mod edit_file;
 pub mod fetch_https_response;
+pub mod fetch_web_page;
 pub mod find_files;
 pub mod get_github_latest_release;
 pub mod get_gpu_info;
@@ -58,8 +59,8 @@ where
     let question = format!(
         "The assistant wants to run:\n\n    {command}\n\nYour rule '{rule}' asks first: {why}. Allow it this once?"
     );
-    match call.ask(&question).await {
-        Answer::Yes => run(Approval::Granted).await,
+    match call.ask(&question, false).await {
+        Answer::Yes { .. } => run(Approval::Granted).await,
         Answer::No(how) => Err(ToolError::new(
             ErrorType::CommandNotAllowed,
             format!("The user was asked to approve '{command}' (rule '{rule}') and {how}."),

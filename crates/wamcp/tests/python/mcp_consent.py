@@ -1,8 +1,8 @@
 """Call one tool with an elicitation callback that answers as told.
 
 Usage: mcp_consent.py MODE ANSWER TOOL ARGS_JSON COMMAND [ARGS...]
-ANSWER is "yes" (accept, allow=true), "no" (accept, allow=false) or
-"decline". Prints one JSON object: the questions asked and the result.
+ANSWER is "yes" (accept, allow=true), "always" (accept, allow=true,
+always=true), "no" (accept, allow=false) or "decline". Prints one JSON object: the questions asked and the result.
 """
 
 import asyncio
@@ -22,6 +22,8 @@ async def main() -> None:
         questions.append(request.message)
         if answer == "decline":
             return types.ElicitResult(action="decline")
+        if answer == "always":
+            return types.ElicitResult(action="accept", content={"allow": True, "always": True})
         return types.ElicitResult(action="accept", content={"allow": answer == "yes"})
 
     async with Client(params, mode=mode, elicitation_callback=on_elicit) as client:
