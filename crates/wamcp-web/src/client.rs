@@ -151,10 +151,31 @@ impl WebClient {
         rule: HostRule<'_>,
         headers: &[(&str, &str)],
     ) -> Result<Response, FetchError> {
+        self.send(url, rule, headers, MAX_REDIRECTS).await
+    }
+
+    /// [`WebClient::get`] without following any redirect: a redirect is
+    /// returned as its status (the search backend treats one as a block).
+    pub async fn get_no_redirect(
+        &self,
+        url: &str,
+        rule: HostRule<'_>,
+        headers: &[(&str, &str)],
+    ) -> Result<Response, FetchError> {
+        self.send(url, rule, headers, 0).await
+    }
+
+    async fn send(
+        &self,
+        url: &str,
+        rule: HostRule<'_>,
+        headers: &[(&str, &str)],
+        max_redirects: usize,
+    ) -> Result<Response, FetchError> {
         let mut current = check_url(url, rule)
             .map_err(|refusal| FetchError::Refused(refusal.0))?
             .url;
-        for _ in 0..=MAX_REDIRECTS {
+        for hop in 0..=max_redirects {
             let mut request = self.http.get(current.clone());
             for (name, value) in headers {
                 request = request.header(*name, *value);
@@ -162,8 +183,12 @@ impl WebClient {
             let response = request.send().await.map_err(request_error)?;
             let status = response.status();
             if status.is_redirection()
+                && max_redirects > 0
                 && let Some(location) = response.headers().get(reqwest::header::LOCATION)
             {
+                if hop == max_redirects {
+                    break;
+                }
                 current = redirect_target(&current, location, rule)?;
                 continue;
             }

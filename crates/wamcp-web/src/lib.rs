@@ -14,4 +14,5 @@ pub mod fetch_raw;
 pub mod github;
 pub mod page;
 pub mod resolve;
+pub mod search;
 mod tool_errors;

@@ -21,6 +21,7 @@ use wamcp_policy::truthy::is_truthy;
 use wamcp_policy::workspace::{PathStyle, ProtectedDirs, judge_workspace};
 use wamcp_web::client::WebClient;
 use wamcp_web::page::PageCache;
+use wamcp_web::search::{DuckDuckGoLite, SearchBackend};
 
 /// The only search backend there is.
 pub const SEARCH_BACKENDS: &[&str] = &["duckduckgo"];
@@ -61,6 +62,8 @@ pub struct ServerContext {
     pub pages: PageCache,
     /// Hosts the user approved through elicitation, until restart.
     session_grants: Mutex<Vec<String>>,
+    /// The configured search backend; `None` when its name is unknown.
+    pub search_engine: Option<Box<dyn SearchBackend>>,
 }
 
 /// What start-up read before building the context.
@@ -232,7 +235,7 @@ impl ServerContext {
             host_grant_persist: resolution
                 .get(settings::HOST_GRANT_PERSIST)
                 .is_some_and(is_truthy),
-            search_backend,
+            search_backend: search_backend.clone(),
             setting_warnings: warnings,
             command_rules,
             command_rules_file,
@@ -242,6 +245,7 @@ impl ServerContext {
             build_locks: BuildLocks::default(),
             pages: PageCache::default(),
             session_grants: Mutex::default(),
+            search_engine: search_engine(&search_backend),
         }
     }
 
@@ -433,4 +437,12 @@ fn adopt_workspace(env: EnvLookup, cwd: &Path) -> Result<PathBuf, String> {
     let protected = ProtectedDirs::for_platform(style, home, |name| env_value(env, name));
     judge_workspace(&resolved.display().to_string(), style, &protected)?;
     Ok(resolved)
+}
+
+/// The backend for a configured name (already lower-cased).
+fn search_engine(name: &str) -> Option<Box<dyn SearchBackend>> {
+    match name {
+        "duckduckgo" => Some(Box::new(DuckDuckGoLite::default())),
+        _ => None,
+    }
 }

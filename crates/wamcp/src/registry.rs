@@ -186,6 +186,7 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::fetch_https_response::FetchHttpsResponse>(),
     entry::<tools::get_github_latest_release::GetGithubLatestRelease>(),
     entry::<tools::fetch_web_page::FetchWebPage>(),
+    entry::<tools::web_search::WebSearch>(),
 ];
 
 impl ToolEntry {

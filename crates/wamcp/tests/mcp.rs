@@ -39,6 +39,9 @@ fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
     if groups.contains(&"docs") || groups.contains(&"research") {
         tools.push("fetch_web_page");
     }
+    if groups.contains(&"search") || groups.contains(&"research") {
+        tools.push("web_search");
+    }
     tools
 }
 
@@ -163,7 +166,10 @@ async fn server_info_has_every_documented_field() {
     assert_eq!(info["web_search"], false);
     assert_eq!(info["search_backend"], "duckduckgo");
     assert_eq!(info["tools_by_group"]["core"], json!(CORE));
-    assert_eq!(info["tools_by_group"]["research"], json!(["fetch_web_page"]));
+    assert_eq!(
+        info["tools_by_group"]["research"],
+        json!(["fetch_web_page", "web_search"])
+    );
     assert!(
         info["documentation_hosts"]
             .as_array()

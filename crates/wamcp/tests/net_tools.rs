@@ -266,3 +266,24 @@ fn extract_prints_what_the_model_sees() {
         assert!(!text.contains(hidden), "{hidden}");
     }
 }
+
+#[tokio::test]
+async fn web_search_refuses_bad_queries_and_an_unknown_backend() {
+    let client = Sandbox::new()
+        .set("WAMCP_TOOLS", "core,docs,search")
+        .connect()
+        .await;
+    for query in ["", "   ", &"q".repeat(401)] {
+        let error = error_of(&client, "web_search", json!({"query": query})).await;
+        assert_eq!(error["type"], "INVALID_QUERY", "{query:?}");
+    }
+    client.close().await;
+    let client = Sandbox::new()
+        .set("WAMCP_TOOLS", "core,docs,search")
+        .set("WAMCP_SEARCH_BACKEND", "bing")
+        .connect()
+        .await;
+    let error = error_of(&client, "web_search", json!({"query": "vulkan"})).await;
+    assert_eq!(error["type"], "SEARCH_BACKEND_INVALID", "{error}");
+    client.close().await;
+}

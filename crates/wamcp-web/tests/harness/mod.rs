@@ -30,6 +30,7 @@ pub const NAMES: &[&str] = &[
     "mixed.test",
     "void.test",
     "many.test",
+    "lite.duckduckgo.com",
 ];
 
 /// What the server does for one request.

@@ -17,6 +17,7 @@ pub mod list_empty_dirs;
 pub mod read_file;
 pub mod run_powershell;
 pub mod search_files;
+pub mod web_search;
 pub mod write_file;
 
 use crate::consent::Answer;

@@ -1,0 +1,328 @@
+//! `web_search`: a search backend behind a trait, DuckDuckGo's lite page as
+//! the one implementation.
+//!
+//! "Blocked" and "no results" are kept apart on purpose: a model told
+//! "no results" rephrases and retries forever, while a block (a 202, an
+//! anomaly page, a redirect, a layout that is no longer recognised) is
+//! `SEARCH_BLOCKED`, which says to stop.
+
+use crate::client::{FetchError, WebClient, within};
+use crate::fence::{fence, is_invisible};
+use scraper::{Html, Selector};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use url::Url;
+use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::limits::MAX_HTTP_BYTES;
+use wamcp_policy::url_policy::HostRule;
+
+/// Longest query accepted.
+pub const MAX_QUERY_CHARS: usize = 400;
+/// Title, URL and snippet are each cut to this.
+pub const MAX_FIELD_CHARS: usize = 300;
+/// One request per this interval, so the endpoint does not block us.
+pub const SEARCH_INTERVAL: Duration = Duration::from_secs(2);
+/// A real results page is larger; anything smaller is an error page.
+const MIN_RESULTS_PAGE_BYTES: usize = 1500;
+
+const SEARCH_HOSTS: &[&str] = &[
+    "lite.duckduckgo.com",
+    "html.duckduckgo.com",
+    "duckduckgo.com",
+];
+/// DuckDuckGo's lite page refuses agents that are not browsers, so this
+/// backend (and only it) sends a desktop browser's User-Agent.
+const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hit {
+    pub title: String,
+    pub url: String,
+    pub snippet: String,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum SearchError {
+    Blocked(String),
+    Failed(String),
+    UrlNotAllowed(String),
+}
+
+pub type Searching<'a> = Pin<Box<dyn Future<Output = Result<Vec<Hit>, SearchError>> + Send + 'a>>;
+
+/// Where queries go. `Ok(empty)` means the engine found nothing.
+pub trait SearchBackend: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn search<'a>(&'a self, client: &'a WebClient, query: &'a str) -> Searching<'a>;
+}
+
+/// DuckDuckGo's HTML-only results page.
+#[derive(Default)]
+pub struct DuckDuckGoLite {
+    gate: RateGate,
+}
+
+impl SearchBackend for DuckDuckGoLite {
+    fn name(&self) -> &'static str {
+        "duckduckgo"
+    }
+
+    fn search<'a>(&'a self, client: &'a WebClient, query: &'a str) -> Searching<'a> {
+        Box::pin(async move {
+            self.gate.wait().await;
+            let mut url = Url::parse("https://lite.duckduckgo.com/lite/").expect("fixed URL");
+            url.query_pairs_mut().append_pair("q", query);
+            let hosts: Vec<String> = SEARCH_HOSTS.iter().map(|h| h.to_string()).collect();
+            let headers = [("user-agent", BROWSER_USER_AGENT), ("accept", "text/html")];
+            let fetched = within(client.timeouts().request, async {
+                let response = client
+                    .get_no_redirect(url.as_str(), HostRule::Listed(&hosts), &headers)
+                    .await?;
+                let status = response.status();
+                let body = response.read_capped(MAX_HTTP_BYTES).await?;
+                Ok((status, body))
+            })
+            .await
+            .and_then(|inner| inner);
+            let (status, body) = fetched.map_err(|e| match e {
+                FetchError::Refused(why) => SearchError::UrlNotAllowed(why),
+                FetchError::Status { code, .. }
+                    if (300..400).contains(&code) || code == 403 || code == 429 =>
+                {
+                    SearchError::Blocked(format!(
+                        "the search page answered HTTP {code} instead of results"
+                    ))
+                }
+                other => SearchError::Failed(other.describe()),
+            })?;
+            if status == 202 {
+                return Err(SearchError::Blocked(
+                    "the search page answered 202 (DuckDuckGo's sign of a rate limit)".into(),
+                ));
+            }
+            parse_lite(&String::from_utf8_lossy(&body))
+        })
+    }
+}
+
+/// Results from a lite page, or why the page is not a results page.
+pub fn parse_lite(html: &str) -> Result<Vec<Hit>, SearchError> {
+    if html.len() < MIN_RESULTS_PAGE_BYTES {
+        return Err(SearchError::Blocked(format!(
+            "the search page is only {} bytes, too small to be a results page",
+            html.len()
+        )));
+    }
+    let document = Html::parse_document(html);
+    let link = Selector::parse("a.result-link").expect("valid selector");
+    let snippet = Selector::parse("td.result-snippet").expect("valid selector");
+    let snippets: Vec<String> = document
+        .select(&snippet)
+        .map(|s| field(&s.text().collect::<String>()))
+        .collect();
+    let hits: Vec<Hit> = document
+        .select(&link)
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let url = unwrap_redirect(a.value().attr("href")?)?;
+            Some(Hit {
+                title: field(&a.text().collect::<String>()),
+                url: field(&url),
+                snippet: snippets.get(i).cloned().unwrap_or_default(),
+            })
+        })
+        .collect();
+    if !hits.is_empty() {
+        return Ok(hits);
+    }
+    // Judged only without results: a snippet may well say "anomaly".
+    let lower = html.to_ascii_lowercase();
+    if lower.contains("anomaly") || lower.contains("captcha") || lower.contains("unusual traffic") {
+        return Err(SearchError::Blocked(
+            "DuckDuckGo answered with its anomaly (bot check) page".into(),
+        ));
+    }
+    if lower.contains("no results") {
+        return Ok(hits);
+    }
+    Err(SearchError::Blocked(
+        "the search page has neither results nor a 'no results' notice; its layout may have changed"
+            .into(),
+    ))
+}
+
+/// Result links may go through DuckDuckGo's redirector
+/// (`//duckduckgo.com/l/?uddg=<target>`); the target is what the model
+/// needs. Only http(s) targets are kept.
+fn unwrap_redirect(href: &str) -> Option<String> {
+    let absolute = Url::parse("https://duckduckgo.com/")
+        .ok()?
+        .join(href)
+        .ok()?;
+    let target = if absolute.host_str() == Some("duckduckgo.com") && absolute.path() == "/l/" {
+        let (_, value) = absolute.query_pairs().find(|(k, _)| k == "uddg")?;
+        Url::parse(&value).ok()?
+    } else {
+        absolute
+    };
+    matches!(target.scheme(), "https" | "http").then(|| target.to_string())
+}
+
+/// One line, invisible characters removed, cut to [`MAX_FIELD_CHARS`].
+fn field(text: &str) -> String {
+    let clean: String = text
+        .chars()
+        .filter(|c| !is_invisible(*c))
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match clean.char_indices().nth(MAX_FIELD_CHARS) {
+        Some((cut, _)) => format!("{}…", &clean[..cut]),
+        None => clean,
+    }
+}
+
+/// Spaces requests at least [`SEARCH_INTERVAL`] apart (waiting, not
+/// refusing: a second search a second later simply starts a second later).
+#[derive(Default)]
+pub struct RateGate {
+    last: Mutex<Option<Instant>>,
+}
+
+impl RateGate {
+    async fn wait(&self) {
+        let pause = {
+            let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            let now = Instant::now();
+            let pause = pause_before(*last, now);
+            *last = Some(now + pause);
+            pause
+        };
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
+    }
+}
+
+/// How long a request at `now` must wait after one that started at `last`.
+fn pause_before(last: Option<Instant>, now: Instant) -> Duration {
+    last.map_or(Duration::ZERO, |last| {
+        (last + SEARCH_INTERVAL).saturating_duration_since(now)
+    })
+}
+
+/// The tool: validates, searches, fences the results.
+pub async fn web_search(
+    client: &WebClient,
+    backend: &dyn SearchBackend,
+    query: &str,
+    max_results: i64,
+) -> Result<String, ToolError> {
+    let query = query.trim();
+    if query.is_empty() || query.chars().count() > MAX_QUERY_CHARS {
+        return Err(ToolError::new(
+            ErrorType::InvalidQuery,
+            format!("The query must be 1 to {MAX_QUERY_CHARS} characters."),
+        ));
+    }
+    let wanted = max_results.clamp(1, 10) as usize;
+    let hits = backend.search(client, query).await.map_err(|e| match e {
+        SearchError::Blocked(why) => ToolError::new(ErrorType::SearchBlocked, format!("The search was blocked: {why}."))
+            .retryable()
+            .recover("This is not 'no results': do not rephrase the query. Wait a minute before searching again, or read a documentation page you already know with fetch_web_page."),
+        SearchError::Failed(why) => ToolError::new(ErrorType::SearchFailed, format!("The search failed: {why}.")).retryable(),
+        SearchError::UrlNotAllowed(why) => ToolError::new(ErrorType::SearchUrlNotAllowed, format!("The search request was refused: {why}.")),
+    })?;
+    if hits.is_empty() {
+        return Ok(format!("No results for '{query}' ({}).\n", backend.name()));
+    }
+    let mut body = String::new();
+    for (i, hit) in hits.iter().take(wanted).enumerate() {
+        body.push_str(&format!("{}. {}\n   {}\n", i + 1, hit.title, hit.url));
+        if !hit.snippet.is_empty() {
+            body.push_str(&format!("   {}\n", hit.snippet));
+        }
+    }
+    Ok(fence(&format!("{} search: {query}", backend.name()), &body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lite_page(rows: &str) -> String {
+        format!(
+            "<html><head><title>DuckDuckGo</title></head><body><form action=\"/lite/\"><input name=\"q\"></form>\
+             <table>{rows}</table><!-- {} --></body></html>",
+            "padding ".repeat(200)
+        )
+    }
+
+    #[test]
+    fn results_are_parsed_and_redirects_unwrapped() {
+        let rows = "<tr><td><a rel=\"nofollow\" href=\"//duckduckgo.com/l/?uddg=https%3A%2F%2Fdocs.vulkan.org%2Fspec%2F&amp;rut=x\" class=\"result-link\">Vulkan\u{200B} Spec</a></td></tr>\
+            <tr><td class=\"result-snippet\">The   <b>Vulkan</b> specification.</td></tr>\
+            <tr><td><a href=\"https://cmake.org/docs/\" class=\"result-link\">CMake</a></td></tr>\
+            <tr><td class=\"result-snippet\">CMake docs.</td></tr>\
+            <tr><td><a href=\"javascript:alert(1)\" class=\"result-link\">Bad</a></td></tr>";
+        let with_word = format!("{rows}<tr><td>anomaly detection in logs</td></tr>");
+        let hits = parse_lite(&lite_page(&with_word)).unwrap();
+        assert_eq!(
+            hits,
+            [
+                Hit {
+                    title: "Vulkan Spec".into(),
+                    url: "https://docs.vulkan.org/spec/".into(),
+                    snippet: "The Vulkan specification.".into()
+                },
+                Hit {
+                    title: "CMake".into(),
+                    url: "https://cmake.org/docs/".into(),
+                    snippet: "CMake docs.".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn blocked_is_never_no_results() {
+        assert_eq!(
+            parse_lite(&lite_page("<tr><td>No results.</td></tr>")),
+            Ok(Vec::new())
+        );
+        for page in [
+            "<html>tiny</html>".to_string(),
+            lite_page("<div class=\"anomaly-modal\">Unfortunately, bots use DuckDuckGo too.</div>"),
+            lite_page("<tr><td>A new layout with different markup</td></tr>"),
+        ] {
+            assert!(
+                matches!(parse_lite(&page), Err(SearchError::Blocked(_))),
+                "{page}"
+            );
+        }
+    }
+
+    #[test]
+    fn fields_are_one_capped_line() {
+        assert_eq!(field(&"a".repeat(400)).chars().count(), MAX_FIELD_CHARS + 1);
+        assert_eq!(field(" x\n\t y\u{202E} "), "x y");
+    }
+
+    #[test]
+    fn the_gate_spaces_requests_two_seconds_apart() {
+        let now = Instant::now();
+        assert_eq!(pause_before(None, now), Duration::ZERO);
+        assert_eq!(pause_before(Some(now), now), SEARCH_INTERVAL);
+        assert_eq!(
+            pause_before(Some(now), now + Duration::from_millis(500)),
+            Duration::from_millis(1500)
+        );
+        assert_eq!(
+            pause_before(Some(now), now + Duration::from_secs(5)),
+            Duration::ZERO
+        );
+    }
+}
