@@ -38,17 +38,29 @@ fn project(files: &[(&str, &str)]) -> Project {
 }
 
 async fn build(p: &Project, command: &str) -> Result<String, ToolError> {
+    build_in(p, command, None, &BuildLocks::default()).await
+}
+
+/// A build with the project as its only root and the built-in rules.
+async fn build_in(
+    p: &Project,
+    command: &str,
+    working_directory: Option<&str>,
+    locks: &BuildLocks,
+) -> Result<String, ToolError> {
     let request = BuildRequest {
         command,
         timeout_seconds: 300,
-        working_directory: None,
+        working_directory,
     };
+    let roots = std::slice::from_ref(&p.root);
+    let rules = RuleSet::builtin();
     build_project(
         &request,
         &p.root,
-        std::slice::from_ref(&p.root),
-        &RuleSet::builtin(),
-        &BuildLocks::default(),
+        roots,
+        &rules,
+        locks,
         Approval::NotAsked,
         None,
     )
@@ -248,22 +260,9 @@ async fn build_refusals_are_typed() {
         let error = build(&p, command).await.unwrap_err();
         assert_eq!(error.kind, kind, "{command}: {}", error.message);
     }
-    let outside = BuildRequest {
-        command: "cmake --version",
-        timeout_seconds: 10,
-        working_directory: Some("/"),
-    };
-    let error = build_project(
-        &outside,
-        &p.root,
-        std::slice::from_ref(&p.root),
-        &RuleSet::builtin(),
-        &BuildLocks::default(),
-        Approval::NotAsked,
-        None,
-    )
-    .await
-    .unwrap_err();
+    let error = build_in(&p, "cmake --version", Some("/"), &BuildLocks::default())
+        .await
+        .unwrap_err();
     assert_eq!(error.kind, ErrorType::WorkingDirectoryNotAllowed);
 }
 
@@ -272,22 +271,9 @@ async fn a_second_build_in_the_same_root_waits_its_turn() {
     let p = project(&[]);
     let locks = BuildLocks::default();
     let _running = locks.try_lock(&p.root).unwrap();
-    let request = BuildRequest {
-        command: "cmake --version",
-        timeout_seconds: 10,
-        working_directory: None,
-    };
-    let error = build_project(
-        &request,
-        &p.root,
-        std::slice::from_ref(&p.root),
-        &RuleSet::builtin(),
-        &locks,
-        Approval::NotAsked,
-        None,
-    )
-    .await
-    .unwrap_err();
+    let error = build_in(&p, "cmake --version", None, &locks)
+        .await
+        .unwrap_err();
     assert_eq!(error.kind, ErrorType::BuildAlreadyRunning);
 }
 

@@ -108,6 +108,22 @@ impl Hints {
         idempotent: false,
         open_world: false,
     };
+
+    /// Starts programs, which may do anything their arguments allow.
+    pub const RUNS_PROGRAMS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: true,
+    };
+
+    /// Reads from the network and changes nothing here.
+    pub const NETWORK_READ: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: true,
+    };
 }
 
 /// Runs blocking work (file-system walks, searches) off the async runtime,

@@ -43,17 +43,25 @@ fn run_client(python: &str, sandbox: &Sandbox, mode: &str) -> Value {
 
 /// Runs the Python client against `server` (a program and its arguments).
 fn run_client_for(python: &str, sandbox: &Sandbox, mode: &str, server: &[&str]) -> Value {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/mcp_client.py");
+    let mut args = vec![mode];
+    args.extend(server);
+    run_script(python, sandbox, "mcp_client.py", &args).0
+}
+
+/// Runs `tests/python/<script>` with `args` in the sandbox; returns the JSON
+/// it printed and its stderr (where the server's log goes too).
+fn run_script(python: &str, sandbox: &Sandbox, script: &str, args: &[&str]) -> (Value, String) {
+    let path = format!("{}/tests/python/{script}", env!("CARGO_MANIFEST_DIR"));
     let mut cmd = std::process::Command::new(python);
-    cmd.args([script, mode]).args(server);
+    cmd.arg(path).args(args);
     sandbox.apply(&mut cmd);
     let out = cmd.output().expect("run the Python client");
-    assert!(
-        out.status.success(),
-        "python client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("client prints JSON")
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{script} failed: {stderr}");
+    (
+        serde_json::from_slice(&out.stdout).expect("the client prints JSON"),
+        stderr,
+    )
 }
 
 #[test]
@@ -124,7 +132,6 @@ fn a_malformed_config_and_an_unknown_profile_are_reported_to_the_python_client()
 #[test]
 fn a_long_build_reports_progress() {
     let Some(python) = python() else { return };
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/mcp_progress.py");
     for mode in ["legacy", "auto"] {
         let (sandbox, project) = Sandbox::with_project();
         std::fs::write(
@@ -133,16 +140,12 @@ fn a_long_build_reports_progress() {
         )
         .unwrap();
         let args = json!({"command": "python3 slow_build.py", "working_directory": "proj"});
-        let mut cmd = std::process::Command::new(&python);
-        cmd.args([script, mode, "build_project", &args.to_string(), BIN]);
-        sandbox.apply(&mut cmd);
-        let out = cmd.output().expect("run the Python client");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let (seen, _) = run_script(
+            &python,
+            &sandbox,
+            "mcp_progress.py",
+            &[mode, "build_project", &args.to_string(), BIN],
         );
-        let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
         let progress = seen["progress"].as_array().unwrap();
         assert!(!progress.is_empty(), "{mode}: no progress in {seen}");
         assert_eq!(
@@ -163,7 +166,6 @@ fn a_long_build_reports_progress() {
 #[test]
 fn a_prompt_rule_asks_the_user_in_both_eras() {
     let Some(python) = python() else { return };
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/mcp_consent.py");
     for mode in ["legacy", "auto"] {
         for (answer, runs) in [("yes", true), ("no", false), ("decline", false)] {
             let (sandbox, project) = Sandbox::with_project();
@@ -182,23 +184,12 @@ fn a_prompt_rule_asks_the_user_in_both_eras() {
             .unwrap();
             let sandbox = sandbox.set("WAMCP_COMMAND_RULES", rules.display().to_string());
             let args = json!({"command": "python3 deploy.py", "working_directory": "proj"});
-            let mut cmd = std::process::Command::new(&python);
-            cmd.args([
-                script,
-                mode,
-                answer,
-                "run_powershell",
-                &args.to_string(),
-                BIN,
-            ]);
-            sandbox.apply(&mut cmd);
-            let out = cmd.output().expect("run the Python client");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
+            let (seen, _) = run_script(
+                &python,
+                &sandbox,
+                "mcp_consent.py",
+                &[mode, answer, "run_powershell", &args.to_string(), BIN],
             );
-            let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
             let questions = seen["questions"].as_array().unwrap();
             assert_eq!(questions.len(), 1, "{mode} {answer}: {seen}");
             let question = questions[0].as_str().unwrap();
@@ -230,7 +221,6 @@ fn a_prompt_rule_asks_the_user_in_both_eras() {
 #[test]
 fn an_unlisted_host_becomes_a_question_in_both_eras() {
     let Some(python) = python() else { return };
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/mcp_consent.py");
     let host = format!("{}.invalid", "x".repeat(64));
     let args = json!({"url": format!("https://{host}/page")});
     for mode in ["legacy", "auto"] {
@@ -242,23 +232,12 @@ fn an_unlisted_host_becomes_a_question_in_both_eras() {
         ] {
             let sandbox = Sandbox::new().set("WAMCP_HOST_GRANT_PERSIST", persist);
             let grants = sandbox.cwd.join("mcp-allowed-hosts.json");
-            let mut cmd = std::process::Command::new(&python);
-            cmd.args([
-                script,
-                mode,
-                answer,
-                "fetch_web_page",
-                &args.to_string(),
-                BIN,
-            ]);
-            sandbox.apply(&mut cmd);
-            let out = cmd.output().expect("run the Python client");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
+            let (seen, log) = run_script(
+                &python,
+                &sandbox,
+                "mcp_consent.py",
+                &[mode, answer, "fetch_web_page", &args.to_string(), BIN],
             );
-            let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
             let questions = seen["questions"].as_array().unwrap();
             assert_eq!(questions.len(), 1, "{mode} {answer}: {seen}");
             assert!(questions[0].as_str().unwrap().contains(&host), "{seen}");
@@ -272,7 +251,6 @@ fn an_unlisted_host_becomes_a_question_in_both_eras() {
             }
             // "always" reaches the server, which tries to record the host; a
             // 64-character label is no DNS name, so the file refuses it.
-            let log = String::from_utf8_lossy(&out.stderr);
             assert_eq!(
                 log.contains(&format!("could not record the grant for {host}")),
                 answer == "always",

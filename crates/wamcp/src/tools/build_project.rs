@@ -35,12 +35,7 @@ impl ToolDef for BuildProject {
     const DESCRIPTION: &'static str = "Run a build (cmake, ninja, msbuild, dotnet, cargo, compilers, python build \
         scripts) and get its errors and warnings deduplicated with file, line and code, then a verdict, instead \
         of the raw log. A failed build with nothing recognised shows the end of the log.";
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::RUNS_PROGRAMS;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let ctx = &call.ctx;

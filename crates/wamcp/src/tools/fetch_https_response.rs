@@ -21,12 +21,7 @@ impl ToolDef for FetchHttpsResponse {
     const GROUPS: &'static [Group] = &[Group::Net];
     const DESCRIPTION: &'static str = "Fetch a text response (raw file, API JSON) from GitHub's hosts, up to 2 MiB, \
         decoded and marked as untrusted content. For documentation pages use fetch_web_page.";
-    const HINTS: Hints = Hints {
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::NETWORK_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let client = call.ctx.web()?;

@@ -17,19 +17,11 @@ pub struct Params {
     /// https URL of the page, as given by the user or a search result.
     pub url: String,
     /// First line to show (1-based).
-    #[serde(default = "one")]
+    #[serde(default = "super::first_line")]
     pub start_line: i64,
     /// Lines to show (at most 2000).
-    #[serde(default = "two_thousand")]
+    #[serde(default = "super::page_of_lines")]
     pub max_lines: i64,
-}
-
-fn one() -> i64 {
-    1
-}
-
-fn two_thousand() -> i64 {
-    2000
 }
 
 pub struct FetchWebPage;
@@ -41,12 +33,7 @@ impl ToolDef for FetchWebPage {
     const DESCRIPTION: &'static str = "Read a documentation web page as plain text (what a reader sees; hidden \
         text, scripts and navigation removed), in pages of numbered lines, with its outbound links. Reads \
         documentation hosts and hosts the user granted.";
-    const HINTS: Hints = Hints {
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::NETWORK_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let ctx = &call.ctx;

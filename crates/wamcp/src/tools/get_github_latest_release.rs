@@ -21,12 +21,7 @@ impl ToolDef for GetGithubLatestRelease {
     const GROUPS: &'static [Group] = &[Group::Net];
     const DESCRIPTION: &'static str = "Latest published release of a GitHub repository: tag, name, date, page, and \
         assets with size and download URL (pass one to download_file).";
-    const HINTS: Hints = Hints {
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::NETWORK_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let client = call.ctx.web()?;

@@ -34,6 +34,15 @@ use wamcp_policy::error::{ErrorType, ToolError};
 #[serde(deny_unknown_fields)]
 pub struct NoParams {}
 
+/// Paging defaults shared by the tools that return numbered lines.
+fn first_line() -> i64 {
+    1
+}
+
+fn page_of_lines() -> i64 {
+    wamcp_policy::limits::DEFAULT_READ_LINES as i64
+}
+
 fn dot() -> String {
     ".".to_string()
 }

@@ -12,19 +12,11 @@ pub struct Params {
     /// File to read, absolute or relative to the server's working directory.
     pub path: String,
     /// First line to return, counting from 1.
-    #[serde(default = "one")]
+    #[serde(default = "super::first_line")]
     pub start_line: i64,
     /// Most lines to return (at most 2000).
-    #[serde(default = "two_thousand")]
+    #[serde(default = "super::page_of_lines")]
     pub max_lines: i64,
-}
-
-fn one() -> i64 {
-    1
-}
-
-fn two_thousand() -> i64 {
-    2000
 }
 
 pub struct ReadFile;

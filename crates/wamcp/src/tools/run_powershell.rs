@@ -34,12 +34,7 @@ impl ToolDef for RunPowershell {
     const DESCRIPTION: &'static str = "Run one allowed developer command (git, cmake, cargo, python scripts, \
         compilers, read-only cmdlets) inside a project root and return its output and exit code. No pipelines, \
         chaining, redirection, variables or inline code.";
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::RUNS_PROGRAMS;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let ctx = &call.ctx;
