@@ -234,10 +234,11 @@ mod tests {
 
     #[test]
     fn output_that_is_not_utf8_is_decoded_and_says_how() {
+        let head = b"Fehler in Zeile 3 (\x81)".to_vec();
         let captured = Captured {
-            head: b"Fehler in Zeile 3 (\x81)".to_vec(),
+            total: head.len() as u64,
+            head,
             tail: Vec::new(),
-            total: 24,
         };
         let text = captured.render();
         if cfg!(windows) {
@@ -247,6 +248,10 @@ mod tests {
             );
             assert!(!text.contains('\u{FFFD}'), "{text}");
         } else {
+            assert!(
+                text.starts_with("Fehler in Zeile 3 (\u{FFFD})\n[output was not valid UTF-8"),
+                "{text}"
+            );
             assert!(
                 text.ends_with("undecodable bytes are shown as \u{FFFD}]"),
                 "{text}"
@@ -297,16 +302,6 @@ mod tests {
         }
         .render();
         assert_eq!(text, "abc\n[... 4 bytes omitted ...]\nxyz");
-        let bad = Captured {
-            head: vec![b'a', 0xff],
-            tail: vec![],
-            total: 2,
-        }
-        .render();
-        assert!(
-            bad.starts_with("a\u{FFFD}\n[output was not valid UTF-8"),
-            "{bad}"
-        );
     }
 
     /// A child that starts grandchildren and sleeps: after the timeout, no
