@@ -11,6 +11,7 @@ pub mod consent;
 pub mod context;
 pub mod emit;
 pub mod hostgrants;
+pub mod http;
 pub mod registry;
 pub mod server;
 pub mod settings;

@@ -25,8 +25,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve MCP over stdio (the default).
-    Serve,
+    /// Serve MCP over stdio (the default), or over streamable HTTP.
+    Serve(ServeArgs),
     /// Show, create or export the configuration.
     Config(ConfigArgs),
     /// Grant or revoke hosts fetch_web_page may read (mcp-allowed-hosts.json).
@@ -74,6 +74,14 @@ struct ExtractArgs {
     max_lines: i64,
 }
 
+#[derive(Args, Default)]
+struct ServeArgs {
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (loopback only;
+    /// default 127.0.0.1:8765).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = wamcp::http::DEFAULT_ADDRESS)]
+    http: Option<String>,
+}
+
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("action").required(true).args(["list", "init", "emit"])))]
 struct ConfigArgs {
@@ -105,8 +113,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => serve(&env, &cwd),
+    match cli.command.unwrap_or(Command::Serve(ServeArgs::default())) {
+        Command::Serve(args) => serve(args, &env, &cwd),
         Command::Config(args) => report("config", config_command(args, &env, &cwd)),
         Command::Hostgrants(args) => report("hostgrants", hostgrants_command(args, &env, &cwd)),
         Command::Extract(args) => report("extract", extract_command(args)),
@@ -177,18 +185,34 @@ fn extract_command(args: ExtractArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn serve(env: EnvLookup, cwd: &Path) -> ExitCode {
+fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
+    let http = match args
+        .http
+        .as_deref()
+        .map(wamcp::http::listen_address)
+        .transpose()
+    {
+        Ok(http) => http,
+        Err(message) => {
+            eprintln!("wamcp serve: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
     // stdout is the protocol channel: every log line goes to stderr.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
+        // A client may close our stderr; logging must then fail quietly, not
+        // panic (eprint!) in the middle of answering a request.
+        .log_internal_errors(false)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("WAMCP_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
     let startup = Startup::read(env, cwd, true);
-    let ctx = ServerContext::new(startup, env, cwd, "stdio");
+    let transport = if http.is_some() { "http" } else { "stdio" };
+    let ctx = ServerContext::new(startup, env, cwd, transport);
     for message in ctx.startup_messages() {
         tracing::warn!("{message}");
     }
@@ -202,8 +226,12 @@ fn serve(env: EnvLookup, cwd: &Path) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let ctx = Arc::new(ctx);
     let result = runtime.block_on(async move {
-        let service = WamcpServer::new(Arc::new(ctx))
+        if let Some(address) = http {
+            return wamcp::http::serve(ctx, address).await.map_err(Into::into);
+        }
+        let service = WamcpServer::new(ctx)
             .serve(rmcp::transport::stdio())
             .await?;
         service.waiting().await?;

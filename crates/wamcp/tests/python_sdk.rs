@@ -260,3 +260,18 @@ fn an_unlisted_host_becomes_a_question_in_both_eras() {
         }
     }
 }
+
+/// The official SDK over streamable HTTP, in both eras.
+#[test]
+fn streamable_http_serves_both_eras() {
+    let Some(python) = python() else { return };
+    let sandbox = Sandbox::new().set("WAMCP_TOOLS", "core,docs");
+    let server = sandbox.serve_http();
+    for (mode, era) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
+        let seen = run_client_for(&python, &sandbox, mode, &[&server.url]);
+        assert_eq!(seen["protocol_version"], era, "{mode}");
+        assert_eq!(seen["tools"].as_array().unwrap().len(), 8, "{mode}");
+        assert_eq!(seen["info"]["transport"], "http", "{mode}");
+        assert_eq!(seen["bad"]["error"]["type"], "INVALID_ARGUMENTS", "{mode}");
+    }
+}

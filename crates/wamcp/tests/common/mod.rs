@@ -229,3 +229,51 @@ impl Client {
         self.sandbox
     }
 }
+
+/// `wamcp serve --http 127.0.0.1:0` in a sandbox; killed when dropped.
+pub struct HttpServer {
+    child: std::process::Child,
+    /// The URL the server announced, `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Sandbox {
+    pub fn serve_http(&self) -> HttpServer {
+        self.start_http(true)
+    }
+
+    /// The server with its stderr closed once it has announced its URL, as
+    /// a client that stops reading the log would leave it.
+    pub fn serve_http_with_log_closed(&self) -> HttpServer {
+        self.start_http(false)
+    }
+
+    fn start_http(&self, keep_reading_log: bool) -> HttpServer {
+        use std::io::BufRead;
+        use std::process::Stdio;
+        let mut cmd = self.command(&["serve", "--http", "127.0.0.1:0"]);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("start wamcp");
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL announced: {line}"))
+            .to_string();
+        if keep_reading_log {
+            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        }
+        HttpServer { child, url }
+    }
+}

@@ -1,6 +1,6 @@
 """Drive a wamcp server with the official Python MCP SDK and print what it saw.
 
-Usage: mcp_client.py MODE COMMAND [ARGS...]
+Usage: mcp_client.py MODE COMMAND [ARGS...] | MODE URL
 MODE is "legacy" (initialize handshake) or "auto" (the SDK default, which
 negotiates the stateless 2026-07-28 era when the server offers it). The
 server inherits this process's environment. Prints one JSON object.
@@ -16,8 +16,13 @@ from mcp import Client, StdioServerParameters
 
 async def main() -> None:
     mode, command, *args = sys.argv[1:]
-    params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
-    async with Client(params, mode=mode) as client:
+    # An http(s) URL is a running server (streamable HTTP); anything else is
+    # a program to start over stdio.
+    if command.startswith("http"):
+        target = command
+    else:
+        target = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+    async with Client(target, mode=mode) as client:
         tools = await client.list_tools()
         info = await client.call_tool("get_server_info", {})
         bad = await client.call_tool("get_system_info", {"unexpected": 1})
