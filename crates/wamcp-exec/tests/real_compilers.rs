@@ -18,6 +18,16 @@ fn have(program: &str) -> bool {
         found || std::env::var("WAMCP_TEST_STRICT").as_deref() != Ok("1"),
         "{program} is required under scripts/test.sh"
     );
+    if !found {
+        // Straight to stderr: the harness swallows the output of passing tests.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!(
+                "\n!!! SKIPPED: {program} is not installed (scripts/test.sh installs it) !!!\n"
+            )
+            .as_bytes(),
+        );
+    }
     found
 }
 
