@@ -3,17 +3,11 @@
 mod common;
 
 use common::Sandbox;
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[cfg(unix)]
 fn text(result: &rmcp::model::CallToolResult) -> String {
     result.content[0].as_text().unwrap().text.clone()
-}
-
-async fn error_of(client: &common::Client, tool: &str, args: Value) -> Value {
-    let result = client.call(tool, args.clone()).await;
-    assert_eq!(result.is_error, Some(true), "{tool} {args}: {result:?}");
-    result.structured_content.unwrap()["error"].clone()
 }
 
 #[tokio::test]
@@ -58,7 +52,7 @@ async fn refusals_are_typed_and_run_nothing() {
         ),
     ];
     for (tool, args, kind) in cases {
-        let error = error_of(&client, tool, args.clone()).await;
+        let error = client.error_of(tool, args.clone()).await;
         assert_eq!(error["type"], kind, "{tool} {args}: {error}");
     }
     assert_eq!(std::fs::read_dir(&project).unwrap().count(), 0);
@@ -143,14 +137,13 @@ async fn missing_tools_are_named() {
     let (sandbox, project) = Sandbox::with_project();
     std::fs::write(project.join("a.frag"), "#version 450\nvoid main() {}\n").unwrap();
     let client = sandbox.connect().await;
-    let error = error_of(
-        &client,
-        "build_project",
-        json!({"command": "ninja --version"}),
-    )
-    .await;
+    let error = client
+        .error_of("build_project", json!({"command": "ninja --version"}))
+        .await;
     assert_eq!(error["type"], "BUILD_TOOL_NOT_FOUND", "{error}");
-    let error = error_of(&client, "compile_shader", json!({"source": "proj/a.frag"})).await;
+    let error = client
+        .error_of("compile_shader", json!({"source": "proj/a.frag"}))
+        .await;
     assert_eq!(error["type"], "SHADER_COMPILER_NOT_FOUND", "{error}");
     assert!(
         error["recovery"].to_string().contains("Vulkan SDK"),

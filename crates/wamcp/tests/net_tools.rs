@@ -7,12 +7,6 @@ mod common;
 use common::Sandbox;
 use serde_json::{Value, json};
 
-async fn error_of(client: &common::Client, tool: &str, args: Value) -> Value {
-    let result = client.call(tool, args.clone()).await;
-    assert_eq!(result.is_error, Some(true), "{tool} {args}: {result:?}");
-    result.structured_content.unwrap()["error"].clone()
-}
-
 #[tokio::test]
 async fn refused_urls_and_names_are_typed_and_touch_nothing() {
     let sandbox = Sandbox::new();
@@ -77,15 +71,15 @@ async fn refused_urls_and_names_are_typed_and_touch_nothing() {
         ),
     ];
     for (tool, args, kind) in cases {
-        let error = error_of(&client, tool, args.clone()).await;
+        let error = client.error_of(tool, args.clone()).await;
         assert_eq!(error["type"], kind, "{tool} {args}: {error}");
     }
-    let error = error_of(
-        &client,
-        "fetch_https_response",
-        json!({"url": "https://example.com/"}),
-    )
-    .await;
+    let error = client
+        .error_of(
+            "fetch_https_response",
+            json!({"url": "https://example.com/"}),
+        )
+        .await;
     let recovery = error["recovery"].to_string();
     assert!(recovery.contains("raw.githubusercontent.com"), "{recovery}");
     assert!(!downloads.exists() || std::fs::read_dir(&downloads).unwrap().count() == 0);
@@ -104,7 +98,7 @@ async fn an_existing_download_is_never_replaced() {
         json!({"url": "https://github.com/o/r/releases/download/v1/tool.zip"}),
         json!({"url": "https://github.com/o/r/x", "filename": "sub/tool.zip"}),
     ] {
-        let error = error_of(&client, "download_file", args).await;
+        let error = client.error_of("download_file", args).await;
         assert_eq!(error["type"], "DESTINATION_EXISTS", "{error}");
     }
     assert_eq!(std::fs::read(downloads.join("tool.zip")).unwrap(), b"mine");
@@ -117,7 +111,9 @@ const UNLISTED: &str = "https://www.redblobgames.com/grids/hexagons/";
 async fn an_unlisted_host_is_refused_whole_with_the_grant_command() {
     let sandbox = Sandbox::new();
     let client = sandbox.connect().await;
-    let error = error_of(&client, "fetch_web_page", json!({"url": UNLISTED})).await;
+    let error = client
+        .error_of("fetch_web_page", json!({"url": UNLISTED}))
+        .await;
     assert_eq!(error["type"], "URL_NOT_ALLOWED", "{error}");
     let message = error["message"].as_str().unwrap();
     assert!(message.contains("the whole host is refused"), "{message}");
@@ -136,7 +132,7 @@ async fn an_unlisted_host_is_refused_whole_with_the_grant_command() {
         "https://intranet/",
         "ftp://x.com/",
     ] {
-        let error = error_of(&client, "fetch_web_page", json!({"url": url})).await;
+        let error = client.error_of("fetch_web_page", json!({"url": url})).await;
         assert_eq!(error["type"], "URL_NOT_ALLOWED", "{url}");
         assert!(!error.to_string().contains("hostgrants"), "{url}: {error}");
     }
@@ -146,7 +142,9 @@ async fn an_unlisted_host_is_refused_whole_with_the_grant_command() {
         .set("WAMCP_HOST_CONSENT", "0")
         .connect()
         .await;
-    let error = error_of(&client, "fetch_web_page", json!({"url": UNLISTED})).await;
+    let error = client
+        .error_of("fetch_web_page", json!({"url": UNLISTED}))
+        .await;
     assert!(
         error["message"]
             .as_str()
@@ -171,12 +169,12 @@ async fn the_grants_file_is_read_fresh_on_every_call() {
     std::fs::write(&grants, r#"{"version": 1, "hosts": ["www.redblobgames.com", {"host": "parked.example.com", "enable": false}]}"#).unwrap();
     let info = client.server_info().await;
     assert_eq!(info["granted_hosts"], json!(["www.redblobgames.com"]));
-    let error = error_of(
-        &client,
-        "fetch_web_page",
-        json!({"url": "https://other.example.com/"}),
-    )
-    .await;
+    let error = client
+        .error_of(
+            "fetch_web_page",
+            json!({"url": "https://other.example.com/"}),
+        )
+        .await;
     assert!(
         error["recovery"]
             .to_string()
@@ -274,7 +272,7 @@ async fn web_search_refuses_bad_queries_and_an_unknown_backend() {
         .connect()
         .await;
     for query in ["", "   ", &"q".repeat(401)] {
-        let error = error_of(&client, "web_search", json!({"query": query})).await;
+        let error = client.error_of("web_search", json!({"query": query})).await;
         assert_eq!(error["type"], "INVALID_QUERY", "{query:?}");
     }
     client.close().await;
@@ -283,7 +281,9 @@ async fn web_search_refuses_bad_queries_and_an_unknown_backend() {
         .set("WAMCP_SEARCH_BACKEND", "bing")
         .connect()
         .await;
-    let error = error_of(&client, "web_search", json!({"query": "vulkan"})).await;
+    let error = client
+        .error_of("web_search", json!({"query": "vulkan"}))
+        .await;
     assert_eq!(error["type"], "SEARCH_BACKEND_INVALID", "{error}");
     client.close().await;
 }

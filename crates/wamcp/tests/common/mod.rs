@@ -201,6 +201,13 @@ impl Client {
             .expect("tools/call")
     }
 
+    /// Calls a tool that must fail and returns the envelope's `error` object.
+    pub async fn error_of(&self, name: &str, args: Value) -> Value {
+        let result = self.call(name, args.clone()).await;
+        assert_eq!(result.is_error, Some(true), "{name} {args}: {result:?}");
+        result.structured_content.expect("an error envelope")["error"].clone()
+    }
+
     /// Calls a data tool and returns its structured content, checking that
     /// the text content carries the same object.
     pub async fn data(&self, name: &str) -> Value {
