@@ -35,6 +35,20 @@ pub struct Diagnostic {
     pub message: String,
 }
 
+impl Diagnostic {
+    /// A diagnostic that names no file (a tool or build-system message).
+    fn unlocated(severity: Severity, code: &str, message: &str) -> Diagnostic {
+        Diagnostic {
+            file: String::new(),
+            line: None,
+            column: None,
+            severity,
+            code: code.to_string(),
+            message: message.to_string(),
+        }
+    }
+}
+
 /// A diagnostic with its repeat count and attached notes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
@@ -234,26 +248,12 @@ fn one_line(line: &str) -> Option<Diagnostic> {
     if line.starts_with("CMake ")
         && let Some(c) = CMAKE_BARE.captures(line)
     {
-        return Some(Diagnostic {
-            file: String::new(),
-            line: None,
-            column: None,
-            severity: severity(&c[1]),
-            code: "CMake".into(),
-            message: c[2].to_string(),
-        });
+        return Some(Diagnostic::unlocated(severity(&c[1]), "CMake", &c[2]));
     }
     if line.starts_with("ninja:")
         && let Some(c) = NINJA.captures(line)
     {
-        return Some(Diagnostic {
-            file: String::new(),
-            line: None,
-            column: None,
-            severity: Severity::Error,
-            code: "ninja".into(),
-            message: c[1].to_string(),
-        });
+        return Some(Diagnostic::unlocated(Severity::Error, "ninja", &c[1]));
     }
     if let Some(c) = MSVC_NO_LINE.captures(line) {
         return Some(Diagnostic {
@@ -278,23 +278,10 @@ fn one_line(line: &str) -> Option<Diagnostic> {
         });
     }
     if colon_severity && let Some(c) = TOOL.captures(line) {
-        return Some(Diagnostic {
-            file: String::new(),
-            line: None,
-            column: None,
-            severity: severity(&c[2]),
-            code: c[1].to_string(),
-            message: c[3].to_string(),
-        });
+        return Some(Diagnostic::unlocated(severity(&c[2]), &c[1], &c[3]));
     }
-    BARE.captures(line).map(|c| Diagnostic {
-        file: String::new(),
-        line: None,
-        column: None,
-        severity: severity(&c[1]),
-        code: String::new(),
-        message: c[2].to_string(),
-    })
+    BARE.captures(line)
+        .map(|c| Diagnostic::unlocated(severity(&c[1]), "", &c[2]))
 }
 
 /// Quotes dropped, `/` separators, and relative to the build directory when

@@ -10,6 +10,7 @@ use crate::tool_errors::{ErrorKinds, network_hosts, to_tool_error};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::hosts::ALLOWED_NETWORK_HOSTS;
 use wamcp_policy::limits::MAX_DOWNLOAD_BYTES;
 use wamcp_policy::net_names::sanitize_download_name;
 use wamcp_policy::url_policy::{HostRule, check_url};
@@ -17,7 +18,9 @@ use wamcp_policy::url_policy::{HostRule, check_url};
 const KINDS: ErrorKinds = ErrorKinds {
     refused: ErrorType::DownloadNotAllowed,
     too_large: ErrorType::DownloadTooLarge,
+    status: ErrorType::DownloadFailed,
     failed: ErrorType::DownloadFailed,
+    reachable: Some(ALLOWED_NETWORK_HOSTS),
 };
 
 /// A finished download.

@@ -138,7 +138,7 @@ fn too_deep(html: &str) -> Option<usize> {
     while let Some(offset) = bytes[i..].iter().position(|&b| b == b'<') {
         i += offset + 1;
         if bytes[i..].starts_with(b"!--") {
-            i = find_from(bytes, i, b"-->").map_or(bytes.len(), |end| end + 3);
+            i = find_from(bytes, i, b"-->", false).map_or(bytes.len(), |end| end + 3);
             continue;
         }
         let closing = bytes.get(i) == Some(&b'/');
@@ -151,7 +151,7 @@ fn too_deep(html: &str) -> Option<usize> {
             continue;
         }
         let name = html[name_start..name_start + name_len].to_ascii_lowercase();
-        let tag_end = find_from(bytes, name_start, b">").unwrap_or(bytes.len());
+        let tag_end = find_from(bytes, name_start, b">", false).unwrap_or(bytes.len());
         let self_closed = bytes[..tag_end].ends_with(b"/");
         i = tag_end;
         if closing {
@@ -165,7 +165,7 @@ fn too_deep(html: &str) -> Option<usize> {
         }
         if matches!(name.as_str(), "script" | "style" | "textarea" | "title") {
             let close = format!("</{name}");
-            i = find_from_ignore_case(bytes, i, close.as_bytes()).unwrap_or(bytes.len());
+            i = find_from(bytes, i, close.as_bytes(), true).unwrap_or(bytes.len());
             continue;
         }
         open.push(name);
@@ -176,19 +176,19 @@ fn too_deep(html: &str) -> Option<usize> {
     None
 }
 
-fn find_from(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+/// Where `needle` next occurs at or after `from` (ASCII case ignored when
+/// asked).
+fn find_from(bytes: &[u8], from: usize, needle: &[u8], ignore_case: bool) -> Option<usize> {
     bytes
         .get(from..)?
         .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|at| from + at)
-}
-
-fn find_from_ignore_case(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    bytes
-        .get(from..)?
-        .windows(needle.len())
-        .position(|w| w.eq_ignore_ascii_case(needle))
+        .position(|w| {
+            if ignore_case {
+                w.eq_ignore_ascii_case(needle)
+            } else {
+                w == needle
+            }
+        })
         .map(|at| from + at)
 }
 
@@ -282,8 +282,13 @@ fn find_first<'a>(root: NodeRef<'a>, wanted: &dyn Fn(&Element) -> bool) -> Optio
 }
 
 fn push_children<'a>(stack: &mut Vec<NodeRef<'a>>, node: NodeRef<'a>) {
+    push_in_order(stack, node.children());
+}
+
+/// Pushes `items` so that popping yields them in document order.
+fn push_in_order<T>(stack: &mut Vec<T>, items: impl Iterator<Item = T>) {
     let start = stack.len();
-    stack.extend(node.children());
+    stack.extend(items);
     stack[start..].reverse();
 }
 
@@ -397,20 +402,12 @@ fn render(root: NodeRef, chrome: &Chrome) -> String {
                     _ => {}
                 }
                 stack.push(Step::Leave(name));
-                let start = stack.len();
-                stack.extend(node.children().map(Step::Enter));
-                stack[start..].reverse();
+                push_in_order(&mut stack, node.children().map(Step::Enter));
             }
-            _ => push_children_steps(&mut stack, node),
+            _ => push_in_order(&mut stack, node.children().map(Step::Enter)),
         }
     }
     tidy(&out.finish())
-}
-
-fn push_children_steps<'a>(stack: &mut Vec<Step<'a>>, node: NodeRef<'a>) {
-    let start = stack.len();
-    stack.extend(node.children().map(Step::Enter));
-    stack[start..].reverse();
 }
 
 /// Builds lines: white space inside a line collapses (except in `pre`).

@@ -5,13 +5,16 @@ use crate::client::{WebClient, within};
 use crate::fence::fence;
 use crate::tool_errors::{ErrorKinds, network_hosts, to_tool_error};
 use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::hosts::ALLOWED_NETWORK_HOSTS;
 use wamcp_policy::limits::MAX_HTTP_BYTES;
 use wamcp_policy::url_policy::HostRule;
 
 const KINDS: ErrorKinds = ErrorKinds {
     refused: ErrorType::UrlNotAllowed,
     too_large: ErrorType::ResponseTooLarge,
+    status: ErrorType::HttpRequestFailed,
     failed: ErrorType::HttpRequestFailed,
+    reachable: Some(ALLOWED_NETWORK_HOSTS),
 };
 
 /// How much of a body is looked at to decide it is binary.

@@ -6,6 +6,7 @@ use crate::tool_errors::{ErrorKinds, network_hosts, to_tool_error};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::hosts::ALLOWED_NETWORK_HOSTS;
 use wamcp_policy::limits::MAX_HTTP_BYTES;
 use wamcp_policy::net_names::check_repository;
 use wamcp_policy::url_policy::HostRule;
@@ -13,7 +14,9 @@ use wamcp_policy::url_policy::HostRule;
 const KINDS: ErrorKinds = ErrorKinds {
     refused: ErrorType::UrlNotAllowed,
     too_large: ErrorType::GithubRequestFailed,
+    status: ErrorType::GithubRequestFailed,
     failed: ErrorType::GithubRequestFailed,
+    reachable: Some(ALLOWED_NETWORK_HOSTS),
 };
 
 #[derive(Deserialize)]

@@ -6,9 +6,10 @@
 //! that changed between two calls would otherwise shift under the model.
 
 use crate::charset;
-use crate::client::{FetchError, WebClient, within};
+use crate::client::{WebClient, within};
 use crate::extract::{Page, extract_html, extract_plain};
 use crate::fence::fence;
+use crate::tool_errors::{ErrorKinds, to_tool_error};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wamcp_policy::error::{ErrorType, ToolError};
@@ -34,6 +35,15 @@ const TEXT_TYPES: &[&str] = &[
     "application/xml",
     "text/xml",
 ];
+
+const KINDS: ErrorKinds = ErrorKinds {
+    refused: ErrorType::UrlNotAllowed,
+    too_large: ErrorType::PageTooLarge,
+    status: ErrorType::PageHttpError,
+    failed: ErrorType::PageFetchFailed,
+    // The readable hosts depend on grants; the tool layer names them.
+    reachable: None,
+};
 
 /// A page as extracted, ready to be served in ranges.
 pub struct Extracted {
@@ -109,7 +119,7 @@ async fn fetch_and_extract(
     })
     .await
     .and_then(|inner| inner);
-    let (answered, content_type, body) = fetched.map_err(|e| page_error(e, url))?;
+    let (answered, content_type, body) = fetched.map_err(|e| to_tool_error(e, &KINDS, url))?;
     extract_document(&answered, content_type.as_deref(), &body)
 }
 
@@ -209,24 +219,6 @@ fn looks_like_html(body: &[u8]) -> bool {
             *opening == "<!--" || rest.starts_with([' ', '>', '\t', '\n', '\r', '/'])
         })
     })
-}
-
-fn page_error(error: FetchError, url: &str) -> ToolError {
-    let message = error.describe();
-    match error {
-        FetchError::Refused(_) => ToolError::new(ErrorType::UrlNotAllowed, message),
-        FetchError::TooLarge { .. } => ToolError::new(ErrorType::PageTooLarge, format!("{url}: {message}."))
-            .recover("Look for a smaller page on the same topic, or search_files if the content is local."),
-        FetchError::Status { code: 404, .. } => ToolError::new(ErrorType::PageHttpError, format!("{message} (not found)."))
-            .recover("If you did not get this URL from the user or from a search result, it may never have existed."),
-        FetchError::Status { code, .. } if code == 429 || code >= 500 => {
-            ToolError::new(ErrorType::PageHttpError, format!("{message}.")).retryable()
-        }
-        FetchError::Status { .. } => ToolError::new(ErrorType::PageHttpError, format!("{message}.")),
-        FetchError::TimedOut(_) | FetchError::Failed(_) => {
-            ToolError::new(ErrorType::PageFetchFailed, format!("{url}: {message}.")).retryable()
-        }
-    }
 }
 
 /// Splits text into lines no longer than [`MAX_LINE_CHARS`], breaking long

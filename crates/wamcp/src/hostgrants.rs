@@ -4,6 +4,7 @@
 
 use std::path::Path;
 use wamcp_policy::grants::{add_grant, parse_grants, remove_grant, starter_file};
+use wamcp_policy::hosts::normalize_host;
 use wamcp_policy::limits::MAX_CONFIG_FILE_BYTES;
 
 /// The enabled hosts the file grants. A missing file grants nothing and is
@@ -40,9 +41,9 @@ pub fn add(path: &Path, host: &str, note: Option<&str>) -> Result<String, String
     let text = add_grant(existing.as_deref(), host, note)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     write(path, &text)?;
+    let host = normalize_host(host)?;
     Ok(format!(
-        "granted {} in {} (fetch_web_page reads it from the next call on)",
-        host.trim().to_ascii_lowercase().trim_end_matches('.'),
+        "granted {host} in {} (fetch_web_page reads it from the next call on)",
         path.display()
     ))
 }
