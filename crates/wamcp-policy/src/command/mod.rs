@@ -9,6 +9,8 @@
 //! PowerShell), never the original text.
 
 pub mod drivers;
+pub mod grammar;
 pub mod payload;
 pub mod rules;
+pub mod spec;
 pub mod tokenize;

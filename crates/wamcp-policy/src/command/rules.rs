@@ -1,12 +1,22 @@
-//! Command rules as data, in the spirit of codex-rs `execpolicy`: each rule
-//! names programs, an optional condition on their arguments, a decision and
-//! a justification, plus examples that must and must not match. The examples
-//! are checked when the rules load, so a rule that does not do what it says
-//! is reported and ignored instead of silently guarding nothing.
+//! Command rules as data, in the spirit of codex-rs `execpolicy`.
 //!
-//! A program that no rule allows is refused; when several rules match, the
-//! strictest decision wins.
+//! Two kinds of entries decide together:
+//!
+//! - **Grammars** (`grammar.rs`, built in from `rules/grammars/`): for each
+//!   allowed program, the options and subcommands it accepts. Whatever a
+//!   grammar does not know is asked about; what runs programs is forbidden.
+//! - **Rules**: a program-level decision with an optional condition on the
+//!   arguments. Built in only for read-only cmdlets; a user's rule file can
+//!   add rules that tighten (ask before `git push`) or allow a program that
+//!   has no grammar.
+//!
+//! Both carry examples that are checked when they load. A program no grammar
+//! or rule allows is refused; when several decide, the strictest wins. An
+//! entry whose examples fail never loosens the policy: a failing `prompt` or
+//! `forbidden` rule, or a failing grammar, refuses the programs it names
+//! until it is fixed (a rule dropped silently would stop guarding).
 
+use super::grammar::{Finding, Grammar, Grammars};
 use super::tokenize::{Arg, tokenize};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -74,38 +84,94 @@ pub struct Rule {
 struct RuleFile {
     #[serde(default, rename = "_about")]
     _about: Option<String>,
+    #[serde(default)]
     rules: Vec<Rule>,
+    /// Grammars, each compiled on its own so one mistake costs one grammar.
+    #[serde(default)]
+    grammars: Vec<serde_json::Value>,
 }
 
 /// The verdict on one command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
     pub decision: Decision,
-    /// The rule that decided, or `None` when no rule knows the program.
+    /// The grammar or rule that decided, or `None` when nothing knows the program.
     pub rule: Option<String>,
     pub justification: String,
     pub cmdlet: bool,
+    /// The argument that decided (its index in argv, the program being 0).
+    pub argument: Option<(usize, String)>,
 }
 
-/// Loaded rules, and the problems found while loading them.
+impl Verdict {
+    /// The reason in one sentence, naming the argument when one decided.
+    pub fn reason(&self) -> String {
+        match &self.argument {
+            Some((index, word)) => format!("argument {index} ('{word}'): {}", self.justification),
+            None => self.justification.clone(),
+        }
+    }
+}
+
+/// Loaded grammars and rules, and the problems found while loading them.
 #[derive(Clone, Debug, Default)]
 pub struct RuleSet {
     rules: Vec<Rule>,
+    grammars: Grammars,
     pub errors: Vec<String>,
 }
 
 const BUILTIN: &str = include_str!("../../rules/builtin.json");
 
+/// The built-in grammars, one file per program family.
+const BUILTIN_GRAMMARS: &[(&str, &str)] = &[
+    ("git", include_str!("../../rules/grammars/git.json")),
+    ("tar", include_str!("../../rules/grammars/tar.json")),
+    ("7z", include_str!("../../rules/grammars/7z.json")),
+    ("python", include_str!("../../rules/grammars/python.json")),
+    ("pip", include_str!("../../rules/grammars/pip.json")),
+    ("node", include_str!("../../rules/grammars/node.json")),
+    ("npm", include_str!("../../rules/grammars/npm.json")),
+    ("npx", include_str!("../../rules/grammars/npx.json")),
+    ("cmake", include_str!("../../rules/grammars/cmake.json")),
+    ("ctest", include_str!("../../rules/grammars/ctest.json")),
+    ("ninja", include_str!("../../rules/grammars/ninja.json")),
+    (
+        "premake5",
+        include_str!("../../rules/grammars/premake5.json"),
+    ),
+    ("cargo", include_str!("../../rules/grammars/cargo.json")),
+    ("rustc", include_str!("../../rules/grammars/rustc.json")),
+    ("cc", include_str!("../../rules/grammars/cc.json")),
+    ("cl", include_str!("../../rules/grammars/cl.json")),
+    ("link", include_str!("../../rules/grammars/link.json")),
+    ("msbuild", include_str!("../../rules/grammars/msbuild.json")),
+    ("dotnet", include_str!("../../rules/grammars/dotnet.json")),
+    ("shaders", include_str!("../../rules/grammars/shaders.json")),
+    ("hlsl", include_str!("../../rules/grammars/hlsl.json")),
+];
+
 impl RuleSet {
-    /// The rules that ship with wamcp.
+    /// The grammars and rules that ship with wamcp.
     pub fn builtin() -> RuleSet {
         let mut set = RuleSet::default();
+        let mut fresh = Vec::new();
+        for (name, text) in BUILTIN_GRAMMARS {
+            match Grammar::parse(text) {
+                Ok(grammar) => {
+                    fresh.push(grammar.id.clone());
+                    set.grammars.add(grammar);
+                }
+                Err(e) => set.errors.push(format!("built-in grammar {name}: {e}")),
+            }
+        }
+        set.check_grammars(&fresh, "built-in grammars");
         set.load(BUILTIN, "built-in rules");
         set
     }
 
-    /// Adds the rules in `text` (a rule file); `source` names it in errors.
-    /// A malformed file adds nothing; a rule whose examples fail is skipped.
+    /// Adds the grammars and rules in `text` (a rule file); `source` names
+    /// it in errors. A malformed file adds nothing.
     pub fn load(&mut self, text: &str, source: &str) {
         let file: RuleFile = match serde_json::from_str(text) {
             Ok(file) => file,
@@ -115,14 +181,115 @@ impl RuleSet {
                 return;
             }
         };
+        let mut fresh = Vec::new();
+        for value in file.grammars {
+            let named = value
+                .get("id")
+                .and_then(|v| v.as_str())
+                .unwrap_or("?")
+                .to_string();
+            let programs: Vec<String> = value
+                .get("programs")
+                .and_then(|v| serde_json::from_value(v.clone()).ok())
+                .unwrap_or_default();
+            match serde_json::to_string(&value)
+                .map_err(|e| e.to_string())
+                .and_then(|t| Grammar::parse(&t))
+            {
+                Ok(grammar) => {
+                    fresh.push(grammar.id.clone());
+                    self.grammars.add(grammar);
+                }
+                Err(e) => {
+                    self.errors
+                        .push(format!("{source}: grammar '{named}': {e}"));
+                    self.guard(&named, programs, "it is not a valid grammar");
+                }
+            }
+        }
+        self.check_grammars(&fresh, source);
         for rule in file.rules {
             match check_examples(&rule) {
                 Ok(()) => self.rules.push(rule),
+                Err(problem) if rule.decision > Decision::Allow => {
+                    self.errors.push(format!(
+                        "{source}: rule '{}' failed its examples, so the programs it names are refused until it is fixed: {problem}",
+                        rule.id
+                    ));
+                    self.guard(
+                        &rule.id,
+                        rule.programs.clone(),
+                        "it failed its own examples",
+                    );
+                }
                 Err(problem) => self
                     .errors
                     .push(format!("{source}: rule '{}' ignored: {problem}", rule.id)),
             }
         }
+    }
+
+    /// Refuses `programs` on behalf of an entry that could not be trusted.
+    fn guard(&mut self, id: &str, programs: Vec<String>, why: &str) {
+        self.rules.push(Rule {
+            id: format!("{id} (broken)"),
+            programs,
+            cmdlet: false,
+            when: None,
+            decision: Decision::Forbidden,
+            justification: format!(
+                "the rule or grammar '{id}' guards this program, but {why}; fix it in the rule file"
+            ),
+            matches: Vec::new(),
+            not_match: Vec::new(),
+        });
+    }
+
+    /// Runs the examples of the grammars just added; a grammar that fails
+    /// them is removed and its programs are refused.
+    fn check_grammars(&mut self, ids: &[String], source: &str) {
+        for id in ids {
+            let Some(grammar) = self.grammars.iter().find(|g| &g.id == id).cloned() else {
+                continue;
+            };
+            if let Err(problem) = self.grammar_examples(&grammar) {
+                self.errors.push(format!(
+                    "{source}: grammar '{id}' failed its examples, so its programs are refused until it is fixed: {problem}"
+                ));
+                self.grammars.remove(id);
+                self.guard(id, grammar.programs.clone(), "it failed its own examples");
+            }
+        }
+    }
+
+    fn grammar_examples(&self, grammar: &Grammar) -> Result<(), String> {
+        let ex = &grammar.examples;
+        let cases = ex
+            .allow
+            .iter()
+            .map(|e| (e, Decision::Allow))
+            .chain(ex.prompt.iter().map(|e| (e, Decision::Prompt)))
+            .chain(ex.forbidden.iter().map(|e| (e, Decision::Forbidden)));
+        for (example, want) in cases {
+            let argv = tokenize(example)
+                .map_err(|e| format!("example {example:?} does not tokenise: {e}"))?;
+            let program = program_name(&argv[0].text);
+            if !grammar.programs.contains(&program) {
+                return Err(format!(
+                    "example {example:?} is not for one of its programs"
+                ));
+            }
+            let got = self
+                .grammars
+                .judge(grammar, &argv)
+                .map_or(Decision::Allow, |f| f.decision);
+            if got != want {
+                return Err(format!(
+                    "example {example:?} should be {want:?} but is {got:?}"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Decides on an already tokenised command.
@@ -132,11 +299,15 @@ impl RuleSet {
             rule: None,
             justification: "the program is not on the allowlist".into(),
             cmdlet: false,
+            argument: None,
         };
         let Some(program) = argv.first().map(|a| program_name(&a.text)) else {
             return refused;
         };
-        let mut verdict: Option<Verdict> = None;
+        let mut verdict = self.grammars.for_program(&program).map(|g| {
+            let finding = self.grammars.judge(g, argv);
+            grammar_verdict(g, finding)
+        });
         for rule in self
             .rules
             .iter()
@@ -148,10 +319,48 @@ impl RuleSet {
                     rule: Some(rule.id.clone()),
                     justification: rule.justification.clone(),
                     cmdlet: rule.cmdlet,
+                    argument: None,
                 });
             }
         }
         verdict.unwrap_or(refused)
+    }
+
+    /// The programs some grammar or allow rule lets run, for messages.
+    pub fn known_programs(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .grammars
+            .iter()
+            .flat_map(|g| g.programs.iter().cloned())
+            .chain(
+                self.rules
+                    .iter()
+                    .filter(|r| r.decision == Decision::Allow && !r.cmdlet)
+                    .flat_map(|r| r.programs.iter().map(|p| p.to_lowercase())),
+            )
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+fn grammar_verdict(grammar: &Grammar, finding: Option<Finding>) -> Verdict {
+    match finding {
+        None => Verdict {
+            decision: Decision::Allow,
+            rule: Some(grammar.id.clone()),
+            justification: format!("every argument is one the {} grammar knows", grammar.id),
+            cmdlet: false,
+            argument: None,
+        },
+        Some(f) => Verdict {
+            decision: f.decision,
+            rule: Some(grammar.id.clone()),
+            justification: f.why,
+            cmdlet: false,
+            argument: Some((f.arg, f.word)),
+        },
     }
 }
 
@@ -275,68 +484,32 @@ mod tests {
     }
 
     #[test]
-    fn the_builtin_rules_load_cleanly() {
+    fn the_builtin_grammars_and_rules_load_cleanly_and_pass_their_examples() {
         let set = RuleSet::builtin();
         assert_eq!(set.errors, Vec::<String>::new());
-        assert_eq!(set.rules.len(), 7);
+        assert_eq!(set.grammars.iter().count(), BUILTIN_GRAMMARS.len());
+        assert_eq!(set.rules.len(), 1);
     }
 
     #[test]
     fn decisions_table() {
         use Decision::*;
         let cases: &[(&str, Decision, Option<&str>)] = &[
-            ("git status", Allow, Some("developer-tools")),
+            ("git status", Allow, Some("git")),
             (
                 "git commit -m 'a; b | rm -rf / && del x'",
                 Allow,
-                Some("developer-tools"),
+                Some("git"),
             ),
-            (
-                r#"git log --format="%h | %s""#,
-                Allow,
-                Some("developer-tools"),
-            ),
-            ("git commit -m 'it''s done'", Allow, Some("developer-tools")),
-            ("git rm old.txt", Allow, Some("developer-tools")),
-            (
-                "cmake --build build --config Debug",
-                Allow,
-                Some("developer-tools"),
-            ),
-            (
-                "python tools/platform_check.py",
-                Allow,
-                Some("developer-tools"),
-            ),
-            ("python -m pytest -q", Allow, Some("developer-tools")),
-            (
-                "C:/Python311/python.exe -c x",
-                Forbidden,
-                Some("python-inline-code"),
-            ),
-            (
-                "python -Ic 'import os'",
-                Forbidden,
-                Some("python-inline-code"),
-            ),
-            ("py -3 -c x", Forbidden, Some("python-inline-code")),
-            ("node -e 1", Forbidden, Some("node-inline-code")),
-            ("npx -c calc", Forbidden, Some("npm-shell-strings")),
-            (
-                "git -c alias.st=!calc st",
-                Forbidden,
-                Some("git-program-options"),
-            ),
-            (
-                "git rebase --exec calc main",
-                Forbidden,
-                Some("git-program-options"),
-            ),
-            (
-                "git -c user.email=a@b commit -m x",
-                Allow,
-                Some("developer-tools"),
-            ),
+            (r#"git log --format="%h | %s""#, Allow, Some("git")),
+            ("GIT.EXE log", Allow, Some("git")),
+            ("cmake --build build --config Debug", Allow, Some("cmake")),
+            ("python tools/platform_check.py", Allow, Some("python")),
+            ("python -m pytest -q", Allow, Some("python")),
+            ("C:/Python311/python.exe -c x", Forbidden, Some("python")),
+            ("npx -c calc", Forbidden, Some("npx")),
+            ("npx tsc", Prompt, Some("npx")),
+            ("git -c alias.st=!calc st", Forbidden, Some("git")),
             ("Get-ChildItem -Recurse", Allow, Some("read-only-cmdlets")),
             ("calc", Forbidden, None),
             ("powershell -Command x", Forbidden, None),
@@ -362,7 +535,23 @@ mod tests {
     }
 
     #[test]
-    fn rules_whose_examples_fail_are_reported_and_ignored() {
+    fn a_refusal_names_the_argument_and_the_reason_once() {
+        let verdict = judge("git fetch --upload-pac=calc .");
+        assert_eq!(verdict.argument, Some((2, "--upload-pac=calc".into())));
+        assert_eq!(
+            verdict.reason(),
+            "argument 2 ('--upload-pac=calc'): --upload-pack: it names the program to run on the other side (or here, for a local path)"
+        );
+        let verdict = judge("git -C sub frobnicate");
+        assert_eq!(verdict.decision, Decision::Prompt);
+        assert_eq!(
+            verdict.reason(),
+            "argument 3 ('frobnicate'): 'frobnicate' is not a subcommand the git grammar knows"
+        );
+    }
+
+    #[test]
+    fn rules_whose_examples_fail_never_loosen_the_policy() {
         let mut set = RuleSet::default();
         set.load(
             r#"{"rules": [
@@ -373,13 +562,15 @@ mod tests {
             ]}"#,
             "user rules",
         );
-        assert_eq!(set.rules.len(), 1);
         assert_eq!(set.errors.len(), 2, "{:?}", set.errors);
-        assert!(
-            set.errors[0]
-                .contains("rule 'liar' ignored: example \"make -k\" should match but does not")
-        );
+        assert!(set.errors[0].contains(
+            "rule 'liar' failed its examples, so the programs it names are refused until it is fixed: example \"make -k\" should match but does not"
+        ));
         assert!(set.errors[1].contains("does not tokenise"));
+        // The failing forbidden rule still guards make: everything is refused.
+        let verdict = set.judge(&tokenize("make all").unwrap());
+        assert_eq!(verdict.decision, Decision::Forbidden);
+        assert_eq!(verdict.rule.as_deref(), Some("liar (broken)"));
         set.load("{ not json", "other");
         assert!(set.errors[2].starts_with("other: not a valid rule file"));
         set.load(
@@ -390,11 +581,55 @@ mod tests {
     }
 
     #[test]
+    fn a_grammar_that_fails_its_examples_refuses_its_programs() {
+        let mut set = RuleSet::builtin();
+        set.load(
+            r#"{"grammars": [{"id": "make", "programs": ["make"], "command": {"options": ["-j="]},
+                 "examples": {"allow": ["make -k"]}}]}"#,
+            "user",
+        );
+        assert_eq!(set.errors.len(), 1, "{:?}", set.errors);
+        assert!(set.errors[0].contains("grammar 'make' failed its examples"));
+        assert_eq!(
+            set.judge(&tokenize("make -j4").unwrap()).decision,
+            Decision::Forbidden
+        );
+        set.load(r#"{"grammars": [{"id": "ok", "programs": ["ok"], "command": {"options": ["-bad=nonsense"]}}]}"#, "user");
+        assert!(set.errors[1].contains("grammar 'ok'"), "{:?}", set.errors);
+        assert_eq!(
+            set.judge(&tokenize("ok").unwrap()).decision,
+            Decision::Forbidden
+        );
+    }
+
+    #[test]
+    fn a_user_grammar_allows_a_new_program_and_replaces_a_builtin_one() {
+        let mut set = RuleSet::builtin();
+        set.load(
+            r#"{"grammars": [
+                {"id": "make", "programs": ["make"], "cluster": true, "command": {"options": ["-j=", "-k", "-C=path"]},
+                 "examples": {"allow": ["make -kj4 all"], "prompt": ["make --eval=x"]}}
+            ]}"#,
+            "user",
+        );
+        assert_eq!(set.errors, Vec::<String>::new());
+        assert_eq!(
+            set.judge(&tokenize("make -j 8 test").unwrap()).decision,
+            Decision::Allow
+        );
+        assert_eq!(
+            set.judge(&tokenize("make -f x.mk").unwrap()).decision,
+            Decision::Prompt
+        );
+    }
+
+    #[test]
     fn the_strictest_decision_wins_and_user_rules_can_only_add() {
         let mut set = RuleSet::builtin();
         set.load(
             r#"{"rules": [{"id": "ask-before-push", "programs": ["git"], "when": {"args": ["push"]},
-                "decision": "prompt", "justification": "pushes leave the machine", "match": ["git push"], "not_match": ["git pull"]}]}"#,
+                "decision": "prompt", "justification": "pushes leave the machine", "match": ["git push"], "not_match": ["git pull"]},
+                {"id": "loosen", "programs": ["git"], "decision": "allow", "justification": "anything", "match": ["git x"]}]}"#,
             "user",
         );
         assert_eq!(
@@ -405,6 +640,15 @@ mod tests {
         assert_eq!(
             set.judge(&tokenize("git pull").unwrap()).decision,
             Decision::Allow
+        );
+        // An allow rule never overrides what the grammar refuses or asks.
+        assert_eq!(
+            set.judge(&tokenize("git rebase -x calc").unwrap()).decision,
+            Decision::Forbidden
+        );
+        assert_eq!(
+            set.judge(&tokenize("git frob").unwrap()).decision,
+            Decision::Prompt
         );
     }
 

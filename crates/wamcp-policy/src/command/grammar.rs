@@ -1,0 +1,899 @@
+//! Fail-closed argument grammars: what each allowed program may be asked to do.
+//!
+//! The threat: an allowed program runs arbitrary code through its own
+//! options (`git -c alias.x=!cmd x`, `tar --to-command`, `python -m timeit`,
+//! `cmake -E env`). A denylist of such options loses to every option nobody
+//! listed, to abbreviations (`--upload-pac`), to glued short options
+//! (`-x<cmd>`) and to options hidden behind others (`git -C dir -c ...`). So
+//! each program is described the way it parses its own command line, and
+//! anything the description does not know is asked about, never allowed.
+//!
+//! How a word is read, in order (see [`Walk::option`]):
+//!
+//! 1. `--` ends the options; the words after it are judged by the
+//!    command's `after_dashdash` setting.
+//! 2. An option word is looked up whole, then split at a value separator
+//!    (`--opt=v`, `/p:v`), then against prefix patterns (`-W*`), then as a
+//!    unique abbreviation of a long option (only where the program accepts
+//!    them), then as `--no-<flag>`, then as a single letter with a glued
+//!    value (`-n5`, `-DFOO`) or a cluster of letters (`-xzf`).
+//! 3. A listed option's value is the attached part or the next word; a
+//!    value with a table is checked against it.
+//! 4. The first positional may select a subcommand; later positionals are
+//!    judged by the command's `args` setting.
+//! 5. Whatever is not recognised is `prompt`, naming the word. The strictest
+//!    finding wins; a forbidden word stops the walk.
+
+use super::rules::Decision;
+use super::spec::{
+    Args, CommandSpec, Examples, GrammarSpec, Opt, Table, Takes, ValueCheck, glob_match,
+    parse_option,
+};
+use super::tokenize::Arg;
+use std::collections::{BTreeMap, HashMap};
+
+/// A compiled command or subcommand.
+#[derive(Clone, Debug, Default)]
+struct Cmd {
+    exact: HashMap<String, Opt>,
+    /// Prefix patterns, longest first.
+    patterns: Vec<(String, Opt)>,
+    subcommands: HashMap<String, usize>,
+    children: Vec<Cmd>,
+    subcommand_required: bool,
+    args: Args,
+    after_dashdash: Args,
+    inherit: bool,
+    delegate: Option<String>,
+    decision: Option<(Decision, String)>,
+    special: Option<Special>,
+}
+
+/// Readings of positionals that no generic setting expresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Special {
+    /// `git config [opts] key [value]`: with a value it writes, and the key
+    /// is judged by the `config-write` table.
+    GitConfigLegacy,
+    /// `git config set key value`: the first positional is the key.
+    GitConfigSet,
+}
+
+/// A compiled grammar.
+#[derive(Clone, Debug)]
+pub struct Grammar {
+    pub id: String,
+    pub programs: Vec<String>,
+    abbreviations: bool,
+    negation: bool,
+    cluster: bool,
+    case_insensitive: bool,
+    slash: bool,
+    separators: Vec<char>,
+    glued_values: bool,
+    response_files: bool,
+    dashless_first_cluster: bool,
+    forbid_words: Vec<(String, String)>,
+    tables: BTreeMap<String, Table>,
+    modules: HashMap<String, Cmd>,
+    top: Cmd,
+    pub examples: Examples,
+}
+
+/// The strictest thing found in a command, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub decision: Decision,
+    /// Index in argv (the program is 0).
+    pub arg: usize,
+    pub word: String,
+    pub why: String,
+}
+
+impl Grammar {
+    /// Compiles a grammar file's text.
+    pub fn parse(text: &str) -> Result<Grammar, String> {
+        let spec: GrammarSpec =
+            serde_json::from_str(text).map_err(|e| format!("not a valid grammar: {e}"))?;
+        Grammar::compile(spec)
+    }
+
+    fn compile(spec: GrammarSpec) -> Result<Grammar, String> {
+        let fold = |s: &str| fold(s, spec.case_insensitive, spec.slash);
+        let ctx = Compile {
+            fold: &fold,
+            sets: &spec.option_sets,
+        };
+        let top = ctx.command(&spec.command)?;
+        let mut modules = HashMap::new();
+        for (names, module) in &spec.modules {
+            let cmd = ctx.command(module)?;
+            for name in names.split('|') {
+                modules.insert(name.to_string(), cmd.clone());
+            }
+        }
+        let grammar = Grammar {
+            id: spec.id,
+            programs: spec.programs.iter().map(|p| p.to_lowercase()).collect(),
+            abbreviations: spec.abbreviations,
+            negation: spec.negation,
+            cluster: spec.cluster,
+            case_insensitive: spec.case_insensitive,
+            slash: spec.slash,
+            separators: spec.value_separators.chars().collect(),
+            glued_values: spec.glued_values,
+            response_files: spec.response_files,
+            dashless_first_cluster: spec.dashless_first_cluster,
+            forbid_words: spec
+                .forbid_words
+                .into_iter()
+                .map(|(glob, why)| (glob.to_lowercase(), why))
+                .collect(),
+            tables: spec.tables,
+            modules,
+            top,
+            examples: spec.examples,
+        };
+        grammar.check_references(&grammar.top)?;
+        for module in grammar.modules.values() {
+            grammar.check_references(module)?;
+        }
+        if grammar.special_tables_missing() {
+            return Err("a git config reading needs a table named config-write".into());
+        }
+        Ok(grammar)
+    }
+
+    /// Every table an option or a command's arguments name must exist.
+    fn check_references(&self, cmd: &Cmd) -> Result<(), String> {
+        let opts = cmd
+            .exact
+            .values()
+            .chain(cmd.patterns.iter().map(|(_, o)| o));
+        let tables = opts
+            .filter_map(|o| match &o.check {
+                ValueCheck::Table(t) => Some(t),
+                _ => None,
+            })
+            .chain(
+                [&cmd.args, &cmd.after_dashdash]
+                    .into_iter()
+                    .filter_map(|a| match a {
+                        Args::Table(t) => Some(t),
+                        _ => None,
+                    }),
+            );
+        for table in tables {
+            if !self.tables.contains_key(table) {
+                return Err(format!("a missing table {table:?} is named"));
+            }
+        }
+        cmd.children
+            .iter()
+            .try_for_each(|c| self.check_references(c))
+    }
+
+    fn special_tables_missing(&self) -> bool {
+        fn uses_special(cmd: &Cmd) -> bool {
+            cmd.special.is_some() || cmd.children.iter().any(uses_special)
+        }
+        uses_special(&self.top) && !self.tables.contains_key("config-write")
+    }
+
+    fn fold(&self, word: &str) -> String {
+        fold(word, self.case_insensitive, self.slash)
+    }
+}
+
+/// Normalises an option name: `/x` and `--x` to `-x` for MSVC-style tools,
+/// lower case where the program ignores case.
+fn fold(word: &str, case_insensitive: bool, slash: bool) -> String {
+    let mut word = word.to_string();
+    if slash {
+        if let Some(rest) = word.strip_prefix('/') {
+            word = format!("-{rest}");
+        } else if let Some(rest) = word.strip_prefix("--") {
+            word = format!("-{rest}");
+        }
+    }
+    if case_insensitive {
+        word = word.to_lowercase();
+    }
+    word
+}
+
+/// What compiling a command needs from its grammar.
+struct Compile<'s> {
+    fold: &'s dyn Fn(&str) -> String,
+    sets: &'s BTreeMap<String, Vec<String>>,
+}
+
+impl Compile<'_> {
+    fn command(&self, spec: &CommandSpec) -> Result<Cmd, String> {
+        let mut cmd = Cmd {
+            subcommand_required: spec.subcommand_required,
+            args: spec.args.clone(),
+            after_dashdash: spec.after_dashdash.clone(),
+            inherit: spec.inherit,
+            delegate: spec.delegate.clone(),
+            decision: spec
+                .decision
+                .map(|d| (d, spec.why.clone().unwrap_or_default())),
+            special: match spec.special.as_deref() {
+                None => None,
+                Some("git-config-legacy") => Some(Special::GitConfigLegacy),
+                Some("git-config-set") => Some(Special::GitConfigSet),
+                Some(other) => return Err(format!("unknown special reading {other:?}")),
+            },
+            ..Cmd::default()
+        };
+        for text in self.expand(&spec.options)? {
+            self.add(&mut cmd, text, Decision::Allow, "")?;
+        }
+        for (text, why) in &spec.prompt {
+            self.add(&mut cmd, text, Decision::Prompt, why)?;
+        }
+        for (text, why) in &spec.forbid {
+            self.add(&mut cmd, text, Decision::Forbidden, why)?;
+        }
+        cmd.patterns
+            .sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+        for (names, sub) in &spec.subcommands {
+            let index = cmd.children.len();
+            cmd.children.push(self.command(sub)?);
+            for name in names.split('|') {
+                if cmd.subcommands.insert(name.to_string(), index).is_some() {
+                    return Err(format!("subcommand {name} is listed twice"));
+                }
+            }
+        }
+        Ok(cmd)
+    }
+
+    /// The options with `@set` entries replaced by the set's options.
+    fn expand<'a>(&'a self, options: &'a [String]) -> Result<Vec<&'a String>, String> {
+        let mut out = Vec::new();
+        for option in options {
+            match option.strip_prefix('@') {
+                Some(set) => out.extend(
+                    self.sets
+                        .get(set)
+                        .ok_or_else(|| format!("option set {set:?} does not exist"))?,
+                ),
+                None => out.push(option),
+            }
+        }
+        Ok(out)
+    }
+
+    fn add(&self, cmd: &mut Cmd, text: &str, decision: Decision, why: &str) -> Result<(), String> {
+        let (names, opt) = parse_option(text, decision, why)?;
+        for name in names {
+            let key = (self.fold)(&name);
+            if let Some(prefix) = key.strip_suffix('*') {
+                cmd.patterns.push((prefix.to_string(), opt.clone()));
+                continue;
+            }
+            match cmd.exact.get(&key) {
+                // Shared sets overlap (`--stat` is a log and a diff option).
+                Some(old) if old.decision == decision && old.takes == opt.takes => {}
+                Some(_) => return Err(format!("option {name} is listed twice, differently")),
+                None => {
+                    cmd.exact.insert(key, opt.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// All grammars, so that one can hand the rest of a command to another
+/// (`cl ... /link ...`, `python -m pip ...`).
+#[derive(Clone, Debug, Default)]
+pub struct Grammars {
+    list: Vec<Grammar>,
+}
+
+impl Grammars {
+    pub fn add(&mut self, grammar: Grammar) {
+        // A later grammar for the same programs (a user's) takes their place.
+        for program in &grammar.programs {
+            for old in &mut self.list {
+                old.programs.retain(|p| p != program);
+            }
+        }
+        self.list
+            .retain(|g| !g.programs.is_empty() && g.id != grammar.id);
+        self.list.push(grammar);
+    }
+
+    pub fn remove(&mut self, id: &str) {
+        self.list.retain(|g| g.id != id);
+    }
+
+    pub fn for_program(&self, program: &str) -> Option<&Grammar> {
+        self.list
+            .iter()
+            .find(|g| g.programs.iter().any(|p| p == program))
+    }
+
+    fn by_id(&self, id: &str) -> Option<&Grammar> {
+        self.list.iter().find(|g| g.id == id)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Grammar> {
+        self.list.iter()
+    }
+
+    /// Judges `argv` (program first) under `grammar`; `None` means nothing
+    /// in it needs a decision other than allow.
+    pub fn judge(&self, grammar: &Grammar, argv: &[Arg]) -> Option<Finding> {
+        let mut walk = Walk {
+            all: self,
+            worst: None,
+            depth: 0,
+        };
+        for (index, arg) in argv.iter().enumerate().skip(1) {
+            walk.forbidden_word(grammar, index, &arg.text);
+        }
+        if walk.worst.as_ref().map(|f| f.decision) != Some(Decision::Forbidden) {
+            walk.run(grammar, &grammar.top, &[], argv, 1);
+        }
+        walk.worst
+    }
+}
+
+/// What an option consumed.
+enum Step {
+    Next(usize),
+    Stop,
+}
+
+struct Walk<'a> {
+    all: &'a Grammars,
+    worst: Option<Finding>,
+    /// Delegations followed, so a grammar that delegates to itself ends.
+    depth: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn note(&mut self, decision: Decision, arg: usize, word: &str, why: String) {
+        if decision > self.worst.as_ref().map_or(Decision::Allow, |f| f.decision) {
+            self.worst = Some(Finding {
+                decision,
+                arg,
+                word: word.to_string(),
+                why,
+            });
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.worst.as_ref().map(|f| f.decision) == Some(Decision::Forbidden)
+    }
+
+    fn forbidden_word(&mut self, g: &Grammar, index: usize, text: &str) {
+        let lower = text.to_lowercase();
+        if let Some((_, why)) = g
+            .forbid_words
+            .iter()
+            .find(|(glob, _)| glob_match(glob, &lower))
+        {
+            self.note(Decision::Forbidden, index, text, why.clone());
+        }
+    }
+
+    /// Walks `argv[i..]` as arguments of `cmd`; `parents` are the commands
+    /// whose options stay valid (`inherit`).
+    fn run(
+        &mut self,
+        g: &'a Grammar,
+        cmd: &'a Cmd,
+        parents: &[&'a Cmd],
+        argv: &[Arg],
+        mut i: usize,
+    ) {
+        if let Some((decision, why)) = &cmd.decision {
+            let at = i.saturating_sub(1);
+            self.note(*decision, at, &argv[at].text, why.clone());
+            if self.stopped() {
+                return;
+            }
+        }
+        if let Some(id) = &cmd.delegate {
+            self.delegate(id, argv, i);
+            return;
+        }
+        if cmd.args == Args::Rest {
+            return;
+        }
+        let mut scope: Vec<&Cmd> = parents.to_vec();
+        scope.push(cmd);
+        let mut positionals: Vec<usize> = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
+        while i < argv.len() && !self.stopped() {
+            let text = argv[i].text.as_str();
+            if text == "--" {
+                self.rest(g, &cmd.after_dashdash, argv, i + 1);
+                break;
+            }
+            if g.response_files && text.len() > 1 && text.starts_with('@') {
+                self.note(
+                    Decision::Prompt,
+                    i,
+                    text,
+                    "a response file holds more options, which cannot be checked".into(),
+                );
+                i += 1;
+                continue;
+            }
+            // `tar xzf a.tgz`: the first word is a cluster without its dash.
+            if g.dashless_first_cluster && i == 1 && !text.starts_with('-') {
+                match self.cluster(g, &scope, argv, i, &format!("-{text}"), 1) {
+                    Some(Step::Next(next)) => {
+                        i = next;
+                        continue;
+                    }
+                    Some(Step::Stop) => return,
+                    None => {}
+                }
+            }
+            if is_option_word(g, &scope, text) {
+                match self.option(g, &scope, argv, i, &mut seen) {
+                    Step::Next(next) => i = next,
+                    Step::Stop => return,
+                }
+                continue;
+            }
+            if positionals.is_empty() && !cmd.children.is_empty() {
+                if let Some(&index) = cmd.subcommands.get(text) {
+                    let sub = &cmd.children[index];
+                    let parents: Vec<&Cmd> = if sub.inherit {
+                        scope.clone()
+                    } else {
+                        Vec::new()
+                    };
+                    self.run(g, sub, &parents, argv, i + 1);
+                    return;
+                }
+                if cmd.subcommand_required {
+                    self.note(
+                        Decision::Prompt,
+                        i,
+                        text,
+                        format!("'{text}' is not a subcommand the {} grammar knows", g.id),
+                    );
+                    return;
+                }
+            }
+            positionals.push(i);
+            match &cmd.args {
+                Args::Any => {}
+                Args::None => self.note(
+                    Decision::Prompt,
+                    i,
+                    text,
+                    "an argument the grammar does not expect here".into(),
+                ),
+                Args::Free | Args::Rest => break,
+                Args::Table(t) => self.value(g, t, i, text),
+            }
+            i += 1;
+        }
+        if let Some(special) = cmd.special {
+            self.special(g, special, argv, &positionals, &seen);
+        }
+    }
+
+    /// The words after `--`, or the rest of a command handed on.
+    fn rest(&mut self, g: &Grammar, args: &Args, argv: &[Arg], from: usize) {
+        for index in from..argv.len() {
+            match args {
+                Args::Any | Args::Free | Args::Rest => {}
+                Args::None => self.note(
+                    Decision::Prompt,
+                    index,
+                    &argv[index].text,
+                    "an argument after '--' that the grammar does not expect".into(),
+                ),
+                Args::Table(t) => self.value(g, t, index, &argv[index].text),
+            }
+        }
+    }
+
+    fn delegate(&mut self, id: &str, argv: &[Arg], from: usize) {
+        self.depth += 1;
+        match self.all.by_id(id) {
+            Some(other) if self.depth < 8 => {
+                for index in from..argv.len() {
+                    self.forbidden_word(other, index, &argv[index].text);
+                }
+                self.run(other, &other.top, &[], argv, from);
+            }
+            _ => self.note(
+                Decision::Prompt,
+                from.saturating_sub(1),
+                &argv[from.saturating_sub(1)].text,
+                format!("the rest of the command belongs to '{id}', which has no grammar"),
+            ),
+        }
+    }
+
+    /// Reads the option at `argv[i]`.
+    fn option(
+        &mut self,
+        g: &'a Grammar,
+        scope: &[&'a Cmd],
+        argv: &[Arg],
+        i: usize,
+        seen: &mut Vec<String>,
+    ) -> Step {
+        let raw = argv[i].text.as_str();
+        let word = g.fold(raw);
+        let lookup = |name: &str| scope.iter().rev().find_map(|c| c.exact.get(name));
+        if let Some(opt) = lookup(&word) {
+            seen.push(opt.name.clone());
+            return self.apply(g, opt, None, argv, i);
+        }
+        if let Some(at) = word
+            .find(|c| g.separators.contains(&c))
+            .filter(|&at| at > 1)
+        {
+            let (name, value) = (&word[..at], &word[at + 1..]);
+            if let Some(opt) = lookup(name) {
+                seen.push(opt.name.clone());
+                return self.apply(g, opt, Some(value), argv, i);
+            }
+        }
+        let pattern = scope
+            .iter()
+            .rev()
+            .flat_map(|c| c.patterns.iter())
+            .filter(|(prefix, _)| word.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len());
+        if let Some((prefix, opt)) = pattern {
+            seen.push(opt.name.clone());
+            let attached = (opt.takes != Takes::Nothing).then(|| &word[prefix.len()..]);
+            return self.apply(g, opt, attached.filter(|a| !a.is_empty()), argv, i);
+        }
+        if word.starts_with("--") {
+            return self.long_option(g, scope, argv, i, &word, seen);
+        }
+        self.cluster(g, scope, argv, i, &word, 1)
+            .unwrap_or_else(|| {
+                self.unknown(g, i, raw);
+                Step::Next(i + 1)
+            })
+    }
+
+    /// `--name`, not listed whole: an abbreviation or a negation.
+    fn long_option(
+        &mut self,
+        g: &'a Grammar,
+        scope: &[&'a Cmd],
+        argv: &[Arg],
+        i: usize,
+        word: &str,
+        seen: &mut Vec<String>,
+    ) -> Step {
+        let raw = argv[i].text.as_str();
+        let (name, value) = match word.find(|c| g.separators.contains(&c)) {
+            Some(at) => (&word[..at], Some(&word[at + 1..])),
+            None => (word, None),
+        };
+        if g.abbreviations {
+            let mut candidates: Vec<&Opt> = scope
+                .iter()
+                .flat_map(|c| c.exact.iter())
+                .filter(|(full, _)| full.starts_with("--") && full.starts_with(name))
+                .map(|(_, opt)| opt)
+                .collect();
+            candidates.sort_by(|a, b| a.name.cmp(&b.name));
+            candidates.dedup_by(|a, b| a.name == b.name);
+            match candidates.as_slice() {
+                [] => {}
+                [only] => {
+                    seen.push(only.name.clone());
+                    let only = (*only).clone();
+                    return self.apply(g, &only, value, argv, i);
+                }
+                several => {
+                    // An abbreviation that could mean a forbidden option is
+                    // treated as that option: the program may know fewer.
+                    let strictest = several
+                        .iter()
+                        .max_by_key(|o| o.decision)
+                        .map(|o| (o.decision, o.name.clone(), o.why.clone()));
+                    if let Some((Decision::Forbidden, name, why)) = strictest {
+                        self.note(
+                            Decision::Forbidden,
+                            i,
+                            raw,
+                            format!("it abbreviates {name}: {why}"),
+                        );
+                        return Step::Stop;
+                    }
+                    let names: Vec<&str> = several.iter().map(|o| o.name.as_str()).collect();
+                    self.note(
+                        Decision::Prompt,
+                        i,
+                        raw,
+                        format!("an ambiguous abbreviation of {}", names.join(", ")),
+                    );
+                    return Step::Next(i + 1);
+                }
+            }
+        }
+        if g.negation
+            && let Some(flag) = name.strip_prefix("--no-")
+            && let Some(opt) = scope
+                .iter()
+                .rev()
+                .find_map(|c| c.exact.get(&format!("--{flag}")))
+            && opt.takes == Takes::Nothing
+            && opt.decision == Decision::Allow
+            && value.is_none()
+        {
+            return Step::Next(i + 1);
+        }
+        self.unknown(g, i, raw);
+        Step::Next(i + 1)
+    }
+
+    /// `-xyz`: one letter with a glued value, or letters clustered.
+    /// `None` when the first letter is not an option at all.
+    fn cluster(
+        &mut self,
+        g: &'a Grammar,
+        scope: &[&'a Cmd],
+        argv: &[Arg],
+        i: usize,
+        word: &str,
+        skip: usize,
+    ) -> Option<Step> {
+        let letters: Vec<(usize, char)> = word.char_indices().skip(skip).collect();
+        let lookup = |c: char| {
+            let name = fold(&format!("-{c}"), g.case_insensitive, false);
+            scope
+                .iter()
+                .rev()
+                .find_map(|cmd| cmd.exact.get(&name))
+                .cloned()
+        };
+        let first = lookup(letters.first()?.1)?;
+        if first.takes == Takes::Nothing && !g.cluster {
+            return None;
+        }
+        for (k, &(at, c)) in letters.iter().enumerate() {
+            let Some(opt) = (if k == 0 {
+                Some(first.clone())
+            } else {
+                lookup(c)
+            }) else {
+                self.note(
+                    Decision::Prompt,
+                    i,
+                    &argv[i].text,
+                    format!("'-{c}' is not an option the {} grammar knows", g.id),
+                );
+                return Some(Step::Next(i + 1));
+            };
+            if opt.takes != Takes::Nothing {
+                let rest = &word[at + c.len_utf8()..];
+                if !rest.is_empty() && !g.glued_values {
+                    self.unknown(g, i, &argv[i].text);
+                    return Some(Step::Next(i + 1));
+                }
+                let rest = rest.strip_prefix('=').unwrap_or(rest);
+                return Some(self.apply(g, &opt, Some(rest).filter(|r| !r.is_empty()), argv, i));
+            }
+            if let Step::Stop = self.apply(g, &opt, None, argv, i) {
+                return Some(Step::Stop);
+            }
+        }
+        Some(Step::Next(i + 1))
+    }
+
+    fn unknown(&mut self, g: &Grammar, i: usize, raw: &str) {
+        self.note(
+            Decision::Prompt,
+            i,
+            raw,
+            format!("'{raw}' is not an option the {} grammar knows", g.id),
+        );
+    }
+
+    /// Applies a recognised option; `attached` is a value in the same word.
+    fn apply(
+        &mut self,
+        g: &'a Grammar,
+        opt: &Opt,
+        attached: Option<&str>,
+        argv: &[Arg],
+        i: usize,
+    ) -> Step {
+        if opt.decision != Decision::Allow {
+            let why = if opt.why.is_empty() {
+                format!("{} needs a decision", opt.name)
+            } else {
+                format!("{}: {}", opt.name, opt.why)
+            };
+            self.note(opt.decision, i, &argv[i].text, why);
+            if self.stopped() {
+                return Step::Stop;
+            }
+        }
+        match &opt.takes {
+            Takes::Nothing if attached.is_some() => {
+                self.note(
+                    Decision::Prompt,
+                    i,
+                    &argv[i].text,
+                    format!("{} takes no value", opt.name),
+                );
+                Step::Next(i + 1)
+            }
+            Takes::Nothing => Step::Next(i + 1),
+            Takes::Attached => {
+                if let Some(value) = attached {
+                    self.check(g, opt, i, value);
+                }
+                Step::Next(i + 1)
+            }
+            Takes::Value => match attached {
+                Some(value) => {
+                    self.check(g, opt, i, value);
+                    Step::Next(i + 1)
+                }
+                None => {
+                    if let Some(next) = argv.get(i + 1) {
+                        self.check(g, opt, i + 1, &next.text);
+                    }
+                    Step::Next(i + 2)
+                }
+            },
+            Takes::Module => {
+                let (name, at, next) = match attached {
+                    Some(value) => (Some(value), i, i + 1),
+                    None => (argv.get(i + 1).map(|a| a.text.as_str()), i + 1, i + 2),
+                };
+                let Some(name) = name else { return Step::Stop };
+                match g.modules.get(name) {
+                    Some(module) => self.run(g, module, &[], argv, next),
+                    None => self.note(
+                        Decision::Prompt,
+                        at,
+                        name,
+                        format!("module '{name}' is not one the {} grammar knows", g.id),
+                    ),
+                }
+                Step::Stop
+            }
+            Takes::Delegate(id) => {
+                self.delegate(id, argv, i + 1);
+                Step::Stop
+            }
+            Takes::Mode(name) => {
+                match g.modules.get(name) {
+                    Some(mode) => self.run(g, mode, &[], argv, i + 1),
+                    None => self.unknown(g, i, &argv[i].text),
+                }
+                Step::Stop
+            }
+        }
+    }
+
+    fn check(&mut self, g: &Grammar, opt: &Opt, index: usize, value: &str) {
+        if let ValueCheck::Table(t) = &opt.check {
+            self.value(g, t, index, value);
+        }
+    }
+
+    /// Judges a value against a table.
+    fn value(&mut self, g: &Grammar, table: &str, index: usize, value: &str) {
+        let Some(t) = g.tables.get(table) else { return };
+        let parts: Vec<&str> = if t.split.is_empty() {
+            vec![value]
+        } else {
+            value
+                .split(|c| t.split.contains(c))
+                .filter(|p| !p.is_empty())
+                .collect()
+        };
+        for part in parts {
+            let subject = if t.key {
+                part.split('=').next().unwrap_or(part)
+            } else {
+                part
+            };
+            let (decision, why) = judge_table(t, subject);
+            if decision != Decision::Allow {
+                let why = match why {
+                    Some(why) => format!("'{subject}': {why}"),
+                    None => format!(
+                        "'{subject}' is not a value the {} grammar knows ({table})",
+                        g.id
+                    ),
+                };
+                self.note(decision, index, value, why);
+            }
+        }
+    }
+
+    fn special(
+        &mut self,
+        g: &Grammar,
+        special: Special,
+        argv: &[Arg],
+        positionals: &[usize],
+        seen: &[String],
+    ) {
+        const READS: &[&str] = &[
+            "--get",
+            "--get-all",
+            "--get-regexp",
+            "--get-urlmatch",
+            "--list",
+            "--unset",
+            "--unset-all",
+            "--remove-section",
+            "--rename-section",
+            "--show-origin",
+        ];
+        let key = match special {
+            Special::GitConfigSet => positionals.first(),
+            Special::GitConfigLegacy => {
+                let reading = seen.iter().any(|s| READS.contains(&s.as_str()));
+                let writing = seen.iter().any(|s| s == "--add" || s == "--replace-all");
+                (writing || (!reading && positionals.len() >= 2))
+                    .then(|| positionals.first())
+                    .flatten()
+            }
+        };
+        if let Some(&index) = key {
+            self.value(g, "config-write", index, &argv[index].text);
+        }
+    }
+}
+
+/// forbid, then allow, then prompt, then the table's default.
+fn judge_table(t: &Table, subject: &str) -> (Decision, Option<String>) {
+    let lower = subject.to_lowercase();
+    let hit = |list: &[String]| list.iter().any(|p| glob_match(&p.to_lowercase(), &lower));
+    if hit(&t.forbid) {
+        (Decision::Forbidden, Some(t.why.clone()))
+    } else if hit(&t.allow) {
+        (Decision::Allow, None)
+    } else if hit(&t.prompt) {
+        (
+            Decision::Prompt,
+            Some("this value needs the user's approval".into()),
+        )
+    } else {
+        (
+            t.unknown,
+            (t.unknown == Decision::Forbidden).then(|| t.why.clone()),
+        )
+    }
+}
+
+/// Whether a word is an option of the command at hand.
+fn is_option_word(g: &Grammar, scope: &[&Cmd], text: &str) -> bool {
+    let listed = |w: &str| {
+        let w = g.fold(w);
+        scope.iter().any(|c| {
+            c.exact.contains_key(&w) || c.patterns.iter().any(|(p, _)| w.starts_with(p.as_str()))
+        })
+    };
+    if text == "-" || text.starts_with('+') {
+        return listed(text);
+    }
+    if text.starts_with('-') {
+        return true;
+    }
+    // `/c` is an option for MSVC tools; `/home/x/a.c` is a path.
+    g.slash && text.starts_with('/') && (listed(text) || !text[1..].contains(['/', '\\']))
+}
+
+#[cfg(test)]
+mod tests;

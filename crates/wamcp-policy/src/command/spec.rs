@@ -1,0 +1,354 @@
+//! The grammar file format and its compilation into lookup tables.
+//!
+//! A grammar is written as data (`rules/grammars/*.json`) in a compact form:
+//! an option is a string such as `"-n|--max-count="`. The names before the
+//! suffix are aliases; the suffix says what follows the option:
+//!
+//! | suffix      | meaning                                                        |
+//! |-------------|----------------------------------------------------------------|
+//! | (none)      | a flag: no value                                               |
+//! | `=`         | a value: attached (`--opt=v`, `-nv`) or the next argument      |
+//! | `=?`        | an optional value, only when attached (`--abbrev=7`)           |
+//! | `=path`     | a value naming a path the program reads                       |
+//! | `=out`      | a value naming a path the program writes                      |
+//! | `=@table`   | a value checked against the grammar's table of that name      |
+//! | `=module`   | a value naming a module; the rest of argv belongs to it        |
+//! | `=>grammar` | no value; the rest of argv is judged by another grammar        |
+//! | `=>#module` | no value; the rest of argv is judged by the grammar's module   |
+//!
+//! A name ending in `*` is a prefix pattern (`-W*`, `-fplugin*`) that takes
+//! the whole word. Options listed under `prompt` or `forbid` carry the reason
+//! shown to the user; they take part in abbreviation matching, so a prefix
+//! of a forbidden option is never mistaken for an allowed one.
+
+use super::rules::Decision;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// What comes after an option word.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Takes {
+    Nothing,
+    Value,
+    /// Only a value attached to the same word.
+    Attached,
+    /// A module name; the remaining words are the module's.
+    Module,
+    /// The remaining words are judged by the named grammar.
+    Delegate(String),
+    /// The remaining words are judged by the named module of this grammar
+    /// (a mode such as `cmake --build`).
+    Mode(String),
+}
+
+/// What a value must satisfy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValueCheck {
+    Free,
+    /// A path that is read.
+    Path,
+    /// A path that is written.
+    Output,
+    Table(String),
+}
+
+/// One option, compiled.
+#[derive(Clone, Debug)]
+pub struct Opt {
+    /// The canonical (first) name, for messages.
+    pub name: String,
+    pub takes: Takes,
+    pub check: ValueCheck,
+    pub decision: Decision,
+    pub why: String,
+}
+
+/// Positional arguments of a command.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Args {
+    /// Allowed anywhere; options are still recognised after them.
+    #[default]
+    Any,
+    /// Not expected: one is asked about.
+    None,
+    /// The first one ends option parsing; it and the rest are data (a
+    /// script and its arguments).
+    Free,
+    /// Each is checked against a table; options continue after them.
+    Table(String),
+    /// Every remaining word, options included, belongs to something this
+    /// grammar does not judge (a test runner's own arguments).
+    Rest,
+}
+
+impl<'de> Deserialize<'de> for Args {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        match text.as_str() {
+            "any" => Ok(Args::Any),
+            "none" => Ok(Args::None),
+            "free" => Ok(Args::Free),
+            "rest" => Ok(Args::Rest),
+            t if t.starts_with('@') => Ok(Args::Table(t[1..].to_string())),
+            other => Err(serde::de::Error::custom(format!(
+                "args must be any, none, free, rest or @table, not {other:?}"
+            ))),
+        }
+    }
+}
+
+/// A command or subcommand as written in a grammar file.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandSpec {
+    #[serde(default)]
+    pub options: Vec<String>,
+    #[serde(default)]
+    pub prompt: BTreeMap<String, String>,
+    #[serde(default)]
+    pub forbid: BTreeMap<String, String>,
+    /// Keys may name aliases: `"i|install|add"`.
+    #[serde(default)]
+    pub subcommands: BTreeMap<String, CommandSpec>,
+    /// Whether a positional that is not a listed subcommand is asked about
+    /// (true) or taken as an argument of this command (false).
+    #[serde(default = "yes")]
+    pub subcommand_required: bool,
+    #[serde(default)]
+    pub args: Args,
+    /// Words after `--`.
+    #[serde(default = "free_args")]
+    pub after_dashdash: Args,
+    /// The parent's options stay valid after this subcommand.
+    #[serde(default)]
+    pub inherit: bool,
+    /// The whole rest of the command is judged by this grammar instead.
+    #[serde(default)]
+    pub delegate: Option<String>,
+    /// A decision for reaching this command at all (with `why`).
+    #[serde(default)]
+    pub decision: Option<Decision>,
+    #[serde(default)]
+    pub why: Option<String>,
+    /// A program-specific reading of the positionals (see `grammar.rs`).
+    #[serde(default)]
+    pub special: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn free_args() -> Args {
+    Args::Free
+}
+
+/// A table of allowed, asked-about and forbidden values.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Table {
+    #[serde(default, rename = "_why")]
+    pub about: Option<String>,
+    /// Glob patterns (`*` matches any run of characters), compared
+    /// case-insensitively.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub prompt: Vec<String>,
+    #[serde(default)]
+    pub forbid: Vec<String>,
+    /// Why a forbidden value is forbidden.
+    #[serde(default)]
+    pub why: String,
+    /// Compare only the part before `=` (a `key=value` assignment).
+    #[serde(default)]
+    pub key: bool,
+    /// Characters that separate several values in one argument.
+    #[serde(default)]
+    pub split: String,
+    /// The decision for a value no pattern names (with `why` when forbidden).
+    #[serde(default = "prompt_decision")]
+    pub unknown: Decision,
+}
+
+fn prompt_decision() -> Decision {
+    Decision::Prompt
+}
+
+/// Examples checked when the grammar loads.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Examples {
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub prompt: Vec<String>,
+    #[serde(default)]
+    pub forbidden: Vec<String>,
+}
+
+/// A grammar file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrammarSpec {
+    pub id: String,
+    #[serde(default, rename = "_about")]
+    pub about: Option<String>,
+    pub programs: Vec<String>,
+    /// Unique prefixes of `--long` options are accepted (git, GNU tools).
+    #[serde(default)]
+    pub abbreviations: bool,
+    /// `--no-<flag>` negates any listed flag (git's parse-options).
+    #[serde(default)]
+    pub negation: bool,
+    /// Single-letter flags combine (`-abc`).
+    #[serde(default)]
+    pub cluster: bool,
+    /// Option names compare case-insensitively (MSBuild, link).
+    #[serde(default)]
+    pub case_insensitive: bool,
+    /// `/opt` is the same as `-opt`, and `--opt` too (MSVC tools, MSBuild).
+    #[serde(default)]
+    pub slash: bool,
+    /// Characters that attach a value to a long option.
+    #[serde(default = "equals")]
+    pub value_separators: String,
+    /// A one-letter option's value may be glued to it (`-Iinclude`, `/DX`).
+    /// Off for programs that only take `-x value` or `-x:value`, where
+    /// `--frob` must not read as `-f` with the value `rob`.
+    #[serde(default = "yes")]
+    pub glued_values: bool,
+    /// `@file` arguments read more options from a file nobody checked.
+    #[serde(default)]
+    pub response_files: bool,
+    /// Tar's first word may be a cluster without its dash (`tar xzf a.tgz`).
+    #[serde(default)]
+    pub dashless_first_cluster: bool,
+    /// Any argument matching one of these globs is refused, with the reason.
+    #[serde(default)]
+    pub forbid_words: BTreeMap<String, String>,
+    /// Option lists shared by several commands, included as `"@name"`.
+    #[serde(default)]
+    pub option_sets: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub tables: BTreeMap<String, Table>,
+    #[serde(default)]
+    pub modules: BTreeMap<String, CommandSpec>,
+    pub command: CommandSpec,
+    #[serde(default)]
+    pub examples: Examples,
+}
+
+fn equals() -> String {
+    "=".to_string()
+}
+
+/// Parses an option spec such as `-n|--max-count=`.
+pub fn parse_option(
+    spec: &str,
+    decision: Decision,
+    why: &str,
+) -> Result<(Vec<String>, Opt), String> {
+    let (names, suffix) = match spec.find("=") {
+        Some(at) => (&spec[..at], &spec[at..]),
+        None => (spec, ""),
+    };
+    let (takes, check) = match suffix {
+        "" => (Takes::Nothing, ValueCheck::Free),
+        "=" => (Takes::Value, ValueCheck::Free),
+        "=?" => (Takes::Attached, ValueCheck::Free),
+        "=path" => (Takes::Value, ValueCheck::Path),
+        "=out" => (Takes::Value, ValueCheck::Output),
+        "=module" => (Takes::Module, ValueCheck::Free),
+        s if s.starts_with("=@") => (Takes::Value, ValueCheck::Table(s[2..].to_string())),
+        s if s.starts_with("=>#") => (Takes::Mode(s[3..].to_string()), ValueCheck::Free),
+        s if s.starts_with("=>") => (Takes::Delegate(s[2..].to_string()), ValueCheck::Free),
+        other => return Err(format!("option {spec:?}: unknown suffix {other:?}")),
+    };
+    let names: Vec<String> = names.split('|').map(str::to_string).collect();
+    if names
+        .iter()
+        .any(|n| n != "-" && (n.len() < 2 || !(n.starts_with('-') || n.starts_with('+'))))
+    {
+        return Err(format!(
+            "option {spec:?}: every name must start with '-' (or '+')"
+        ));
+    }
+    let opt = Opt {
+        name: names[0].trim_end_matches('*').to_string(),
+        takes,
+        check,
+        decision,
+        why: why.to_string(),
+    };
+    Ok((names, opt))
+}
+
+/// Whether `text` matches `pattern`, where `*` matches any run of
+/// characters and `?` any one. Both are compared as given; callers fold case.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    // Iterative matching with one backtrack point: linear in practice and
+    // never recursive, so a hostile value cannot blow the stack.
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if pi < p.len() && (p[pi] == t[ti] || p[pi] == '?') {
+            pi += 1;
+            ti += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_specs_parse_into_names_and_kinds() {
+        let (names, opt) = parse_option("-n|--max-count=", Decision::Allow, "").unwrap();
+        assert_eq!(names, ["-n", "--max-count"]);
+        assert_eq!((opt.takes, opt.check), (Takes::Value, ValueCheck::Free));
+        let (_, opt) = parse_option("-c=@config", Decision::Allow, "").unwrap();
+        assert_eq!(opt.check, ValueCheck::Table("config".into()));
+        let (_, opt) = parse_option("-link=>link", Decision::Allow, "").unwrap();
+        assert_eq!(opt.takes, Takes::Delegate("link".into()));
+        let (_, opt) = parse_option("--build=>#build", Decision::Allow, "").unwrap();
+        assert_eq!(opt.takes, Takes::Mode("build".into()));
+        let (_, opt) = parse_option("--abbrev=?", Decision::Allow, "").unwrap();
+        assert_eq!(opt.takes, Takes::Attached);
+        assert!(parse_option("--x=bogus", Decision::Allow, "").is_err());
+        assert!(parse_option("x", Decision::Allow, "").is_err());
+        assert!(parse_option("-a|", Decision::Allow, "").is_err());
+    }
+
+    #[test]
+    fn globs() {
+        for (p, t, want) in [
+            ("alias.*", "alias.x", true),
+            ("*.cmd", "browser.firefox.cmd", true),
+            ("*.cmd", "cmd", false),
+            ("core.editor", "core.editor", true),
+            ("core.editor", "core.editorx", false),
+            ("a*b*c", "aXXbYYc", true),
+            ("a*b*c", "aXXbYY", false),
+            ("*", "", true),
+            ("?:\\*", "c:\\x", true),
+            ("?:\\*", "host:x", false),
+            ("", "x", false),
+        ] {
+            assert_eq!(glob_match(p, t), want, "{p} {t}");
+        }
+    }
+}
