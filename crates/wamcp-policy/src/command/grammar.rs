@@ -173,6 +173,20 @@ impl Grammar {
             .try_for_each(|c| self.check_references(c))
     }
 
+    /// The allowed top-level options that take no value, as listed: words a
+    /// fuzzer can put anywhere without changing how later words are read.
+    pub fn listed_flags(&self) -> Vec<String> {
+        let mut flags: Vec<String> = self
+            .top
+            .exact
+            .iter()
+            .filter(|(_, o)| o.takes == Takes::Nothing && o.decision == Decision::Allow)
+            .map(|(name, _)| name.clone())
+            .collect();
+        flags.sort();
+        flags
+    }
+
     fn special_tables_missing(&self) -> bool {
         fn uses_special(cmd: &Cmd) -> bool {
             cmd.special.is_some() || cmd.children.iter().any(uses_special)
@@ -856,25 +870,32 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// forbid, then allow, then prompt, then the table's default.
+/// The most specific pattern that matches decides (the most characters
+/// other than `*`), so `core.autocrlf` can be allowed inside a forbidden
+/// `core.*`; on a tie the strictest decision wins. Nothing matching: the
+/// table's default.
 fn judge_table(t: &Table, subject: &str) -> (Decision, Option<String>) {
     let lower = subject.to_lowercase();
-    let hit = |list: &[String]| list.iter().any(|p| glob_match(&p.to_lowercase(), &lower));
-    if hit(&t.forbid) {
-        (Decision::Forbidden, Some(t.why.clone()))
-    } else if hit(&t.allow) {
-        (Decision::Allow, None)
-    } else if hit(&t.prompt) {
-        (
-            Decision::Prompt,
-            Some("this value needs the user's approval".into()),
-        )
-    } else {
-        (
-            t.unknown,
-            (t.unknown == Decision::Forbidden).then(|| t.why.clone()),
-        )
-    }
+    let lists = [
+        (&t.allow, Decision::Allow),
+        (&t.prompt, Decision::Prompt),
+        (&t.forbid, Decision::Forbidden),
+    ];
+    let best = lists
+        .iter()
+        .flat_map(|(list, decision)| list.iter().map(move |p| (p, *decision)))
+        .filter(|(p, _)| glob_match(&p.to_lowercase(), &lower))
+        .max_by_key(|(p, decision)| (p.chars().filter(|&c| c != '*').count(), *decision));
+    let decision = best.map_or(t.unknown, |(_, d)| d);
+    let why = match decision {
+        Decision::Allow => None,
+        Decision::Forbidden => Some(t.why.clone()),
+        Decision::Prompt => Some("this value needs the user's approval".into()),
+    };
+    (
+        decision,
+        why.filter(|_| best.is_some() || decision == Decision::Forbidden),
+    )
 }
 
 /// Whether a word is an option of the command at hand.

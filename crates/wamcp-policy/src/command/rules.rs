@@ -326,6 +326,10 @@ impl RuleSet {
         verdict.unwrap_or(refused)
     }
 
+    pub fn grammars(&self) -> &Grammars {
+        &self.grammars
+    }
+
     /// The programs some grammar or allow rule lets run, for messages.
     pub fn known_programs(&self) -> Vec<String> {
         let mut names: Vec<String> = self
