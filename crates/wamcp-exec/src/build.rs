@@ -4,7 +4,7 @@
 //! One build at a time per project root: two builds of one tree race on the
 //! same object files and produce errors that belong to neither.
 
-use crate::command::{Approval, check, working_directory};
+use crate::command::{Approval, Checked, check, working_directory};
 use crate::diagnostics::report;
 use crate::{Progress, RunSpec, run_reporting};
 use std::collections::HashSet;
@@ -84,7 +84,7 @@ pub async fn build_project(
         ))
         .recover("Use run_powershell for other allowed commands."));
     }
-    let (program, args) = check(req.command, rules, approval)?;
+    let Checked { program, args, env } = check(req.command, rules, approval, roots)?;
     let dir = working_directory(req.working_directory, cwd, roots)?;
     let root = owning_root(&dir, roots);
     let Some(_guard) = locks.try_lock(&root) else {
@@ -99,6 +99,7 @@ pub async fn build_project(
     let spec = RunSpec {
         program: program.clone(),
         args,
+        env,
         cwd: dir.clone(),
         timeout: Duration::from_secs(timeout),
         keep_head: MAX_PROCESS_OUTPUT_BYTES,

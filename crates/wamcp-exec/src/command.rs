@@ -9,6 +9,7 @@
 use crate::{Progress, RunSpec, run_reporting};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use wamcp_policy::command::hardening::child_env;
 use wamcp_policy::command::payload::encoded_script;
 use wamcp_policy::command::rules::{Decision, RuleSet, program_name};
 use wamcp_policy::command::tokenize::{to_powershell, tokenize};
@@ -48,12 +49,13 @@ pub async fn run_command(
     approval: Approval,
     progress: Option<Progress<'_>>,
 ) -> Result<String, ToolError> {
-    let (program, args) = check(req.command, rules, approval)?;
+    let Checked { program, args, env } = check(req.command, rules, approval, roots)?;
     let dir = working_directory(req.working_directory, cwd, roots)?;
     let (timeout, _) = clamp_request(req.timeout_seconds, MAX_POWERSHELL_TIMEOUT_SECONDS);
     let spec = RunSpec {
         program: program.clone(),
         args,
+        env,
         cwd: dir,
         timeout: Duration::from_secs(timeout),
         keep_head: MAX_PROCESS_OUTPUT_BYTES,
@@ -88,18 +90,30 @@ pub async fn run_command(
     Ok(format!("{body}--- EXIT CODE: {code} ---\n"))
 }
 
-/// The policy half: returns the program and arguments to start.
+/// What the policy lets run: exactly this program, arguments and added
+/// environment.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Checked {
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+fn not_allowed(why: String) -> ToolError {
+    ToolError::new(ErrorType::CommandNotAllowed, why).recover(
+        "Run one allowed program with plain arguments; put text with special characters in single quotes. \
+         Pipelines, chains, redirections, variables and inline code are never allowed.",
+    )
+}
+
+/// The policy half: length, tokens, grammars and rules, payloads, and the
+/// program's own path when one is named.
 pub fn check(
     command: &str,
     rules: &RuleSet,
     approval: Approval,
-) -> Result<(String, Vec<String>), ToolError> {
-    let not_allowed = |why: String| {
-        ToolError::new(ErrorType::CommandNotAllowed, why).recover(
-            "Run one allowed program with plain arguments; put text with special characters in single quotes. \
-             Pipelines, chains, redirections, variables and inline code are never allowed.",
-        )
-    };
+    roots: &[PathBuf],
+) -> Result<Checked, ToolError> {
     if command.trim().is_empty() {
         return Err(ToolError::new(
             ErrorType::InvalidCommand,
@@ -114,35 +128,27 @@ pub fn check(
     }
     let argv = tokenize(command)
         .map_err(|refused| not_allowed(format!("The command contains {refused}.")))?;
-    // A path would let a project file named `git.cmd` (which write_file can
-    // create) pass as git: programs are found on PATH by name only.
-    if argv[0].text.contains(['/', '\\']) {
-        return Err(not_allowed(format!(
-            "'{}' names a program by path; name it alone (for example 'git') and it is found on PATH.",
-            argv[0].text
-        )));
-    }
     let verdict = rules.judge(&argv);
+    let rule = verdict.rule.clone().unwrap_or_default();
     match verdict.decision {
         Decision::Prompt if approval == Approval::NotAsked => {
-            let rule = verdict.rule.unwrap_or_default();
             return Err(not_allowed(format!(
-                "The command needs the user's approval (rule '{rule}': {}), and the user could not be asked: \
-                 this client does not support elicitation. To allow it without asking, the user can set \
-                 \"decision\": \"allow\" for rule '{rule}' in the file named by WAMCP_COMMAND_RULES.",
-                verdict.justification
+                "The command needs the user's approval ({}), and this client cannot ask: it does not support \
+                 elicitation. The user can allow it for good by extending the '{rule}' grammar, or adding a rule, \
+                 in the file named by WAMCP_COMMAND_RULES.",
+                verdict.reason()
             ))
             .detail(NEEDS_APPROVAL, rule)
-            .detail("justification", verdict.justification));
+            .detail("justification", verdict.reason()));
         }
         Decision::Prompt | Decision::Allow => {}
         Decision::Forbidden => {
-            let program = program_name(&argv[0].text);
-            return Err(not_allowed(match verdict.rule {
-                Some(rule) => format!("Refused by rule '{rule}': {}.", verdict.justification),
+            return Err(not_allowed(match &verdict.rule {
+                Some(rule) => format!("Refused by '{rule}': {}.", verdict.reason()),
                 None => format!(
-                    "'{program}' is not on the allowlist. Allowed are build and developer tools (git, cmake, ninja, \
-                     cargo, dotnet, msbuild, python, node, npm, compilers, shader compilers, tar, 7z) and read-only cmdlets."
+                    "'{}' is not on the allowlist. Allowed are {} and read-only cmdlets.",
+                    program_name(&argv[0].text),
+                    rules.known_programs().join(", ")
                 ),
             }));
         }
@@ -153,29 +159,86 @@ pub fn check(
             arg.len()
         )));
     }
+    let named_by_path = argv[0].text.contains(['/', '\\']);
     if verdict.cmdlet {
-        let shell = powershell().ok_or_else(|| {
-            ToolError::new(
-                ErrorType::PowershellLaunchFailed,
-                "PowerShell (pwsh or powershell) is not installed.",
-            )
-            .recover("Cmdlets need PowerShell; executables such as git or cmake still run.")
-        })?;
-        let script = to_powershell(&argv);
-        let args = [
-            "-NoLogo",
-            "-NoProfile",
-            "-NonInteractive",
-            "-Command",
-            &script,
-        ]
-        .map(String::from)
-        .to_vec();
-        return Ok((shell, args));
+        if named_by_path {
+            return Err(not_allowed(format!(
+                "'{}' names a cmdlet by path; name it alone.",
+                argv[0].text
+            )));
+        }
+        return powershell_command(&argv);
     }
     let mut texts = argv.into_iter().map(|a| a.text);
-    let program = texts.next().unwrap_or_default();
-    Ok((program, texts.collect()))
+    let first = texts.next().unwrap_or_default();
+    let program = if named_by_path {
+        program_at_path(&first, roots)?
+    } else {
+        first
+    };
+    let env = child_env(&program_name(&program), |k| std::env::var(k).ok());
+    Ok(Checked {
+        program,
+        args: texts.collect(),
+        env,
+    })
+}
+
+/// A program named by its path: an absolute path to an existing regular
+/// file outside every writable root. A file the agent wrote (a `git.cmd` in
+/// the project) must not pose as the program whose name it borrows.
+fn program_at_path(raw: &str, roots: &[PathBuf]) -> Result<String, ToolError> {
+    let path = Path::new(raw);
+    if !path.is_absolute() {
+        return Err(not_allowed(format!(
+            "'{raw}' names a program by a relative path; name it alone (for example 'git') and it is found on \
+             PATH, or give its absolute path."
+        )));
+    }
+    let resolved = dunce::canonicalize(path)
+        .ok()
+        .filter(|p| p.is_file())
+        .ok_or_else(|| not_allowed(format!("'{raw}' is not an existing program file.")))?;
+    let inside = roots.iter().any(|r| {
+        is_within(
+            &resolved.display().to_string(),
+            &r.display().to_string(),
+            PathStyle::native(),
+        )
+    });
+    if inside {
+        return Err(not_allowed(format!(
+            "'{raw}' is inside a writable root, where tools can write files; a program there could be anything \
+             that borrows an allowed name."
+        )));
+    }
+    Ok(resolved.display().to_string())
+}
+
+/// A cmdlet runs in PowerShell, re-serialised from the checked arguments.
+fn powershell_command(argv: &[wamcp_policy::command::tokenize::Arg]) -> Result<Checked, ToolError> {
+    let shell = powershell().ok_or_else(|| {
+        ToolError::new(
+            ErrorType::PowershellLaunchFailed,
+            "PowerShell (pwsh or powershell) is not installed.",
+        )
+        .recover("Cmdlets need PowerShell; executables such as git or cmake still run.")
+    })?;
+    let script = to_powershell(argv);
+    let args = [
+        "-NoLogo",
+        "-NoProfile",
+        "-NonInteractive",
+        "-Command",
+        &script,
+    ]
+    .map(String::from)
+    .to_vec();
+    Ok(Checked {
+        program: shell,
+        args,
+        env: Vec::new(),
+    })
 }
 
 /// The directory to run in: the one asked for, else the server's working
@@ -260,7 +323,7 @@ mod tests {
     #[test]
     fn the_policy_refuses_in_the_seed_order() {
         let rules = RuleSet::builtin();
-        let kind = |c: &str| check(c, &rules, Approval::NotAsked).unwrap_err().kind;
+        let kind = |c: &str| check(c, &rules, Approval::NotAsked, &[]).unwrap_err().kind;
         assert_eq!(kind(""), ErrorType::InvalidCommand);
         assert_eq!(kind(&"git ".repeat(1001)), ErrorType::InvalidCommand);
         assert_eq!(kind("git status; calc"), ErrorType::CommandNotAllowed);
@@ -278,7 +341,7 @@ mod tests {
             kind(&format!("git commit -m '{payload}'")),
             ErrorType::CommandNotAllowed
         );
-        let message = check("git log | more", &rules, Approval::NotAsked)
+        let message = check("git log | more", &rules, Approval::NotAsked, &[])
             .unwrap_err()
             .message;
         assert_eq!(
@@ -290,14 +353,23 @@ mod tests {
     #[test]
     fn allowed_commands_become_exact_argv() {
         let rules = RuleSet::builtin();
-        let (program, args) = check(
+        let checked = check(
             r#"git commit -m "a; b | c" --author='A <a@b>'"#,
             &rules,
             Approval::NotAsked,
+            &[],
         )
         .unwrap();
-        assert_eq!(program, "git");
-        assert_eq!(args, ["commit", "-m", "a; b | c", "--author=A <a@b>"]);
+        assert_eq!(checked.program, "git");
+        assert_eq!(
+            checked.args,
+            ["commit", "-m", "a; b | c", "--author=A <a@b>"]
+        );
+        assert!(
+            checked
+                .env
+                .contains(&("GIT_TERMINAL_PROMPT".into(), "0".into()))
+        );
     }
 
     #[test]

@@ -22,6 +22,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 pub struct RunSpec {
     pub program: String,
     pub args: Vec<String>,
+    /// Variables added to the inherited environment.
+    pub env: Vec<(String, String)>,
     pub cwd: PathBuf,
     pub timeout: Duration,
     /// Bytes kept from the start of each stream (the end is kept too).
@@ -84,6 +86,7 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     let mut command = tokio::process::Command::new(&spec.program);
     command
         .args(&spec.args)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .current_dir(&spec.cwd)
         // A child that inherits the server's stdin can hang at start on
         // Windows, and must never read the protocol stream anywhere.
@@ -225,6 +228,7 @@ mod tests {
         RunSpec {
             program,
             args,
+            env: Vec::new(),
             cwd: std::env::temp_dir(),
             timeout: Duration::from_secs(30),
             keep_head: 64 * 1024,
@@ -275,6 +279,7 @@ mod tests {
         let spec = RunSpec {
             program: "wamcp-no-such-program".into(),
             args: vec![],
+            env: Vec::new(),
             ..shell("")
         };
         assert_eq!(

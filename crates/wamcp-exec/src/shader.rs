@@ -88,6 +88,7 @@ pub async fn compile_shader(
     let spec = RunSpec {
         program: program.to_string(),
         args,
+        env: Vec::new(),
         cwd: dir.clone(),
         timeout: Duration::from_secs(SHADER_TIMEOUT_SECONDS),
         keep_head: MAX_PROCESS_OUTPUT_BYTES,

@@ -26,7 +26,7 @@ use std::path::{Component, Path, PathBuf};
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::workspace::PathStyle;
 use wamcp_policy::write_rules::{
-    Refusal, check_component, is_protected_name, is_within, split_for_write,
+    Refusal, agent_trust_file, check_component, is_protected_name, is_within, split_for_write,
 };
 
 /// Where writes may go.
@@ -35,6 +35,9 @@ pub struct WriteScope<'a> {
     pub roots: &'a [PathBuf],
     /// Trust files in use wherever they live (config, grants), resolved.
     pub protected: &'a [PathBuf],
+    /// An agent trust file (`.git/config`, `.mcp.json`...) the user approved
+    /// writing in this call, resolved; every other one is refused.
+    pub approved: Option<&'a Path>,
 }
 
 /// A checked destination.
@@ -48,6 +51,8 @@ pub struct Target {
     pub missing_dirs: Vec<PathBuf>,
     /// Whether a file exists at `path` now.
     pub exists: bool,
+    /// Why writing it needs the user's approval, for agent trust files.
+    pub guarded: Option<&'static str>,
 }
 
 const STYLE: PathStyle = PathStyle::native();
@@ -87,6 +92,18 @@ pub fn resolve_for_write(raw: &str, cwd: &Path, scope: &WriteScope) -> Result<Ta
     resolve_with(raw, cwd, scope, &RealFs)
 }
 
+/// Whether writing `raw` needs the user's approval: the resolved file and
+/// the reason, for an agent trust file; `None` for an ordinary one. Errors
+/// are the ones the write itself would give.
+pub fn consent_needed(
+    raw: &str,
+    cwd: &Path,
+    scope: &WriteScope,
+) -> Result<Option<(PathBuf, &'static str)>, ToolError> {
+    let target = locate(raw, cwd, scope, &RealFs)?;
+    Ok(target.guarded.map(|why| (target.path, why)))
+}
+
 /// [`resolve_for_write`] against any [`FsView`].
 pub fn resolve_with(
     raw: &str,
@@ -94,6 +111,34 @@ pub fn resolve_with(
     scope: &WriteScope,
     fs: &dyn FsView,
 ) -> Result<Target, ToolError> {
+    let target = locate(raw, cwd, scope, fs)?;
+    if let Some(why) = target.guarded
+        && scope.approved.is_none_or(|a| !same_path(a, &target.path))
+    {
+        return Err(ToolError::new(
+            ErrorType::ProtectedPath,
+            format!(
+                "'{raw}' is {why}; writing it needs the user's approval, and they could not be asked \
+                 (this client does not support elicitation)."
+            ),
+        )
+        .with_path(raw)
+        .recover("Ask the user to make this change by hand; do not write it another way."));
+    }
+    Ok(target)
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    match STYLE {
+        PathStyle::Windows => {
+            a.to_string_lossy().to_lowercase() == b.to_string_lossy().to_lowercase()
+        }
+        PathStyle::Unix => a == b,
+    }
+}
+
+/// Resolution and every refusal except the approval of trust files.
+fn locate(raw: &str, cwd: &Path, scope: &WriteScope, fs: &dyn FsView) -> Result<Target, ToolError> {
     let joined = input_path(raw, cwd)?;
     // The raw text first: joining `\x` or `C:x` to the working directory
     // would silently pick a drive, hiding that the argument is ambiguous.
@@ -206,13 +251,7 @@ pub fn resolve_with(
         }));
     }
     let (_, resolved_parts) = split_for_write(&text, STYLE).map_err(|r| refusal(raw, r))?;
-    let same = |a: &Path, b: &Path| match STYLE {
-        PathStyle::Windows => {
-            a.to_string_lossy().to_lowercase() == b.to_string_lossy().to_lowercase()
-        }
-        PathStyle::Unix => a == b,
-    };
-    if is_protected_name(&resolved_parts) || scope.protected.iter().any(|p| same(p, &path)) {
+    if is_protected_name(&resolved_parts) || scope.protected.iter().any(|p| same_path(p, &path)) {
         return Err(protected(raw));
     }
     if fs.is_dir(&path) {
@@ -222,11 +261,15 @@ pub fn resolve_with(
         );
     }
     let exists = fs.exists(&path);
+    // Judged on the text as given and as resolved: a link named `cfg` that
+    // points into `.git` is `.git`.
+    let guarded = agent_trust_file(&resolved_parts).or_else(|| agent_trust_file(&parts));
     Ok(Target {
         path,
         dir,
         missing_dirs,
         exists,
+        guarded,
     })
 }
 

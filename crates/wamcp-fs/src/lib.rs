@@ -23,7 +23,9 @@ mod search;
 mod walk;
 mod write;
 
-pub use confine::{FsView, RealFs, Target, WriteScope, resolve_for_write, resolve_with};
+pub use confine::{
+    FsView, RealFs, Target, WriteScope, consent_needed, resolve_for_write, resolve_with,
+};
 pub use edit::edit_file;
 pub use empty::list_empty_dirs;
 pub use find::find_files;

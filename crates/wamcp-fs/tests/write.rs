@@ -43,6 +43,7 @@ impl World {
             &WriteScope {
                 roots: &roots,
                 protected: &protected,
+                approved: None,
             },
         )
     }
@@ -58,6 +59,7 @@ impl World {
             &WriteScope {
                 roots: &roots,
                 protected: &protected,
+                approved: None,
             },
         )
     }
@@ -473,6 +475,7 @@ fn junctions_and_short_names_are_judged_by_where_they_lead() {
     let scope = WriteScope {
         roots: &roots,
         protected: &[],
+        approved: None,
     };
     let cwd = Path::new(r"C:\Projects\game");
     let resolve = |raw: &str| resolve_with(raw, cwd, &scope, &fake);

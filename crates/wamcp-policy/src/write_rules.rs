@@ -178,6 +178,44 @@ pub fn is_protected_name(components: &[String]) -> bool {
     }
 }
 
+/// Whether `components` name a file that changes what programs run or what
+/// an agent may do, and why: git's own directory (configuration, hooks,
+/// info), `.gitmodules`, and the configuration of agent clients (MCP server
+/// lists, editor tasks, Claude Code, Codex, Cursor, Copilot instructions).
+/// Writing one needs the user's approval. Compared without case: Windows
+/// and macOS file systems ignore it, so `.GIT/CONFIG` is `.git/config`.
+pub fn agent_trust_file(components: &[String]) -> Option<&'static str> {
+    let lower: Vec<String> = components.iter().map(|c| c.to_lowercase()).collect();
+    let has_dir = |name: &str| {
+        lower[..lower.len().saturating_sub(1)]
+            .iter()
+            .any(|c| c == name)
+    };
+    let last = lower.last().map(String::as_str).unwrap_or("");
+    let parent = lower.len().checked_sub(2).map(|i| lower[i].as_str());
+    if has_dir(".git") || last == ".git" {
+        return Some("git's own files (configuration and hooks run programs)");
+    }
+    if last == ".gitmodules" {
+        return Some("the submodule list, which decides what git fetches and checks out");
+    }
+    if last == ".mcp.json" {
+        return Some("an MCP client configuration, which decides which servers an agent starts");
+    }
+    if parent == Some(".vscode")
+        && ["settings.json", "tasks.json", "launch.json", "mcp.json"].contains(&last)
+    {
+        return Some("editor configuration, whose tasks and servers run programs");
+    }
+    if [".claude", ".codex", ".cursor"].iter().any(|d| has_dir(d)) {
+        return Some("an agent's configuration (its permissions, hooks and servers)");
+    }
+    if parent == Some(".github") && last == "copilot-instructions.md" {
+        return Some("instructions an agent follows");
+    }
+    None
+}
+
 /// Whether `path` is `root` or below it, compared component by component
 /// (case-insensitively on Windows, where `C:\Proj` and `c:\proj` are one).
 pub fn is_within(path: &str, root: &str, style: PathStyle) -> bool {
@@ -335,6 +373,47 @@ mod tests {
             assert_eq!(check_component(name, Unix), Ok(()), "{name}");
         }
         assert!(check_component("a\0b", Unix).is_err());
+    }
+
+    #[test]
+    fn agent_trust_files_are_recognised_and_look_alikes_are_not() {
+        let parts = |s: &str| s.split('/').map(String::from).collect::<Vec<_>>();
+        for p in [
+            "proj/.git/config",
+            "proj/.git/hooks/pre-commit",
+            "proj/.git/info/attributes",
+            "proj/.GIT/CONFIG",
+            "proj/sub/.git",
+            "proj/vendor/x/.git/config",
+            "proj/.gitmodules",
+            "proj/.mcp.json",
+            "proj/.vscode/settings.json",
+            "proj/.vscode/tasks.json",
+            "proj/.vscode/launch.json",
+            "proj/.vscode/mcp.json",
+            "proj/.claude/settings.json",
+            "proj/.claude/agents/x.md",
+            "proj/.codex/config.toml",
+            "proj/.cursor/mcp.json",
+            "proj/.github/copilot-instructions.md",
+        ] {
+            assert!(agent_trust_file(&parts(p)).is_some(), "{p}");
+        }
+        for p in [
+            "proj/.gitignore",
+            "proj/.gitattributes",
+            "proj/git/config",
+            "proj/.git-blame-ignore-revs",
+            "proj/.vscode/extensions.json",
+            "proj/.vscode/c_cpp_properties.json",
+            "proj/settings.json",
+            "proj/mcp.json",
+            "proj/.github/workflows/ci.yml",
+            "proj/docs/claude.md",
+            "proj/CLAUDE.md",
+        ] {
+            assert_eq!(agent_trust_file(&parts(p)), None, "{p}");
+        }
     }
 
     #[test]

@@ -33,6 +33,10 @@ pub struct ServerContext {
     pub groups: GroupSelection,
     pub registered: Vec<&'static ToolEntry>,
     pub config_file: Option<PathBuf>,
+    /// Where the configuration is read from, loaded or not: a file that
+    /// failed to parse is still protected, or a tool could repair it into
+    /// one that widens the next run's permissions.
+    config_location: Option<PathBuf>,
     pub resolution: Resolution,
     pub download_root: PathBuf,
     /// `WAMCP_PROJECT_ROOTS` entries as written.
@@ -69,6 +73,7 @@ pub struct ServerContext {
 /// What start-up read before building the context.
 pub struct Startup {
     pub config_file: Option<PathBuf>,
+    pub config_location: Option<PathBuf>,
     pub resolution: Resolution,
 }
 
@@ -105,6 +110,7 @@ impl Startup {
         };
         Startup {
             config_file,
+            config_location: location,
             resolution: config::resolve(loaded, env),
         }
     }
@@ -119,6 +125,7 @@ impl ServerContext {
     ) -> ServerContext {
         let Startup {
             config_file,
+            config_location,
             resolution,
         } = startup;
         let mut warnings = Vec::new();
@@ -224,6 +231,7 @@ impl ServerContext {
             cwd: cwd.to_path_buf(),
             registered,
             config_file,
+            config_location,
             download_root,
             project_roots_configured,
             project_roots,
@@ -331,7 +339,8 @@ impl ServerContext {
             .iter()
             .chain(Some(&self.granted_hosts_file))
             .chain(&self.command_rules_file)
-            .map(|p| resolve_existing(p).unwrap_or_else(|| p.clone()))
+            .chain(&self.config_location)
+            .map(|p| resolve_lenient(p))
             .collect();
         (roots, protected)
     }
@@ -346,10 +355,21 @@ impl ServerContext {
 
     /// Runs `write` with the current write scope.
     pub fn with_write_scope<T>(&self, write: impl FnOnce(&wamcp_fs::WriteScope) -> T) -> T {
+        self.with_approved_write_scope(None, write)
+    }
+
+    /// Runs `write` with the current write scope, where the user approved
+    /// writing the agent trust file `approved`.
+    pub fn with_approved_write_scope<T>(
+        &self,
+        approved: Option<&Path>,
+        write: impl FnOnce(&wamcp_fs::WriteScope) -> T,
+    ) -> T {
         let (roots, protected) = self.write_scope();
         write(&wamcp_fs::WriteScope {
             roots: &roots,
             protected: &protected,
+            approved,
         })
     }
 
@@ -411,6 +431,26 @@ fn default_download_root(env: EnvLookup) -> PathBuf {
 /// both mean the same file.
 pub fn resolve_existing(path: &Path) -> Option<PathBuf> {
     dunce::canonicalize(path).ok()
+}
+
+/// `path` with its longest existing ancestor resolved, so a trust file that
+/// does not exist yet is still recognised when reached through a symbolic
+/// link or a `..` spelling of its directory.
+fn resolve_lenient(path: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut at = path;
+    loop {
+        if let Some(resolved) = resolve_existing(at) {
+            return missing.iter().rev().fold(resolved, |p, name| p.join(name));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }
 
 fn project_root(entry: &str) -> Result<PathBuf, String> {

@@ -129,8 +129,8 @@ async fn a_user_rule_file_adds_rules_and_is_protected() {
         r#"{"rules": [
             {"id": "ask-before-push", "programs": ["git"], "when": {"args": ["push"]}, "decision": "prompt",
              "justification": "pushing leaves the machine", "match": ["git push"], "not_match": ["git pull"]},
-            {"id": "wrong", "programs": ["git"], "when": {"args": ["-x"]}, "decision": "forbidden",
-             "justification": "j", "match": ["git status"]}
+            {"id": "wrong", "programs": ["cmake"], "when": {"args": ["-x"]}, "decision": "forbidden",
+             "justification": "j", "match": ["cmake --build b"]}
         ]}"#,
     )
     .unwrap();
@@ -146,8 +146,24 @@ async fn a_user_rule_file_adds_rules_and_is_protected() {
     let errors = info["command_rules_errors"].as_array().unwrap();
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
-        errors[0].as_str().unwrap().contains("rule 'wrong' ignored"),
+        errors[0]
+            .as_str()
+            .unwrap()
+            .contains("rule 'wrong' failed its examples, so the programs it names are refused"),
         "{errors:?}"
+    );
+    // A broken forbidding rule keeps guarding what it names.
+    let result = client
+        .call("run_powershell", json!({"command": "cmake --version"}))
+        .await;
+    let envelope = result.structured_content.unwrap();
+    assert_eq!(envelope["error"]["type"], "COMMAND_NOT_ALLOWED");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Refused by 'wrong (broken)'"),
+        "{envelope}"
     );
     let result = client
         .call("run_powershell", json!({"command": "git push origin main"}))
@@ -158,7 +174,7 @@ async fn a_user_rule_file_adds_rules_and_is_protected() {
         envelope["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("rule 'ask-before-push'"),
+            .contains("(pushing leaves the machine)"),
         "{envelope}"
     );
     let result = client

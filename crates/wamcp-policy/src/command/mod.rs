@@ -10,6 +10,7 @@
 
 pub mod drivers;
 pub mod grammar;
+pub mod hardening;
 pub mod payload;
 pub mod rules;
 pub mod spec;

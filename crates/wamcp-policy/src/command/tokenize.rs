@@ -151,7 +151,9 @@ pub fn tokenize(command: &str) -> Result<Vec<Arg>, Refused> {
         args.push(Arg { text, quoted });
     }
     if let Some(first) = args.first() {
-        if first.quoted {
+        // A quoted path to a program ("C:/Program Files/Git/bin/git.exe") is
+        // run as argv, never by PowerShell, so only a quoted bare name is odd.
+        if first.quoted && !first.text.contains(['/', '\\']) {
             return refuse("a quoted command name (it needs the '&' call operator)", 0);
         }
         if first.text == "." {
@@ -404,6 +406,14 @@ mod tests {
                 &["Get-ChildItem", "-Path", "src", "-Recurse"],
             ),
             (
+                "'C:\\Program Files\\Git\\bin\\git.exe' status",
+                &["C:\\Program Files\\Git\\bin\\git.exe", "status"],
+            ),
+            (
+                "\"C:/Program Files/Git/bin/git.exe\" status",
+                &["C:/Program Files/Git/bin/git.exe", "status"],
+            ),
+            (
                 "Get-Content -Path:'C:\\Program Files\\x.txt'",
                 &["Get-Content", "-Path:C:\\Program Files\\x.txt"],
             ),
@@ -467,7 +477,6 @@ mod tests {
             ("git 'unterminated", "unterminated single-quoted"),
             ("git \"unterminated", "unterminated double-quoted"),
             ("'git' status", "quoted command name"),
-            ("\"C:\\x.exe\" a", "quoted command name"),
             ("git \u{202E}txt.exe", "invisible formatting"),
             ("git 'a\u{200B}b'", "invisible formatting"),
             ("git a\u{00A0}b", "unusual whitespace"),

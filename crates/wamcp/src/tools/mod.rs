@@ -21,10 +21,11 @@ pub mod web_search;
 pub mod write_file;
 
 use crate::consent::Answer;
-use crate::registry::ToolCall;
+use crate::registry::{ToolCall, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::future::Future;
+use std::path::PathBuf;
 use wamcp_exec::command::{Approval, NEEDS_APPROVAL};
 use wamcp_policy::error::{ErrorType, ToolError};
 
@@ -67,7 +68,7 @@ where
         .and_then(|j| j.as_str())
         .unwrap_or_default();
     let question = format!(
-        "The assistant wants to run:\n\n    {command}\n\nYour rule '{rule}' asks first: {why}. Allow it this once?"
+        "The assistant wants to run:\n\n    {command}\n\nThe '{rule}' rules ask first: {why}. Allow it this once?"
     );
     match call.ask(&question, false).await {
         Answer::Yes { .. } => run(Approval::Granted).await,
@@ -77,5 +78,35 @@ where
         )
         .recover("Do not try to reach the same result another way; ask the user what they want.")),
         Answer::CannotAsk | Answer::Asked => first,
+    }
+}
+
+/// Before a write: when the file is an agent trust file (`.git/config`,
+/// `.mcp.json`...), asks the user and returns the resolved file they
+/// approved. `None` for an ordinary file, and when the user could not be
+/// asked, in which case the write itself refuses with PROTECTED_PATH.
+async fn approve_trust_write(call: &ToolCall, raw: &str) -> Result<Option<PathBuf>, ToolError> {
+    let ctx = call.ctx.clone();
+    let owned = raw.to_string();
+    let needed = blocking(move || {
+        ctx.with_write_scope(|scope| wamcp_fs::consent_needed(&owned, &ctx.cwd, scope))
+    })
+    .await?;
+    let Some((path, why)) = needed else {
+        return Ok(None);
+    };
+    let question = format!(
+        "The assistant wants to write\n\n    {}\n\nwhich is {why}. Allow this write once?",
+        path.display()
+    );
+    match call.ask(&question, false).await {
+        Answer::Yes { .. } => Ok(Some(path)),
+        Answer::No(how) => Err(ToolError::new(
+            ErrorType::ProtectedPath,
+            format!("The user was asked to approve writing '{raw}' and {how}."),
+        )
+        .with_path(raw)
+        .recover("Do not write it another way; ask the user what they want.")),
+        Answer::CannotAsk | Answer::Asked => Ok(None),
     }
 }

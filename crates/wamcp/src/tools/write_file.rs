@@ -29,9 +29,10 @@ impl ToolDef for WriteFile {
     const HINTS: Hints = Hints::LOCAL_WRITE;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        let approved = super::approve_trust_write(&call, &p.path).await?;
         let ctx = call.ctx;
         blocking(move || {
-            ctx.with_write_scope(|scope| {
+            ctx.with_approved_write_scope(approved.as_deref(), |scope| {
                 wamcp_fs::write_file(&p.path, &p.content, p.overwrite, &ctx.cwd, scope)
             })
         })

@@ -1,0 +1,72 @@
+//! Environment added to an allowed program's process, for what its arguments
+//! cannot express.
+//!
+//! git finds a repository by walking up from its working directory, and a
+//! *bare* repository is any directory holding `HEAD`, `objects/` and `refs/`:
+//! files the agent can write. Its `config` would then be read, and keys such
+//! as `core.fsmonitor` run programs. `safe.bareRepository=explicit` makes git
+//! use a bare repository only when `--git-dir` names it (which the grammar
+//! asks about). The setting must come from the command-line scope to count,
+//! which `GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n` is.
+
+/// Variables to set for `program` (as rules name it); `get` reads the
+/// server's environment, so existing command-scope settings are kept.
+pub fn child_env(program: &str, get: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+    if program != "git" {
+        return Vec::new();
+    }
+    let first = get("GIT_CONFIG_COUNT")
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    let settings = [
+        ("safe.bareRepository", "explicit"),
+        // The ext:: transport runs a command; refused in arguments already.
+        ("protocol.ext.allow", "never"),
+    ];
+    let mut env = Vec::new();
+    for (offset, (key, value)) in settings.iter().enumerate() {
+        env.push((
+            format!("GIT_CONFIG_KEY_{}", first + offset),
+            key.to_string(),
+        ));
+        env.push((
+            format!("GIT_CONFIG_VALUE_{}", first + offset),
+            value.to_string(),
+        ));
+    }
+    env.push((
+        "GIT_CONFIG_COUNT".to_string(),
+        (first + settings.len()).to_string(),
+    ));
+    // A credential prompt on the server's terminal would wait until the timeout.
+    env.push(("GIT_TERMINAL_PROMPT".to_string(), "0".to_string()));
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_gets_command_scope_settings_after_any_existing_ones() {
+        let env = child_env("git", |_| None);
+        assert_eq!(
+            env,
+            [
+                ("GIT_CONFIG_KEY_0", "safe.bareRepository"),
+                ("GIT_CONFIG_VALUE_0", "explicit"),
+                ("GIT_CONFIG_KEY_1", "protocol.ext.allow"),
+                ("GIT_CONFIG_VALUE_1", "never"),
+                ("GIT_CONFIG_COUNT", "2"),
+                ("GIT_TERMINAL_PROMPT", "0"),
+            ]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+        );
+        let env = child_env("git", |k| {
+            (k == "GIT_CONFIG_COUNT").then(|| "3".to_string())
+        });
+        assert_eq!(env[0].0, "GIT_CONFIG_KEY_3");
+        assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "5".into())));
+        assert!(child_env("cmake", |_| None).is_empty());
+    }
+}
