@@ -373,6 +373,34 @@ mod tests {
     }
 
     #[test]
+    fn a_program_named_by_path_must_exist_outside_every_root() {
+        let dir = tempfile_dir();
+        let (tools, root) = (dir.join("tools"), dir.join("root"));
+        for d in [&tools, &root] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join("git.exe"), "").unwrap();
+        }
+        let rules = RuleSet::builtin();
+        let roots = vec![root.clone()];
+        let quoted = |p: &Path| format!("'{}' status", p.join("git.exe").display());
+        let checked = check(&quoted(&tools), &rules, Approval::NotAsked, &roots).unwrap();
+        assert_eq!(checked.program, tools.join("git.exe").display().to_string());
+        assert_eq!(checked.args, ["status"]);
+        for refused in [
+            quoted(&root),
+            quoted(&dir.join("missing")),
+            "tools/git.exe status".to_string(),
+        ] {
+            let error = check(&refused, &rules, Approval::NotAsked, &roots).unwrap_err();
+            assert_eq!(error.kind, ErrorType::CommandNotAllowed, "{refused}");
+        }
+        // The grammar still applies to a program named by path.
+        let attack = format!("'{}' -c alias.x=!calc x", tools.join("git.exe").display());
+        assert!(check(&attack, &rules, Approval::NotAsked, &roots).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn working_directories_must_be_inside_a_root() {
         let dir = tempfile_dir();
         let root = dir.join("root");

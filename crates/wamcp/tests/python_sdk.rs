@@ -194,7 +194,11 @@ fn a_prompt_rule_asks_the_user_in_both_eras() {
             assert_eq!(questions.len(), 1, "{mode} {answer}: {seen}");
             let question = questions[0].as_str().unwrap();
             assert!(question.contains("    python3 deploy.py\n"), "{question}");
-            assert!(question.contains("rule 'ask-deploy'"), "{question}");
+            assert!(
+                question
+                    .contains("The 'ask-deploy' rules ask first: deploying changes shared state"),
+                "{question}"
+            );
             assert_eq!(
                 project.join("deployed.txt").exists(),
                 runs,
@@ -207,6 +211,43 @@ fn a_prompt_rule_asks_the_user_in_both_eras() {
                 assert_eq!(seen["is_error"], true, "{mode} {answer}");
                 assert!(text.contains("COMMAND_NOT_ALLOWED"), "{text}");
                 assert!(text.contains("The user was asked to approve"), "{text}");
+            }
+        }
+    }
+}
+
+/// Writing a file that changes what an agent may do (here `.mcp.json`)
+/// asks the user in both eras; only a yes writes it.
+#[test]
+fn an_agent_trust_file_is_written_only_after_a_yes() {
+    let Some(python) = python() else { return };
+    for mode in ["legacy", "auto"] {
+        for (answer, writes) in [("yes", true), ("no", false)] {
+            let (sandbox, project) = Sandbox::with_project();
+            let args = json!({"path": "proj/.mcp.json", "content": "{\"mcpServers\": {}}"});
+            let (seen, _) = run_script(
+                &python,
+                &sandbox,
+                "mcp_consent.py",
+                &[mode, answer, "write_file", &args.to_string(), BIN],
+            );
+            let questions = seen["questions"].as_array().unwrap();
+            assert_eq!(questions.len(), 1, "{mode} {answer}: {seen}");
+            assert!(
+                questions[0]
+                    .as_str()
+                    .unwrap()
+                    .contains("an MCP client configuration"),
+                "{seen}"
+            );
+            assert_eq!(
+                project.join(".mcp.json").exists(),
+                writes,
+                "{mode} {answer}: {seen}"
+            );
+            let text = seen["text"].as_str().unwrap();
+            if !writes {
+                assert!(text.contains("PROTECTED_PATH"), "{text}");
             }
         }
     }

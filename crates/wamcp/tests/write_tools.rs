@@ -98,6 +98,67 @@ async fn the_config_file_in_use_is_protected_wherever_it_is() {
     client.close().await;
 }
 
+/// Trust files are judged by what they resolve to: a config file that fails
+/// to parse, one that does not exist yet, and either reached through a `..`
+/// or a symbolically linked spelling of its directory.
+#[tokio::test]
+async fn trust_files_are_protected_by_identity_even_broken_or_missing() {
+    let (sandbox, project) = Sandbox::with_project();
+    std::fs::create_dir_all(project.join("cfg")).unwrap();
+    let broken = project.join("cfg").join("broken.json");
+    std::fs::write(&broken, "{ not json").unwrap();
+    // Configured through a `..` spelling, so only resolution can match it.
+    let rules = project
+        .join("cfg")
+        .join("..")
+        .join("cfg")
+        .join("rules-not-yet.json");
+    let client = sandbox
+        .set("WAMCP_CONFIG_FILE", broken.display().to_string())
+        .set("WAMCP_COMMAND_RULES", rules.display().to_string())
+        .connect()
+        .await;
+    let linked = symlinked_spellings(&project);
+    let spellings = [
+        "proj/cfg/broken.json",
+        "proj/cfg/../cfg/broken.json",
+        "proj/cfg/rules-not-yet.json",
+        "proj/./cfg/rules-not-yet.json",
+    ]
+    .into_iter()
+    .map(String::from)
+    .chain(linked);
+    for path in spellings {
+        let error = client
+            .error_of(
+                "write_file",
+                json!({"path": path, "content": "{\"version\": 1}", "overwrite": true}),
+            )
+            .await;
+        assert_eq!(error["type"], "PROTECTED_PATH", "{path}: {error}");
+    }
+    assert_eq!(std::fs::read_to_string(&broken).unwrap(), "{ not json");
+    assert!(!rules.exists());
+    client.close().await;
+}
+
+/// Spellings through a symbolic link to `proj/cfg` (Unix: Wine cannot make links).
+fn symlinked_spellings(project: &std::path::Path) -> Vec<String> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(project.join("cfg"), project.join("link")).unwrap();
+        vec![
+            "proj/link/broken.json".into(),
+            "proj/link/rules-not-yet.json".into(),
+        ]
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = project;
+        Vec::new()
+    }
+}
+
 #[tokio::test]
 async fn without_a_project_root_only_the_download_root_is_writable() {
     let client = Sandbox::new().connect().await;

@@ -501,16 +501,16 @@ impl<'a> Walk<'a> {
 
     /// The words after `--`, or the rest of a command handed on.
     fn rest(&mut self, g: &Grammar, args: &Args, argv: &[Arg], from: usize) {
-        for index in from..argv.len() {
+        for (index, arg) in argv.iter().enumerate().skip(from) {
             match args {
                 Args::Any | Args::Free | Args::Rest => {}
                 Args::None => self.note(
                     Decision::Prompt,
                     index,
-                    &argv[index].text,
+                    &arg.text,
                     "an argument after '--' that the grammar does not expect".into(),
                 ),
-                Args::Table(t) => self.value(g, t, index, &argv[index].text),
+                Args::Table(t) => self.value(g, t, index, &arg.text),
             }
         }
     }
@@ -519,8 +519,8 @@ impl<'a> Walk<'a> {
         self.depth += 1;
         match self.all.by_id(id) {
             Some(other) if self.depth < 8 => {
-                for index in from..argv.len() {
-                    self.forbidden_word(other, index, &argv[index].text);
+                for (index, arg) in argv.iter().enumerate().skip(from) {
+                    self.forbidden_word(other, index, &arg.text);
                 }
                 self.run(other, &other.top, &[], argv, from);
             }
