@@ -92,8 +92,7 @@ pub async fn build_project(
             ErrorType::BuildAlreadyRunning,
             format!("A build is already running in {}.", root.display()),
         )
-        .retryable()
-        .recover("Wait for it to finish; two builds of one tree corrupt each other's outputs."));
+        .retryable("Wait for it to finish; two builds of one tree corrupt each other's outputs."));
     };
     let (timeout, _) = clamp_request(req.timeout_seconds, MAX_BUILD_TIMEOUT_SECONDS);
     let spec = RunSpec {
@@ -130,9 +129,8 @@ pub async fn build_project(
                 "The build ran longer than {timeout} s; it and every process it started were killed."
             ),
         )
-        .retryable()
-        .detail("partial_report", text)
-        .recover("Raise timeout_seconds (at most 1800), or build a smaller target."));
+        .retryable("Raise timeout_seconds (at most 1800), or build a smaller target.")
+        .detail("partial_report", text));
     }
     Ok(text)
 }

@@ -80,9 +80,8 @@ pub async fn run_command(
             ErrorType::CommandTimeout,
             format!("The command ran longer than {timeout} s; it and every process it started were killed."),
         )
-        .retryable()
-        .detail("partial_output", body)
-        .recover("Raise timeout_seconds (at most 600) if the command is expected to take that long."));
+        .retryable("Raise timeout_seconds (at most 600) if the command is expected to take that long.")
+        .detail("partial_output", body));
     }
     let code = out
         .exit_code

@@ -38,6 +38,16 @@ pub async fn compile_shader(
     roots: &[PathBuf],
     sink: &dyn OutputSink,
 ) -> Result<String, ToolError> {
+    if req.source.trim().is_empty() {
+        return Err(ToolError::new(ErrorType::InvalidPath, "source is empty.")
+            .recover("Pass the shader file to compile, e.g. shaders/blur.comp."));
+    }
+    // The arguments first: a bad stage or profile is named before any
+    // path is looked at.
+    let plan = plan(req.source, req.stage, req.profile, req.spirv, |c| {
+        wamcp_platform::search_path::find_program(c.program()).is_some()
+    })
+    .map_err(|refusal| ToolError::new(refusal.kind, refusal.message).with_path(req.source))?;
     // Relative paths resolve against the working directory when one is
     // given (it must be inside a root), else against the server's, as in
     // every file tool.
@@ -49,10 +59,6 @@ pub async fn compile_shader(
         Some(asked) => working_directory(Some(asked), cwd, roots)?,
         None => cwd.to_path_buf(),
     };
-    let plan = plan(req.source, req.stage, req.profile, req.spirv, |c| {
-        wamcp_platform::search_path::find_program(c.program()).is_some()
-    })
-    .map_err(|refusal| ToolError::new(refusal.kind, refusal.message).with_path(req.source))?;
     let source = base.join(req.source.trim());
     if !source.is_file() {
         return Err(ToolError::new(

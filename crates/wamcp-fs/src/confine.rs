@@ -139,6 +139,15 @@ fn same_path(a: &Path, b: &Path) -> bool {
 
 /// Resolution and every refusal except the approval of trust files.
 fn locate(raw: &str, cwd: &Path, scope: &WriteScope, fs: &dyn FsView) -> Result<Target, ToolError> {
+    // The seed's answer for a write with no destination: the argument is
+    // what is wrong, and no path check should speak first.
+    if raw.trim().is_empty() {
+        return Err(ToolError::new(
+            ErrorType::WritePathNotAllowed,
+            "The destination path is empty.",
+        )
+        .recover("Pass the file to write, inside a writable root (see get_server_info)."));
+    }
     let joined = input_path(raw, cwd)?;
     // The raw text first: joining `\x` or `C:x` to the working directory
     // would silently pick a drive, hiding that the argument is ambiguous.

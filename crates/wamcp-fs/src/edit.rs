@@ -7,6 +7,7 @@
 //! UTF-16 files are written back as UTF-16 with their BOM.
 
 use crate::confine::{WriteScope, resolve_for_write};
+use crate::file_lock::{self, Snapshot};
 use crate::paths::not_found;
 use crate::read::describe_non_utf8;
 use crate::write::commit_bytes;
@@ -14,6 +15,21 @@ use std::path::Path;
 use wamcp_platform::atomic::Commit;
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::limits::MAX_EDIT_BYTES;
+
+/// Reads a file to edit, refusing special files and files over the cap,
+/// with the snapshot the commit is checked against.
+fn read_for_edit(raw: &str, path: &Path) -> Result<(Vec<u8>, Snapshot), ToolError> {
+    let io = |e: &std::io::Error| crate::paths::io_error(raw, path, e, ErrorType::ReadFailed);
+    let mut file = crate::regular::open_regular(path).map_err(|e| io(&e))?;
+    let meta = file.metadata().map_err(|e| io(&e))?;
+    if meta.len() > MAX_EDIT_BYTES as u64 {
+        return Err(too_large(raw, meta.len() as usize));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| io(&e))?;
+    let snapshot = Snapshot::of(&bytes, &meta);
+    Ok((bytes, snapshot))
+}
 
 /// How a file's text was stored.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -46,14 +62,9 @@ pub fn edit_file(
         return Err(not_found(raw, &target.path)
             .recover("edit_file changes existing files; use write_file to create one."));
     }
-    let size = std::fs::metadata(&target.path)
-        .map(|m| m.len())
-        .unwrap_or(0);
-    if size > MAX_EDIT_BYTES as u64 {
-        return Err(too_large(raw, size as usize));
-    }
-    let bytes = std::fs::read(&target.path)
-        .map_err(|e| crate::paths::io_error(raw, &target.path, &e, ErrorType::ReadFailed))?;
+    // Held until the commit: parallel edits of one file apply in turn.
+    let _held = file_lock::lock(&target.path);
+    let (bytes, read_as) = read_for_edit(raw, &target.path)?;
     let (text, encoding) = decode(raw, &bytes)?;
 
     let crlf = text.matches("\r\n").count();
@@ -98,6 +109,18 @@ pub fn edit_file(
     let out = encode(&edited, encoding);
     if out.len() > MAX_EDIT_BYTES {
         return Err(too_large(raw, out.len()));
+    }
+    // Another program may have written the file since it was read here;
+    // replacing it now would silently drop that change.
+    if !read_as.still_current(&target.path) {
+        return Err(ToolError::new(
+            ErrorType::FileChanged,
+            format!("'{raw}' changed on disk while it was being edited; nothing was written."),
+        )
+        .with_path(raw)
+        .retryable(
+            "Read the file again with read_file, then repeat the edit against what it holds now.",
+        ));
     }
     commit_bytes(raw, &target, &out, Commit::Replace)?;
 

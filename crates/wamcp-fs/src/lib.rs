@@ -14,11 +14,13 @@
 mod confine;
 mod edit;
 mod empty;
+mod file_lock;
 mod find;
 mod globs;
 mod list;
 mod paths;
 mod read;
+mod regular;
 mod search;
 mod walk;
 mod write;

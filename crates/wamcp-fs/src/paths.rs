@@ -46,6 +46,12 @@ pub fn not_found(shown: &str, path: &Path) -> ToolError {
 /// Maps an I/O error on `path`, with `other` as the type for anything that is
 /// neither "missing" nor "denied".
 pub fn io_error(shown: &str, path: &Path, error: &std::io::Error, other: ErrorType) -> ToolError {
+    if let Some(not) = error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<crate::regular::NotRegular>())
+    {
+        return not_regular(shown, not.what);
+    }
     if wamcp_platform::atomic::is_file_in_use(error) {
         return file_in_use(shown);
     }
@@ -59,16 +65,27 @@ pub fn io_error(shown: &str, path: &Path, error: &std::io::Error, other: ErrorTy
         .recover("The server's account cannot read it; ask the user, or choose another path."),
         _ => ToolError::new(other, format!("Cannot read '{shown}': {error}."))
             .with_path(shown)
-            .retryable(),
+            .retryable(
+                "Retry once; if it fails again, ask the user to check the path and its disk.",
+            ),
     }
+}
+
+/// The refusal for a FIFO, socket or device, which would block or never end.
+pub fn not_regular(shown: &str, what: &str) -> ToolError {
+    ToolError::new(
+        ErrorType::NotARegularFile,
+        format!("'{shown}' is {what}, not a regular file; it is never opened, as reading it could block forever."),
+    )
+    .with_path(shown)
+    .recover("Pass an ordinary file; list_directory shows what the directory holds.")
 }
 
 /// The refusal for a file another program holds open (Windows sharing rules).
 pub fn file_in_use(shown: &str) -> ToolError {
     ToolError::new(ErrorType::FileInUse, format!("Another program has '{shown}' open, so it cannot be used now."))
         .with_path(shown)
-        .retryable()
-        .recover("Ask the user to close the program holding it (an editor, a debugger, the build), then retry.")
+        .retryable("Ask the user to close the program holding it (an editor, a debugger, the build), then retry.")
 }
 
 /// Checks that `path` is an existing directory.

@@ -37,8 +37,8 @@ pub fn read_file(
             "Use list_directory to see its contents, or find_files to locate a file by name.",
         ));
     }
-    let file =
-        File::open(&path).map_err(|e| io_error(path_arg, &path, &e, ErrorType::ReadFailed))?;
+    let file = crate::regular::open_regular(&path)
+        .map_err(|e| io_error(path_arg, &path, &e, ErrorType::ReadFailed))?;
     let start = start_line.max(1) as u64;
     let (max_lines, capped) = clamp_request(max_lines, DEFAULT_READ_LINES as u64);
     let mut reader = open_text(file).map_err(|e| read_failed(path_arg, &e))?;
@@ -232,7 +232,9 @@ fn read_failed(shown: &str, error: &std::io::Error) -> ToolError {
         format!("Reading '{shown}' failed: {error}."),
     )
     .with_path(shown)
-    .retryable()
+    .retryable(
+        "Retry once; if it fails again, the file or its disk has a problem the user must look at.",
+    )
 }
 
 /// The refusal for bytes that are not UTF-8 text, saying what they look like.

@@ -263,7 +263,7 @@ fn search_one(
     limit: usize,
 ) -> FileResult {
     let mut result = FileResult::default();
-    let file = match std::fs::File::open(path) {
+    let file = match crate::regular::open_regular(path) {
         Ok(f) => f,
         Err(e) => {
             result.unreadable = Some(io_reason(&e));

@@ -37,13 +37,18 @@ pub fn write_file(
         .with_path(raw));
     }
     let target = resolve_for_write(raw, cwd, scope)?;
-    if target.exists && !overwrite {
+    let _held = crate::file_lock::lock(&target.path);
+    refuse_special(raw, &target.path)?;
+    let exists = target.path.exists();
+    if exists && !overwrite {
         return Err(ToolError::new(ErrorType::FileExists, format!("'{raw}' already exists."))
             .with_path(raw)
             .recover("To change part of it, use edit_file: rewriting a whole file to change a few lines is how content gets lost.")
             .recover("To replace it entirely, call write_file again with overwrite=true."));
     }
-    let commit = if target.exists {
+    // Judged now, under the lock: with overwrite=true a file another call
+    // created since resolution is replaced, as asked, not an error.
+    let commit = if exists || overwrite {
         Commit::Replace
     } else {
         Commit::CreateNew
@@ -55,11 +60,7 @@ pub fn write_file(
         "WROTE: {} ({} bytes, {})",
         target.path.display(),
         content.len(),
-        if target.exists {
-            "overwritten"
-        } else {
-            "new file"
-        }
+        if exists { "overwritten" } else { "new file" }
     );
     Ok(out)
 }
@@ -92,6 +93,20 @@ pub(crate) fn refuse_read_only(raw: &str, target: &Target) -> Result<(), ToolErr
         .recover("Ask the user to clear the read-only flag if the file should change."));
     }
     Ok(())
+}
+
+/// A FIFO, socket or device at the destination is refused: replacing it
+/// with a file is not what anyone asking to write text meant.
+fn refuse_special(raw: &str, path: &Path) -> Result<(), ToolError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => match crate::regular::describe(&meta.file_type()) {
+            Some(what) if !meta.file_type().is_symlink() => {
+                Err(crate::paths::not_regular(raw, what))
+            }
+            _ => Ok(()),
+        },
+        Err(_) => Ok(()),
+    }
 }
 
 /// Creates missing directories, writes atomically, and removes what it
@@ -160,6 +175,6 @@ fn write_error(raw: &str, target: &Target, error: &std::io::Error) -> ToolError 
             format!("Writing '{raw}' failed: {error}. Nothing was changed."),
         )
         .with_path(raw)
-        .retryable(),
+        .retryable("Retry once; if it fails again, ask the user to check the disk and the directory's permissions."),
     }
 }

@@ -138,7 +138,7 @@ fn existing_files_need_overwrite_and_limits_hold() {
     });
     std::fs::create_dir_all(w.root.join("adir")).unwrap();
     w.refused(ErrorType::PathIsNotFile, |w| w.write("adir", "x", true));
-    w.refused(ErrorType::InvalidPath, |w| w.write("", "x", false));
+    w.refused(ErrorType::WritePathNotAllowed, |w| w.write("", "x", false));
 }
 
 #[test]
@@ -543,4 +543,78 @@ fn a_file_held_open_by_another_program_is_file_in_use() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+}
+
+/// Parallel edits of one file (as models batch them), through two spellings
+/// of its path: every one succeeds and every change is on disk.
+#[test]
+fn parallel_edits_of_one_file_all_land() {
+    let w = std::sync::Arc::new(World::new());
+    let lines: String = (0..50).map(|i| format!("line {i}\r\n")).collect();
+    std::fs::write(w.root.join("f.txt"), &lines).unwrap();
+    std::fs::create_dir_all(w.root.join("sub")).unwrap();
+    let threads: Vec<_> = (0..50)
+        .map(|i| {
+            let w = w.clone();
+            std::thread::spawn(move || {
+                let path = if i % 2 == 0 { "f.txt" } else { "sub/../f.txt" };
+                w.edit(
+                    path,
+                    &format!("line {i}\n"),
+                    &format!("edited {i}\n"),
+                    false,
+                )
+            })
+        })
+        .collect();
+    for t in threads {
+        let answer = t.join().unwrap();
+        assert!(
+            answer.as_ref().is_ok_and(|a| a.starts_with("EDITED")),
+            "{answer:?}"
+        );
+    }
+    let text = std::fs::read_to_string(w.root.join("f.txt")).unwrap();
+    let expected: String = (0..50).map(|i| format!("edited {i}\r\n")).collect();
+    assert_eq!(text, expected);
+}
+
+/// Racing creators with overwrite=true: each one writes; none is told the
+/// file exists (it asked to overwrite).
+#[test]
+fn overwrite_wins_over_a_file_created_meanwhile() {
+    let w = std::sync::Arc::new(World::new());
+    let threads: Vec<_> = (0..16)
+        .map(|i| {
+            let w = w.clone();
+            std::thread::spawn(move || w.write("new.txt", &format!("writer {i}"), true))
+        })
+        .collect();
+    for t in threads {
+        let answer = t.join().unwrap();
+        assert!(answer.is_ok(), "{answer:?}");
+    }
+    let text = std::fs::read_to_string(w.root.join("new.txt")).unwrap();
+    assert!(text.starts_with("writer "), "{text}");
+}
+
+/// FIFOs, sockets and devices are refused by every file tool, at once.
+#[cfg(unix)]
+#[test]
+fn special_files_are_never_opened() {
+    let w = World::new();
+    let fifo = w.root.join("pipe");
+    let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let _socket = std::os::unix::net::UnixListener::bind(w.root.join("sock")).unwrap();
+    for name in ["pipe", "sock"] {
+        w.refused(ErrorType::NotARegularFile, |w| {
+            w.edit(name, "a", "b", false)
+        });
+        w.refused(ErrorType::NotARegularFile, |w| w.write(name, "x", true));
+        let error = wamcp_fs::read_file(name, &w.root, 1, 10).unwrap_err();
+        assert_eq!(error.kind, ErrorType::NotARegularFile, "{name}: {error:?}");
+    }
+    let error = wamcp_fs::read_file("/dev/zero", &w.root, 1, 10).unwrap_err();
+    assert_eq!(error.kind, ErrorType::NotARegularFile);
 }

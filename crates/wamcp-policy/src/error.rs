@@ -42,6 +42,7 @@ error_types! {
     DownloadTooLarge => "DOWNLOAD_TOO_LARGE",
     EditStringNotFound => "EDIT_STRING_NOT_FOUND",
     EditStringNotUnique => "EDIT_STRING_NOT_UNIQUE",
+    FileChanged => "FILE_CHANGED",
     FileExists => "FILE_EXISTS",
     FileInUse => "FILE_IN_USE",
     GithubRequestFailed => "GITHUB_REQUEST_FAILED",
@@ -61,6 +62,7 @@ error_types! {
     MissingProfile => "MISSING_PROFILE",
     MissingStage => "MISSING_STAGE",
     NotABuildCommand => "NOT_A_BUILD_COMMAND",
+    NotARegularFile => "NOT_A_REGULAR_FILE",
     PageFetchFailed => "PAGE_FETCH_FAILED",
     PageHttpError => "PAGE_HTTP_ERROR",
     PageTooLarge => "PAGE_TOO_LARGE",
@@ -125,8 +127,12 @@ impl ToolError {
         }
     }
 
-    pub fn retryable(mut self) -> Self {
+    /// A failure that may pass on a later try. `when` says when and how to
+    /// try again: a retryable error without that step leaves a model either
+    /// hammering the same call or giving up, so it cannot be built without one.
+    pub fn retryable(mut self, when: impl Into<String>) -> Self {
         self.retry = Retry::MayHelp;
+        self.recovery.insert(0, when.into());
         self
     }
 
@@ -202,12 +208,12 @@ mod tests {
     #[test]
     fn retryable_error_has_no_do_not_retry_line() {
         let err = ToolError::new(ErrorType::CommandTimeout, "timed out")
-            .retryable()
-            .recover("Raise timeout_seconds.");
+            .recover("Or build less.")
+            .retryable("Raise timeout_seconds.");
         let envelope = err.envelope("run_powershell");
         assert_eq!(
             envelope["error"]["recovery"],
-            json!(["Raise timeout_seconds."])
+            json!(["Raise timeout_seconds.", "Or build less."])
         );
     }
 

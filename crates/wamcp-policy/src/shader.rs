@@ -87,6 +87,21 @@ pub fn plan(
         .unwrap_or_default();
     let stage = stage.trim().to_ascii_lowercase();
     let profile = profile.trim();
+    // A stage that names nothing is wrong whatever the file: said first, so
+    // a model fixes the argument rather than chasing a later error.
+    if !stage.is_empty()
+        && !STAGES
+            .iter()
+            .any(|(long, short)| *long == stage || *short == stage)
+    {
+        return refuse(
+            ErrorType::InvalidStage,
+            format!(
+                "'{stage}' is not a shader stage; use one of {}.",
+                stage_names()
+            ),
+        );
+    }
     if let Some(&(_, short)) = STAGES.iter().find(|(_, short)| *short == extension) {
         let glslc = installed(Compiler::Glslc) || !installed(Compiler::GlslangValidator);
         return Ok(glsl(short, glslc));
@@ -263,6 +278,8 @@ mod tests {
             ("a.fx", "", "p_5_0", ErrorType::InvalidProfile),
             ("a.fx", "", "ps_5_0_1", ErrorType::InvalidProfile),
             ("a.txt", "", "", ErrorType::UnknownShaderType),
+            ("a.vert", "pixel", "", ErrorType::InvalidStage),
+            ("a.txt", "bogus", "", ErrorType::InvalidStage),
             ("vert", "", "", ErrorType::UnknownShaderType),
         ];
         for (source, stage, profile, kind) in cases {

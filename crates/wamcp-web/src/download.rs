@@ -178,7 +178,7 @@ fn failed(destination: &Path, why: &str) -> ToolError {
         ErrorType::DownloadFailed,
         format!("Saving {} failed: {why}.", destination.display()),
     )
-    .retryable()
+    .retryable("Retry once; nothing was left behind. If it fails again, check the disk space of the download root.")
 }
 
 #[cfg(test)]

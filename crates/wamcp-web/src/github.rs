@@ -66,8 +66,7 @@ pub async fn latest_release(client: &WebClient, repository: &str) -> Result<Valu
             ErrorType::GithubRequestFailed,
             "GitHub refused the request (HTTP 403/429), usually its hourly rate limit for unauthenticated clients.",
         )
-        .retryable()
-        .recover("Wait a while before asking again."),
+        .retryable("Wait a while before asking again."),
         other => to_tool_error(other, &KINDS, &url),
     })?;
     let release: Release = serde_json::from_slice(&body).map_err(|e| {

@@ -231,9 +231,8 @@ pub async fn web_search(
     let wanted = max_results.clamp(1, 10) as usize;
     let hits = backend.search(client, query).await.map_err(|e| match e {
         SearchError::Blocked(why) => ToolError::new(ErrorType::SearchBlocked, format!("The search was blocked: {why}."))
-            .retryable()
-            .recover("This is not 'no results': do not rephrase the query. Wait a minute before searching again, or read a documentation page you already know with fetch_web_page."),
-        SearchError::Failed(why) => ToolError::new(ErrorType::SearchFailed, format!("The search failed: {why}.")).retryable(),
+            .retryable("This is not 'no results': do not rephrase the query. Wait a minute before searching again, or read a documentation page you already know with fetch_web_page."),
+        SearchError::Failed(why) => ToolError::new(ErrorType::SearchFailed, format!("The search failed: {why}.")).retryable("Wait a minute and search again once; if it fails again, tell the user web search is unavailable."),
         SearchError::UrlNotAllowed(why) => ToolError::new(ErrorType::SearchUrlNotAllowed, format!("The search request was refused: {why}.")),
     })?;
     if hits.is_empty() {

@@ -44,13 +44,15 @@ pub fn to_tool_error(error: FetchError, kinds: &ErrorKinds, url: &str) -> ToolEr
             ToolError::new(kinds.too_large, format!("{url}: {message}.")).detail("limit_bytes", limit)
         }
         FetchError::Status { code, .. } if code == 429 || code >= 500 => {
-            ToolError::new(kinds.status, format!("{message}.")).retryable()
+            ToolError::new(kinds.status, format!("{message}."))
+                .retryable("The server is overloaded or failing: wait a minute, then try once more.")
         }
         FetchError::Status { code: 404, .. } => ToolError::new(kinds.status, format!("{message} (not found)."))
             .recover("Check the URL: it may be mistyped, or it may never have existed if you did not get it from the user or a listing."),
         FetchError::Status { .. } => ToolError::new(kinds.status, format!("{message}.")),
         FetchError::TimedOut(_) | FetchError::Failed(_) => {
-            ToolError::new(kinds.failed, format!("{url}: {message}.")).retryable()
+            ToolError::new(kinds.failed, format!("{url}: {message}."))
+                .retryable("The host did not answer in time or the connection failed: try once more in a minute; if it fails again, the host is unreachable from here.")
         }
     }
 }

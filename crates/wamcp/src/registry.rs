@@ -136,7 +136,9 @@ pub async fn blocking<T: Send + 'static>(
             ErrorType::ReadFailed,
             format!("The tool stopped unexpectedly: {e}."),
         )
-        .retryable())
+        .retryable(
+            "Retry once; if it happens again, report it to the user: it is a fault in the server.",
+        ))
     })
 }
 

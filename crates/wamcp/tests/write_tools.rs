@@ -248,3 +248,64 @@ fn a_killed_writer_never_leaves_a_torn_file() {
         );
     }
 }
+
+/// Fifty edits of one file sent at once, half through another spelling of
+/// its path: every reported success is on disk.
+#[tokio::test]
+async fn parallel_edits_through_the_server_are_never_lost() {
+    let (sandbox, project) = Sandbox::with_project();
+    let lines: String = (0..50).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(project.join("f.txt"), &lines).unwrap();
+    std::fs::create_dir_all(project.join("sub")).unwrap();
+    let client = sandbox.connect().await;
+    let calls = (0..50).map(|i| {
+        let path = if i % 2 == 0 { "proj/f.txt" } else { "proj/sub/../f.txt" };
+        client.call(
+            "edit_file",
+            json!({"path": path, "old_string": format!("line {i}\n"), "new_string": format!("edited {i}\n")}),
+        )
+    });
+    let results = futures::future::join_all(calls).await;
+    let text = std::fs::read_to_string(project.join("f.txt")).unwrap();
+    for (i, result) in results.iter().enumerate() {
+        assert_eq!(result.is_error, Some(false), "edit {i}: {result:?}");
+        assert!(
+            text.contains(&format!("edited {i}\n")),
+            "edit {i} was lost:\n{text}"
+        );
+    }
+    client.close().await;
+}
+
+/// A FIFO, a socket or a device as the path of any file tool is a typed
+/// refusal, and the server goes on answering.
+#[cfg(unix)]
+#[tokio::test]
+async fn special_files_are_refused_by_every_file_tool() {
+    let (sandbox, project) = Sandbox::with_project();
+    let fifo = project.join("pipe");
+    let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let client = sandbox.connect().await;
+    for (tool, args) in [
+        ("read_file", json!({"path": "proj/pipe"})),
+        ("read_file", json!({"path": "/dev/zero"})),
+        (
+            "edit_file",
+            json!({"path": "proj/pipe", "old_string": "a", "new_string": "b"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "proj/pipe", "content": "x", "overwrite": true}),
+        ),
+    ] {
+        let error = client.error_of(tool, args.clone()).await;
+        assert_eq!(
+            error["type"], "NOT_A_REGULAR_FILE",
+            "{tool} {args}: {error}"
+        );
+    }
+    let listing = client.call("list_directory", json!({"path": "proj"})).await;
+    assert_eq!(listing.is_error, Some(false));
+    client.close().await;
+}

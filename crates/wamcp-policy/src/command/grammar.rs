@@ -886,7 +886,13 @@ fn judge_table(t: &Table, subject: &str) -> (Decision, Option<String>) {
         .flat_map(|(list, decision)| list.iter().map(move |p| (p, *decision)))
         .filter(|(p, _)| glob_match(&p.to_lowercase(), &lower))
         .max_by_key(|(p, decision)| (p.chars().filter(|&c| c != '*').count(), *decision));
-    let decision = best.map_or(t.unknown, |(_, d)| d);
+    let plain = !lower.starts_with('-')
+        && !lower.is_empty()
+        && lower
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c));
+    let fallback = t.plain.filter(|_| plain).unwrap_or(t.unknown);
+    let decision = best.map_or(fallback, |(_, d)| d);
     let why = match decision {
         Decision::Allow => None,
         Decision::Forbidden => Some(t.why.clone()),

@@ -166,6 +166,10 @@ pub struct Table {
     /// Characters that separate several values in one argument.
     #[serde(default)]
     pub split: String,
+    /// The decision for a plain word no pattern names: letters, digits and
+    /// `_ . + -`, not starting with `-` (a build target, a number).
+    #[serde(default)]
+    pub plain: Option<Decision>,
     /// The decision for a value no pattern names (with `why` when forbidden).
     #[serde(default = "prompt_decision")]
     pub unknown: Decision,

@@ -1,0 +1,104 @@
+//! Opening a file only if it is an ordinary file.
+//!
+//! Opening a FIFO for reading blocks until a writer appears, and reading
+//! `/dev/zero` never ends: a `read_file` of either hung its worker, and
+//! cancelling the request did not free it. The file is opened without
+//! blocking (`O_NONBLOCK`, which changes nothing for regular files) and its
+//! type is checked on the open handle, so nothing can swap it in between.
+
+use std::fs::File;
+use std::path::Path;
+
+/// The error inside an `io::Error` for something that is not a regular file.
+#[derive(Debug)]
+pub struct NotRegular {
+    pub what: &'static str,
+}
+
+impl std::fmt::Display for NotRegular {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "it is {}, not a regular file", self.what)
+    }
+}
+
+impl std::error::Error for NotRegular {}
+
+/// Opens `path` for reading if, on the open handle, it is a regular file.
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    // Asked first by path too: opening a socket fails with a confusing
+    // "no such device or address".
+    if let Some(what) = describe(&std::fs::metadata(path)?.file_type()) {
+        return Err(std::io::Error::other(NotRegular { what }));
+    }
+    let file = open_without_blocking(path)?;
+    let kind = file.metadata()?.file_type();
+    match describe(&kind) {
+        None => Ok(file),
+        Some(what) => Err(std::io::Error::other(NotRegular { what })),
+    }
+}
+
+/// `None` for a regular file; otherwise what it is, in words.
+pub fn describe(kind: &std::fs::FileType) -> Option<&'static str> {
+    if kind.is_file() {
+        return None;
+    }
+    if kind.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Some("a named pipe (FIFO)");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+        if kind.is_char_device() {
+            return Some("a character device");
+        }
+        if kind.is_block_device() {
+            return Some("a block device");
+        }
+    }
+    Some("a device or pipe")
+}
+
+#[cfg(unix)]
+fn open_without_blocking(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_without_blocking(path: &Path) -> std::io::Result<File> {
+    File::open(path)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_files_are_refused_on_the_handle_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for (path, what) in [
+            (fifo.as_path(), "a named pipe (FIFO)"),
+            (Path::new("/dev/zero"), "a character device"),
+            (Path::new("/dev/null"), "a character device"),
+        ] {
+            let error = open_regular(path).unwrap_err();
+            let inner = error.get_ref().and_then(|e| e.downcast_ref::<NotRegular>());
+            assert_eq!(inner.map(|n| n.what), Some(what), "{}", path.display());
+        }
+        std::fs::write(dir.path().join("f"), "x").unwrap();
+        assert!(open_regular(&dir.path().join("f")).is_ok());
+    }
+}
