@@ -17,6 +17,7 @@ mod empty;
 mod file_lock;
 mod find;
 mod globs;
+pub mod leftovers;
 mod list;
 mod paths;
 mod read;

@@ -128,6 +128,7 @@ pub(crate) fn commit_bytes(
             .path
             .file_name()
             .ok_or_else(|| std::io::Error::other("no file name"))?;
+        crate::leftovers::note_write_dir(&target.dir);
         write_atomically(&target.dir, name, bytes, commit)
     })();
     if let Err(error) = result {

@@ -79,6 +79,19 @@ fn temp_name() -> String {
     )
 }
 
+/// The process id in a name [`temp_name`] made, or `None` for any other
+/// name: only files of exactly this shape are ever swept as leftovers.
+pub fn temp_owner(name: &str) -> Option<u32> {
+    let inner = name.strip_prefix(".wamcp-")?.strip_suffix(".tmp")?;
+    let mut parts = inner.split('-');
+    let (pid, nanos, count) = (parts.next()?, parts.next()?, parts.next()?);
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let hex = !nanos.is_empty() && nanos.bytes().all(|b| b.is_ascii_hexdigit());
+    (parts.next().is_none() && digits(pid) && hex && digits(count))
+        .then(|| pid.parse().ok())
+        .flatten()
+}
+
 /// Whether another program holds `path` open without sharing it. Windows
 /// reports a rename onto such a file as "access denied", indistinguishable
 /// from a permissions problem; opening it with every share mode tells them
@@ -110,6 +123,24 @@ pub fn is_file_in_use(error: &io::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_names_of_our_own_shape_have_an_owner() {
+        assert_eq!(temp_owner(&temp_name()), Some(std::process::id()));
+        assert_eq!(temp_owner(".wamcp-123-1a2b-0.tmp"), Some(123));
+        for other in [
+            ".wamcp-123-1a2b-0.tmp.bak",
+            "wamcp-123-1a2b-0.tmp",
+            ".wamcp-x-1a2b-0.tmp",
+            ".wamcp-123-zz-0.tmp",
+            ".wamcp-123-1a2b.tmp",
+            ".wamcp-123-1a2b-0-9.tmp",
+            ".wamcp--1a2b-0.tmp",
+            "notes.tmp",
+        ] {
+            assert_eq!(temp_owner(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn creates_replaces_and_refuses_to_clobber() {

@@ -8,5 +8,6 @@
 pub mod atomic;
 pub mod console;
 pub mod gpu;
+pub mod process;
 pub mod search_path;
 pub mod system;

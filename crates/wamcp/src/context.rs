@@ -68,6 +68,9 @@ pub struct ServerContext {
     session_grants: Mutex<Vec<String>>,
     /// The configured search backend; `None` when its name is unknown.
     pub search_engine: Option<Box<dyn SearchBackend>>,
+    /// Cancelled shortly after the client closes stdin: every tool call still
+    /// running stops, so the process can exit at once.
+    pub client_gone: tokio_util::sync::CancellationToken,
 }
 
 /// What start-up read before building the context.
@@ -254,6 +257,7 @@ impl ServerContext {
             pages: PageCache::default(),
             session_grants: Mutex::default(),
             search_engine: search_engine(&search_backend),
+            client_gone: tokio_util::sync::CancellationToken::new(),
         }
     }
 

@@ -15,4 +15,5 @@ pub mod http;
 pub mod registry;
 pub mod server;
 pub mod settings;
+pub mod stdio;
 pub mod tools;

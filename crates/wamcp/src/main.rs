@@ -185,6 +185,25 @@ fn extract_command(args: ExtractArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// Removes temporary files killed servers left behind, off the start-up
+/// path: the first request is not kept waiting for a directory listing.
+fn sweep_leftovers(env: EnvLookup, roots: Vec<PathBuf>) {
+    if let Some(data) = config::user_data_dir(env) {
+        wamcp_fs::leftovers::keep_journal(data.join("wamcp").join("written-dirs.txt"));
+    }
+    std::thread::spawn(move || {
+        let removed = wamcp_fs::leftovers::sweep(&roots);
+        if removed > 0 {
+            tracing::warn!(
+                "removed {removed} temporary file(s) left by wamcp processes that were killed while writing"
+            );
+        }
+    });
+}
+
+/// How long workers get to finish once the client has gone.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
 fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
     let http = match args
         .http
@@ -216,6 +235,7 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
     for message in ctx.startup_messages() {
         tracing::warn!("{message}");
     }
+    sweep_leftovers(env, ctx.run_roots());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -231,12 +251,26 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
         if let Some(address) = http {
             return wamcp::http::serve(ctx, address).await.map_err(Into::into);
         }
-        let service = WamcpServer::new(ctx)
-            .serve(rmcp::transport::stdio())
-            .await?;
+        let gone = ctx.client_gone.clone();
+        let service = match WamcpServer::new(ctx)
+            .serve(wamcp::stdio::transport(gone))
+            .await
+        {
+            Ok(service) => service,
+            // stdin closed before a client said anything (Ctrl-D at a
+            // terminal, a client that gave up): a normal end, not a failure.
+            Err(
+                rmcp::service::ServerInitializeError::ConnectionClosed(_)
+                | rmcp::service::ServerInitializeError::ExpectedInitializeRequest(None),
+            ) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
         service.waiting().await?;
         Ok::<_, Box<dyn std::error::Error>>(())
     });
+    // The client is gone: a worker stuck in a system call (a hung network
+    // drive, a program that ignores its kill) must not keep the process alive.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -251,8 +251,16 @@ pub fn tools_by_group() -> Vec<(Group, Vec<&'static str>)> {
 
 fn call_erased<T: ToolDef>(call: ToolCall, arguments: JsonObject) -> CallFuture {
     Box::pin(async move {
+        let gone = call.ctx.client_gone.clone();
         let outcome = match serde_json::from_value::<T::Params>(Value::Object(arguments)) {
-            Ok(params) => T::run(call, params).await,
+            // Dropping the tool's future kills what it started.
+            Ok(params) => tokio::select! {
+                out = T::run(call, params) => out,
+                _ = gone.cancelled() => Err(ToolError::new(
+                    ErrorType::Cancelled,
+                    "The client closed the connection; the call was stopped and everything it started was killed.",
+                )),
+            },
             Err(e) => Err(ToolError::new(
                 ErrorType::InvalidArguments,
                 format!("Invalid arguments: {e}"),

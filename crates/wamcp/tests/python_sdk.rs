@@ -79,6 +79,12 @@ fn the_windows_binary_under_wine_serves_both_eras() {
         std::env::var("WAMCP_TEST_WINE_EXE"),
         std::env::var("WAMCP_TEST_WINE"),
     ) else {
+        // Straight to stderr: the harness swallows the output of passing tests.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"\n!!! SKIPPED python_sdk under Wine: WAMCP_TEST_WINE_EXE and WAMCP_TEST_WINE are not set \
+              (scripts/test.sh sets them in its last step) !!!\n",
+        );
         return;
     };
     let Some(python) = python() else { return };

@@ -60,3 +60,88 @@ fn stdout_is_protocol_only_and_warnings_go_to_stderr() {
     assert_eq!(replies[1]["result"]["isError"], true);
     assert!(stderr.contains("Unknown tool group 'bogus'"), "{stderr}");
 }
+
+/// Ctrl-D at a terminal, or a client that gives up before `initialize`: a
+/// normal end, with status 0 and no error line.
+#[test]
+fn end_of_input_before_initialize_is_a_clean_exit() {
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.command(&[]);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = cmd.output().expect("run wamcp");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("ERROR"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
+/// A client that closes stdin while a long command runs: the call is
+/// answered CANCELLED, the command's process is killed, and the server exits
+/// instead of waiting for it.
+#[cfg(target_os = "linux")]
+#[test]
+fn closing_stdin_stops_running_calls_and_exits() {
+    let (sandbox, project) = Sandbox::with_project();
+    std::fs::write(
+        project.join("sleeper.py"),
+        "import os, time\nopen('pid', 'w').write(str(os.getpid()))\ntime.sleep(120)\n",
+    )
+    .unwrap();
+    let mut cmd = sandbox.command(&[]);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn wamcp");
+    let mut stdin = child.stdin.take().unwrap();
+    for line in [
+        initialize("2025-11-25"),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "run_powershell",
+            "arguments": {"command": "python3 sleeper.py", "working_directory": "proj"}}}),
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    let pid_file = project.join("pid");
+    let started = std::time::Instant::now();
+    while !pid_file.exists() {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(stdin);
+    // A hang guard, not a speed test: wait_with_output blocks until exit.
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains(r#"\"type\": \"CANCELLED\""#), "{stdout}");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!running(pid), "the command's process {pid} survived");
+}
+
+/// Whether `pid` is a live process (a zombie waiting for its reaper is dead).
+#[cfg(target_os = "linux")]
+fn running(pid: i32) -> bool {
+    for _ in 0..50 {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return false,
+            Ok(stat)
+                if stat
+                    .rsplit(')')
+                    .next()
+                    .is_some_and(|s| s.trim_start().starts_with('Z')) =>
+            {
+                return false;
+            }
+            Ok(_) => std::thread::sleep(std::time::Duration::from_millis(100)),
+        }
+    }
+    true
+}

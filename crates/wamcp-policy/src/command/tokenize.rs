@@ -521,6 +521,7 @@ mod tests {
 
     #[test]
     fn powershell_serialisation_round_trips() {
+        let mut refused = Vec::new();
         for command in [
             "Get-ChildItem -Path 'C:\\My Files' -Recurse",
             "Select-String -Pattern 'a;b|c$d' -Path src",
@@ -531,6 +532,7 @@ mod tests {
             "Get-Item -Path --%",
         ] {
             let Ok(args) = tokenize(command) else {
+                refused.push(command);
                 continue;
             };
             let serialised = to_powershell(&args);
@@ -541,6 +543,8 @@ mod tests {
                 "{serialised}"
             );
         }
+        // The one input that is not a command at all; nothing else may be skipped.
+        assert_eq!(refused, ["Get-Item -Path --%"]);
         assert_eq!(
             to_powershell(&tokenize("Get-ChildItem -Path 'a b' -Recurse x").unwrap()),
             "Get-ChildItem -Path 'a b' -Recurse 'x'"
