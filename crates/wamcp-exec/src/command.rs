@@ -188,6 +188,13 @@ pub fn check(
 /// the project) must not pose as the program whose name it borrows.
 fn program_at_path(raw: &str, roots: &[PathBuf]) -> Result<String, ToolError> {
     let path = Path::new(raw);
+    // A share's file can change under the check, and reading it sends the
+    // user's credentials to whoever serves it.
+    if raw.starts_with("\\\\") || raw.starts_with("//") {
+        return Err(not_allowed(format!(
+            "'{raw}' names a program on a network share; run programs installed on this machine."
+        )));
+    }
     if !path.is_absolute() {
         return Err(not_allowed(format!(
             "'{raw}' names a program by a relative path; name it alone (for example 'git') and it is found on \
@@ -386,6 +393,8 @@ mod tests {
         assert_eq!(checked.program, tools.join("git.exe").display().to_string());
         assert_eq!(checked.args, ["status"]);
         for refused in [
+            "'//server/share/git.exe' status".to_string(),
+            "'\\\\server\\share\\git.exe' status".to_string(),
             quoted(&root),
             quoted(&dir.join("missing")),
             "tools/git.exe status".to_string(),

@@ -40,13 +40,15 @@ impl<R: AsyncRead + Unpin> AsyncRead for EofWatch<R> {
         let before = buf.filled().len();
         let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
         // Nothing read into room that was there: end-of-file.
-        if matches!(poll, Poll::Ready(Ok(()))) && wanted && buf.filled().len() == before {
-            if let Some(gone) = self.gone.take() {
-                tokio::spawn(async move {
-                    tokio::time::sleep(EOF_GRACE).await;
-                    gone.cancel();
-                });
-            }
+        if matches!(poll, Poll::Ready(Ok(())))
+            && wanted
+            && buf.filled().len() == before
+            && let Some(gone) = self.gone.take()
+        {
+            tokio::spawn(async move {
+                tokio::time::sleep(EOF_GRACE).await;
+                gone.cancel();
+            });
         }
         poll
     }

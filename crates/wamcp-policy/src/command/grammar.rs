@@ -30,6 +30,7 @@ use super::spec::{
     parse_option,
 };
 use super::tokenize::Arg;
+use crate::write_rules::agent_trust_file;
 use std::collections::{BTreeMap, HashMap};
 
 /// A compiled command or subcommand.
@@ -103,6 +104,7 @@ impl Grammar {
         let ctx = Compile {
             fold: &fold,
             sets: &spec.option_sets,
+            after_dashdash: spec.after_dashdash.clone(),
         };
         let top = ctx.command(&spec.command)?;
         let mut modules = HashMap::new();
@@ -220,6 +222,7 @@ fn fold(word: &str, case_insensitive: bool, slash: bool) -> String {
 struct Compile<'s> {
     fold: &'s dyn Fn(&str) -> String,
     sets: &'s BTreeMap<String, Vec<String>>,
+    after_dashdash: Args,
 }
 
 impl Compile<'_> {
@@ -227,7 +230,10 @@ impl Compile<'_> {
         let mut cmd = Cmd {
             subcommand_required: spec.subcommand_required,
             args: spec.args.clone(),
-            after_dashdash: spec.after_dashdash.clone(),
+            after_dashdash: spec
+                .after_dashdash
+                .clone()
+                .unwrap_or_else(|| self.after_dashdash.clone()),
             inherit: spec.inherit,
             delegate: spec.delegate.clone(),
             decision: spec
@@ -418,8 +424,15 @@ impl<'a> Walk<'a> {
             self.delegate(id, argv, i);
             return;
         }
-        if cmd.args == Args::Rest {
-            return;
+        match cmd.args {
+            Args::Rest => return,
+            Args::Data => {
+                for (index, arg) in argv.iter().enumerate().skip(i) {
+                    self.trust_path(index, &arg.text);
+                }
+                return;
+            }
+            _ => {}
         }
         let mut scope: Vec<&Cmd> = parents.to_vec();
         scope.push(cmd);
@@ -429,6 +442,8 @@ impl<'a> Walk<'a> {
             let text = argv[i].text.as_str();
             if text == "--" {
                 self.rest(g, &cmd.after_dashdash, argv, i + 1);
+                // Still positionals: `git config -- core.fsmonitor x` writes.
+                positionals.extend(i + 1..argv.len());
                 break;
             }
             if g.response_files && text.len() > 1 && text.starts_with('@') {
@@ -443,7 +458,7 @@ impl<'a> Walk<'a> {
             }
             // `tar xzf a.tgz`: the first word is a cluster without its dash.
             if g.dashless_first_cluster && i == 1 && !text.starts_with('-') {
-                match self.cluster(g, &scope, argv, i, &format!("-{text}"), 1) {
+                match self.old_style(g, &scope, argv) {
                     Some(Step::Next(next)) => {
                         i = next;
                         continue;
@@ -481,6 +496,9 @@ impl<'a> Walk<'a> {
                 }
             }
             positionals.push(i);
+            if !matches!(cmd.args, Args::Free | Args::Rest) {
+                self.trust_path(i, text);
+            }
             match &cmd.args {
                 Args::Any => {}
                 Args::None => self.note(
@@ -489,7 +507,7 @@ impl<'a> Walk<'a> {
                     text,
                     "an argument the grammar does not expect here".into(),
                 ),
-                Args::Free | Args::Rest => break,
+                Args::Free | Args::Rest | Args::Data => break,
                 Args::Table(t) => self.value(g, t, i, text),
             }
             i += 1;
@@ -503,7 +521,7 @@ impl<'a> Walk<'a> {
     fn rest(&mut self, g: &Grammar, args: &Args, argv: &[Arg], from: usize) {
         for (index, arg) in argv.iter().enumerate().skip(from) {
             match args {
-                Args::Any | Args::Free | Args::Rest => {}
+                Args::Any | Args::Free | Args::Rest | Args::Data => {}
                 Args::None => self.note(
                     Decision::Prompt,
                     index,
@@ -511,6 +529,9 @@ impl<'a> Walk<'a> {
                     "an argument after '--' that the grammar does not expect".into(),
                 ),
                 Args::Table(t) => self.value(g, t, index, &arg.text),
+            }
+            if !matches!(args, Args::Free | Args::Rest) {
+                self.trust_path(index, &arg.text);
             }
         }
     }
@@ -708,6 +729,45 @@ impl<'a> Walk<'a> {
         Some(Step::Next(i + 1))
     }
 
+    /// tar's old-style first word (`xfI a.tar prog`): letters without a
+    /// dash, and each letter that takes a value takes the next unused word,
+    /// in order, never the rest of the cluster. `None` when the first letter
+    /// is not an option (the word is then read as a positional).
+    fn old_style(&mut self, g: &'a Grammar, scope: &[&'a Cmd], argv: &[Arg]) -> Option<Step> {
+        let text = &argv[1].text;
+        let lookup = |c: char| {
+            let name = fold(&format!("-{c}"), g.case_insensitive, false);
+            scope
+                .iter()
+                .rev()
+                .find_map(|cmd| cmd.exact.get(&name))
+                .cloned()
+        };
+        lookup(text.chars().next()?)?;
+        let mut next_value = 2;
+        for c in text.chars() {
+            let Some(opt) = lookup(c) else {
+                self.note(
+                    Decision::Prompt,
+                    1,
+                    text,
+                    format!("'{c}' is not an option the {} grammar knows", g.id),
+                );
+                return Some(Step::Next(next_value));
+            };
+            if self.decide(&opt, 1, text) {
+                return Some(Step::Stop);
+            }
+            if opt.takes != Takes::Nothing {
+                if let Some(value) = argv.get(next_value) {
+                    self.check(g, &opt, next_value, &value.text);
+                }
+                next_value += 1;
+            }
+        }
+        Some(Step::Next(next_value))
+    }
+
     fn unknown(&mut self, g: &Grammar, i: usize, raw: &str) {
         self.note(
             Decision::Prompt,
@@ -718,6 +778,19 @@ impl<'a> Walk<'a> {
     }
 
     /// Applies a recognised option; `attached` is a value in the same word.
+    /// Notes an option's own decision; true when it stops the walk.
+    fn decide(&mut self, opt: &Opt, i: usize, word: &str) -> bool {
+        if opt.decision != Decision::Allow {
+            let why = if opt.why.is_empty() {
+                format!("{} needs a decision", opt.name)
+            } else {
+                format!("{}: {}", opt.name, opt.why)
+            };
+            self.note(opt.decision, i, word, why);
+        }
+        self.stopped()
+    }
+
     fn apply(
         &mut self,
         g: &'a Grammar,
@@ -726,16 +799,8 @@ impl<'a> Walk<'a> {
         argv: &[Arg],
         i: usize,
     ) -> Step {
-        if opt.decision != Decision::Allow {
-            let why = if opt.why.is_empty() {
-                format!("{} needs a decision", opt.name)
-            } else {
-                format!("{}: {}", opt.name, opt.why)
-            };
-            self.note(opt.decision, i, &argv[i].text, why);
-            if self.stopped() {
-                return Step::Stop;
-            }
+        if self.decide(opt, i, &argv[i].text) {
+            return Step::Stop;
         }
         match &opt.takes {
             Takes::Nothing if attached.is_some() => {
@@ -798,8 +863,31 @@ impl<'a> Walk<'a> {
     }
 
     fn check(&mut self, g: &Grammar, opt: &Opt, index: usize, value: &str) {
-        if let ValueCheck::Table(t) = &opt.check {
-            self.value(g, t, index, value);
+        match &opt.check {
+            ValueCheck::Path | ValueCheck::Output => self.trust_path(index, value),
+            ValueCheck::Table(t) => self.value(g, t, index, value),
+            ValueCheck::Free => {}
+        }
+    }
+
+    /// An argument naming a file that decides what programs run (`.git/`,
+    /// `.mcp.json`, `.vscode/tasks.json`...) is asked about: an allowed
+    /// command that writes there (`git log --output=.git/config`, `tar -C
+    /// .git`) plants configuration the next command runs, and the file tools
+    /// ask before writing the same files.
+    fn trust_path(&mut self, index: usize, value: &str) {
+        let parts: Vec<String> = value
+            .split(['/', '\\'])
+            .filter(|p| !p.is_empty() && *p != ".")
+            .map(str::to_string)
+            .collect();
+        if let Some(why) = agent_trust_file(&parts) {
+            self.note(
+                Decision::Prompt,
+                index,
+                value,
+                format!("it names {why}, which commands may not change without the user"),
+            );
         }
     }
 
@@ -815,12 +903,21 @@ impl<'a> Walk<'a> {
                 .collect()
         };
         for part in parts {
-            let subject = if t.key {
-                part.split('=').next().unwrap_or(part)
-            } else {
-                part
+            let (subject, assigned) = match part.split_once('=') {
+                Some((key, value)) if t.key => (key, Some(value)),
+                _ => (part, None),
             };
-            let (decision, why) = judge_table(t, subject);
+            let (mut decision, mut why) = judge_table(t, subject);
+            if decision == Decision::Allow
+                && t.plain_values
+                && assigned.is_some_and(|v| !is_plain_value(v))
+            {
+                decision = Decision::Prompt;
+                why = Some(
+                    "the value is a path or an expression, which this setting could turn into code"
+                        .into(),
+                );
+            }
             if decision != Decision::Allow {
                 let why = match why {
                     Some(why) => format!("'{subject}': {why}"),
@@ -866,6 +963,16 @@ impl<'a> Walk<'a> {
         };
         if let Some(&index) = key {
             self.value(g, "config-write", index, &argv[index].text);
+            // A write to a file named on the command line can plant any INI
+            // file (pip.conf, another repository's config): never silent.
+            if seen.iter().any(|s| s == "-f" || s == "--blob") {
+                self.note(
+                    Decision::Prompt,
+                    index,
+                    &argv[index].text,
+                    "it writes a configuration file named on the command line".into(),
+                );
+            }
         }
     }
 }
@@ -904,22 +1011,51 @@ fn judge_table(t: &Table, subject: &str) -> (Decision, Option<String>) {
     )
 }
 
+/// A setting's value that can only be data: letters, digits, `_ . + - , ;`
+/// and spaces, and no `..`.
+fn is_plain_value(value: &str) -> bool {
+    !value.contains("..")
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.+-,; ".contains(c))
+}
+
 /// Whether a word is an option of the command at hand.
 fn is_option_word(g: &Grammar, scope: &[&Cmd], text: &str) -> bool {
-    let listed = |w: &str| {
-        let w = g.fold(w);
-        scope.iter().any(|c| {
-            c.exact.contains_key(&w) || c.patterns.iter().any(|(p, _)| w.starts_with(p.as_str()))
-        })
-    };
     if text == "-" || text.starts_with('+') {
-        return listed(text);
+        return is_listed(g, scope, text);
     }
     if text.starts_with('-') {
         return true;
     }
-    // `/c` is an option for MSVC tools; `/home/x/a.c` is a path.
-    g.slash && text.starts_with('/') && (listed(text) || !text[1..].contains(['/', '\\']))
+    // `/c` is an option for MSVC tools and `/home/x/a.c` a path (clang-cl on
+    // Linux). A word that any reading makes an option is one, whatever its
+    // value holds: `/p:X=C:\y` and `/logger:C:\x.dll` are switches.
+    g.slash
+        && text.starts_with('/')
+        && (is_listed(g, scope, text) || !text[1..].contains(['/', '\\']))
+}
+
+/// Whether some reading of `text` names a listed option: whole, by
+/// pattern, before a value separator, or as one letter with a glued value.
+fn is_listed(g: &Grammar, scope: &[&Cmd], text: &str) -> bool {
+    let word = g.fold(text);
+    let exact = |name: &str| scope.iter().any(|c| c.exact.contains_key(name));
+    let pattern = scope
+        .iter()
+        .any(|c| c.patterns.iter().any(|(p, _)| word.starts_with(p.as_str())));
+    let before_separator = word
+        .find(|c| g.separators.contains(&c))
+        .is_some_and(|at| exact(&word[..at]));
+    let glued = word.starts_with('-')
+        && word.char_indices().nth(2).is_some_and(|(at, _)| {
+            scope.iter().any(|c| {
+                c.exact
+                    .get(&word[..at])
+                    .is_some_and(|o| o.takes != Takes::Nothing)
+            })
+        });
+    exact(&word) || pattern || before_separator || glued
 }
 
 #[cfg(test)]

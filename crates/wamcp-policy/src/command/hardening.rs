@@ -7,7 +7,8 @@
 //! as `core.fsmonitor` run programs. `safe.bareRepository=explicit` makes git
 //! use a bare repository only when `--git-dir` names it (which the grammar
 //! asks about). The setting must come from the command-line scope to count,
-//! which `GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n` is.
+//! which `GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n` is. Local-path transports are
+//! off for the same reason: the other side runs under its own configuration.
 
 /// Variables to set for `program` (as rules name it); `get` reads the
 /// server's environment, so existing command-scope settings are kept.
@@ -22,6 +23,10 @@ pub fn child_env(program: &str, get: impl Fn(&str) -> Option<String>) -> Vec<(St
         ("safe.bareRepository", "explicit"),
         // The ext:: transport runs a command; refused in arguments already.
         ("protocol.ext.allow", "never"),
+        // A repository reached by a local path runs upload-pack and
+        // receive-pack under its own configuration (and hooks): one the agent
+        // wrote file by file would run what it says (`git push ../evil`).
+        ("protocol.file.allow", "never"),
     ];
     let mut env = Vec::new();
     for (offset, (key, value)) in settings.iter().enumerate() {
@@ -57,7 +62,9 @@ mod tests {
                 ("GIT_CONFIG_VALUE_0", "explicit"),
                 ("GIT_CONFIG_KEY_1", "protocol.ext.allow"),
                 ("GIT_CONFIG_VALUE_1", "never"),
-                ("GIT_CONFIG_COUNT", "2"),
+                ("GIT_CONFIG_KEY_2", "protocol.file.allow"),
+                ("GIT_CONFIG_VALUE_2", "never"),
+                ("GIT_CONFIG_COUNT", "3"),
                 ("GIT_TERMINAL_PROMPT", "0"),
             ]
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -66,7 +73,7 @@ mod tests {
             (k == "GIT_CONFIG_COUNT").then(|| "3".to_string())
         });
         assert_eq!(env[0].0, "GIT_CONFIG_KEY_3");
-        assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "5".into())));
+        assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "6".into())));
         assert!(child_env("cmake", |_| None).is_empty());
     }
 }

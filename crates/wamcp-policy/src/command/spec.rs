@@ -79,6 +79,9 @@ pub enum Args {
     /// Every remaining word, options included, belongs to something this
     /// grammar does not judge (a test runner's own arguments).
     Rest,
+    /// Every remaining word is data, not parsed as an option, but each is
+    /// still checked for naming a trust file (`cmake -E copy a b`).
+    Data,
 }
 
 impl<'de> Deserialize<'de> for Args {
@@ -89,9 +92,10 @@ impl<'de> Deserialize<'de> for Args {
             "none" => Ok(Args::None),
             "free" => Ok(Args::Free),
             "rest" => Ok(Args::Rest),
+            "data" => Ok(Args::Data),
             t if t.starts_with('@') => Ok(Args::Table(t[1..].to_string())),
             other => Err(serde::de::Error::custom(format!(
-                "args must be any, none, free, rest or @table, not {other:?}"
+                "args must be any, none, free, rest, data or @table, not {other:?}"
             ))),
         }
     }
@@ -116,9 +120,9 @@ pub struct CommandSpec {
     pub subcommand_required: bool,
     #[serde(default)]
     pub args: Args,
-    /// Words after `--`.
-    #[serde(default = "free_args")]
-    pub after_dashdash: Args,
+    /// Words after `--`; unset, the grammar's `after_dashdash`.
+    #[serde(default)]
+    pub after_dashdash: Option<Args>,
     /// The parent's options stay valid after this subcommand.
     #[serde(default)]
     pub inherit: bool,
@@ -137,10 +141,6 @@ pub struct CommandSpec {
 
 fn yes() -> bool {
     true
-}
-
-fn free_args() -> Args {
-    Args::Free
 }
 
 /// A table of allowed, asked-about and forbidden values.
@@ -166,6 +166,10 @@ pub struct Table {
     /// Characters that separate several values in one argument.
     #[serde(default)]
     pub split: String,
+    /// With `key`: an allowed key's value must be plain too (no path, no
+    /// `..`, no expression); otherwise the pair is asked about.
+    #[serde(default)]
+    pub plain_values: bool,
     /// The decision for a plain word no pattern names: letters, digits and
     /// `_ . + -`, not starting with `-` (a build target, a number).
     #[serde(default)]
@@ -214,6 +218,11 @@ pub struct GrammarSpec {
     /// `/opt` is the same as `-opt`, and `--opt` too (MSVC tools, MSBuild).
     #[serde(default)]
     pub slash: bool,
+    /// Words after `--` where a command does not say: asked about, unless
+    /// the program really ends its options there (`free`). Several do not
+    /// (ctest, link, MSBuild-forwarding tools keep parsing).
+    #[serde(default = "no_args")]
+    pub after_dashdash: Args,
     /// Characters that attach a value to a long option.
     #[serde(default = "equals")]
     pub value_separators: String,
@@ -241,6 +250,10 @@ pub struct GrammarSpec {
     pub command: CommandSpec,
     #[serde(default)]
     pub examples: Examples,
+}
+
+fn no_args() -> Args {
+    Args::None
 }
 
 fn equals() -> String {
@@ -289,7 +302,8 @@ pub fn parse_option(
 }
 
 /// Whether `text` matches `pattern`, where `*` matches any run of
-/// characters and `?` any one. Both are compared as given; callers fold case.
+/// characters, `?` any one and `%` one ASCII digit. Both are compared as
+/// given; callers fold case.
 pub fn glob_match(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
@@ -301,7 +315,9 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
         if pi < p.len() && p[pi] == '*' {
             star = Some((pi, ti));
             pi += 1;
-        } else if pi < p.len() && (p[pi] == t[ti] || p[pi] == '?') {
+        } else if pi < p.len()
+            && (p[pi] == t[ti] || p[pi] == '?' || (p[pi] == '%' && t[ti].is_ascii_digit()))
+        {
             pi += 1;
             ti += 1;
         } else if let Some((sp, st)) = star {
@@ -350,6 +366,9 @@ mod tests {
             ("*", "", true),
             ("?:\\*", "c:\\x", true),
             ("?:\\*", "host:x", false),
+            ("-j%", "-j8", true),
+            ("-j%", "-jE", false),
+            ("-j%%", "-j8", false),
             ("", "x", false),
         ] {
             assert_eq!(glob_match(p, t), want, "{p} {t}");

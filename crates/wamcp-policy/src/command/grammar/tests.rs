@@ -517,3 +517,94 @@ fn an_unlisted_option_is_never_allowed() {
         }
     }
 }
+
+/// Found by an adversarial review of the first version: every one was
+/// allowed. None may be again (asked or refused are both fine here; the
+/// example lists in the grammar files pin the exact decision).
+#[test]
+fn reviewed_bypasses_stay_closed() {
+    let set = RuleSet::builtin();
+    let commands = [
+        // MSVC-style switches whose value holds a path were read as files.
+        r"msbuild App.csproj /p:PreBuildEvent=C:\Windows\System32\calc.exe",
+        r"dotnet build /p:PreBuildEvent=C:\Windows\System32\calc.exe",
+        "msbuild App.csproj '/p:PreBuildEvent=cmd /c calc'",
+        r"msbuild App.sln /logger:C:\evil\x.dll",
+        r"cl /B1C:\evil\c1.dll a.c",
+        // `--` does not end every program's options.
+        "ctest -- --build-and-test . bt --build-generator Ninja --test-command calc",
+        "lld-link a.obj -- /plugin:x.dll",
+        "dotnet build -- -logger:x.dll",
+        "cl -- /B1evil.dll a.c",
+        // Output paths into the files that decide what runs.
+        "git log -1 '--format=[core]%n%x09fsmonitor = calc' --output=.git/config",
+        "git format-patch -1 -o .git/hooks",
+        "cmake -E copy x .git/config",
+        "tar -xf p.tar -C .git",
+        "7z x p.zip -o.git -y",
+        "python -m zipfile -e p.zip .git",
+        "gcc -o .git/hooks/pre-commit a.c",
+        // git configuration moved, renamed or written behind `--`.
+        "git config --rename-section color core",
+        "git config rename-section color core",
+        "git config -f /home/u/.config/pip/pip.conf color.python calc",
+        "git config -- core.fsmonitor calc",
+        "git config set -- core.hooksPath x",
+        "git bisect view bisect run calc",
+        "git -C evil --bare --work-tree=. status",
+        "git -C evil --bare fetch ../r",
+        "git init --separate-git-dir=gd wt",
+        "git clone --separate-git-dir=gd https://x/y.git wt",
+        // Values glued, old-style or specified by a data: URL.
+        "tar xfI t.tar calc",
+        "node --test '--test-reporter=data:text/javascript,import(\"child_process\")'",
+        // Toolchains, sysroots and linkers from a chosen directory.
+        "cargo --config build.jobs=2 build",
+        "cargo +/abs/evil build",
+        r"rustc '+C:\evil' main.rs",
+        "rustc --sysroot=/tmp/evilrs m.rs",
+        "clang --target=aarch64-linux-gnu --sysroot=evil a.o",
+        "clang-cl -fuse-ld=calc a.c",
+        "clang-cl -fuse-ld=link /vctoolsdir evil a.c",
+        "clang-cl /winsysroot evil a.c",
+        // CMake variables that name programs or search roots.
+        "cmake -S . -B build -DGIT_EXECUTABLE=calc",
+        "cmake -DPKG_CONFIG_EXECUTABLE=calc ..",
+        "cmake -DCCACHE_PROGRAM=calc ..",
+        "cmake -DGit_ROOT=evil ..",
+        "cmake -DCMAKE_PREFIX_PATH=evil ..",
+        "cmake '-DCMAKE_VS_GLOBALS=CLToolExe=calc.exe'",
+        "cmake -DCMAKE_XCODE_ATTRIBUTE_CC=calc ..",
+        "cmake --build build -- '-kE$(shell calc)'",
+        "cmake --build build -- -dEx",
+        "cmake -E write_regv 'HKCU\\x' calc",
+        // Python modules with options that run code.
+        "python -m pylint '--init-hook=__import__(\"os\").system(\"calc\")' x.py",
+        "python -m mypy --python-executable=calc x.py",
+        "python -m coverage run -m timeit x",
+        "python -m tox -x testenv.commands=calc",
+        "python -m pytest --tx 'popen//python=calc' -n1",
+        "python -m pre_commit try-repo https://x",
+        // Package sources and prefixes.
+        "pip install -C x=y .",
+        "npm install user/repo",
+        "npm install 'git@host:x/y'",
+        "npm --prefix=evil install",
+        "npm -C evil install",
+        "dotnet publish -p:PublishTrimmed=true --source ./feed --packages ./pk",
+        "dotnet test -s x.runsettings",
+        "dotnet nuget add source ./feed",
+        "msbuild /p:BaseIntermediateOutputPath=evil\\",
+        "msbuild /p:Platform=..\\..\\evil",
+    ];
+    let wrong: Vec<String> = commands
+        .iter()
+        .filter_map(|command| {
+            let argv = tokenize(command).unwrap_or_else(|e| panic!("{command}: {e}"));
+            let verdict = set.judge(&argv);
+            (verdict.decision == Decision::Allow)
+                .then(|| format!("{command}: {}", verdict.reason()))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "allowed:\n{}", wrong.join("\n"));
+}
