@@ -292,6 +292,16 @@ pub(crate) fn working_directory(
             })?,
         },
     };
+    // A command run inside `.git` (or `.claude`...) writes its outputs there
+    // by their plain names: `git log --output=config` plants git's config.
+    let shown = chosen.display().to_string();
+    if let Some(why) = wamcp_policy::write_rules::names_trust_location(&shown) {
+        return Err(ToolError::new(
+            ErrorType::WorkingDirectoryNotAllowed,
+            format!("'{shown}' holds {why}; commands do not run there."),
+        )
+        .recover("Run the command from the project directory instead."));
+    }
     if !inside(&chosen) {
         let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
         return Err(ToolError::new(
@@ -430,6 +440,9 @@ mod tests {
         let err = working_directory(Some("."), &dir, &roots).unwrap_err();
         assert_eq!(err.kind, ErrorType::WorkingDirectoryNotAllowed);
         let err = working_directory(Some("root/../"), &dir, &roots).unwrap_err();
+        assert_eq!(err.kind, ErrorType::WorkingDirectoryNotAllowed);
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        let err = working_directory(Some("root/.git"), &dir, &roots).unwrap_err();
         assert_eq!(err.kind, ErrorType::WorkingDirectoryNotAllowed);
         assert_eq!(
             working_directory(None, &dir, &[]).unwrap_err().kind,

@@ -216,6 +216,83 @@ pub fn agent_trust_file(components: &[String]) -> Option<&'static str> {
     None
 }
 
+/// Directories whose contents decide what programs run or what an agent
+/// may do, with the reason, for arguments of commands.
+const TRUST_DIRS: &[(&str, &str)] = &[
+    (
+        ".git",
+        "git's own files (configuration and hooks run programs)",
+    ),
+    (
+        ".vscode",
+        "editor configuration, whose tasks and servers run programs",
+    ),
+    (
+        ".claude",
+        "an agent's configuration (its permissions, hooks and servers)",
+    ),
+    (
+        ".codex",
+        "an agent's configuration (its permissions, hooks and servers)",
+    ),
+    (
+        ".cursor",
+        "an agent's configuration (its permissions, hooks and servers)",
+    ),
+];
+
+/// Whether a command argument (a path, `name=path`, `a,b` list...) reaches
+/// a trust location, and why. Stricter than [`agent_trust_file`], because a
+/// command may write *into* a directory named last (`cmake -E copy x
+/// .claude`), through `..`, or through a Windows alias of the name (`.git.`,
+/// `.git::$INDEX_ALLOCATION`, an 8.3 short name such as `GIT~1`).
+pub fn names_trust_location(argument: &str) -> Option<&'static str> {
+    let parts: Vec<String> = argument
+        .split(['/', '\\', '=', ',', ';', ':'])
+        .map(|p| {
+            p.trim()
+                .trim_matches(['"', '\''])
+                .trim_end_matches(['.', ' '])
+                .to_lowercase()
+        })
+        .filter(|p| !p.is_empty())
+        .collect();
+    for part in &parts {
+        if let Some((_, why)) = TRUST_DIRS.iter().find(|(dir, _)| {
+            dir.trim_start_matches('.') == part.trim_start_matches('.') && part.starts_with('.')
+        }) {
+            return Some(why);
+        }
+        if is_short_name(part) {
+            return Some("a short (8.3) name, which may stand for a protected directory");
+        }
+    }
+    agent_trust_file(&parts)
+}
+
+/// `GIT~1`, `VSCODE~1`, `GITMOD~1`: a Windows 8.3 alias whose base is the
+/// start of a trust name (Windows keeps up to six characters of the long
+/// name, dot dropped). `HEAD~1` is a git revision, not one of these.
+fn is_short_name(part: &str) -> bool {
+    const LONG: &[&str] = &[
+        "git",
+        "gitmodules",
+        "vscode",
+        "claude",
+        "codex",
+        "cursor",
+        "mcp",
+    ];
+    let stem = part.split('.').next().unwrap_or(part);
+    stem.split_once('~').is_some_and(|(base, n)| {
+        !base.is_empty()
+            && base.len() <= 6
+            && !n.is_empty()
+            && n.bytes().all(|b| b.is_ascii_digit())
+            && LONG.iter().any(|long| long.starts_with(base))
+    })
+}
+
 /// Whether `path` is `root` or below it, compared component by component
 /// (case-insensitively on Windows, where `C:\Proj` and `c:\proj` are one).
 pub fn is_within(path: &str, root: &str, style: PathStyle) -> bool {
@@ -413,6 +490,45 @@ mod tests {
             "proj/CLAUDE.md",
         ] {
             assert_eq!(agent_trust_file(&parts(p)), None, "{p}");
+        }
+    }
+
+    #[test]
+    fn command_arguments_reaching_trust_locations() {
+        for reaching in [
+            ".git/config",
+            "--output=.git/config",
+            "link=.git/hooks/pre-commit",
+            ".claude",
+            ".vscode/x/../tasks.json",
+            "sub\\.GIT\\hooks",
+            ".git./config",
+            ".git /config",
+            ".git::$INDEX_ALLOCATION/config",
+            "GIT~1/config",
+            "VSCODE~1/tasks.json",
+            "a.zip,.cursor",
+            "\"'.codex'\"",
+            ".mcp.json",
+            "x/.gitmodules",
+        ] {
+            assert!(names_trust_location(reaching).is_some(), "{reaching}");
+        }
+        for ordinary in [
+            "src/main.c",
+            "git/config",
+            ".gitignore",
+            ".github/workflows/ci.yml",
+            "build/out.o",
+            "--exclude=node_modules",
+            "vscode",
+            "C:\\proj\\a.txt",
+            "~/notes.txt",
+            "v1.2~rc",
+            "HEAD~1",
+            "main~12",
+        ] {
+            assert_eq!(names_trust_location(ordinary), None, "{ordinary}");
         }
     }
 

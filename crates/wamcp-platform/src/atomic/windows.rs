@@ -58,7 +58,7 @@ pub(super) fn write_atomically(
                 MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH
             }
         };
-        win32(unsafe { MoveFileExW(temp_w.as_ptr(), target_w.as_ptr(), flags) })
+        move_over(&temp_w, &target_w, flags)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&temp);
@@ -150,6 +150,26 @@ fn same_path(final_path: &Path, expected: &Path) -> bool {
 
 fn wide(path: &Path) -> Vec<u16> {
     path.as_os_str().encode_wide().chain(Some(0)).collect()
+}
+
+/// MoveFileExW, tried again for a moment while the target is briefly open
+/// elsewhere: a path being resolved by another call, a virus scanner or an
+/// indexer holds a handle for milliseconds, and a replace fails meanwhile.
+/// A file held open for longer is still reported (FILE_IN_USE upstream).
+fn move_over(temp: &[u16], target: &[u16], flags: u32) -> io::Result<()> {
+    const ATTEMPTS: u32 = 20;
+    let mut attempt = 0;
+    loop {
+        let result = win32(unsafe { MoveFileExW(temp.as_ptr(), target.as_ptr(), flags) });
+        let busy = result.as_ref().is_err_and(|e| {
+            e.kind() == io::ErrorKind::PermissionDenied || super::is_file_in_use(e)
+        });
+        attempt += 1;
+        if !busy || attempt == ATTEMPTS {
+            return result;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
 }
 
 fn win32(ok: windows_sys::core::BOOL) -> io::Result<()> {

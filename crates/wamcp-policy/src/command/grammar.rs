@@ -30,7 +30,7 @@ use super::spec::{
     parse_option,
 };
 use super::tokenize::Arg;
-use crate::write_rules::agent_trust_file;
+use crate::write_rules::names_trust_location;
 use std::collections::{BTreeMap, HashMap};
 
 /// A compiled command or subcommand.
@@ -876,12 +876,7 @@ impl<'a> Walk<'a> {
     /// .git`) plants configuration the next command runs, and the file tools
     /// ask before writing the same files.
     fn trust_path(&mut self, index: usize, value: &str) {
-        let parts: Vec<String> = value
-            .split(['/', '\\'])
-            .filter(|p| !p.is_empty() && *p != ".")
-            .map(str::to_string)
-            .collect();
-        if let Some(why) = agent_trust_file(&parts) {
+        if let Some(why) = names_trust_location(value) {
             self.note(
                 Decision::Prompt,
                 index,
@@ -907,6 +902,9 @@ impl<'a> Walk<'a> {
                 Some((key, value)) if t.key => (key, Some(value)),
                 _ => (part, None),
             };
+            if let Some(assigned) = assigned {
+                self.trust_path(index, assigned);
+            }
             let (mut decision, mut why) = judge_table(t, subject);
             if decision == Decision::Allow
                 && t.plain_values
@@ -982,7 +980,9 @@ impl<'a> Walk<'a> {
 /// `core.*`; on a tie the strictest decision wins. Nothing matching: the
 /// table's default.
 fn judge_table(t: &Table, subject: &str) -> (Decision, Option<String>) {
-    let lower = subject.to_lowercase();
+    // Programs trim and unquote before they look (node's URL parser, cmake's
+    // -D names): `' data:...'` and `-D"CMAKE_X"=` are the plain names.
+    let lower = subject.trim().replace(['"', '\''], "").to_lowercase();
     let lists = [
         (&t.allow, Decision::Allow),
         (&t.prompt, Decision::Prompt),
