@@ -248,7 +248,7 @@ const TRUST_DIRS: &[(&str, &str)] = &[
 /// `.git::$INDEX_ALLOCATION`, an 8.3 short name such as `GIT~1`).
 pub fn names_trust_location(argument: &str) -> Option<&'static str> {
     let parts: Vec<String> = argument
-        .split(['/', '\\', '=', ',', ';', ':'])
+        .split(['/', '\\', '=', ',', ';', ':', '!'])
         .map(|p| {
             p.trim()
                 .trim_matches(['"', '\''])

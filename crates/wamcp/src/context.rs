@@ -52,8 +52,9 @@ pub struct ServerContext {
     pub search_backend: String,
     /// Problems with individual setting values; each names the setting.
     pub setting_warnings: Vec<String>,
-    /// The command rules `run_powershell` judges with.
-    pub command_rules: RuleSet,
+    /// The command rules `run_powershell` judges with, loaded on first use
+    /// (parsing every grammar costs more than the rest of start-up).
+    command_rules: std::sync::OnceLock<RuleSet>,
     /// The user's rule file, a trust file like the config.
     pub command_rules_file: Option<PathBuf>,
     /// Built on first use: start-up stays fast for sessions that never
@@ -227,7 +228,6 @@ impl ServerContext {
         };
 
         let command_rules_file = resolution.get(settings::COMMAND_RULES).map(|p| cwd.join(p));
-        let command_rules = load_command_rules(command_rules_file.as_deref());
 
         ServerContext {
             transport,
@@ -248,7 +248,7 @@ impl ServerContext {
                 .is_some_and(is_truthy),
             search_backend: search_backend.clone(),
             setting_warnings: warnings,
-            command_rules,
+            command_rules: std::sync::OnceLock::new(),
             command_rules_file,
             groups,
             resolution,
@@ -375,6 +375,12 @@ impl ServerContext {
             protected: &protected,
             approved,
         })
+    }
+
+    /// The command rules, loaded (and the user's file read) on first use.
+    pub fn command_rules(&self) -> &RuleSet {
+        self.command_rules
+            .get_or_init(|| load_command_rules(self.command_rules_file.as_deref()))
     }
 
     /// Every start-up message worth a line on stderr.

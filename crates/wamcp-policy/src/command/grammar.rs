@@ -863,6 +863,24 @@ impl<'a> Walk<'a> {
     }
 
     fn check(&mut self, g: &Grammar, opt: &Opt, index: usize, value: &str) {
+        // A value that looks like an option may be one: where the grammar
+        // and the program disagree on whether an option takes a value (git's
+        // `-U`, gcc's `-unwindlib`, npm's `--tag=--script-shell=x`), the
+        // program reads this word as the next option, unchecked.
+        if value.len() > 1
+            && value.starts_with('-')
+            && !value[1..].bytes().all(|b| b.is_ascii_digit())
+        {
+            self.note(
+                Decision::Prompt,
+                index,
+                value,
+                format!(
+                    "'{value}' is taken as the value of {}, but looks like an option the program may read instead",
+                    opt.name
+                ),
+            );
+        }
         match &opt.check {
             ValueCheck::Path | ValueCheck::Output => self.trust_path(index, value),
             ValueCheck::Table(t) => self.value(g, t, index, value),
@@ -876,7 +894,12 @@ impl<'a> Walk<'a> {
     /// .git`) plants configuration the next command runs, and the file tools
     /// ask before writing the same files.
     fn trust_path(&mut self, index: usize, value: &str) {
-        if let Some(why) = names_trust_location(value) {
+        // `-o.git/hooks`: a short option glued to its path.
+        let glued = (value.starts_with('-') && !value.starts_with("--"))
+            .then(|| value.get(2..))
+            .flatten();
+        let reached = names_trust_location(value).or_else(|| glued.and_then(names_trust_location));
+        if let Some(why) = reached {
             self.note(
                 Decision::Prompt,
                 index,
@@ -898,13 +921,11 @@ impl<'a> Walk<'a> {
                 .collect()
         };
         for part in parts {
+            self.trust_path(index, part);
             let (subject, assigned) = match part.split_once('=') {
                 Some((key, value)) if t.key => (key, Some(value)),
                 _ => (part, None),
             };
-            if let Some(assigned) = assigned {
-                self.trust_path(index, assigned);
-            }
             let (mut decision, mut why) = judge_table(t, subject);
             if decision == Decision::Allow
                 && t.plain_values
@@ -982,7 +1003,10 @@ impl<'a> Walk<'a> {
 fn judge_table(t: &Table, subject: &str) -> (Decision, Option<String>) {
     // Programs trim and unquote before they look (node's URL parser, cmake's
     // -D names): `' data:...'` and `-D"CMAKE_X"=` are the plain names.
-    let lower = subject.trim().replace(['"', '\''], "").to_lowercase();
+    let lower = subject
+        .trim()
+        .replace(['"', '\'', '\t', '\r', '\n'], "")
+        .to_lowercase();
     let lists = [
         (&t.allow, Decision::Allow),
         (&t.prompt, Decision::Prompt),

@@ -9,6 +9,7 @@
 //! | (none)      | a flag: no value                                               |
 //! | `=`         | a value: attached (`--opt=v`, `-nv`) or the next argument      |
 //! | `=?`        | an optional value, only when attached (`--abbrev=7`)           |
+//! | `=?out`     | the same, naming a path the program writes (`=?path`: reads)   |
 //! | `=path`     | a value naming a path the program reads                       |
 //! | `=out`      | a value naming a path the program writes                      |
 //! | `=@table`   | a value checked against the grammar's table of that name      |
@@ -274,6 +275,8 @@ pub fn parse_option(
         "" => (Takes::Nothing, ValueCheck::Free),
         "=" => (Takes::Value, ValueCheck::Free),
         "=?" => (Takes::Attached, ValueCheck::Free),
+        "=?path" => (Takes::Attached, ValueCheck::Path),
+        "=?out" => (Takes::Attached, ValueCheck::Output),
         "=path" => (Takes::Value, ValueCheck::Path),
         "=out" => (Takes::Value, ValueCheck::Output),
         "=module" => (Takes::Module, ValueCheck::Free),

@@ -51,7 +51,7 @@ impl ToolDef for BuildProject {
                 &request,
                 &ctx.cwd,
                 &roots,
-                &ctx.command_rules,
+                ctx.command_rules(),
                 &ctx.build_locks,
                 approval,
                 progress.as_ref().map(|f| f as Progress),

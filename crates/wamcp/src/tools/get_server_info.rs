@@ -87,6 +87,6 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         "web_search": web_search,
         "search_backend": ctx.search_backend,
         "command_rules_file": ctx.command_rules_file.as_ref().map(|p| p.display().to_string()),
-        "command_rules_errors": ctx.command_rules.errors,
+        "command_rules_errors": ctx.command_rules().errors,
     })
 }

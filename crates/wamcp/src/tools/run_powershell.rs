@@ -50,7 +50,7 @@ impl ToolDef for RunPowershell {
                 &request,
                 &ctx.cwd,
                 &roots,
-                &ctx.command_rules,
+                ctx.command_rules(),
                 approval,
                 progress.as_ref().map(|f| f as Progress),
             )
