@@ -4,8 +4,8 @@
 //! One build at a time per project root: two builds of one tree race on the
 //! same object files and produce errors that belong to neither.
 
+use crate::build_report::{Build, History};
 use crate::command::{Approval, Checked, check, working_directory};
-use crate::diagnostics::report;
 use crate::{Progress, RunSpec, run_reporting};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -27,6 +27,14 @@ pub struct BuildRequest<'a> {
     pub command: &'a str,
     pub timeout_seconds: i64,
     pub working_directory: Option<&'a str>,
+}
+
+/// What builds share across calls: which roots are building, and what
+/// each command's last build reported.
+#[derive(Default)]
+pub struct Builds {
+    pub locks: BuildLocks,
+    pub history: History,
 }
 
 /// The project roots with a build running in them.
@@ -61,7 +69,7 @@ pub async fn build_project(
     cwd: &Path,
     roots: &[PathBuf],
     rules: &RuleSet,
-    locks: &BuildLocks,
+    builds: &Builds,
     approval: Approval,
     progress: Option<Progress<'_>>,
 ) -> Result<String, ToolError> {
@@ -87,7 +95,7 @@ pub async fn build_project(
     let Checked { program, args, env } = check(req.command, rules, approval, roots)?;
     let dir = working_directory(req.working_directory, cwd, roots)?;
     let root = owning_root(&dir, roots);
-    let Some(_guard) = locks.try_lock(&root) else {
+    let Some(_guard) = builds.locks.try_lock(&root) else {
         return Err(ToolError::new(
             ErrorType::BuildAlreadyRunning,
             format!("A build is already running in {}.", root.display()),
@@ -121,7 +129,17 @@ pub async fn build_project(
         }
     })?;
     let output = format!("{}\n{}", out.stdout.render(), out.stderr.render());
-    let text = report("BUILD", req.command, out.exit_code, &output, &dir);
+    let build = Build {
+        subject: "BUILD",
+        command: req.command,
+        exit_code: out.exit_code,
+        elapsed: Some(out.elapsed),
+        output: &output,
+        build_dir: &dir,
+    };
+    let text = builds
+        .history
+        .report(&root, &driver_identity(&program), &build);
     if out.timed_out {
         return Err(ToolError::new(
             ErrorType::BuildTimedOut,
@@ -133,6 +151,19 @@ pub async fn build_project(
         .detail("partial_report", text));
     }
     Ok(text)
+}
+
+/// The program that ran, as found now, with its timestamp: a different
+/// compiler (or an upgrade) makes the last build's diagnostics incomparable.
+fn driver_identity(program: &str) -> String {
+    let found = wamcp_platform::search_path::find_program(program)
+        .unwrap_or_else(|| PathBuf::from(program));
+    let stamp = std::fs::metadata(&found)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs());
+    format!("{}@{stamp}", found.display())
 }
 
 /// The innermost root holding `dir`; the build lock is per root.

@@ -3,19 +3,15 @@
 //!
 //! Families are tried in a fixed order (the order matters: an MSVC line also
 //! looks like a gcc line with a strange file name), duplicates are merged
-//! with a count, notes attach to the diagnostic before them, and a failed
-//! build is never reported as clean: with no error recognised, the end of
-//! the raw output is shown instead.
+//! with a count, and notes attach to the diagnostic before them. The report
+//! built from them is `build_report`'s.
 
 use regex::Regex;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::LazyLock;
-use wamcp_policy::limits::{
-    MAX_DIAGNOSTIC_CHARS, MAX_NOTES_PER_DIAGNOSTIC, MAX_REPORTED_ERRORS, MAX_REPORTED_WARNINGS,
-    RAW_TAIL_LINES,
-};
+use wamcp_policy::limits::MAX_NOTES_PER_DIAGNOSTIC;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Severity {
@@ -299,102 +295,6 @@ fn display_path(raw: &str, base: &str) -> String {
     }
 }
 
-/// The report for a finished build or compile.
-pub fn report(
-    subject: &str,
-    command: &str,
-    exit_code: Option<i32>,
-    output: &str,
-    build_dir: &Path,
-) -> String {
-    let entries = parse(output, build_dir);
-    let of = |s: Severity| entries.iter().filter(move |e| e.diagnostic.severity == s);
-    let (errors, warnings): (Vec<&Entry>, Vec<&Entry>) = (
-        of(Severity::Error).collect(),
-        of(Severity::Warning).collect(),
-    );
-    let total = |list: &[&Entry]| list.iter().map(|e| e.count).sum::<usize>();
-    let code = exit_code.map_or_else(|| "killed".to_string(), |c| c.to_string());
-    let mut out = format!("{subject}: {command} (exit code {code})\n");
-    for (title, list, cap) in [
-        ("ERRORS", &errors, MAX_REPORTED_ERRORS),
-        ("WARNINGS", &warnings, MAX_REPORTED_WARNINGS),
-    ] {
-        if list.is_empty() {
-            continue;
-        }
-        out.push_str(&format!(
-            "{title} ({} unique, {} total):\n",
-            list.len(),
-            total(list)
-        ));
-        for entry in list.iter().take(cap) {
-            out.push_str(&format!("  {}\n", render(&entry.diagnostic, entry.count)));
-            for note in &entry.notes {
-                out.push_str(&format!("      note: {}\n", render(note, 1)));
-            }
-        }
-        if list.len() > cap {
-            out.push_str(&format!(
-                "  ...{} more unique {} not shown\n",
-                list.len() - cap,
-                title.to_lowercase()
-            ));
-        }
-    }
-    let failed = exit_code != Some(0);
-    if failed && errors.is_empty() {
-        out.push_str(&format!("{subject} FAILED, but no recognised compiler diagnostics were found. Last lines of output:\n"));
-        let tail: Vec<&str> = output.lines().filter(|l| !l.trim().is_empty()).collect();
-        for line in &tail[tail.len().saturating_sub(RAW_TAIL_LINES)..] {
-            out.push_str(&format!("  {}\n", clip(line.trim_end())));
-        }
-    } else if failed {
-        out.push_str(&format!("{subject} FAILED\n"));
-    } else {
-        out.push_str(&format!(
-            "{subject} SUCCEEDED ({} errors, {} warnings)\n",
-            total(&errors),
-            total(&warnings)
-        ));
-        if !warnings.is_empty() {
-            out.push_str("Warnings above are not fatal.\n");
-        }
-    }
-    out
-}
-
-fn render(d: &Diagnostic, count: usize) -> String {
-    let mut place = d.file.clone();
-    if let Some(line) = d.line {
-        place.push_str(&format!(":{line}"));
-        if let Some(column) = d.column {
-            place.push_str(&format!(":{column}"));
-        }
-    }
-    let mut text = String::new();
-    if !place.is_empty() {
-        text.push_str(&place);
-        text.push_str(": ");
-    }
-    if !d.code.is_empty() {
-        text.push_str(&d.code);
-        text.push_str(": ");
-    }
-    text.push_str(&clip(&d.message));
-    if count > 1 {
-        text.push_str(&format!(" (x{count})"));
-    }
-    text
-}
-
-fn clip(text: &str) -> String {
-    match text.char_indices().nth(MAX_DIAGNOSTIC_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -515,99 +415,5 @@ mod tests {
         assert_eq!(entries[1].diagnostic.file, "/other/x.h");
         let orphan = parse("x.c:1: note: alone\n", Path::new("/b"));
         assert!(orphan.is_empty(), "an orphan note is dropped");
-    }
-
-    #[test]
-    fn reports_never_call_a_failed_build_clean() {
-        let ok = report(
-            "BUILD",
-            "cmake --build build",
-            Some(0),
-            "a.c:1:1: warning: w\n",
-            Path::new("/b"),
-        );
-        assert_eq!(
-            ok,
-            "BUILD: cmake --build build (exit code 0)\nWARNINGS (1 unique, 1 total):\n  a.c:1:1: w\nBUILD SUCCEEDED (0 errors, 1 warnings)\nWarnings above are not fatal.\n"
-        );
-        let failed = report(
-            "BUILD",
-            "make",
-            Some(2),
-            "a.c:1:1: error: e\na.c:1:1: error: e\n",
-            Path::new("/b"),
-        );
-        assert_eq!(
-            failed,
-            "BUILD: make (exit code 2)\nERRORS (1 unique, 2 total):\n  a.c:1:1: e (x2)\nBUILD FAILED\n"
-        );
-        let opaque = report(
-            "BUILD",
-            "tool",
-            Some(1),
-            "starting\n\nsomething went wrong\n",
-            Path::new("/b"),
-        );
-        assert!(opaque.ends_with("BUILD FAILED, but no recognised compiler diagnostics were found. Last lines of output:\n  starting\n  something went wrong\n"), "{opaque}");
-        let many: String = (0..30)
-            .map(|i| format!("a.c:{i}:1: error: e{i}\n"))
-            .collect();
-        let capped = report("BUILD", "x", Some(1), &many, Path::new("/b"));
-        assert!(
-            capped.contains("  ...10 more unique errors not shown\n"),
-            "{capped}"
-        );
-    }
-
-    /// Real gcc output for a broken file, parsed as a user would see it.
-    #[cfg(unix)]
-    #[test]
-    fn real_gcc_output() {
-        let dir = std::env::temp_dir().join(format!("wamcp-diag-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("broken.c"),
-            "int main(void) {\n  int unused;\n  return missing;\n}\n",
-        )
-        .unwrap();
-        let out = match std::process::Command::new("gcc")
-            .args(["-Wall", "-c", "broken.c"])
-            .env("LC_ALL", "C")
-            .current_dir(&dir)
-            .output()
-        {
-            Ok(out) => out,
-            Err(_) => {
-                assert!(
-                    std::env::var("WAMCP_TEST_STRICT").as_deref() != Ok("1"),
-                    "gcc is required under scripts/test.sh"
-                );
-                return;
-            }
-        };
-        let log = String::from_utf8_lossy(&out.stderr);
-        let text = report(
-            "BUILD",
-            "gcc -Wall -c broken.c",
-            out.status.code(),
-            &log,
-            &dir,
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
-        assert!(
-            text.contains("ERRORS (1 unique, 1 total):\n  broken.c:3:10: 'missing' undeclared"),
-            "{text}"
-        );
-        assert!(
-            text.contains("      note: broken.c:3:10: each undeclared identifier"),
-            "{text}"
-        );
-        assert!(
-            text.contains(
-                "WARNINGS (1 unique, 1 total):\n  broken.c:2:7: unused variable 'unused'"
-            ),
-            "{text}"
-        );
-        assert!(text.ends_with("BUILD FAILED\n"), "{text}");
     }
 }

@@ -7,6 +7,7 @@
 //! leader and signals the group.
 
 pub mod build;
+pub mod build_report;
 pub mod command;
 pub mod diagnostics;
 pub mod shader;

@@ -6,8 +6,8 @@
 //! same confined, atomic write `write_file` uses, so a compiler cannot be
 //! pointed at a file outside the writable roots.
 
+use crate::build_report::report;
 use crate::command::working_directory;
-use crate::diagnostics::report;
 use crate::{RunSpec, run};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use wamcp_exec::build::{BuildLocks, BuildRequest, build_project};
+use wamcp_exec::build::{BuildRequest, Builds, build_project};
 use wamcp_exec::command::Approval;
 use wamcp_exec::shader::{OutputSink, ShaderRequest, compile_shader};
 use wamcp_policy::command::rules::RuleSet;
@@ -34,6 +34,8 @@ fn have(program: &str) -> bool {
 struct Project {
     _dir: tempfile::TempDir,
     root: PathBuf,
+    /// Shared by the project's builds, as the server shares it.
+    builds: Builds,
 }
 
 fn project(files: &[(&str, &str)]) -> Project {
@@ -44,11 +46,15 @@ fn project(files: &[(&str, &str)]) -> Project {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     }
-    Project { _dir: dir, root }
+    Project {
+        _dir: dir,
+        root,
+        builds: Builds::default(),
+    }
 }
 
 async fn build(p: &Project, command: &str) -> Result<String, ToolError> {
-    build_in(p, command, None, &BuildLocks::default()).await
+    build_in(p, command, None, &p.builds).await
 }
 
 /// A build with the project as its only root and the built-in rules.
@@ -56,7 +62,7 @@ async fn build_in(
     p: &Project,
     command: &str,
     working_directory: Option<&str>,
-    locks: &BuildLocks,
+    builds: &Builds,
 ) -> Result<String, ToolError> {
     let request = BuildRequest {
         command,
@@ -70,7 +76,7 @@ async fn build_in(
         &p.root,
         roots,
         &rules,
-        locks,
+        builds,
         Approval::NotAsked,
         None,
     )
@@ -113,7 +119,10 @@ async fn cmake_and_ninja_collapse_a_header_error_repeated_per_unit() {
             || text.contains("undefined_factor' was not declared in this scope (x2)\n"),
         "{text}"
     );
-    assert!(text.contains("  ninja: build stopped: "), "{text}");
+    assert!(
+        text.contains("  (no file): ninja: build stopped: "),
+        "{text}"
+    );
     assert!(
         text.contains("WARNINGS (1 unique, 1 total):\n  src/a.cpp:2:15: unused variable "),
         "{text}"
@@ -185,7 +194,7 @@ async fn gnu_ld_undefined_references_are_errors_with_their_object() {
     let text = build(&p, "gcc main.c -o app").await.unwrap();
     assert!(text.contains("undefined reference to `helper'"), "{text}");
     assert!(
-        text.contains("  collect2: ld returned 1 exit status\n"),
+        text.contains("  (no file): collect2: ld returned 1 exit status\n"),
         "{text}"
     );
     assert!(text.ends_with("BUILD FAILED\n"), "{text}");
@@ -224,7 +233,7 @@ async fn clang_cl_and_lld_link_output_parses() {
     };
     let (code, log) = run(clang_cl.clone(), &["/nologo", "/c", "broken.c"]);
     let text =
-        wamcp_exec::diagnostics::report("BUILD", "clang-cl /c broken.c", code, &log, &p.root);
+        wamcp_exec::build_report::report("BUILD", "clang-cl /c broken.c", code, &log, &p.root);
     assert!(
         text.contains(
             "ERRORS (1 unique, 1 total):\n  broken.c:2:10: use of undeclared identifier 'missing'"
@@ -246,9 +255,12 @@ async fn clang_cl_and_lld_link_output_parses() {
             "linked.obj",
         ],
     );
-    let text = wamcp_exec::diagnostics::report("BUILD", "lld-link linked.obj", code, &log, &p.root);
+    let text =
+        wamcp_exec::build_report::report("BUILD", "lld-link linked.obj", code, &log, &p.root);
     assert!(
-        text.contains("ERRORS (1 unique, 1 total):\n  lld-link: undefined symbol: helper"),
+        text.contains(
+            "ERRORS (1 unique, 1 total):\n  (no file): lld-link: undefined symbol: helper"
+        ),
         "{log}\n{text}"
     );
 }
@@ -270,7 +282,7 @@ async fn build_refusals_are_typed() {
         let error = build(&p, command).await.unwrap_err();
         assert_eq!(error.kind, kind, "{command}: {}", error.message);
     }
-    let error = build_in(&p, "cmake --version", Some("/"), &BuildLocks::default())
+    let error = build_in(&p, "cmake --version", Some("/"), &Builds::default())
         .await
         .unwrap_err();
     assert_eq!(error.kind, ErrorType::WorkingDirectoryNotAllowed);
@@ -279,9 +291,9 @@ async fn build_refusals_are_typed() {
 #[tokio::test]
 async fn a_second_build_in_the_same_root_waits_its_turn() {
     let p = project(&[]);
-    let locks = BuildLocks::default();
-    let _running = locks.try_lock(&p.root).unwrap();
-    let error = build_in(&p, "cmake --version", None, &locks)
+    let builds = Builds::default();
+    let _running = builds.locks.try_lock(&p.root).unwrap();
+    let error = build_in(&p, "cmake --version", None, &builds)
         .await
         .unwrap_err();
     assert_eq!(error.kind, ErrorType::BuildAlreadyRunning);
@@ -423,7 +435,7 @@ async fn glslang_validator_output_parses() {
         .output()
         .unwrap();
     let log = String::from_utf8_lossy(&out.stdout);
-    let text = wamcp_exec::diagnostics::report(
+    let text = wamcp_exec::build_report::report(
         "SHADER COMPILE",
         "glslangValidator",
         out.status.code(),
@@ -435,5 +447,51 @@ async fn glslang_validator_output_parses() {
             "ERRORS (3 unique, 3 total):\n  bad.frag:3: 'missing' : undeclared identifier"
         ),
         "{log}\n{text}"
+    );
+}
+
+/// Two builds of a real CMake project: the second adds one warning and fixes
+/// another; its report marks exactly one `[new]`, drops the fixed one and
+/// marks the rest `[seen before]`.
+#[tokio::test]
+async fn a_second_build_marks_what_the_edit_changed() {
+    if !(have("cmake") && have("ninja") && have("gcc")) {
+        return;
+    }
+    let lists = "cmake_minimum_required(VERSION 3.16)\nproject(t C)\nadd_compile_options(-Wall)\nadd_executable(app main.c)\n";
+    let p = project(&[
+        ("CMakeLists.txt", lists),
+        (
+            "main.c",
+            "int main(void) {\n  int a;\n  int b;\n  return 0;\n}\n",
+        ),
+    ]);
+    build(&p, "cmake -S . -B build -G Ninja").await.unwrap();
+    let first = build(&p, "cmake --build build").await.unwrap();
+    assert!(
+        first.contains("nothing to compare (first build of this command)"),
+        "{first}"
+    );
+    assert!(first.contains("WARNINGS (2 unique, 2 total)"), "{first}");
+    std::fs::write(
+        p.root.join("main.c"),
+        "int main(void) {\n  int a;\n  int c;\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let second = build(&p, "cmake --build build").await.unwrap();
+    assert!(
+        second.contains(
+            "since the last build of this command: 0 new error(s), 1 new warning(s), 1 gone"
+        ),
+        "{second}"
+    );
+    assert_eq!(second.matches("[new]").count(), 1, "{second}");
+    assert_eq!(second.matches("[seen before]").count(), 1, "{second}");
+    let marked = |at: &str, mark: &str| second.lines().any(|l| l.contains(at) && l.ends_with(mark));
+    assert!(marked("main.c:3:", "[new]"), "{second}");
+    assert!(marked("main.c:2:", "[seen before]"), "{second}");
+    assert!(
+        !second.contains("‘b’") && !second.contains("'b'"),
+        "{second}"
     );
 }

@@ -11,7 +11,7 @@ use crate::registry::{self, ToolEntry};
 use crate::settings::{self, ROOTS_SEPARATOR};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
-use wamcp_exec::build::BuildLocks;
+use wamcp_exec::build::Builds;
 use wamcp_policy::command::rules::RuleSet;
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::groups::{GroupSelection, parse_groups};
@@ -61,7 +61,8 @@ pub struct ServerContext {
     /// touch the network.
     web: OnceLock<Result<WebClient, String>>,
     /// Project roots with a build running, for `build_project`.
-    pub build_locks: BuildLocks,
+    /// Build locks per root and the last build's diagnostics per command.
+    pub builds: Builds,
     /// Pages `fetch_web_page` fetched lately, so continuation calls see the
     /// same lines.
     pub pages: PageCache,
@@ -253,7 +254,7 @@ impl ServerContext {
             groups,
             resolution,
             web: OnceLock::new(),
-            build_locks: BuildLocks::default(),
+            builds: Builds::default(),
             pages: PageCache::default(),
             session_grants: Mutex::default(),
             search_engine: search_engine(&search_backend),

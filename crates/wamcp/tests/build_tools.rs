@@ -50,6 +50,18 @@ async fn refusals_are_typed_and_run_nothing() {
             json!({"source": "proj/none.frag"}),
             "PATH_NOT_FOUND",
         ),
+        // The argument that is wrong is named before any path is looked at.
+        (
+            "compile_shader",
+            json!({"source": "proj/a.vert", "stage": "pixel", "working_directory": "/"}),
+            "INVALID_STAGE",
+        ),
+        ("compile_shader", json!({"source": ""}), "INVALID_PATH"),
+        (
+            "write_file",
+            json!({"path": " ", "content": "x"}),
+            "WRITE_PATH_NOT_ALLOWED",
+        ),
     ];
     for (tool, args, kind) in cases {
         let error = client.error_of(tool, args.clone()).await;
@@ -78,7 +90,11 @@ async fn a_broken_build_reads_as_parsed_errors() {
     assert_eq!(result.is_error, Some(false));
     let report = text(&result);
     assert!(
-        report.starts_with("BUILD: gcc -c broken.c -o broken.o (exit code 1)\nERRORS (1 unique, 1 total):\n  broken.c:2:10: "),
+        report.starts_with("BUILD: gcc -c broken.c -o broken.o (exit code 1, "),
+        "{report}"
+    );
+    assert!(
+        report.contains(" s)\nsince the last build: nothing to compare (first build of this command)\nERRORS (1 unique, 1 total):\n  broken.c:2:10: "),
         "{report}"
     );
     assert!(report.ends_with("BUILD FAILED\n"), "{report}");
@@ -148,6 +164,80 @@ async fn missing_tools_are_named() {
     assert!(
         error["recovery"].to_string().contains("Vulkan SDK"),
         "{error}"
+    );
+    client.close().await;
+}
+
+/// The seed's report cases through build_project, with a stand-in build
+/// that prints each log, and a second build compared with the first.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_report_carries_the_seeds_limits_tags_and_changes() {
+    let (sandbox, project) = Sandbox::with_project();
+    let script = r#"import sys
+lines = [f"src/w{i}.c:{i}:1: warning: noisy {i} [-Wextra]" for i in range(14)]
+lines.append("third_party/z/z.c:1:1: warning: old code")
+lines.append("src/t.cpp:7:3: error: " + "t" * 2000)
+lines.append("LINK : fatal error LNK1181: cannot open input file 'x.lib'")
+if len(sys.argv) > 1:
+    lines.append("src/new.c:2:2: warning: introduced by the edit")
+print("\n".join(lines))
+sys.exit(1)
+"#;
+    std::fs::write(project.join("fake_build.py"), script).unwrap();
+    let client = sandbox.connect().await;
+    let call = |command: &'static str| {
+        client.call(
+            "build_project",
+            json!({"command": command, "working_directory": "proj"}),
+        )
+    };
+    let first = text(&call("python3 fake_build.py").await);
+    assert!(
+        first.starts_with("BUILD: python3 fake_build.py (exit code 1, "),
+        "{first}"
+    );
+    assert!(
+        first.contains(
+            " s)\nsince the last build: nothing to compare (first build of this command)\n"
+        ),
+        "{first}"
+    );
+    assert!(
+        first.contains("WARNINGS (15 unique, 15 total):\n"),
+        "{first}"
+    );
+    assert!(
+        first.contains("  ...5 more unique warnings not shown\n"),
+        "{first}"
+    );
+    assert!(
+        first.contains(&format!(
+            "  src/t.cpp:7:3: {} [message truncated]\n",
+            "t".repeat(500)
+        )),
+        "{first}"
+    );
+    assert!(
+        first.contains("  (no file): LNK1181: cannot open input file 'x.lib'\n"),
+        "{first}"
+    );
+    assert!(
+        first.contains("WARNING SUMMARY: -Wextra x14 (src) | (no code) x1 (third_party)\n"),
+        "{first}"
+    );
+    assert!(first.ends_with("BUILD FAILED\n"), "{first}");
+    let second = text(&call("python3 fake_build.py").await);
+    assert!(
+        second.contains(
+            "since the last build of this command: 0 new error(s), 0 new warning(s), 0 gone\n"
+        ),
+        "{second}"
+    );
+    let other = text(&call("python3 fake_build.py edited").await);
+    assert!(
+        other.contains("nothing to compare (first build of this command)"),
+        "another command: {other}"
     );
     client.close().await;
 }

@@ -926,6 +926,10 @@ impl<'a> Walk<'a> {
                 Some((key, value)) if t.key => (key, Some(value)),
                 _ => (part, None),
             };
+            let pair = part.trim().replace(['"', '\''], "").to_lowercase();
+            if t.pairs.iter().any(|p| p.to_lowercase() == pair) {
+                continue;
+            }
             let (mut decision, mut why) = judge_table(t, subject);
             if decision == Decision::Allow
                 && t.plain_values

@@ -167,6 +167,11 @@ pub struct Table {
     /// Characters that separate several values in one argument.
     #[serde(default)]
     pub split: String,
+    /// Whole `name=value` assignments allowed as they are, compared exactly
+    /// (case-insensitively): a C compiler chosen by its plain name, while
+    /// the name alone is forbidden.
+    #[serde(default)]
+    pub pairs: Vec<String>,
     /// With `key`: an allowed key's value must be plain too (no path, no
     /// `..`, no expression); otherwise the pair is asked about.
     #[serde(default)]

@@ -680,6 +680,25 @@ fn reviewed_bypasses_stay_closed() {
         "dotnet add package Evil --source ./feed",
         "git push '--repo=ext::sh -c calc'",
         "cmake -T 'cuda=C:\\evil\\cuda' ..",
+        // Fourth review: a name pattern reaching into the value, and more
+        // outputs behind free values and option families.
+        "cmake -S . -B b -G Ninja '-DCMAKE_C_CLANG_TIDY=/bin/sh;-c;touch MARK;x_visibility_preset'",
+        "cmake -S . -B b '-DCMAKE_C_LINKER_LAUNCHER=/bin/sh;-c;touch MARK;x_visibility_preset'",
+        "cmake '-DCMAKE_LINKER=C:/x_standard_required/ld.exe' ..",
+        "cmake -DCMAKE_GENERATOR_TOOLSET=cuda=C:\\evil\\cuda ..",
+        "git format-patch -1 '--suffix=/../.mcp.json'",
+        "gcc -c a.c -dumpbase .git/x -save-temps",
+        "clang -c a.c -dumpbase .claude/x",
+        "lld-link /entry:main /out:w.exe /lldmap:.git/config w.obj",
+        "lld-link /out:w.exe /lldltocache:.git/hooks wl.obj",
+        "link /ltcgout:.git\\config a.obj",
+        "link /winmdfile:.git\\config a.obj",
+        "dxc -T ps_6_0 -ftime-trace=.git/config a.hlsl",
+        "dotnet build '-bl:.claude/x.binlog'",
+        "rustc --target=spec.json m.rs",
+        "cargo build --target=x.json",
+        "cargo -C ../other build",
+        "python -m pytest -c evil.ini",
     ];
     let wrong: Vec<String> = commands
         .iter()
