@@ -882,9 +882,11 @@ impl<'a> Walk<'a> {
             );
         }
         match &opt.check {
-            ValueCheck::Path | ValueCheck::Output => self.trust_path(index, value),
+            ValueCheck::Free | ValueCheck::Path | ValueCheck::Output => {
+                self.trust_path(index, value)
+            }
             ValueCheck::Table(t) => self.value(g, t, index, value),
-            ValueCheck::Free => {}
+            ValueCheck::Text => {}
         }
     }
 

@@ -8,6 +8,7 @@
 //! |-------------|----------------------------------------------------------------|
 //! | (none)      | a flag: no value                                               |
 //! | `=`         | a value: attached (`--opt=v`, `-nv`) or the next argument      |
+//! | `=text`     | a value that is never a path (a message, a search pattern)     |
 //! | `=?`        | an optional value, only when attached (`--abbrev=7`)           |
 //! | `=?out`     | the same, naming a path the program writes (`=?path`: reads)   |
 //! | `=path`     | a value naming a path the program reads                       |
@@ -45,7 +46,11 @@ pub enum Takes {
 /// What a value must satisfy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ValueCheck {
+    /// Any value; one that names a trust location is still asked about,
+    /// since a program may take any value as a file name.
     Free,
+    /// Text that is never used as a path: not checked at all.
+    Text,
     /// A path that is read.
     Path,
     /// A path that is written.
@@ -279,6 +284,7 @@ pub fn parse_option(
     let (takes, check) = match suffix {
         "" => (Takes::Nothing, ValueCheck::Free),
         "=" => (Takes::Value, ValueCheck::Free),
+        "=text" => (Takes::Value, ValueCheck::Text),
         "=?" => (Takes::Attached, ValueCheck::Free),
         "=?path" => (Takes::Attached, ValueCheck::Path),
         "=?out" => (Takes::Attached, ValueCheck::Output),
