@@ -250,9 +250,11 @@ pub fn names_trust_location(argument: &str) -> Option<&'static str> {
     let parts: Vec<String> = argument
         .split(['/', '\\', '=', ',', ';', ':', '!'])
         .map(|p| {
+            // Folded as Windows compares names: `ſ` is `S` to NTFS.
             p.trim()
                 .trim_matches(['"', '\''])
                 .trim_end_matches(['.', ' '])
+                .to_uppercase()
                 .to_lowercase()
         })
         .filter(|p| !p.is_empty())
@@ -285,11 +287,13 @@ fn is_short_name(part: &str) -> bool {
     ];
     let stem = part.split('.').next().unwrap_or(part);
     stem.split_once('~').is_some_and(|(base, n)| {
+        // After four collisions Windows uses two letters and four hex digits.
+        let hashed = base.len() == 6 && base[2..].bytes().all(|b| b.is_ascii_hexdigit());
         !base.is_empty()
             && base.len() <= 6
             && !n.is_empty()
             && n.bytes().all(|b| b.is_ascii_digit())
-            && LONG.iter().any(|long| long.starts_with(base))
+            && (hashed || LONG.iter().any(|long| long.starts_with(base)))
     })
 }
 
@@ -507,6 +511,8 @@ mod tests {
             ".git::$INDEX_ALLOCATION/config",
             "GIT~1/config",
             "VSCODE~1/tasks.json",
+            "CL1A2B~1/settings.json",
+            ".v\u{17f}code/tasks.json",
             "a.zip,.cursor",
             "\"'.codex'\"",
             ".mcp.json",

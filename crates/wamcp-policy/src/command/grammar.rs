@@ -520,6 +520,14 @@ impl<'a> Walk<'a> {
     /// The words after `--`, or the rest of a command handed on.
     fn rest(&mut self, g: &Grammar, args: &Args, argv: &[Arg], from: usize) {
         for (index, arg) in argv.iter().enumerate().skip(from) {
+            if g.response_files && arg.text.len() > 1 && arg.text.starts_with('@') {
+                self.note(
+                    Decision::Prompt,
+                    index,
+                    &arg.text,
+                    "a response file holds more options, which cannot be checked".into(),
+                );
+            }
             match args {
                 Args::Any | Args::Free | Args::Rest | Args::Data => {}
                 Args::None => self.note(
@@ -587,6 +595,9 @@ impl<'a> Walk<'a> {
             .filter(|(prefix, _)| word.starts_with(prefix.as_str()))
             .max_by_key(|(prefix, _)| prefix.len());
         if let Some((prefix, opt)) = pattern {
+            // A flag family can carry a path in its own word
+            // (`-fmodules-cache-path=.git/hooks`).
+            self.trust_path(i, raw);
             seen.push(opt.name.clone());
             let attached = (opt.takes != Takes::Nothing).then(|| &word[prefix.len()..]);
             return self.apply(g, opt, attached.filter(|a| !a.is_empty()), argv, i);
@@ -863,6 +874,16 @@ impl<'a> Walk<'a> {
     }
 
     fn check(&mut self, g: &Grammar, opt: &Opt, index: usize, value: &str) {
+        // gcc, clang, rustc and the MSVC tools expand `@file` wherever it
+        // stands, also as an option's value: the file's options go unchecked.
+        if g.response_files && value.len() > 1 && value.starts_with('@') {
+            self.note(
+                Decision::Prompt,
+                index,
+                value,
+                "a response file holds more options, which cannot be checked".into(),
+            );
+        }
         // A value that looks like an option may be one: where the grammar
         // and the program disagree on whether an option takes a value (git's
         // `-U`, gcc's `-unwindlib`, npm's `--tag=--script-shell=x`), the
@@ -933,6 +954,16 @@ impl<'a> Walk<'a> {
                 continue;
             }
             let (mut decision, mut why) = judge_table(t, subject);
+            if decision == Decision::Allow
+                && assigned
+                    .is_some_and(|v| v.contains("$<") || v.contains("${") || v.contains("$("))
+            {
+                decision = Decision::Prompt;
+                why = Some(
+                    "the value holds an expression the program evaluates (it can spell any path)"
+                        .into(),
+                );
+            }
             if decision == Decision::Allow
                 && t.plain_values
                 && assigned.is_some_and(|v| !is_plain_value(v))

@@ -699,6 +699,29 @@ fn reviewed_bypasses_stay_closed() {
         "cargo build --target=x.json",
         "cargo -C ../other build",
         "python -m pytest -c evil.ini",
+        // Fifth review: response files as option values, expressions that
+        // spell a path, flag families carrying paths, remote helpers.
+        "gcc -D '@w.rsp' -c a.c",
+        "clang -D '@c.rsp' -c a.c",
+        "clang-cl /D '@cl.rsp' -c a.c",
+        "rustc --cfg '@x.rsp' main.rs",
+        "lld-link -entry:main -out:w.exe -libpath '@l.rsp' w.obj",
+        "gcc -o '@x' a.c",
+        "msbuild -t '@x'",
+        "rustc -L . main2.rs",
+        "cmake -S . -B b -G Ninja '-DCMAKE_RUNTIME_OUTPUT_DIRECTORY=../.$<LOWER_CASE:G>it/hooks'",
+        "clang -fmodules -fmodules-cache-path=.git/hooks -c a.c",
+        "cmake -T cuda=evilcuda ..",
+        "cmake -T 'v143,VCTargetsPath=evil' ..",
+        "cmake -A '..\\..\\evil' ..",
+        "cmake -DCMAKE_GENERATOR_PLATFORM=..\\..\\evil ..",
+        "npm docs lodash",
+        "npm install '..\\evil'",
+        "git fetch 'evil::x'",
+        "git remote set-url origin 'evil::x'",
+        "node --env-file=x.env app.js",
+        "cmake -E copy x CL1A2B~1/settings.json",
+        "cmake -E copy x '.v\u{17f}code/tasks.json'",
     ];
     let wrong: Vec<String> = commands
         .iter()
