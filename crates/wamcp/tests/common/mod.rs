@@ -156,13 +156,23 @@ impl Sandbox {
 
     /// The client owns the sandbox so its directories outlive the server.
     async fn connect_with(self, lifecycle: ClientLifecycleMode) -> Client {
-        let mut std_cmd = std::process::Command::new(BIN);
-        self.apply(&mut std_cmd);
-        let cmd = tokio::process::Command::from(std_cmd);
-        let (transport, _stderr) = TokioChildProcess::builder(cmd)
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn wamcp");
+        // Wine's CreateProcess now and then fails with ERROR_INTERNAL_ERROR
+        // under load; a second try succeeds. Real failures repeat.
+        let mut attempt = 0;
+        let (transport, _stderr) = loop {
+            let mut std_cmd = std::process::Command::new(BIN);
+            self.apply(&mut std_cmd);
+            let cmd = tokio::process::Command::from(std_cmd);
+            match TokioChildProcess::builder(cmd)
+                .stderr(std::process::Stdio::null())
+                .spawn()
+            {
+                Ok(spawned) => break spawned,
+                // 1359: ERROR_INTERNAL_ERROR.
+                Err(e) if attempt < 2 && e.raw_os_error() == Some(1359) => attempt += 1,
+                Err(e) => panic!("spawn wamcp: {e:?}"),
+            }
+        };
         let service = serve_client_with_lifecycle((), transport, lifecycle)
             .await
             .expect("MCP handshake");
