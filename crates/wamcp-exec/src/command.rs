@@ -205,20 +205,24 @@ fn program_at_path(raw: &str, roots: &[PathBuf]) -> Result<String, ToolError> {
         .ok()
         .filter(|p| p.is_file())
         .ok_or_else(|| not_allowed(format!("'{raw}' is not an existing program file.")))?;
-    let inside = roots.iter().any(|r| {
-        is_within(
-            &resolved.display().to_string(),
-            &r.display().to_string(),
-            PathStyle::native(),
-        )
-    });
-    if inside {
+    if inside_a_root(&resolved, roots) {
         return Err(not_allowed(format!(
             "'{raw}' is inside a writable root, where tools can write files; a program there could be anything \
              that borrows an allowed name."
         )));
     }
     Ok(resolved.display().to_string())
+}
+
+/// Whether `path` (resolved) is inside one of the writable roots.
+fn inside_a_root(path: &Path, roots: &[PathBuf]) -> bool {
+    roots.iter().any(|r| {
+        is_within(
+            &path.display().to_string(),
+            &r.display().to_string(),
+            PathStyle::native(),
+        )
+    })
 }
 
 /// A cmdlet runs in PowerShell, re-serialised from the checked arguments.
@@ -254,15 +258,7 @@ pub(crate) fn working_directory(
     cwd: &Path,
     roots: &[PathBuf],
 ) -> Result<PathBuf, ToolError> {
-    let inside = |dir: &Path| {
-        roots.iter().any(|r| {
-            is_within(
-                &dir.display().to_string(),
-                &r.display().to_string(),
-                PathStyle::native(),
-            )
-        })
-    };
+    let inside = |dir: &Path| inside_a_root(dir, roots);
     let chosen = match asked.map(str::trim).filter(|s| !s.is_empty()) {
         Some(raw) => {
             let dir = dunce::canonicalize(cwd.join(raw)).map_err(|e| {

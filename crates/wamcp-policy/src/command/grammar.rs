@@ -131,7 +131,11 @@ impl Grammar {
                 .into_iter()
                 .map(|(glob, why)| (glob.to_lowercase(), why))
                 .collect(),
-            tables: spec.tables,
+            tables: spec
+                .tables
+                .into_iter()
+                .map(|(name, t)| (name, folded(t)))
+                .collect(),
             modules,
             top,
             examples: spec.examples,
@@ -605,11 +609,10 @@ impl<'a> Walk<'a> {
         if word.starts_with("--") {
             return self.long_option(g, scope, argv, i, &word, seen);
         }
-        self.cluster(g, scope, argv, i, &word, 1)
-            .unwrap_or_else(|| {
-                self.unknown(g, i, raw);
-                Step::Next(i + 1)
-            })
+        self.cluster(g, scope, argv, i, &word).unwrap_or_else(|| {
+            self.unknown(g, i, raw);
+            Step::Next(i + 1)
+        })
     }
 
     /// `--name`, not listed whole: an abbreviation or a negation.
@@ -695,17 +698,9 @@ impl<'a> Walk<'a> {
         argv: &[Arg],
         i: usize,
         word: &str,
-        skip: usize,
     ) -> Option<Step> {
-        let letters: Vec<(usize, char)> = word.char_indices().skip(skip).collect();
-        let lookup = |c: char| {
-            let name = fold(&format!("-{c}"), g.case_insensitive, false);
-            scope
-                .iter()
-                .rev()
-                .find_map(|cmd| cmd.exact.get(&name))
-                .cloned()
-        };
+        let letters: Vec<(usize, char)> = word.char_indices().skip(1).collect();
+        let lookup = |c: char| letter(g, scope, c);
         let first = lookup(letters.first()?.1)?;
         if first.takes == Takes::Nothing && !g.cluster {
             return None;
@@ -746,14 +741,7 @@ impl<'a> Walk<'a> {
     /// is not an option (the word is then read as a positional).
     fn old_style(&mut self, g: &'a Grammar, scope: &[&'a Cmd], argv: &[Arg]) -> Option<Step> {
         let text = &argv[1].text;
-        let lookup = |c: char| {
-            let name = fold(&format!("-{c}"), g.case_insensitive, false);
-            scope
-                .iter()
-                .rev()
-                .find_map(|cmd| cmd.exact.get(&name))
-                .cloned()
-        };
+        let lookup = |c: char| letter(g, scope, c);
         lookup(text.chars().next()?)?;
         let mut next_value = 2;
         for c in text.chars() {
@@ -949,8 +937,7 @@ impl<'a> Walk<'a> {
                 Some((key, value)) if t.key => (key, Some(value)),
                 _ => (part, None),
             };
-            let pair = part.trim().replace(['"', '\''], "").to_lowercase();
-            if t.pairs.iter().any(|p| p.to_lowercase() == pair) {
+            if t.pairs.contains(&as_the_program_reads(part)) {
                 continue;
             }
             let (mut decision, mut why) = judge_table(t, subject);
@@ -1033,6 +1020,26 @@ impl<'a> Walk<'a> {
     }
 }
 
+/// A table with its patterns lower-cased once, at load, rather than at
+/// every comparison.
+fn folded(mut t: Table) -> Table {
+    for list in [&mut t.allow, &mut t.prompt, &mut t.forbid, &mut t.pairs] {
+        for p in list.iter_mut() {
+            *p = p.to_lowercase();
+        }
+    }
+    t
+}
+
+/// A value as programs compare it: trimmed, unquoted, without the tabs and
+/// line breaks node's URL parser drops, and lower-cased.
+fn as_the_program_reads(value: &str) -> String {
+    value
+        .trim()
+        .replace(['"', '\'', '\t', '\r', '\n'], "")
+        .to_lowercase()
+}
+
 /// The most specific pattern that matches decides (the most characters
 /// other than `*`), so `core.autocrlf` can be allowed inside a forbidden
 /// `core.*`; on a tie the strictest decision wins. Nothing matching: the
@@ -1040,10 +1047,7 @@ impl<'a> Walk<'a> {
 fn judge_table(t: &Table, subject: &str) -> (Decision, Option<String>) {
     // Programs trim and unquote before they look (node's URL parser, cmake's
     // -D names): `' data:...'` and `-D"CMAKE_X"=` are the plain names.
-    let lower = subject
-        .trim()
-        .replace(['"', '\'', '\t', '\r', '\n'], "")
-        .to_lowercase();
+    let lower = as_the_program_reads(subject);
     let lists = [
         (&t.allow, Decision::Allow),
         (&t.prompt, Decision::Prompt),
@@ -1052,7 +1056,7 @@ fn judge_table(t: &Table, subject: &str) -> (Decision, Option<String>) {
     let best = lists
         .iter()
         .flat_map(|(list, decision)| list.iter().map(move |p| (p, *decision)))
-        .filter(|(p, _)| glob_match(&p.to_lowercase(), &lower))
+        .filter(|(p, _)| glob_match(p, &lower))
         .max_by_key(|(p, decision)| (p.chars().filter(|&c| c != '*').count(), *decision));
     let plain = !lower.starts_with('-')
         && !lower.is_empty()
@@ -1070,6 +1074,16 @@ fn judge_table(t: &Table, subject: &str) -> (Decision, Option<String>) {
         decision,
         why.filter(|_| best.is_some() || decision == Decision::Forbidden),
     )
+}
+
+/// The one-letter option `-c` as the innermost command that lists it has it.
+fn letter(g: &Grammar, scope: &[&Cmd], c: char) -> Option<Opt> {
+    let name = fold(&format!("-{c}"), g.case_insensitive, false);
+    scope
+        .iter()
+        .rev()
+        .find_map(|cmd| cmd.exact.get(&name))
+        .cloned()
 }
 
 /// A setting's value that can only be data: letters, digits, `_ . + - , ;`
