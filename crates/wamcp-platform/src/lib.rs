@@ -6,6 +6,7 @@
 //! build number into a product name) are pure functions tested on every host.
 
 pub mod atomic;
+pub mod confine;
 pub mod console;
 pub mod gpu;
 pub mod process;

@@ -241,6 +241,12 @@ const TRUST_DIRS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The trust directories' names (`.git`, `.vscode`...), for plans that
+/// list them per root.
+pub fn trust_dir_names() -> impl Iterator<Item = &'static str> {
+    TRUST_DIRS.iter().map(|(dir, _)| *dir)
+}
+
 /// Whether a command argument (a path, `name=path`, `a,b` list...) reaches
 /// a trust location, and why. Stricter than [`agent_trust_file`], because a
 /// command may write *into* a directory named last (`cmake -E copy x

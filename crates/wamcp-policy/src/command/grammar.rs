@@ -48,6 +48,7 @@ struct Cmd {
     delegate: Option<String>,
     decision: Option<(Decision, String)>,
     special: Option<Special>,
+    network: Option<bool>,
 }
 
 /// Readings of positionals that no generic setting expresses.
@@ -78,7 +79,17 @@ pub struct Grammar {
     tables: BTreeMap<String, Table>,
     modules: HashMap<String, Cmd>,
     top: Cmd,
+    network_options: Vec<String>,
+    offline_options: Vec<String>,
     pub examples: Examples,
+}
+
+/// What a grammar makes of a command: the strictest thing found (`None`
+/// when everything is allowed) and whether it may use the network.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Judgement {
+    pub finding: Option<Finding>,
+    pub network: bool,
 }
 
 /// The strictest thing found in a command, and where.
@@ -138,8 +149,21 @@ impl Grammar {
                 .collect(),
             modules,
             top,
+            network_options: spec.network_options,
+            offline_options: spec.offline_options,
             examples: spec.examples,
         };
+        let names = grammar.option_names();
+        if let Some(missing) = grammar
+            .network_options
+            .iter()
+            .chain(&grammar.offline_options)
+            .find(|name| !names.contains(*name))
+        {
+            return Err(format!(
+                "network option {missing} is not an option of the grammar"
+            ));
+        }
         grammar.check_references(&grammar.top)?;
         for module in grammar.modules.values() {
             grammar.check_references(module)?;
@@ -191,6 +215,19 @@ impl Grammar {
             .collect();
         flags.sort();
         flags
+    }
+
+    /// Every option's first name, in every command and module.
+    fn option_names(&self) -> Vec<String> {
+        fn walk(cmd: &Cmd, out: &mut Vec<String>) {
+            out.extend(cmd.exact.values().map(|o| o.name.clone()));
+            out.extend(cmd.patterns.iter().map(|(_, o)| o.name.clone()));
+            cmd.children.iter().for_each(|c| walk(c, out));
+        }
+        let mut out = Vec::new();
+        walk(&self.top, &mut out);
+        self.modules.values().for_each(|m| walk(m, &mut out));
+        out
     }
 
     fn special_tables_missing(&self) -> bool {
@@ -249,6 +286,7 @@ impl Compile<'_> {
                 Some("git-config-set") => Some(Special::GitConfigSet),
                 Some(other) => return Err(format!("unknown special reading {other:?}")),
             },
+            network: spec.network,
             ..Cmd::default()
         };
         for text in self.expand(&spec.options)? {
@@ -349,13 +387,13 @@ impl Grammars {
         self.list.iter()
     }
 
-    /// Judges `argv` (program first) under `grammar`; `None` means nothing
-    /// in it needs a decision other than allow.
-    pub fn judge(&self, grammar: &Grammar, argv: &[Arg]) -> Option<Finding> {
+    /// Judges `argv` (program first) under `grammar`.
+    pub fn judge(&self, grammar: &Grammar, argv: &[Arg]) -> Judgement {
         let mut walk = Walk {
             all: self,
             worst: None,
             depth: 0,
+            network: Network::default(),
         };
         for (index, arg) in argv.iter().enumerate().skip(1) {
             walk.forbidden_word(grammar, index, &arg.text);
@@ -363,7 +401,10 @@ impl Grammars {
         if walk.worst.as_ref().map(|f| f.decision) != Some(Decision::Forbidden) {
             walk.run(grammar, &grammar.top, &[], argv, 1);
         }
-        walk.worst
+        Judgement {
+            network: walk.network.granted(),
+            finding: walk.worst,
+        }
     }
 }
 
@@ -378,6 +419,24 @@ struct Walk<'a> {
     worst: Option<Finding>,
     /// Delegations followed, so a grammar that delegates to itself ends.
     depth: usize,
+    network: Network,
+}
+
+/// The network as the commands and options of one walk decided it.
+#[derive(Default)]
+struct Network {
+    /// The deepest command that said.
+    command: bool,
+    /// An option that grants it.
+    option: bool,
+    /// An option that takes it away, whatever else said.
+    offline: bool,
+}
+
+impl Network {
+    fn granted(&self) -> bool {
+        !self.offline && (self.command || self.option)
+    }
 }
 
 impl<'a> Walk<'a> {
@@ -417,6 +476,9 @@ impl<'a> Walk<'a> {
         argv: &[Arg],
         mut i: usize,
     ) {
+        if let Some(network) = cmd.network {
+            self.network.command = network;
+        }
         if let Some((decision, why)) = &cmd.decision {
             let at = i.saturating_sub(1);
             self.note(*decision, at, &argv[at].text, why.clone());
@@ -754,7 +816,7 @@ impl<'a> Walk<'a> {
                 );
                 return Some(Step::Next(next_value));
             };
-            if self.decide(&opt, 1, text) {
+            if self.decide(g, &opt, 1, text) {
                 return Some(Step::Stop);
             }
             if opt.takes != Takes::Nothing {
@@ -778,7 +840,9 @@ impl<'a> Walk<'a> {
 
     /// Applies a recognised option; `attached` is a value in the same word.
     /// Notes an option's own decision; true when it stops the walk.
-    fn decide(&mut self, opt: &Opt, i: usize, word: &str) -> bool {
+    fn decide(&mut self, g: &Grammar, opt: &Opt, i: usize, word: &str) -> bool {
+        self.network.option |= g.network_options.contains(&opt.name);
+        self.network.offline |= g.offline_options.contains(&opt.name);
         if opt.decision != Decision::Allow {
             let why = if opt.why.is_empty() {
                 format!("{} needs a decision", opt.name)
@@ -798,7 +862,7 @@ impl<'a> Walk<'a> {
         argv: &[Arg],
         i: usize,
     ) -> Step {
-        if self.decide(opt, i, &argv[i].text) {
+        if self.decide(g, opt, i, &argv[i].text) {
             return Step::Stop;
         }
         match &opt.takes {

@@ -13,5 +13,7 @@ pub mod grammar;
 pub mod hardening;
 pub mod payload;
 pub mod rules;
+pub mod sandbox;
 pub mod spec;
+pub mod token_plan;
 pub mod tokenize;

@@ -16,7 +16,7 @@
 //! `forbidden` rule, or a failing grammar, refuses the programs it names
 //! until it is fixed (a rule dropped silently would stop guarding).
 
-use super::grammar::{Finding, Grammar, Grammars};
+use super::grammar::{Grammar, Grammars, Judgement};
 use super::tokenize::{Arg, tokenize};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -77,6 +77,10 @@ pub struct Rule {
     pub matches: Vec<String>,
     #[serde(default)]
     pub not_match: Vec<String>,
+    /// Whether the command may use the network; unset leaves the grammar's
+    /// answer (none for a program without a grammar).
+    #[serde(default)]
+    pub network: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -101,6 +105,8 @@ pub struct Verdict {
     pub cmdlet: bool,
     /// The argument that decided (its index in argv, the program being 0).
     pub argument: Option<(usize, String)>,
+    /// Whether the process may open network connections.
+    pub network: bool,
 }
 
 impl Verdict {
@@ -256,6 +262,7 @@ impl RuleSet {
             ),
             matches: Vec::new(),
             not_match: Vec::new(),
+            network: Some(false),
         });
     }
 
@@ -296,6 +303,7 @@ impl RuleSet {
             let got = self
                 .grammars
                 .judge(grammar, &argv)
+                .finding
                 .map_or(Decision::Allow, |f| f.decision);
             if got != want {
                 return Err(format!(
@@ -314,19 +322,25 @@ impl RuleSet {
             justification: "the program is not on the allowlist".into(),
             cmdlet: false,
             argument: None,
+            network: false,
         };
         let Some(program) = argv.first().map(|a| program_name(&a.text)) else {
             return refused;
         };
-        let mut verdict = self.grammars.for_program(&program).map(|g| {
-            let finding = self.grammars.judge(g, argv);
-            grammar_verdict(g, finding)
-        });
+        let mut verdict = self
+            .grammars
+            .for_program(&program)
+            .map(|g| grammar_verdict(g, self.grammars.judge(g, argv)));
+        let mut network = verdict.as_ref().is_some_and(|v| v.network);
+        let mut revoked = false;
         for rule in self
             .rules
             .iter()
             .filter(|r| rule_matches(r, &program, &argv[1..]))
         {
+            network |= rule.network == Some(true);
+            // A rule that takes the network away wins over any that grants it.
+            revoked |= rule.network == Some(false);
             if verdict.as_ref().is_none_or(|v| rule.decision > v.decision) {
                 verdict = Some(Verdict {
                     decision: rule.decision,
@@ -334,10 +348,13 @@ impl RuleSet {
                     justification: rule.justification.clone(),
                     cmdlet: rule.cmdlet,
                     argument: None,
+                    network: false,
                 });
             }
         }
-        verdict.unwrap_or(refused)
+        let mut verdict = verdict.unwrap_or(refused);
+        verdict.network = network && !revoked && verdict.decision != Decision::Forbidden;
+        verdict
     }
 
     pub fn grammars(&self) -> &Grammars {
@@ -363,14 +380,16 @@ impl RuleSet {
     }
 }
 
-fn grammar_verdict(grammar: &Grammar, finding: Option<Finding>) -> Verdict {
-    match finding {
+fn grammar_verdict(grammar: &Grammar, judgement: Judgement) -> Verdict {
+    let network = judgement.network;
+    match judgement.finding {
         None => Verdict {
             decision: Decision::Allow,
             rule: Some(grammar.id.clone()),
             justification: format!("every argument is one the {} grammar knows", grammar.id),
             cmdlet: false,
             argument: None,
+            network,
         },
         Some(f) => Verdict {
             decision: f.decision,
@@ -378,6 +397,7 @@ fn grammar_verdict(grammar: &Grammar, finding: Option<Finding>) -> Verdict {
             justification: f.why,
             cmdlet: false,
             argument: Some((f.arg, f.word)),
+            network,
         },
     }
 }
@@ -550,6 +570,65 @@ mod tests {
         }
         assert!(judge("Get-Content x").cmdlet);
         assert!(!judge("git status").cmdlet);
+    }
+
+    /// Only commands that download (or publish) get the network; an
+    /// offline option takes it back, so a build script runs without it too.
+    #[test]
+    fn the_network_follows_the_commands_that_download() {
+        let cases: &[(&str, bool)] = &[
+            ("git fetch origin", true),
+            ("git -C sub pull --rebase", true),
+            ("git clone https://example.com/r.git r", true),
+            ("git push origin main", true),
+            ("git remote update", true),
+            ("git submodule update --init", true),
+            ("git status", false),
+            ("git commit -m x", false),
+            ("git remote add origin https://example.com/r.git", false),
+            ("pip install -r requirements.txt", true),
+            ("python -m pip install requests", true),
+            ("pip list", false),
+            ("npm ci", true),
+            ("npm install", true),
+            ("npm run build", false),
+            ("npm test", false),
+            ("cargo build --release", true),
+            ("cargo build --offline", false),
+            ("cargo test --frozen", false),
+            ("cargo fetch", true),
+            ("cargo fmt", false),
+            ("dotnet restore", true),
+            ("dotnet build --no-restore", false),
+            ("MSBuild.exe App.sln /restore", true),
+            ("MSBuild.exe App.sln", false),
+            ("python -m unittest", false),
+            ("node script.js", false),
+            ("cmake --build build", false),
+            ("gcc -o app main.c", false),
+            ("Get-ChildItem", false),
+            ("calc", false),
+        ];
+        for (command, network) in cases {
+            assert_eq!(judge(command).network, *network, "{command}");
+        }
+    }
+
+    #[test]
+    fn a_rule_grants_or_takes_the_network_and_taking_wins() {
+        let file = r#"{"rules": [
+            {"id": "tests-with-sockets", "programs": ["python"], "decision": "allow",
+             "justification": "the suite starts a local server", "network": true},
+            {"id": "no-net-git", "programs": ["git"], "decision": "allow",
+             "justification": "this machine has no remotes", "network": false}
+        ]}"#;
+        let mut set = RuleSet::builtin();
+        set.load(file, "test");
+        assert_eq!(set.errors, Vec::<String>::new());
+        let judge = |c: &str| set.judge(&tokenize(c).unwrap());
+        assert!(judge("python -m unittest").network);
+        assert!(!judge("git fetch").network);
+        assert!(!judge("git status").network);
     }
 
     #[test]

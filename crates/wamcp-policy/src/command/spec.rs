@@ -143,6 +143,10 @@ pub struct CommandSpec {
     /// A program-specific reading of the positionals (see `grammar.rs`).
     #[serde(default)]
     pub special: Option<String>,
+    /// Whether reaching this command lets the process use the network
+    /// (`git fetch`, `npm install`); the deepest command that says decides.
+    #[serde(default)]
+    pub network: Option<bool>,
 }
 
 fn yes() -> bool {
@@ -258,6 +262,14 @@ pub struct GrammarSpec {
     pub tables: BTreeMap<String, Table>,
     #[serde(default)]
     pub modules: BTreeMap<String, CommandSpec>,
+    /// Options (by first name) that give the command the network
+    /// (`msbuild -restore`).
+    #[serde(default)]
+    pub network_options: Vec<String>,
+    /// Options that take it away again (`cargo build --offline`): a build
+    /// script then runs without it too.
+    #[serde(default)]
+    pub offline_options: Vec<String>,
     pub command: CommandSpec,
     #[serde(default)]
     pub examples: Examples,

@@ -1,0 +1,53 @@
+//! Confining a child process with the operating system's own mechanisms,
+//! so that what a command may write and reach is a property of the process,
+//! not of how well a parser guessed what the program would do.
+//!
+//! The decisions (which paths, which network) are made elsewhere; this
+//! module only turns a [`Scope`] into kernel objects and applies them.
+
+use std::path::PathBuf;
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(windows)]
+pub mod windows;
+
+#[cfg(target_os = "linux")]
+pub use linux::{Prepared, landlock_abi, prepare};
+
+/// What a confined command may do besides reading and executing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// Directories (and device files) it may write beneath.
+    pub writable: Vec<PathBuf>,
+    /// Whether it may open internet sockets.
+    pub network: bool,
+}
+
+/// What this machine can enforce.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Support {
+    /// The mechanism, or `None` when commands cannot be confined here.
+    pub mechanism: Option<String>,
+    /// Why not, or what the mechanism covers on this kernel.
+    pub detail: String,
+}
+
+/// Probes the running system. Cheap: one system call on Linux.
+pub fn support() -> Support {
+    #[cfg(target_os = "linux")]
+    {
+        linux::support()
+    }
+    #[cfg(windows)]
+    {
+        windows::support()
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
+    {
+        Support {
+            mechanism: None,
+            detail: "no confinement is implemented for this operating system".into(),
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! What a confined command may write, as decisions on path strings: the
+//! sandbox mode, the tool caches beside the writable roots, and the
+//! Windows token plan. The operating-system side lives in the platform
+//! crate; everything here is table-tested for both path styles on any host.
+
+use crate::workspace::PathStyle;
+use crate::write_rules::is_within;
+
+/// `WAMCP_COMMAND_SANDBOX`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SandboxMode {
+    /// Confine where the mechanism is verified on this platform; run
+    /// unconfined (and say so) elsewhere.
+    #[default]
+    Auto,
+    Off,
+    /// Confine or refuse to run commands at all.
+    Require,
+}
+
+impl SandboxMode {
+    pub fn parse(text: &str) -> Result<SandboxMode, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(SandboxMode::Auto),
+            "off" => Ok(SandboxMode::Off),
+            "require" => Ok(SandboxMode::Require),
+            other => Err(format!(
+                "WAMCP_COMMAND_SANDBOX must be auto, off or require, not '{other}'"
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::Auto => "auto",
+            SandboxMode::Off => "off",
+            SandboxMode::Require => "require",
+        }
+    }
+}
+
+/// The caches a build writes, as configured, and the entries refused.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Caches {
+    pub entries: Vec<String>,
+    /// One sentence per refused entry, naming it and why.
+    pub refused: Vec<String>,
+}
+
+/// Where a user's machine looks for programs and configuration.
+pub struct Home<'a> {
+    pub home: Option<&'a str>,
+    /// The directories on PATH: a file planted there runs unconfined the
+    /// next time the user types its name.
+    pub path_dirs: &'a [String],
+    pub style: PathStyle,
+}
+
+/// The caches of `WAMCP_COMMAND_WRITABLE`: unset means the defaults; a
+/// list (`:` or `;` separated as PATH is) names entries, where `default`
+/// stands for the defaults and `~` for the home directory.
+pub fn writable_caches(
+    setting: Option<&str>,
+    home: &Home<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Caches {
+    let separator = match home.style {
+        PathStyle::Windows => ';',
+        PathStyle::Unix => ':',
+    };
+    let mut wanted: Vec<String> = Vec::new();
+    match setting {
+        None => wanted.extend(default_caches(home, env)),
+        Some(list) => {
+            for item in list
+                .split(separator)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+            {
+                if item.eq_ignore_ascii_case("default") {
+                    wanted.extend(default_caches(home, env));
+                } else {
+                    wanted.push(expand_home(item, home));
+                }
+            }
+        }
+    }
+    let mut caches = Caches::default();
+    for entry in wanted {
+        match refusal(&entry, home) {
+            Some(why) => caches
+                .refused
+                .push(format!("'{entry}' is not made writable: {why}.")),
+            None if !caches.entries.contains(&entry) => caches.entries.push(entry),
+            None => {}
+        }
+    }
+    caches
+}
+
+fn expand_home(item: &str, home: &Home<'_>) -> String {
+    let rest = item
+        .strip_prefix('~')
+        .filter(|r| r.is_empty() || r.starts_with(['/', '\\']));
+    match (rest, home.home) {
+        (Some(rest), Some(dir)) => join(dir, rest.trim_start_matches(['/', '\\']), home.style),
+        _ => item.to_string(),
+    }
+}
+
+fn join(base: &str, rest: &str, style: PathStyle) -> String {
+    if rest.is_empty() {
+        return base.to_string();
+    }
+    let sep = match style {
+        PathStyle::Windows => '\\',
+        PathStyle::Unix => '/',
+    };
+    let rest = match style {
+        PathStyle::Windows => rest.replace('/', "\\"),
+        PathStyle::Unix => rest.to_string(),
+    };
+    format!("{}{sep}{rest}", base.trim_end_matches(['/', '\\']))
+}
+
+/// The download and compile caches of cargo, npm, pip and ccache, where
+/// their own variables put them: the caches themselves, never the
+/// directories above them that also hold programs or configuration.
+fn default_caches(home: &Home<'_>, env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    let style = home.style;
+    let under_home = |rest: &str| home.home.map(|h| join(h, rest, style));
+    let mut out = Vec::new();
+    let cargo = var("CARGO_HOME").or_else(|| under_home(".cargo"));
+    if let Some(cargo) = cargo {
+        out.push(join(&cargo, "registry", style));
+        out.push(join(&cargo, "git", style));
+    }
+    match style {
+        PathStyle::Unix => {
+            let cache = var("XDG_CACHE_HOME").or_else(|| under_home(".cache"));
+            out.extend(
+                var("npm_config_cache")
+                    .or_else(|| under_home(".npm"))
+                    .map(|npm| join(&npm, "_cacache", style)),
+            );
+            out.extend(
+                var("PIP_CACHE_DIR").or_else(|| cache.as_ref().map(|c| join(c, "pip", style))),
+            );
+            out.extend(
+                var("CCACHE_DIR").or_else(|| cache.as_ref().map(|c| join(c, "ccache", style))),
+            );
+        }
+        PathStyle::Windows => {
+            let local = var("LOCALAPPDATA");
+            let under_local = |rest: &str| local.as_ref().map(|l| join(l, rest, style));
+            out.extend(
+                var("npm_config_cache")
+                    .or_else(|| under_local("npm-cache"))
+                    .map(|npm| join(&npm, "_cacache", style)),
+            );
+            out.extend(var("PIP_CACHE_DIR").or_else(|| under_local("pip\\Cache")));
+            out.extend(var("CCACHE_DIR").or_else(|| under_local("ccache")));
+        }
+    }
+    out
+}
+
+/// Places below the home directory that hold programs, shell start-up or
+/// tool configuration: a file planted there runs (or redirects a tool)
+/// outside any sandbox later, so no cache entry may reach them.
+const UNIX_PROTECTED: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".cshrc",
+    ".tcshrc",
+    ".kshrc",
+    ".inputrc",
+    ".pam_environment",
+    ".xprofile",
+    ".xinitrc",
+    ".xsession",
+    ".config",
+    ".local/bin",
+    ".local/lib",
+    ".local/share/applications",
+    "bin",
+    ".gitconfig",
+    ".git-credentials",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".cargo/bin",
+    ".cargo/config",
+    ".cargo/config.toml",
+    ".cargo/env",
+    ".rustup",
+    ".pypirc",
+    ".pip",
+    ".condarc",
+    ".ssh",
+    ".gnupg",
+    ".docker",
+    ".kube",
+    ".aws",
+    ".m2",
+    ".gradle",
+    ".nuget",
+    ".vscode",
+    ".vscode-server",
+    ".claude",
+    ".codex",
+    ".cursor",
+];
+
+const WINDOWS_PROTECTED: &[&str] = &[
+    ".gitconfig",
+    ".git-credentials",
+    ".npmrc",
+    ".yarnrc",
+    ".cargo\\bin",
+    ".cargo\\config",
+    ".cargo\\config.toml",
+    ".rustup",
+    ".config",
+    ".ssh",
+    ".docker",
+    ".kube",
+    ".aws",
+    ".m2",
+    ".gradle",
+    ".nuget",
+    ".vscode",
+    ".claude",
+    ".codex",
+    ".cursor",
+    "AppData\\Roaming",
+    "AppData\\Local\\Programs",
+    "AppData\\Local\\Microsoft",
+    "Documents\\PowerShell",
+    "Documents\\WindowsPowerShell",
+];
+
+/// Why `entry` may not become writable, or `None` when it may.
+pub fn refusal(entry: &str, home: &Home<'_>) -> Option<String> {
+    let style = home.style;
+    let absolute = match style {
+        PathStyle::Unix => entry.starts_with('/'),
+        PathStyle::Windows => {
+            let b = entry.as_bytes();
+            b.len() >= 3
+                && b[0].is_ascii_alphabetic()
+                && b[1] == b':'
+                && matches!(b[2], b'\\' | b'/')
+        }
+    };
+    if !absolute {
+        return Some("it is not an absolute local path".into());
+    }
+    if entry.split(['/', '\\']).any(|c| c == "..") {
+        return Some("it contains '..'".into());
+    }
+    // Either way round: a cache holding a protected place, or inside one.
+    let overlaps = |place: &str| is_within(entry, place, style) || is_within(place, entry, style);
+    if let Some(dir) = home.home {
+        if is_within(dir, entry, style) {
+            return Some("it is the home directory or holds it".into());
+        }
+        let protected = match style {
+            PathStyle::Unix => UNIX_PROTECTED,
+            PathStyle::Windows => WINDOWS_PROTECTED,
+        };
+        if let Some(place) = protected.iter().find(|p| overlaps(&join(dir, p, style))) {
+            return Some(format!(
+                "it overlaps '{}', which holds programs or configuration that run outside the sandbox",
+                join(dir, place, style)
+            ));
+        }
+    }
+    if let Some(dir) = home.path_dirs.iter().find(|d| !d.is_empty() && overlaps(d)) {
+        return Some(format!(
+            "it overlaps '{dir}', a directory on PATH, where a planted program would run unconfined"
+        ));
+    }
+    let system: &[&str] = match style {
+        PathStyle::Unix => &[
+            "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/opt", "/var/lib",
+        ],
+        PathStyle::Windows => &[
+            "C:\\Windows",
+            "C:\\Program Files",
+            "C:\\Program Files (x86)",
+            "C:\\ProgramData",
+        ],
+    };
+    if let Some(dir) = system.iter().find(|d| overlaps(d)) {
+        return Some(format!("it overlaps the system directory '{dir}'"));
+    }
+    None
+}
+
+/// Whether a failed command's output reads like the operating system
+/// refused it something, so the tool can say where writes may go.
+pub fn looks_refused(exit_code: Option<i32>, output: &str) -> bool {
+    const SIGNS: &[&str] = &[
+        "Permission denied",
+        "permission denied",
+        "EACCES",
+        "EPERM",
+        "Operation not permitted",
+        "PermissionError",
+        "Access is denied",
+    ];
+    exit_code != Some(0) && SIGNS.iter().any(|s| output.contains(s))
+}
+
+#[cfg(test)]
+mod tests;
