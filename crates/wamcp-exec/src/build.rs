@@ -6,6 +6,7 @@
 
 use crate::build_report::{Build, History};
 use crate::command::{Approval, Checked, check, working_directory};
+use crate::confine::{Sandbox, refusal_note};
 use crate::{Progress, RunSpec, run_reporting};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -69,6 +70,7 @@ pub async fn build_project(
     cwd: &Path,
     roots: &[PathBuf],
     rules: &RuleSet,
+    sandbox: &Sandbox,
     builds: &Builds,
     approval: Approval,
     progress: Option<Progress<'_>>,
@@ -92,8 +94,14 @@ pub async fn build_project(
         ))
         .recover("Use run_powershell for other allowed commands."));
     }
-    let Checked { program, args, env } = check(req.command, rules, approval, roots)?;
+    let Checked {
+        program,
+        args,
+        env,
+        network,
+    } = check(req.command, rules, approval, roots)?;
     let dir = working_directory(req.working_directory, cwd, roots)?;
+    let confinement = sandbox.confinement(roots, network)?;
     let root = owning_root(&dir, roots);
     let Some(_guard) = builds.locks.try_lock(&root) else {
         return Err(ToolError::new(
@@ -111,6 +119,7 @@ pub async fn build_project(
         timeout: Duration::from_secs(timeout),
         keep_head: MAX_PROCESS_OUTPUT_BYTES,
         keep_tail: TAIL_BYTES,
+        confinement,
     };
     let out = run_reporting(&spec, progress).await.map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
@@ -137,9 +146,12 @@ pub async fn build_project(
         output: &output,
         build_dir: &dir,
     };
-    let text = builds
+    let mut text = builds
         .history
         .report(&root, &driver_identity(&program), &build);
+    if let Some(note) = refusal_note(out.confined, out.exit_code, &output) {
+        text = format!("{}\n{note}\n", text.trim_end());
+    }
     if out.timed_out {
         return Err(ToolError::new(
             ErrorType::BuildTimedOut,

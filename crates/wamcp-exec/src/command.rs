@@ -6,6 +6,7 @@
 //! command re-serialised from the checked arguments, never the model's
 //! original text, so PowerShell cannot parse something the checks did not.
 
+use crate::confine::{Sandbox, refusal_note};
 use crate::{Progress, RunSpec, run_reporting};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -46,11 +47,18 @@ pub async fn run_command(
     cwd: &Path,
     roots: &[PathBuf],
     rules: &RuleSet,
+    sandbox: &Sandbox,
     approval: Approval,
     progress: Option<Progress<'_>>,
 ) -> Result<String, ToolError> {
-    let Checked { program, args, env } = check(req.command, rules, approval, roots)?;
+    let Checked {
+        program,
+        args,
+        env,
+        network,
+    } = check(req.command, rules, approval, roots)?;
     let dir = working_directory(req.working_directory, cwd, roots)?;
+    let confinement = sandbox.confinement(roots, network)?;
     let (timeout, _) = clamp_request(req.timeout_seconds, MAX_POWERSHELL_TIMEOUT_SECONDS);
     let spec = RunSpec {
         program: program.clone(),
@@ -60,6 +68,7 @@ pub async fn run_command(
         timeout: Duration::from_secs(timeout),
         keep_head: MAX_PROCESS_OUTPUT_BYTES,
         keep_tail: TAIL_BYTES,
+        confinement,
     };
     let out = run_reporting(&spec, progress).await.map_err(|e| {
         ToolError::new(
@@ -70,10 +79,14 @@ pub async fn run_command(
             "The program is not installed or not on the server's PATH; ask the user to install it.",
         )
     })?;
+    let stderr = out.stderr.render();
+    let note = refusal_note(out.confined, out.exit_code, &stderr)
+        .map(|n| format!("{n}\n"))
+        .unwrap_or_default();
     let body = format!(
-        "--- STDOUT ---\n{}\n--- STDERR ---\n{}\n",
+        "--- STDOUT ---\n{}\n--- STDERR ---\n{}\n{note}",
         out.stdout.render().trim_end(),
-        out.stderr.render().trim_end()
+        stderr.trim_end()
     );
     if out.timed_out {
         return Err(ToolError::new(
@@ -96,6 +109,8 @@ pub struct Checked {
     pub program: String,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
+    /// Whether the rule lets the command use the network.
+    pub network: bool,
 }
 
 fn not_allowed(why: String) -> ToolError {
@@ -180,6 +195,7 @@ pub fn check(
         program,
         args: texts.collect(),
         env,
+        network: verdict.network,
     })
 }
 
@@ -248,6 +264,7 @@ fn powershell_command(argv: &[wamcp_policy::command::tokenize::Arg]) -> Result<C
         program: shell,
         args,
         env: Vec::new(),
+        network: false,
     })
 }
 

@@ -9,6 +9,9 @@
 pub mod build;
 pub mod build_report;
 pub mod command;
+pub mod confine;
+#[cfg(windows)]
+mod confine_windows;
 pub mod diagnostics;
 pub mod shader;
 
@@ -30,6 +33,8 @@ pub struct RunSpec {
     /// Bytes kept from the start of each stream (the end is kept too).
     pub keep_head: usize,
     pub keep_tail: usize,
+    /// `None` runs the program unconfined (confinement off or unavailable).
+    pub confinement: Option<confine::Confinement>,
 }
 
 /// One output stream, possibly cut in the middle.
@@ -79,14 +84,37 @@ pub struct RunOutput {
     pub stdout: Captured,
     pub stderr: Captured,
     pub elapsed: Duration,
+    pub confined: bool,
 }
 
 /// Starts `spec` and waits for it, killing the tree at the timeout.
 /// Errors only when the program cannot be started.
 pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
-    let mut command = tokio::process::Command::new(&spec.program);
+    // Its own temp directory, removed when the run ends: confined, the
+    // command may write nowhere else outside the roots.
+    let temp = match &spec.confinement {
+        Some(_) => Some(
+            tempfile::Builder::new()
+                .prefix("wamcp-cmd-")
+                .tempdir()?,
+        ),
+        None => None,
+    };
+    let launch = match (&spec.confinement, &temp) {
+        (Some(confinement), Some(temp)) => confinement.launch(temp.path())?,
+        _ => confine::Launch::default(),
+    };
+    let (program, args) = match launch.wrapper {
+        Some((helper, mut helper_args)) => {
+            helper_args.push(spec.program.clone());
+            helper_args.extend(spec.args.iter().cloned());
+            (helper, helper_args)
+        }
+        None => (spec.program.clone(), spec.args.clone()),
+    };
+    let mut command = tokio::process::Command::new(&program);
     command
-        .args(&spec.args)
+        .args(&args)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .current_dir(&spec.cwd)
         // A child that inherits the server's stdin can hang at start on
@@ -99,6 +127,18 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     if let Some(path) = wamcp_platform::search_path::child_path() {
         command.env("PATH", path);
     }
+    if let Some(temp) = &temp {
+        for name in ["TMPDIR", "TEMP", "TMP"] {
+            command.env(name, temp.path());
+        }
+    }
+    #[cfg(unix)]
+    if let Some(mut enter) = launch.pre_exec {
+        // SAFETY: the hook only makes system calls (see `Launch::pre_exec`).
+        unsafe {
+            command.pre_exec(move || enter());
+        }
+    }
     let mut wrapped = CommandWrap::from(command);
     #[cfg(windows)]
     {
@@ -109,8 +149,10 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     }
     #[cfg(unix)]
     {
-        use process_wrap::tokio::ProcessGroup;
-        wrapped.wrap(ProcessGroup::leader());
+        // A session of its own: the whole tree is killed as one group, and
+        // the command has no controlling terminal to inject keystrokes into.
+        use process_wrap::tokio::ProcessSession;
+        wrapped.wrap(ProcessSession);
     }
     wrapped.wrap(KillOnDrop);
     let started = Instant::now();
@@ -145,6 +187,7 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         stdout,
         stderr,
         elapsed: started.elapsed(),
+        confined: spec.confinement.is_some(),
     })
 }
 
@@ -234,6 +277,7 @@ mod tests {
             timeout: Duration::from_secs(30),
             keep_head: 64 * 1024,
             keep_tail: 16 * 1024,
+            confinement: None,
         }
     }
 

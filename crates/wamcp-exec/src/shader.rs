@@ -8,6 +8,7 @@
 
 use crate::build_report::report;
 use crate::command::working_directory;
+use crate::confine::Sandbox;
 use crate::{RunSpec, run};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -37,6 +38,7 @@ pub async fn compile_shader(
     cwd: &Path,
     roots: &[PathBuf],
     sink: &dyn OutputSink,
+    sandbox: &Sandbox,
 ) -> Result<String, ToolError> {
     if req.source.trim().is_empty() {
         return Err(ToolError::new(ErrorType::InvalidPath, "source is empty.")
@@ -91,6 +93,11 @@ pub async fn compile_shader(
         output.display()
     );
     args.extend(output_args(plan.output_flag, &scratch_out));
+    // The compiler writes only its scratch output; the server copies it.
+    let mut confinement = sandbox.confinement(roots, false)?;
+    if let Some(c) = &mut confinement {
+        c.scope.writable.push(scratch.path().to_path_buf());
+    }
     let spec = RunSpec {
         program: program.to_string(),
         args,
@@ -99,6 +106,7 @@ pub async fn compile_shader(
         timeout: Duration::from_secs(SHADER_TIMEOUT_SECONDS),
         keep_head: MAX_PROCESS_OUTPUT_BYTES,
         keep_tail: 16 * 1024,
+        confinement,
     };
     let out = run(&spec).await.map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {

@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use wamcp_exec::build::{BuildRequest, Builds, build_project};
 use wamcp_exec::command::Approval;
+use wamcp_exec::confine::Sandbox;
 use wamcp_exec::shader::{OutputSink, ShaderRequest, compile_shader};
 use wamcp_policy::command::rules::RuleSet;
+use wamcp_policy::command::sandbox::{Caches, SandboxMode};
 use wamcp_policy::error::{ErrorType, ToolError};
 
 fn have(program: &str) -> bool {
@@ -57,6 +59,12 @@ async fn build(p: &Project, command: &str) -> Result<String, ToolError> {
     build_in(p, command, None, &p.builds).await
 }
 
+/// Confined as the server confines (where the platform can): the real
+/// compilers must work inside it.
+fn confined() -> Sandbox {
+    Sandbox::new(SandboxMode::Auto, Caches::default())
+}
+
 /// A build with the project as its only root and the built-in rules.
 async fn build_in(
     p: &Project,
@@ -76,6 +84,7 @@ async fn build_in(
         &p.root,
         roots,
         &rules,
+        &confined(),
         builds,
         Approval::NotAsked,
         None,
@@ -364,7 +373,14 @@ async fn shader(
         spirv: false,
         working_directory: None,
     };
-    compile_shader(&request, &p.root, std::slice::from_ref(&p.root), sink).await
+    compile_shader(
+        &request,
+        &p.root,
+        std::slice::from_ref(&p.root),
+        sink,
+        &confined(),
+    )
+    .await
 }
 
 #[tokio::test]

@@ -13,7 +13,7 @@ mod linux;
 pub mod windows;
 
 #[cfg(target_os = "linux")]
-pub use linux::{Prepared, landlock_abi, prepare};
+pub use linux::{Prepared, prepare};
 
 /// What a confined command may do besides reading and executing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

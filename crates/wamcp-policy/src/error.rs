@@ -74,6 +74,7 @@ error_types! {
     ProtectedPath => "PROTECTED_PATH",
     ReadFailed => "READ_FAILED",
     ResponseTooLarge => "RESPONSE_TOO_LARGE",
+    SandboxUnavailable => "SANDBOX_UNAVAILABLE",
     SearchBackendInvalid => "SEARCH_BACKEND_INVALID",
     SearchBlocked => "SEARCH_BLOCKED",
     SearchFailed => "SEARCH_FAILED",

@@ -12,7 +12,9 @@ use crate::settings::{self, ROOTS_SEPARATOR};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use wamcp_exec::build::Builds;
+use wamcp_exec::confine::Sandbox;
 use wamcp_policy::command::rules::RuleSet;
+use wamcp_policy::command::sandbox::{Home, SandboxMode, refusal, writable_caches};
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::groups::{GroupSelection, parse_groups};
 use wamcp_policy::hosts::{ALLOWED_DOC_HOSTS, ALLOWED_NETWORK_HOSTS, parse_host_list};
@@ -57,6 +59,8 @@ pub struct ServerContext {
     command_rules: std::sync::OnceLock<RuleSet>,
     /// The user's rule file, a trust file like the config.
     pub command_rules_file: Option<PathBuf>,
+    /// How commands are confined by the operating system.
+    pub sandbox: Sandbox,
     /// Built on first use: start-up stays fast for sessions that never
     /// touch the network.
     web: OnceLock<Result<WebClient, String>>,
@@ -229,6 +233,7 @@ impl ServerContext {
         };
 
         let command_rules_file = resolution.get(settings::COMMAND_RULES).map(|p| cwd.join(p));
+        let sandbox = command_sandbox(env, &resolution, &mut warnings);
 
         ServerContext {
             transport,
@@ -251,6 +256,7 @@ impl ServerContext {
             setting_warnings: warnings,
             command_rules: std::sync::OnceLock::new(),
             command_rules_file,
+            sandbox,
             groups,
             resolution,
             web: OnceLock::new(),
@@ -476,14 +482,78 @@ fn project_root(entry: &str) -> Result<PathBuf, String> {
     }
 }
 
+/// The home directory, resolved.
+fn home_dir(env: EnvLookup) -> Option<String> {
+    let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+    env_value(env, home_var)
+        .map(PathBuf::from)
+        .or_else(std::env::home_dir)
+        .map(|h| resolve_existing(&h).unwrap_or(h).display().to_string())
+}
+
+/// The sandbox from `WAMCP_COMMAND_SANDBOX` and `WAMCP_COMMAND_WRITABLE`;
+/// problems become setting warnings. Cache entries are judged as written
+/// and again resolved, so a symbolic link cannot lead a grant onto PATH.
+fn command_sandbox(env: EnvLookup, resolution: &Resolution, warnings: &mut Vec<String>) -> Sandbox {
+    let mode = match resolution
+        .get(settings::COMMAND_SANDBOX)
+        .map(SandboxMode::parse)
+    {
+        None => SandboxMode::Auto,
+        Some(Ok(mode)) => mode,
+        Some(Err(why)) => {
+            // Fail closed: a typo must not turn confinement off.
+            warnings.push(format!("{why}; using require."));
+            SandboxMode::Require
+        }
+    };
+    let path_dirs: Vec<String> = env_value(env, "PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .filter(|d| d.is_absolute())
+                .flat_map(|d| {
+                    [
+                        d.display().to_string(),
+                        resolve_lenient(&d).display().to_string(),
+                    ]
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let home = home_dir(env);
+    let home = Home {
+        home: home.as_deref(),
+        path_dirs: &path_dirs,
+        style: PathStyle::native(),
+    };
+    let mut caches = writable_caches(resolution.get(settings::COMMAND_WRITABLE), &home, &|name| {
+        env_value(env, name)
+    });
+    caches.entries.retain(|entry| {
+        let resolved = resolve_lenient(Path::new(entry)).display().to_string();
+        match refusal(&resolved, &home) {
+            Some(why) => {
+                caches.refused.push(format!(
+                    "'{entry}' (resolved '{resolved}') is not made writable: {why}."
+                ));
+                false
+            }
+            None => true,
+        }
+    });
+    warnings.extend(
+        caches
+            .refused
+            .iter()
+            .map(|r| format!("{}: {r}", settings::COMMAND_WRITABLE)),
+    );
+    Sandbox::new(mode, caches)
+}
+
 fn adopt_workspace(env: EnvLookup, cwd: &Path) -> Result<PathBuf, String> {
     let resolved =
         resolve_existing(cwd).ok_or_else(|| format!("'{}' cannot be resolved.", cwd.display()))?;
-    let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
-    let home = env_value(env, home_var)
-        .map(PathBuf::from)
-        .or_else(std::env::home_dir)
-        .map(|h| resolve_existing(&h).unwrap_or(h).display().to_string());
+    let home = home_dir(env);
     let style = PathStyle::native();
     let protected = ProtectedDirs::for_platform(style, home, |name| env_value(env, name));
     judge_workspace(&resolved.display().to_string(), style, &protected)?;

@@ -23,6 +23,8 @@ pub const HOST_CONSENT: &str = "WAMCP_HOST_CONSENT";
 pub const HOST_GRANT_PERSIST: &str = "WAMCP_HOST_GRANT_PERSIST";
 pub const SEARCH_BACKEND: &str = "WAMCP_SEARCH_BACKEND";
 pub const COMMAND_RULES: &str = "WAMCP_COMMAND_RULES";
+pub const COMMAND_SANDBOX: &str = "WAMCP_COMMAND_SANDBOX";
+pub const COMMAND_WRITABLE: &str = "WAMCP_COMMAND_WRITABLE";
 
 /// Environment-only: they choose the file and the profile, so they cannot
 /// live inside either.
@@ -96,6 +98,23 @@ pub const SETTINGS: &[Setting] = &[
         description: "A JSON file of extra command rules for run_powershell, in the format of the built-in \
                       rules (programs, an optional condition, allow/prompt/forbidden, examples checked at load). \
                       The strictest matching rule wins. The model can never write this file.",
+    },
+    Setting {
+        name: COMMAND_SANDBOX,
+        default: "auto: confined on Linux (Landlock + seccomp), not on Windows yet",
+        description: "How commands, builds and shader compiles are confined by the operating system: auto \
+                      (where wamcp has verified the mechanism), off, or require (refuse to run commands where \
+                      they cannot be confined). Confined, they write only inside the writable roots, their own \
+                      temp directory and WAMCP_COMMAND_WRITABLE, and reach the network only when their rule \
+                      says so.",
+    },
+    Setting {
+        name: COMMAND_WRITABLE,
+        default: "default: the download caches of cargo (registry, git), npm (_cacache), pip and ccache",
+        description: "Tool caches confined commands may write besides the roots, separated like \
+                      WAMCP_PROJECT_ROOTS. The word default stands for the defaults, none for no cache, ~ for \
+                      the home directory. An entry that overlaps the home directory itself, PATH, shell start-up \
+                      files or tool configuration is refused and reported.",
     },
     Setting {
         name: SEARCH_BACKEND,

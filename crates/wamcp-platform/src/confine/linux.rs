@@ -22,7 +22,7 @@ use std::io;
 const NEWEST: ABI = ABI::V6;
 
 /// The Landlock ABI the kernel offers, or why there is none.
-pub fn landlock_abi() -> Result<u32, String> {
+fn landlock_abi() -> Result<u32, String> {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
     let version = unsafe {
         libc::syscall(
@@ -182,8 +182,9 @@ fn network_filter() -> Result<BpfProgram, seccompiler::BackendError> {
 
 impl Prepared {
     /// Applies the ruleset and the filter to the calling process. Meant for
-    /// the child between fork and exec: no allocation, three system calls.
-    fn enter(&mut self) -> io::Result<()> {
+    /// the child between fork and exec (`pre_exec`): no allocation, three
+    /// system calls.
+    pub fn enter(&mut self) -> io::Result<()> {
         // Errors are the raw errno: building a message would allocate in a
         // forked child, which can deadlock on a lock another thread held.
         if let Some(ruleset) = self.ruleset.take() {
@@ -202,14 +203,5 @@ impl Prepared {
             return Err(io::Error::last_os_error());
         }
         Ok(())
-    }
-
-    /// Makes `command`'s child apply this before it executes the program.
-    pub fn install(mut self, command: &mut tokio::process::Command) {
-        // SAFETY: `enter` makes only async-signal-safe system calls on the
-        // success path and touches no lock the parent could hold.
-        unsafe {
-            command.pre_exec(move || self.enter());
-        }
     }
 }

@@ -71,6 +71,7 @@ pub fn writable_caches(
     let mut wanted: Vec<String> = Vec::new();
     match setting {
         None => wanted.extend(default_caches(home, env)),
+        Some(list) if list.trim().eq_ignore_ascii_case("none") => {}
         Some(list) => {
             for item in list
                 .split(separator)

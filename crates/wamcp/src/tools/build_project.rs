@@ -52,6 +52,7 @@ impl ToolDef for BuildProject {
                 &ctx.cwd,
                 &roots,
                 ctx.command_rules(),
+                &ctx.sandbox,
                 &ctx.builds,
                 approval,
                 progress.as_ref().map(|f| f as Progress),

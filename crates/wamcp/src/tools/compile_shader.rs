@@ -59,7 +59,7 @@ impl ToolDef for CompileShader {
         };
         let sink = ConfinedOutput { ctx };
         let roots = ctx.run_roots();
-        let compiling = compile_shader(&request, &ctx.cwd, &roots, &sink);
+        let compiling = compile_shader(&request, &ctx.cwd, &roots, &sink, &ctx.sandbox);
         call.unless_cancelled(compiling).await.map(ToolOutput::Text)
     }
 }

@@ -44,7 +44,8 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         .collect();
     let web_search = registered.contains(&"web_search");
     let grants = ctx.file_grants();
-    json!({
+    let sandbox = ctx.sandbox.status();
+    let mut info = json!({
         "name": "wamcp",
         "version": env!("CARGO_PKG_VERSION"),
         "transport": ctx.transport,
@@ -88,5 +89,19 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         "search_backend": ctx.search_backend,
         "command_rules_file": ctx.command_rules_file.as_ref().map(|p| p.display().to_string()),
         "command_rules_errors": ctx.command_rules().errors,
-    })
+    });
+    // Added apart: one json! literal this long exceeds the macro's recursion.
+    let confinement = [
+        ("command_sandbox", json!(sandbox.mode.as_str())),
+        (
+            "command_confinement",
+            json!(sandbox.mechanism.as_deref().unwrap_or("none")),
+        ),
+        ("command_confinement_detail", json!(sandbox.detail)),
+        ("command_writable", json!(ctx.sandbox.caches().entries)),
+    ];
+    if let Some(object) = info.as_object_mut() {
+        object.extend(confinement.map(|(k, v)| (k.to_string(), v)));
+    }
+    info
 }

@@ -51,6 +51,7 @@ impl ToolDef for RunPowershell {
                 &ctx.cwd,
                 &roots,
                 ctx.command_rules(),
+                &ctx.sandbox,
                 approval,
                 progress.as_ref().map(|f| f as Progress),
             )

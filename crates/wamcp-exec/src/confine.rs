@@ -1,0 +1,223 @@
+//! Every command, build and shader compile runs confined: it may write
+//! only inside the writable roots, its own temp directory and the listed
+//! caches, and reach the network only when its rule says so.
+//!
+//! The grammars decide what one call may ask for; this bounds what the
+//! program then does, including with scripts and build files the agent
+//! wrote (`python p.py`, a `build.rs`, an npm script, `execute_process`).
+//! The operating system's part sits behind [`Confiner`], so the decisions
+//! here are tested with a fake on every host.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use wamcp_platform::confine::{Scope, Support};
+use wamcp_policy::command::sandbox::{Caches, SandboxMode};
+use wamcp_policy::error::{ErrorType, ToolError};
+
+/// What a child needs to start confined, besides its argv.
+#[derive(Default)]
+pub struct Launch {
+    /// Replaces the program and puts the original argv after it (the
+    /// Windows helper that starts the program under the token).
+    pub wrapper: Option<(String, Vec<String>)>,
+    /// Runs in the child between fork and exec (Unix).
+    #[cfg(unix)]
+    pub pre_exec: Option<Box<dyn FnMut() -> io::Result<()> + Send + Sync>>,
+}
+
+/// The operating system's side.
+pub trait Confiner: Send + Sync + fmt::Debug {
+    /// What this machine can enforce.
+    fn support(&self) -> Support;
+    /// Whether `auto` turns it on: only where wamcp verified it.
+    fn verified(&self) -> bool;
+    /// Prepares a child confined to `scope`.
+    fn launch(&self, scope: &Scope) -> io::Result<Launch>;
+}
+
+/// The confiner of the platform the server runs on.
+#[derive(Debug, Default)]
+pub struct OsConfiner;
+
+impl Confiner for OsConfiner {
+    fn support(&self) -> Support {
+        wamcp_platform::confine::support()
+    }
+
+    fn verified(&self) -> bool {
+        // Wine does not enforce access lists, so the Windows token has been
+        // seen to run commands but not to refuse writes.
+        cfg!(target_os = "linux")
+    }
+
+    fn launch(&self, scope: &Scope) -> io::Result<Launch> {
+        #[cfg(target_os = "linux")]
+        {
+            let mut prepared = wamcp_platform::confine::prepare(scope)?;
+            Ok(Launch {
+                pre_exec: Some(Box::new(move || prepared.enter())),
+                ..Launch::default()
+            })
+        }
+        #[cfg(windows)]
+        {
+            crate::confine_windows::launch(scope)
+        }
+        #[cfg(not(any(target_os = "linux", windows)))]
+        {
+            let _ = scope;
+            Err(io::Error::other("no confinement on this operating system"))
+        }
+    }
+}
+
+/// Whether commands run confined here, and why (not).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Status {
+    pub mode: SandboxMode,
+    /// The mechanism in force, or `None` when commands run unconfined.
+    pub mechanism: Option<String>,
+    pub detail: String,
+}
+
+/// The server's confinement: mode, caches and the confiner.
+#[derive(Debug)]
+pub struct Sandbox {
+    mode: SandboxMode,
+    caches: Caches,
+    confiner: Arc<dyn Confiner>,
+    status: OnceLock<Status>,
+    caches_made: OnceLock<()>,
+}
+
+/// Device files every program may write: the bit bucket and friends.
+#[cfg(unix)]
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+#[cfg(not(unix))]
+const DEVICES: &[&str] = &[];
+
+impl Sandbox {
+    pub fn new(mode: SandboxMode, caches: Caches) -> Sandbox {
+        Sandbox::with_confiner(mode, caches, Arc::new(OsConfiner))
+    }
+
+    pub fn with_confiner(mode: SandboxMode, caches: Caches, confiner: Arc<dyn Confiner>) -> Sandbox {
+        Sandbox {
+            mode,
+            caches,
+            confiner,
+            status: OnceLock::new(),
+            caches_made: OnceLock::new(),
+        }
+    }
+
+    pub fn caches(&self) -> &Caches {
+        &self.caches
+    }
+
+    /// Probed once, on first use: start-up pays nothing for it.
+    pub fn status(&self) -> &Status {
+        self.status.get_or_init(|| {
+            let support = self.confiner.support();
+            let (mechanism, detail) = match (self.mode, support.mechanism) {
+                (SandboxMode::Off, _) => (None, "WAMCP_COMMAND_SANDBOX=off".to_string()),
+                (_, None) => (None, support.detail),
+                (SandboxMode::Auto, Some(_)) if !self.confiner.verified() => (
+                    None,
+                    format!(
+                        "off by default on this platform ({}); WAMCP_COMMAND_SANDBOX=require turns it on",
+                        support.detail
+                    ),
+                ),
+                (_, Some(mechanism)) => (Some(mechanism), support.detail),
+            };
+            Status {
+                mode: self.mode,
+                mechanism,
+                detail,
+            }
+        })
+    }
+
+    /// How one command runs: confined to the roots, its temp directory and
+    /// the caches; unconfined when confinement is off or unavailable under
+    /// `auto`; refused when it is unavailable under `require`.
+    pub fn confinement(
+        &self,
+        roots: &[PathBuf],
+        network: bool,
+    ) -> Result<Option<Confinement>, ToolError> {
+        let status = self.status();
+        if status.mechanism.is_none() {
+            if self.mode == SandboxMode::Require {
+                return Err(ToolError::new(
+                    ErrorType::SandboxUnavailable,
+                    format!(
+                        "Commands must run confined (WAMCP_COMMAND_SANDBOX=require), and they cannot be here: {}.",
+                        status.detail
+                    ),
+                )
+                .recover("Retrying cannot help. The user can enable the mechanism, or set WAMCP_COMMAND_SANDBOX=auto."));
+            }
+            return Ok(None);
+        }
+        self.make_caches();
+        let mut writable: Vec<PathBuf> = roots.iter().filter(|r| r.is_dir()).cloned().collect();
+        writable.extend(
+            self.caches
+                .entries
+                .iter()
+                .map(PathBuf::from)
+                .filter(|p| p.is_dir()),
+        );
+        writable.extend(DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()));
+        Ok(Some(Confinement {
+            scope: Scope { writable, network },
+            confiner: self.confiner.clone(),
+        }))
+    }
+
+    /// A cache that does not exist yet cannot be granted, and the tool
+    /// would then fail to create it: make the missing ones once.
+    fn make_caches(&self) {
+        self.caches_made.get_or_init(|| {
+            for entry in &self.caches.entries {
+                let _ = std::fs::create_dir_all(entry);
+            }
+        });
+    }
+}
+
+/// One command's confinement; [`crate::run`] adds its temp directory.
+#[derive(Clone, Debug)]
+pub struct Confinement {
+    pub scope: Scope,
+    confiner: Arc<dyn Confiner>,
+}
+
+impl Confinement {
+    /// Prepares the launch with `temp` (the command's own temp directory)
+    /// writable too.
+    pub(crate) fn launch(&self, temp: &Path) -> io::Result<Launch> {
+        let mut scope = self.scope.clone();
+        scope.writable.push(temp.to_path_buf());
+        self.confiner.launch(&scope)
+    }
+}
+
+/// The line added to a failed confined command's output when it reads
+/// like the system refused a write (or a connection).
+pub fn refusal_note(confined: bool, exit_code: Option<i32>, output: &str) -> Option<String> {
+    (confined && wamcp_policy::command::sandbox::looks_refused(exit_code, output)).then(|| {
+        "[wamcp] Commands run confined: they write only inside the writable roots, their own temp directory \
+         and the caches in get_server_info's command_writable, and reach the network only when their rule \
+         says so. If the refusal above is about a path outside those, the user can widen WAMCP_PROJECT_ROOTS \
+         or WAMCP_COMMAND_WRITABLE (or give the command's rule \"network\": true)."
+            .to_string()
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,155 @@
+use super::*;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Records what it was asked to confine; enforces nothing.
+#[derive(Debug, Default)]
+struct Fake {
+    mechanism: Option<&'static str>,
+    verified: bool,
+    scopes: Mutex<Vec<Scope>>,
+}
+
+impl Confiner for Fake {
+    fn support(&self) -> Support {
+        Support {
+            mechanism: self.mechanism.map(str::to_string),
+            detail: "fake detail".into(),
+        }
+    }
+    fn verified(&self) -> bool {
+        self.verified
+    }
+    fn launch(&self, scope: &Scope) -> io::Result<Launch> {
+        self.scopes.lock().unwrap().push(scope.clone());
+        Ok(Launch::default())
+    }
+}
+
+fn fake_sandbox(mode: SandboxMode, fake: Fake, caches: Vec<String>) -> (Sandbox, Arc<Fake>) {
+    let fake = Arc::new(fake);
+    let caches = Caches {
+        entries: caches,
+        refused: Vec::new(),
+    };
+    (
+        Sandbox::with_confiner(mode, caches, fake.clone()),
+        fake,
+    )
+}
+
+fn working() -> Fake {
+    Fake {
+        mechanism: Some("fake"),
+        verified: true,
+        ..Fake::default()
+    }
+}
+
+#[test]
+fn the_status_says_why_commands_are_not_confined() {
+    let cases = [
+        (SandboxMode::Off, working(), None, "WAMCP_COMMAND_SANDBOX=off"),
+        (SandboxMode::Auto, Fake::default(), None, "fake detail"),
+        (
+            SandboxMode::Auto,
+            Fake {
+                mechanism: Some("fake"),
+                ..Fake::default()
+            },
+            None,
+            "off by default on this platform (fake detail); WAMCP_COMMAND_SANDBOX=require turns it on",
+        ),
+        (SandboxMode::Auto, working(), Some("fake"), "fake detail"),
+        (
+            SandboxMode::Require,
+            Fake {
+                mechanism: Some("fake"),
+                ..Fake::default()
+            },
+            Some("fake"),
+            "fake detail",
+        ),
+    ];
+    for (mode, fake, mechanism, detail) in cases {
+        let (sandbox, _) = fake_sandbox(mode, fake, Vec::new());
+        let status = sandbox.status();
+        assert_eq!(status.mechanism.as_deref(), mechanism, "{mode:?}");
+        assert_eq!(status.detail, detail, "{mode:?}");
+    }
+}
+
+#[test]
+fn require_refuses_to_run_where_nothing_confines() {
+    let (sandbox, _) = fake_sandbox(SandboxMode::Require, Fake::default(), Vec::new());
+    let err = sandbox.confinement(&[], false).unwrap_err();
+    assert_eq!(err.kind, ErrorType::SandboxUnavailable);
+    assert!(err.message.contains("fake detail"), "{}", err.message);
+    let (auto, _) = fake_sandbox(SandboxMode::Auto, Fake::default(), Vec::new());
+    assert!(auto.confinement(&[], false).unwrap().is_none());
+}
+
+#[test]
+fn the_writable_set_is_the_roots_the_caches_and_the_devices() {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("proj");
+    std::fs::create_dir(&root).unwrap();
+    let cache = home.path().join("cache/pip");
+    let (sandbox, _) = fake_sandbox(
+        SandboxMode::Auto,
+        working(),
+        vec![cache.display().to_string()],
+    );
+    let confinement = sandbox.confinement(&[root.clone()], true).unwrap().unwrap();
+    assert!(cache.is_dir(), "a missing cache is made so it can be granted");
+    let mut want = vec![root, cache];
+    want.extend(DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()));
+    assert_eq!(confinement.scope.writable, want);
+    assert!(confinement.scope.network);
+}
+
+/// The run adds a temp directory of its own, exported to the program,
+/// and removes it afterwards.
+#[tokio::test]
+async fn each_run_gets_its_own_temp_directory() {
+    let root = tempfile::tempdir().unwrap();
+    let (sandbox, fake) = fake_sandbox(SandboxMode::Auto, working(), Vec::new());
+    let confinement = sandbox
+        .confinement(&[root.path().to_path_buf()], false)
+        .unwrap();
+    let (program, args) = if cfg!(windows) {
+        ("cmd", vec!["/c".to_string(), "echo %TEMP%".to_string()])
+    } else {
+        ("sh", vec!["-c".to_string(), "echo $TMPDIR".to_string()])
+    };
+    let spec = crate::RunSpec {
+        program: program.into(),
+        args,
+        env: Vec::new(),
+        cwd: root.path().to_path_buf(),
+        timeout: Duration::from_secs(30),
+        keep_head: 4096,
+        keep_tail: 0,
+        confinement,
+    };
+    let out = crate::run(&spec).await.unwrap();
+    assert!(out.confined);
+    let temp = PathBuf::from(out.stdout.render().trim());
+    assert!(
+        temp.file_name().unwrap().to_string_lossy().starts_with("wamcp-cmd-"),
+        "{}",
+        temp.display()
+    );
+    assert!(!temp.exists(), "removed after the run");
+    let scopes = fake.scopes.lock().unwrap();
+    assert_eq!(scopes.len(), 1);
+    assert_eq!(scopes[0].writable.last(), Some(&temp));
+}
+
+#[test]
+fn the_note_comes_only_for_a_confined_refusal() {
+    assert!(refusal_note(true, Some(1), "touch: cannot touch '/x': Permission denied").is_some());
+    assert!(refusal_note(false, Some(1), "Permission denied").is_none());
+    assert!(refusal_note(true, Some(0), "Permission denied").is_none());
+    assert!(refusal_note(true, Some(1), "error: undefined reference").is_none());
+}
