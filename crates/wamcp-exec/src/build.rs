@@ -5,15 +5,14 @@
 //! same object files and produce errors that belong to neither.
 
 use crate::build_report::{Build, History};
-use crate::command::{Approval, Checked, check, working_directory};
-use crate::confine::{Sandbox, refusal_note};
+use crate::command::{Approval, Checked, Policy, check, working_directory};
+use crate::confine::refusal_note;
 use crate::{Progress, RunSpec, run_reporting};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 use wamcp_policy::command::drivers::{BUILD_COMMANDS, is_build_driver};
-use wamcp_policy::command::rules::RuleSet;
 use wamcp_policy::command::tokenize::tokenize;
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::limits::{MAX_BUILD_TIMEOUT_SECONDS, MAX_PROCESS_OUTPUT_BYTES, clamp_request};
@@ -67,10 +66,7 @@ impl Drop for BuildGuard<'_> {
 
 pub async fn build_project(
     req: &BuildRequest<'_>,
-    cwd: &Path,
-    roots: &[PathBuf],
-    rules: &RuleSet,
-    sandbox: &Sandbox,
+    policy: &Policy<'_>,
     builds: &Builds,
     approval: Approval,
     progress: Option<Progress<'_>>,
@@ -99,9 +95,10 @@ pub async fn build_project(
         args,
         env,
         network,
-    } = check(req.command, rules, approval, roots)?;
-    let dir = working_directory(req.working_directory, cwd, roots)?;
-    let confinement = sandbox.confinement(roots, network)?;
+    } = check(req.command, policy.rules, approval, policy.roots)?;
+    let roots = policy.roots;
+    let dir = working_directory(req.working_directory, policy.cwd, roots)?;
+    let confinement = policy.sandbox.confinement(roots, network)?;
     let root = owning_root(&dir, roots);
     let Some(_guard) = builds.locks.try_lock(&root) else {
         return Err(ToolError::new(

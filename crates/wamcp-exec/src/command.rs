@@ -35,6 +35,16 @@ pub const NEEDS_APPROVAL: &str = "needs_approval";
 /// Output kept from the end of each stream, besides its first 64 KiB.
 const TAIL_BYTES: usize = 16 * 1024;
 
+/// What decides where and how a command may run.
+pub struct Policy<'a> {
+    /// The server's working directory (the default place to run).
+    pub cwd: &'a Path,
+    /// The writable roots, resolved.
+    pub roots: &'a [PathBuf],
+    pub rules: &'a RuleSet,
+    pub sandbox: &'a Sandbox,
+}
+
 pub struct CommandRequest<'a> {
     pub command: &'a str,
     pub timeout_seconds: i64,
@@ -44,10 +54,7 @@ pub struct CommandRequest<'a> {
 /// Checks and runs a command; the text names stdout, stderr and the exit code.
 pub async fn run_command(
     req: &CommandRequest<'_>,
-    cwd: &Path,
-    roots: &[PathBuf],
-    rules: &RuleSet,
-    sandbox: &Sandbox,
+    policy: &Policy<'_>,
     approval: Approval,
     progress: Option<Progress<'_>>,
 ) -> Result<String, ToolError> {
@@ -56,9 +63,9 @@ pub async fn run_command(
         args,
         env,
         network,
-    } = check(req.command, rules, approval, roots)?;
-    let dir = working_directory(req.working_directory, cwd, roots)?;
-    let confinement = sandbox.confinement(roots, network)?;
+    } = check(req.command, policy.rules, approval, policy.roots)?;
+    let dir = working_directory(req.working_directory, policy.cwd, policy.roots)?;
+    let confinement = policy.sandbox.confinement(policy.roots, network)?;
     let (timeout, _) = clamp_request(req.timeout_seconds, MAX_POWERSHELL_TIMEOUT_SECONDS);
     let spec = RunSpec {
         program: program.clone(),

@@ -33,8 +33,9 @@ pub trait Confiner: Send + Sync + fmt::Debug {
     fn support(&self) -> Support;
     /// Whether `auto` turns it on: only where wamcp verified it.
     fn verified(&self) -> bool;
-    /// Prepares a child confined to `scope`.
-    fn launch(&self, scope: &Scope) -> io::Result<Launch>;
+    /// Prepares a child confined to `scope` and its own temp directory
+    /// `temp` (which lives only as long as the run).
+    fn launch(&self, scope: &Scope, temp: &Path) -> io::Result<Launch>;
 }
 
 /// The confiner of the platform the server runs on.
@@ -52,10 +53,12 @@ impl Confiner for OsConfiner {
         cfg!(target_os = "linux")
     }
 
-    fn launch(&self, scope: &Scope) -> io::Result<Launch> {
+    fn launch(&self, scope: &Scope, temp: &Path) -> io::Result<Launch> {
         #[cfg(target_os = "linux")]
         {
-            let mut prepared = wamcp_platform::confine::prepare(scope)?;
+            let mut scope = scope.clone();
+            scope.writable.push(temp.to_path_buf());
+            let mut prepared = wamcp_platform::confine::prepare(&scope)?;
             Ok(Launch {
                 pre_exec: Some(Box::new(move || prepared.enter())),
                 ..Launch::default()
@@ -63,11 +66,11 @@ impl Confiner for OsConfiner {
         }
         #[cfg(windows)]
         {
-            crate::confine_windows::launch(scope)
+            crate::confine_windows::launch(scope, temp)
         }
         #[cfg(not(any(target_os = "linux", windows)))]
         {
-            let _ = scope;
+            let _ = (scope, temp);
             Err(io::Error::other("no confinement on this operating system"))
         }
     }
@@ -103,7 +106,11 @@ impl Sandbox {
         Sandbox::with_confiner(mode, caches, Arc::new(OsConfiner))
     }
 
-    pub fn with_confiner(mode: SandboxMode, caches: Caches, confiner: Arc<dyn Confiner>) -> Sandbox {
+    pub fn with_confiner(
+        mode: SandboxMode,
+        caches: Caches,
+        confiner: Arc<dyn Confiner>,
+    ) -> Sandbox {
         Sandbox {
             mode,
             caches,
@@ -201,9 +208,7 @@ impl Confinement {
     /// Prepares the launch with `temp` (the command's own temp directory)
     /// writable too.
     pub(crate) fn launch(&self, temp: &Path) -> io::Result<Launch> {
-        let mut scope = self.scope.clone();
-        scope.writable.push(temp.to_path_buf());
-        self.confiner.launch(&scope)
+        self.confiner.launch(&self.scope, temp)
     }
 }
 
@@ -217,6 +222,39 @@ pub fn refusal_note(confined: bool, exit_code: Option<i32>, output: &str) -> Opt
          or WAMCP_COMMAND_WRITABLE (or give the command's rule \"network\": true)."
             .to_string()
     })
+}
+
+/// The body of `wamcp __confined-run CAPABILITY [--] PROGRAM ARGS...`:
+/// starts the program under the write-restricted token and answers its
+/// exit code. A batch file is refused: `cmd.exe` would read its arguments
+/// again, by rules the checks never saw.
+pub fn run_helper(capability: &str, argv: &[String]) -> Result<u32, String> {
+    let argv = match argv.first().map(String::as_str) {
+        Some("--") => &argv[1..],
+        _ => argv,
+    };
+    let Some((program, args)) = argv.split_first() else {
+        return Err("no program to run".into());
+    };
+    if !wamcp_policy::command::token_plan::is_capability_sid(capability) {
+        return Err(format!("'{capability}' is not a capability SID"));
+    }
+    let lower = program.to_ascii_lowercase();
+    if lower.ends_with(".bat") || lower.ends_with(".cmd") {
+        return Err(format!(
+            "'{program}' is a batch file, which cannot run confined: cmd.exe would parse its arguments again"
+        ));
+    }
+    #[cfg(windows)]
+    {
+        wamcp_platform::confine::windows::run_restricted(capability, program, args)
+            .map_err(|e| format!("could not start '{program}' under the restricted token: {e}"))
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = args;
+        Err("the restricted token exists only on Windows".into())
+    }
 }
 
 #[cfg(test)]

@@ -93,11 +93,7 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     // Its own temp directory, removed when the run ends: confined, the
     // command may write nowhere else outside the roots.
     let temp = match &spec.confinement {
-        Some(_) => Some(
-            tempfile::Builder::new()
-                .prefix("wamcp-cmd-")
-                .tempdir()?,
-        ),
+        Some(_) => Some(tempfile::Builder::new().prefix("wamcp-cmd-").tempdir()?),
         None => None,
     };
     let launch = match (&spec.confinement, &temp) {
@@ -106,7 +102,11 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     };
     let (program, args) = match launch.wrapper {
         Some((helper, mut helper_args)) => {
-            helper_args.push(spec.program.clone());
+            // The helper starts exactly this file, so it is found here, as
+            // the server would find it, and a missing one is reported the same.
+            let resolved = resolve_program(&spec.program)
+                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+            helper_args.push(resolved.display().to_string());
             helper_args.extend(spec.args.iter().cloned());
             (helper, helper_args)
         }
@@ -133,10 +133,10 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         }
     }
     #[cfg(unix)]
-    if let Some(mut enter) = launch.pre_exec {
+    if let Some(enter) = launch.pre_exec {
         // SAFETY: the hook only makes system calls (see `Launch::pre_exec`).
         unsafe {
-            command.pre_exec(move || enter());
+            command.pre_exec(enter);
         }
     }
     let mut wrapped = CommandWrap::from(command);
@@ -189,6 +189,19 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         elapsed: started.elapsed(),
         confined: spec.confinement.is_some(),
     })
+}
+
+/// A program name as Windows would start it: a path as given, else the
+/// first `.exe`/`.com` (then anything) of that name on the child PATH.
+fn resolve_program(program: &str) -> Option<PathBuf> {
+    let path = std::path::Path::new(program);
+    if path.is_absolute() {
+        return Some(path.to_path_buf());
+    }
+    let find = wamcp_platform::search_path::find_program;
+    find(&format!("{program}.exe"))
+        .or_else(|| find(&format!("{program}.com")))
+        .or_else(|| find(program))
 }
 
 /// How often a long run reports that it is still going.

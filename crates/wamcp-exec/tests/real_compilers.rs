@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use wamcp_exec::build::{BuildRequest, Builds, build_project};
-use wamcp_exec::command::Approval;
+use wamcp_exec::command::{Approval, Policy};
 use wamcp_exec::confine::Sandbox;
 use wamcp_exec::shader::{OutputSink, ShaderRequest, compile_shader};
 use wamcp_policy::command::rules::RuleSet;
@@ -79,17 +79,14 @@ async fn build_in(
     };
     let roots = std::slice::from_ref(&p.root);
     let rules = RuleSet::builtin();
-    build_project(
-        &request,
-        &p.root,
+    let sandbox = confined();
+    let policy = Policy {
+        cwd: &p.root,
         roots,
-        &rules,
-        &confined(),
-        builds,
-        Approval::NotAsked,
-        None,
-    )
-    .await
+        rules: &rules,
+        sandbox: &sandbox,
+    };
+    build_project(&request, &policy, builds, Approval::NotAsked, None).await
 }
 
 const BROKEN_HEADER: &str = "static inline int twice(int x) { return x * undefined_factor; }\n";

@@ -12,6 +12,7 @@ use crate::settings::{self, ROOTS_SEPARATOR};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use wamcp_exec::build::Builds;
+use wamcp_exec::command::Policy;
 use wamcp_exec::confine::Sandbox;
 use wamcp_policy::command::rules::RuleSet;
 use wamcp_policy::command::sandbox::{Home, SandboxMode, refusal, writable_caches};
@@ -362,6 +363,17 @@ impl ServerContext {
             .iter()
             .filter_map(|r| resolve_existing(r))
             .collect()
+    }
+
+    /// What `run_powershell` and `build_project` decide with, for `roots`
+    /// (from [`Self::run_roots`]).
+    pub fn command_policy<'a>(&'a self, roots: &'a [PathBuf]) -> Policy<'a> {
+        Policy {
+            cwd: &self.cwd,
+            roots,
+            rules: self.command_rules(),
+            sandbox: &self.sandbox,
+        }
     }
 
     /// Runs `write` with the current write scope.

@@ -33,6 +33,13 @@ enum Command {
     Hostgrants(HostgrantsArgs),
     /// Print exactly what fetch_web_page would show for an HTML (or text) file.
     Extract(ExtractArgs),
+    /// Internal (Windows): start a program under the write-restricted token.
+    #[command(name = "__confined-run", hide = true)]
+    ConfinedRun {
+        capability: String,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        argv: Vec<String>,
+    },
 }
 
 #[derive(Args)]
@@ -118,6 +125,13 @@ fn main() -> ExitCode {
         Command::Config(args) => report("config", config_command(args, &env, &cwd)),
         Command::Hostgrants(args) => report("hostgrants", hostgrants_command(args, &env, &cwd)),
         Command::Extract(args) => report("extract", extract_command(args)),
+        Command::ConfinedRun { capability, argv } => {
+            match wamcp_exec::confine::run_helper(&capability, &argv) {
+                // Windows exit codes are 32 bits; ExitCode keeps only 8.
+                Ok(code) => std::process::exit(code as i32),
+                Err(message) => report("__confined-run", Err(message)),
+            }
+        }
     }
 }
 

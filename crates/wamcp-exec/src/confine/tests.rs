@@ -20,8 +20,10 @@ impl Confiner for Fake {
     fn verified(&self) -> bool {
         self.verified
     }
-    fn launch(&self, scope: &Scope) -> io::Result<Launch> {
-        self.scopes.lock().unwrap().push(scope.clone());
+    fn launch(&self, scope: &Scope, temp: &Path) -> io::Result<Launch> {
+        let mut scope = scope.clone();
+        scope.writable.push(temp.to_path_buf());
+        self.scopes.lock().unwrap().push(scope);
         Ok(Launch::default())
     }
 }
@@ -32,10 +34,7 @@ fn fake_sandbox(mode: SandboxMode, fake: Fake, caches: Vec<String>) -> (Sandbox,
         entries: caches,
         refused: Vec::new(),
     };
-    (
-        Sandbox::with_confiner(mode, caches, fake.clone()),
-        fake,
-    )
+    (Sandbox::with_confiner(mode, caches, fake.clone()), fake)
 }
 
 fn working() -> Fake {
@@ -49,7 +48,12 @@ fn working() -> Fake {
 #[test]
 fn the_status_says_why_commands_are_not_confined() {
     let cases = [
-        (SandboxMode::Off, working(), None, "WAMCP_COMMAND_SANDBOX=off"),
+        (
+            SandboxMode::Off,
+            working(),
+            None,
+            "WAMCP_COMMAND_SANDBOX=off",
+        ),
         (SandboxMode::Auto, Fake::default(), None, "fake detail"),
         (
             SandboxMode::Auto,
@@ -100,8 +104,14 @@ fn the_writable_set_is_the_roots_the_caches_and_the_devices() {
         working(),
         vec![cache.display().to_string()],
     );
-    let confinement = sandbox.confinement(&[root.clone()], true).unwrap().unwrap();
-    assert!(cache.is_dir(), "a missing cache is made so it can be granted");
+    let confinement = sandbox
+        .confinement(std::slice::from_ref(&root), true)
+        .unwrap()
+        .unwrap();
+    assert!(
+        cache.is_dir(),
+        "a missing cache is made so it can be granted"
+    );
     let mut want = vec![root, cache];
     want.extend(DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()));
     assert_eq!(confinement.scope.writable, want);
@@ -136,7 +146,10 @@ async fn each_run_gets_its_own_temp_directory() {
     assert!(out.confined);
     let temp = PathBuf::from(out.stdout.render().trim());
     assert!(
-        temp.file_name().unwrap().to_string_lossy().starts_with("wamcp-cmd-"),
+        temp.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("wamcp-cmd-"),
         "{}",
         temp.display()
     );

@@ -1,8 +1,40 @@
 //! Windows: a write-restricted token whose restricting SIDs are wamcp's
 //! capability SID and the logon SID, with access entries for the
 //! capability on the writable set (see the policy crate's `token_plan`).
+//!
+//! The server cannot hand a token to the standard library's process
+//! spawning, so it starts `wamcp __confined-run`, which makes the token
+//! and starts the program under it with the same standard handles; the Job
+//! object the server put the helper in holds the program too.
 
 use super::Support;
+use super::command_line::windows_command_line;
+use std::io;
+use std::path::Path;
+use std::ptr::{null, null_mut};
+use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, LocalFree};
+use windows_sys::Win32::Security::Authorization::{
+    ConvertStringSidToSidW, DENY_ACCESS, EXPLICIT_ACCESS_W, GRANT_ACCESS, GetNamedSecurityInfoW,
+    SE_FILE_OBJECT, SetEntriesInAclW, SetNamedSecurityInfoW, TRUSTEE_IS_SID, TRUSTEE_IS_UNKNOWN,
+    TRUSTEE_W,
+};
+use windows_sys::Win32::Security::{
+    ACL, CreateRestrictedToken, DACL_SECURITY_INFORMATION, DISABLE_MAX_PRIVILEGE,
+    GetTokenInformation, LUA_TOKEN, PSECURITY_DESCRIPTOR, PSID, SID_AND_ATTRIBUTES,
+    SUB_CONTAINERS_AND_OBJECTS_INHERIT, TOKEN_ADJUST_DEFAULT, TOKEN_ASSIGN_PRIMARY,
+    TOKEN_DUPLICATE, TOKEN_GROUPS, TOKEN_QUERY, TokenGroups, WRITE_RESTRICTED,
+};
+use windows_sys::Win32::Storage::FileSystem::{
+    DELETE, FILE_GENERIC_EXECUTE, FILE_GENERIC_READ, FILE_GENERIC_WRITE,
+};
+use windows_sys::Win32::System::Console::{
+    GetStdHandle, STD_ERROR_HANDLE, STD_INPUT_HANDLE, STD_OUTPUT_HANDLE,
+};
+use windows_sys::Win32::System::SystemServices::SE_GROUP_LOGON_ID;
+use windows_sys::Win32::System::Threading::{
+    CREATE_NO_WINDOW, CreateProcessAsUserW, GetCurrentProcess, GetExitCodeProcess, INFINITE,
+    OpenProcessToken, PROCESS_INFORMATION, STARTF_USESTDHANDLES, STARTUPINFOW, WaitForSingleObject,
+};
 
 pub fn support() -> Support {
     Support {
@@ -12,4 +44,228 @@ pub fn support() -> Support {
                  token, not that Windows refuses the writes"
             .into(),
     }
+}
+
+fn wide(text: &str) -> Vec<u16> {
+    text.encode_utf16().chain(std::iter::once(0)).collect()
+}
+
+/// A SID from its string form, freed on drop.
+struct Sid(PSID);
+
+impl Sid {
+    fn parse(text: &str) -> io::Result<Sid> {
+        let mut sid: PSID = null_mut();
+        if unsafe { ConvertStringSidToSidW(wide(text).as_ptr(), &mut sid) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Sid(sid))
+    }
+}
+
+impl Drop for Sid {
+    fn drop(&mut self) {
+        unsafe { LocalFree(self.0) };
+    }
+}
+
+struct Handle(HANDLE);
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if !self.0.is_null() {
+            unsafe { CloseHandle(self.0) };
+        }
+    }
+}
+
+/// What an access entry does for the capability SID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grant {
+    Modify,
+    DenyWrite,
+}
+
+/// Adds an inheritable entry for `capability` to `path`'s access list
+/// (merged with what is there: granting twice changes nothing).
+pub fn grant(path: &Path, capability: &str, grant: Grant) -> io::Result<()> {
+    let sid = Sid::parse(capability)?;
+    let name = wide(&path.display().to_string());
+    let mut old: *mut ACL = null_mut();
+    let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
+    let status = unsafe {
+        GetNamedSecurityInfoW(
+            name.as_ptr(),
+            SE_FILE_OBJECT,
+            DACL_SECURITY_INFORMATION,
+            null_mut(),
+            null_mut(),
+            &mut old,
+            null_mut(),
+            &mut descriptor,
+        )
+    };
+    if status != 0 {
+        return Err(io::Error::from_raw_os_error(status as i32));
+    }
+    let write = FILE_GENERIC_WRITE | DELETE;
+    let entry = EXPLICIT_ACCESS_W {
+        grfAccessPermissions: match grant {
+            Grant::Modify => FILE_GENERIC_READ | FILE_GENERIC_EXECUTE | write,
+            Grant::DenyWrite => write,
+        },
+        grfAccessMode: match grant {
+            Grant::Modify => GRANT_ACCESS,
+            Grant::DenyWrite => DENY_ACCESS,
+        },
+        grfInheritance: SUB_CONTAINERS_AND_OBJECTS_INHERIT,
+        Trustee: TRUSTEE_W {
+            TrusteeForm: TRUSTEE_IS_SID,
+            TrusteeType: TRUSTEE_IS_UNKNOWN,
+            ptstrName: sid.0 as *mut u16,
+            ..TRUSTEE_W::default()
+        },
+    };
+    let mut new: *mut ACL = null_mut();
+    let status = unsafe { SetEntriesInAclW(1, &entry, old, &mut new) };
+    let result = if status != 0 {
+        Err(io::Error::from_raw_os_error(status as i32))
+    } else {
+        let status = unsafe {
+            SetNamedSecurityInfoW(
+                name.as_ptr(),
+                SE_FILE_OBJECT,
+                DACL_SECURITY_INFORMATION,
+                null_mut(),
+                null_mut(),
+                new,
+                null(),
+            )
+        };
+        if status != 0 {
+            Err(io::Error::from_raw_os_error(status as i32))
+        } else {
+            Ok(())
+        }
+    };
+    unsafe {
+        LocalFree(new as _);
+        LocalFree(descriptor);
+    }
+    result
+}
+
+/// The logon session's SID of `token`, copied out of the token information.
+fn logon_sid(token: HANDLE) -> io::Result<Option<Vec<u8>>> {
+    let mut needed = 0u32;
+    unsafe { GetTokenInformation(token, TokenGroups, null_mut(), 0, &mut needed) };
+    if needed == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // u64 storage keeps the structure aligned.
+    let mut buffer = vec![0u64; (needed as usize).div_ceil(8)];
+    if unsafe {
+        GetTokenInformation(
+            token,
+            TokenGroups,
+            buffer.as_mut_ptr().cast(),
+            needed,
+            &mut needed,
+        )
+    } == 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    let groups = buffer.as_ptr() as *const TOKEN_GROUPS;
+    let count = unsafe { (*groups).GroupCount } as usize;
+    let first = unsafe { std::ptr::addr_of!((*groups).Groups) } as *const SID_AND_ATTRIBUTES;
+    for i in 0..count {
+        let group = unsafe { &*first.add(i) };
+        if group.Attributes & SE_GROUP_LOGON_ID as u32 == SE_GROUP_LOGON_ID as u32 {
+            let length = unsafe { windows_sys::Win32::Security::GetLengthSid(group.Sid) } as usize;
+            let bytes = unsafe { std::slice::from_raw_parts(group.Sid as *const u8, length) };
+            return Ok(Some(bytes.to_vec()));
+        }
+    }
+    Ok(None)
+}
+
+/// Runs `program` (a resolved path) with `args` under a write-restricted
+/// token whose restricting SIDs are `capability` and the logon SID, with
+/// this process's standard handles, environment and directory; returns its
+/// exit code.
+pub fn run_restricted(capability: &str, program: &str, args: &[String]) -> io::Result<u32> {
+    let mut own: HANDLE = null_mut();
+    let access = TOKEN_DUPLICATE | TOKEN_QUERY | TOKEN_ASSIGN_PRIMARY | TOKEN_ADJUST_DEFAULT;
+    if unsafe { OpenProcessToken(GetCurrentProcess(), access, &mut own) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let own = Handle(own);
+    let capability = Sid::parse(capability)?;
+    let mut logon = logon_sid(own.0)?;
+    let mut restricting = vec![SID_AND_ATTRIBUTES {
+        Sid: capability.0,
+        Attributes: 0,
+    }];
+    if let Some(logon) = logon.as_mut() {
+        restricting.push(SID_AND_ATTRIBUTES {
+            Sid: logon.as_mut_ptr().cast(),
+            Attributes: 0,
+        });
+    }
+    let mut restricted: HANDLE = null_mut();
+    let made = unsafe {
+        CreateRestrictedToken(
+            own.0,
+            DISABLE_MAX_PRIVILEGE | LUA_TOKEN | WRITE_RESTRICTED,
+            0,
+            null(),
+            0,
+            null(),
+            restricting.len() as u32,
+            restricting.as_ptr(),
+            &mut restricted,
+        )
+    };
+    if made == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let restricted = Handle(restricted);
+    let application = wide(program);
+    let mut line = wide(&windows_command_line(program, args));
+    let startup = STARTUPINFOW {
+        cb: std::mem::size_of::<STARTUPINFOW>() as u32,
+        dwFlags: STARTF_USESTDHANDLES,
+        hStdInput: unsafe { GetStdHandle(STD_INPUT_HANDLE) },
+        hStdOutput: unsafe { GetStdHandle(STD_OUTPUT_HANDLE) },
+        hStdError: unsafe { GetStdHandle(STD_ERROR_HANDLE) },
+        ..STARTUPINFOW::default()
+    };
+    let mut info = PROCESS_INFORMATION::default();
+    // Handles are inherited so the program writes to the server's pipes.
+    let started = unsafe {
+        CreateProcessAsUserW(
+            restricted.0,
+            application.as_ptr(),
+            line.as_mut_ptr(),
+            null(),
+            null(),
+            1,
+            CREATE_NO_WINDOW,
+            null(),
+            null(),
+            &startup,
+            &mut info,
+        )
+    };
+    if started == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let (process, _thread) = (Handle(info.hProcess), Handle(info.hThread));
+    unsafe { WaitForSingleObject(process.0, INFINITE) };
+    let mut code = 0u32;
+    if unsafe { GetExitCodeProcess(process.0, &mut code) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(code)
 }

@@ -49,13 +49,13 @@ pub struct TokenPlan {
 /// Placeholder for the logon SID in [`TokenPlan::restricting`].
 pub const LOGON: &str = "LOGON";
 
-/// The plan for one command. `existing_trust` lists the trust locations
-/// that exist inside the roots (from [`trust_candidates`]), which stay
-/// closed to the command although they are inside a writable root.
+/// The plan for one command: `writable` holds the roots and caches.
+/// `existing_trust` lists the trust locations that exist inside them (from
+/// [`trust_candidates`]), which stay closed to the command although they
+/// are inside a writable root.
 pub fn token_plan(
     capability: &str,
-    roots: &[String],
-    caches: &[String],
+    writable: &[String],
     temp: &str,
     existing_trust: &[String],
 ) -> TokenPlan {
@@ -64,9 +64,8 @@ pub fn token_plan(
         access,
         lifetime,
     };
-    let mut entries: Vec<Entry> = roots
+    let mut entries: Vec<Entry> = writable
         .iter()
-        .chain(caches)
         .map(|p| entry(p, Access::Modify, Lifetime::Server))
         .collect();
     entries.push(entry(&temp.to_string(), Access::Modify, Lifetime::Call));
@@ -122,8 +121,10 @@ mod tests {
     fn the_plan_opens_roots_caches_and_temp_and_keeps_trust_closed() {
         let plan = token_plan(
             "S-1-5-21-1-2-3-4",
-            &[r"C:\src\game".to_string()],
-            &[r"C:\Users\u\.cargo\registry".to_string()],
+            &[
+                r"C:\src\game".to_string(),
+                r"C:\Users\u\.cargo\registry".to_string(),
+            ],
             r"C:\Users\u\AppData\Local\Temp\wamcp-cmd-x1",
             &[r"C:\src\game\.git\hooks".to_string()],
         );

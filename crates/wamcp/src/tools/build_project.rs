@@ -45,14 +45,12 @@ impl ToolDef for BuildProject {
             working_directory: p.working_directory.as_deref(),
         };
         let roots = ctx.run_roots();
+        let policy = ctx.command_policy(&roots);
         let progress = call.progress(format!("building with {}", p.command));
         let building = super::with_approval(&call, &p.command, |approval| {
             build_project(
                 &request,
-                &ctx.cwd,
-                &roots,
-                ctx.command_rules(),
-                &ctx.sandbox,
+                &policy,
                 &ctx.builds,
                 approval,
                 progress.as_ref().map(|f| f as Progress),

@@ -44,14 +44,12 @@ impl ToolDef for RunPowershell {
             working_directory: p.working_directory.as_deref(),
         };
         let roots = ctx.run_roots();
+        let policy = ctx.command_policy(&roots);
         let progress = call.progress(format!("running {}", p.command));
         let running = super::with_approval(&call, &p.command, |approval| {
             run_command(
                 &request,
-                &ctx.cwd,
-                &roots,
-                ctx.command_rules(),
-                &ctx.sandbox,
+                &policy,
                 approval,
                 progress.as_ref().map(|f| f as Progress),
             )
