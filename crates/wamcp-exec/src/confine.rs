@@ -95,11 +95,14 @@ pub struct Sandbox {
     caches_made: OnceLock<()>,
 }
 
-/// Device files every program may write: the bit bucket and friends.
-#[cfg(unix)]
-const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
-#[cfg(not(unix))]
-const DEVICES: &[&str] = &[];
+/// System places every confined program may write: the bit bucket and
+/// friends, and POSIX shared memory, where semaphores live (Python's
+/// multiprocessing and the test runners built on it need them). The latter
+/// is memory, emptied at reboot, and nothing runs from it by name.
+#[cfg(target_os = "linux")]
+pub const SYSTEM_WRITABLE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/shm"];
+#[cfg(not(target_os = "linux"))]
+pub const SYSTEM_WRITABLE: &[&str] = &[];
 
 impl Sandbox {
     pub fn new(mode: SandboxMode, caches: Caches) -> Sandbox {
@@ -179,7 +182,12 @@ impl Sandbox {
                 .map(PathBuf::from)
                 .filter(|p| p.is_dir()),
         );
-        writable.extend(DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()));
+        writable.extend(
+            SYSTEM_WRITABLE
+                .iter()
+                .map(PathBuf::from)
+                .filter(|p| p.exists()),
+        );
         Ok(Some(Confinement {
             scope: Scope { writable, network },
             confiner: self.confiner.clone(),

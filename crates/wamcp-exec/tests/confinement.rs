@@ -193,3 +193,29 @@ async fn unix_sockets_do_not_reach_daemons_without_the_network() {
     );
     assert!(listener.accept().is_err(), "the daemon was reached");
 }
+
+/// Runtimes' own plumbing still works confined: Python's multiprocessing
+/// (semaphores in /dev/shm, a pool of workers over pipes) and asyncio.
+#[tokio::test]
+async fn runtime_plumbing_works_confined() {
+    let Some(sandbox) = sandbox() else { return };
+    let l = layout();
+    std::fs::write(
+        l.root.join("mp.py"),
+        "import multiprocessing as m, asyncio\n\
+         if __name__ == '__main__':\n\
+         \x20   lock = m.Lock()\n\
+         \x20   with m.Pool(2) as p: print(sum(p.map(abs, [-1, -2])))\n\
+         \x20   print(asyncio.run(asyncio.sleep(0, 'async-ok')))\n",
+    )
+    .unwrap();
+    let script = "python3 mp.py";
+    let out = sh(&sandbox, &l.root, false, script).await;
+    assert_eq!(
+        out.stdout.render(),
+        "3\nasync-ok\n",
+        "{}",
+        out.stderr.render()
+    );
+    canary_untouched(&l);
+}

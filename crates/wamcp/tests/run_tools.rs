@@ -189,3 +189,45 @@ async fn a_user_rule_file_adds_rules_and_is_protected() {
     );
     client.close().await;
 }
+
+/// With `require`, a command starts under the write-restricted token (the
+/// `__confined-run` helper) and finishes with its output and exit code.
+/// Wine does not enforce access lists, so this shows the token path runs,
+/// not that Windows refuses writes (README, "what is verified where").
+#[cfg(windows)]
+#[tokio::test]
+async fn a_command_runs_under_the_restricted_token() {
+    let (sandbox, project) = Sandbox::with_project();
+    std::fs::write(project.join("a.txt"), "needle here\r\n").unwrap();
+    let rules = sandbox.write(
+        "rules.json",
+        r#"{"rules": [{"id": "find", "programs": ["find"], "decision": "allow",
+            "justification": "reads files"}]}"#,
+    );
+    let home = sandbox.home();
+    let client = sandbox
+        .set("WAMCP_COMMAND_RULES", rules.display().to_string())
+        .set("WAMCP_COMMAND_SANDBOX", "require")
+        .connect()
+        .await;
+    let info = client.server_info().await;
+    assert_eq!(info["command_sandbox"], "require");
+    assert_eq!(info["command_confinement"], "restricted-token");
+    let text = client
+        .call_text(
+            "run_powershell",
+            json!({"command": "find 'needle here' a.txt", "working_directory": "proj"}),
+        )
+        .await;
+    assert!(text.contains("needle here"), "{text}");
+    assert!(text.ends_with("--- EXIT CODE: 0 ---\n"), "{text}");
+    let text = client
+        .call_text(
+            "run_powershell",
+            json!({"command": "find 'absent text' a.txt", "working_directory": "proj"}),
+        )
+        .await;
+    assert!(text.ends_with("--- EXIT CODE: 1 ---\n"), "{text}");
+    let sid = std::fs::read_to_string(home.join("AppData/Local/wamcp/capability-sid.txt")).unwrap();
+    assert!(sid.starts_with("S-1-5-21-"), "{sid}");
+}

@@ -113,7 +113,12 @@ fn the_writable_set_is_the_roots_the_caches_and_the_devices() {
         "a missing cache is made so it can be granted"
     );
     let mut want = vec![root, cache];
-    want.extend(DEVICES.iter().map(PathBuf::from).filter(|p| p.exists()));
+    want.extend(
+        SYSTEM_WRITABLE
+            .iter()
+            .map(PathBuf::from)
+            .filter(|p| p.exists()),
+    );
     assert_eq!(confinement.scope.writable, want);
     assert!(confinement.scope.network);
 }

@@ -8,6 +8,7 @@ use crate::context::ServerContext;
 use crate::registry::{self, Hints, ToolCall, ToolDef, ToolOutput};
 use crate::settings;
 use serde_json::{Map, Value, json};
+use wamcp_exec::confine::SYSTEM_WRITABLE;
 use wamcp_policy::error::ToolError;
 use wamcp_policy::groups::Group;
 use wamcp_policy::hosts::ALLOWED_NETWORK_HOSTS;
@@ -99,6 +100,7 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         ),
         ("command_confinement_detail", json!(sandbox.detail)),
         ("command_writable", json!(ctx.sandbox.caches().entries)),
+        ("command_writable_system", json!(SYSTEM_WRITABLE)),
     ];
     if let Some(object) = info.as_object_mut() {
         object.extend(confinement.map(|(k, v)| (k.to_string(), v)));

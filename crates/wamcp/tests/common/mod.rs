@@ -211,6 +211,17 @@ impl Client {
             .expect("tools/call")
     }
 
+    /// Calls a tool that must succeed and returns its text.
+    pub async fn call_text(&self, name: &str, args: Value) -> String {
+        let result = self.call(name, args.clone()).await;
+        assert_eq!(result.is_error, Some(false), "{name} {args}: {result:?}");
+        result.content[0]
+            .as_text()
+            .expect("text content")
+            .text
+            .clone()
+    }
+
     /// Calls a tool that must fail and returns the envelope's `error` object.
     pub async fn error_of(&self, name: &str, args: Value) -> Value {
         let result = self.call(name, args.clone()).await;

@@ -1,0 +1,408 @@
+//! Confinement through the real binary, tested by effects: attacks through
+//! one call (a program's own output options) and through two (a script or
+//! build file written first, then run) must leave the canary directory
+//! beside the project, the PATH directories and the start-up files of the
+//! server's home untouched, while everyday work inside the project still
+//! succeeds with the real git, python, node, npm, tar, gcc, cmake and cargo.
+//! Each attack is also run with `WAMCP_COMMAND_SANDBOX=off`, where it must
+//! write its canary: proof that the attack is real and that confinement is
+//! what stopped it. Linux only: Landlock.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use common::{Client, Sandbox};
+use serde_json::json;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+struct World {
+    project: PathBuf,
+    canary: PathBuf,
+    planted: Vec<PathBuf>,
+}
+
+/// A project beside a canary directory, a home with PATH directories, and
+/// the real toolchains reachable as the user has them.
+fn world(mode: &str) -> (Sandbox, World) {
+    let (sandbox, project) = Sandbox::with_project();
+    let canary = sandbox.cwd.join("canary");
+    std::fs::create_dir_all(&canary).unwrap();
+    let home = sandbox.home();
+    let local_bin = home.join(".local/bin");
+    let home_bin = home.join("bin");
+    for dir in [&local_bin, &home_bin] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let real_home = PathBuf::from(std::env::var("HOME").unwrap());
+    let var_or = |name: &str, default: PathBuf| {
+        std::env::var(name).unwrap_or_else(|_| default.display().to_string())
+    };
+    let path = format!(
+        "{}:{}:{}",
+        local_bin.display(),
+        home_bin.display(),
+        std::env::var("PATH").unwrap()
+    );
+    let planted = vec![
+        local_bin.join("git"),
+        home_bin.join("python3"),
+        home.join(".bashrc"),
+        home.join(".profile"),
+        home.join(".gitconfig"),
+        home.join(".npmrc"),
+        home.join(".cargo/config.toml"),
+    ];
+    let sandbox = sandbox
+        .set("PATH", path)
+        .set(
+            "RUSTUP_HOME",
+            var_or("RUSTUP_HOME", real_home.join(".rustup")),
+        )
+        .set("CARGO_HOME", var_or("CARGO_HOME", real_home.join(".cargo")))
+        .set(
+            "CARGO_TARGET_DIR",
+            project.join("target").display().to_string(),
+        )
+        .set("GIT_AUTHOR_NAME", "t")
+        .set("GIT_AUTHOR_EMAIL", "t@t")
+        .set("GIT_COMMITTER_NAME", "t")
+        .set("GIT_COMMITTER_EMAIL", "t@t")
+        .set("WAMCP_COMMAND_SANDBOX", mode);
+    (
+        sandbox,
+        World {
+            project,
+            canary,
+            planted,
+        },
+    )
+}
+
+impl World {
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.project.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(
+            path,
+            text.replace("CANARY", &self.canary.display().to_string()),
+        )
+        .unwrap();
+    }
+
+    fn canary_files(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.canary)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn planted_files(&self) -> Vec<&PathBuf> {
+        self.planted.iter().filter(|p| p.exists()).collect()
+    }
+}
+
+/// Runs `command` with `tool` in `dir` (relative to the project) and
+/// returns the text, success or not.
+async fn run(client: &Client, tool: &str, command: &str, dir: &str) -> String {
+    let result = client
+        .call(
+            tool,
+            json!({"command": command, "working_directory": format!("proj/{dir}"), "timeout_seconds": 300}),
+        )
+        .await;
+    match result.structured_content {
+        Some(envelope) if result.is_error == Some(true) => envelope.to_string(),
+        _ => result.content[0].as_text().unwrap().text.clone(),
+    }
+}
+
+/// Scripts and build files an agent could write, each reaching outside.
+fn plant_attacks(w: &World) {
+    w.write(
+        "p.py",
+        "import os\n\
+         for target in ['CANARY/py.txt', os.path.expanduser('~/.bashrc'), os.path.expanduser('~/.local/bin/git')]:\n\
+         \x20   try:\n\
+         \x20       open(target, 'w').write('planted')\n\
+         \x20   except OSError as e:\n\
+         \x20       print('refused', target, e)\n",
+    );
+    w.write(
+        "evil.js",
+        "const fs = require('fs');\n\
+         for (const t of ['CANARY/node.txt', require('os').homedir() + '/.npmrc']) {\n\
+         \x20 try { fs.writeFileSync(t, 'planted'); } catch (e) { console.log('refused', t); }\n\
+         }\n",
+    );
+    w.write(
+        "cm/CMakeLists.txt",
+        "cmake_minimum_required(VERSION 3.16)\nproject(evil NONE)\n\
+         file(WRITE CANARY/cmake-file.txt planted)\n\
+         execute_process(COMMAND sh -c \"echo planted > CANARY/cmake-exec.txt\")\n",
+    );
+    w.write(
+        "ninja/build.ninja",
+        "rule touch\n  command = sh -c 'echo planted > CANARY/ninja.txt; echo ok > $out'\nbuild out.txt: touch\n",
+    );
+    w.write(
+        "evilcrate/Cargo.toml",
+        "[package]\nname = \"evilcrate\"\nversion = \"0.1.0\"\nedition = \"2021\"\nbuild = \"build.rs\"\n",
+    );
+    w.write("evilcrate/src/main.rs", "fn main() {}\n");
+    w.write(
+        "evilcrate/build.rs",
+        "fn main() {\n    let _ = std::fs::write(\"CANARY/build-rs.txt\", \"planted\");\n\
+         \x20   let _ = std::fs::write(std::path::Path::new(&std::env::var(\"HOME\").unwrap()).join(\".cargo/config.toml\"), \"planted\");\n}\n",
+    );
+    w.write(
+        "package.json",
+        "{\"name\": \"p\", \"version\": \"1.0.0\", \"scripts\": {\
+         \"evil\": \"node -e \\\"require('fs').writeFileSync('CANARY/npm.txt', 'x')\\\"\", \
+         \"hello\": \"node -e \\\"console.log('hello from npm')\\\"\"}}\n",
+    );
+}
+
+/// One-call attacks: the programs' own options name a path outside.
+fn one_call_attacks(w: &World) -> Vec<(&'static str, String)> {
+    let c = w.canary.display();
+    vec![
+        ("run_powershell", format!("gcc -o {c}/gcc.out main.c")),
+        ("run_powershell", format!("tar -cf {c}/t.tar src")),
+        ("run_powershell", format!("git archive -o {c}/a.tar HEAD")),
+        ("run_powershell", format!("git clone . {c}/clone")),
+        ("run_powershell", format!("git worktree add {c}/wt")),
+        (
+            "run_powershell",
+            format!("cargo new --offline {c}/newcrate"),
+        ),
+        ("run_powershell", format!("python3 -m venv {c}/venv")),
+        ("run_powershell", format!("cmake -E touch {c}/touched")),
+    ]
+}
+
+/// Two-call attacks (the files are written first) and what runs them.
+fn two_call_attacks() -> Vec<(&'static str, &'static str, &'static str)> {
+    vec![
+        ("run_powershell", "python3 p.py", ""),
+        ("run_powershell", "node evil.js", ""),
+        ("run_powershell", "npm run evil", ""),
+        ("build_project", "cmake -S cm -B cm/build", ""),
+        ("build_project", "ninja", "ninja"),
+        ("build_project", "cargo build --offline", "evilcrate"),
+    ]
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+fn seed(w: &World) {
+    w.write("main.c", "int main(void) { return 0; }\n");
+    w.write("src/x.txt", "x\n");
+    w.write(".gitignore", "target/\n");
+    git(&w.project, &["init", "-q", "-b", "main"]);
+    git(&w.project, &["add", "."]);
+    git(&w.project, &["commit", "-qm", "one"]);
+    plant_attacks(w);
+}
+
+async fn attack_everything(w: &World, client: &Client) -> Vec<String> {
+    let mut outputs = Vec::new();
+    for (tool, command) in one_call_attacks(w) {
+        outputs.push(run(client, tool, &command, "").await);
+    }
+    for (tool, command, dir) in two_call_attacks() {
+        outputs.push(run(client, tool, command, dir).await);
+    }
+    outputs
+}
+
+#[tokio::test]
+async fn no_sequence_of_calls_writes_outside_the_roots() {
+    let (sandbox, w) = world("auto");
+    seed(&w);
+    let client = sandbox.connect().await;
+    let info = client.server_info().await;
+    assert_eq!(info["command_confinement"], "landlock+seccomp", "{info}");
+    let outputs = attack_everything(&w, &client).await;
+    assert_eq!(w.canary_files(), Vec::<String>::new(), "{outputs:#?}");
+    assert_eq!(w.planted_files(), Vec::<&PathBuf>::new(), "{outputs:#?}");
+    // The refusal is the program's own, with one line saying where writes go.
+    let python = &outputs[one_call_attacks(&w).len()];
+    assert!(python.contains("refused"), "{python}");
+}
+
+/// The same attacks with confinement off do write: they are real.
+#[tokio::test]
+async fn with_confinement_off_the_same_attacks_write_their_canaries() {
+    let (sandbox, w) = world("off");
+    seed(&w);
+    let client = sandbox.connect().await;
+    let info = client.server_info().await;
+    assert_eq!(info["command_confinement"], "none");
+    assert_eq!(
+        info["command_confinement_detail"],
+        "WAMCP_COMMAND_SANDBOX=off"
+    );
+    let outputs = attack_everything(&w, &client).await;
+    let written = w.canary_files();
+    for expected in [
+        "py.txt",
+        "node.txt",
+        "npm.txt",
+        "cmake-file.txt",
+        "cmake-exec.txt",
+        "ninja.txt",
+        "build-rs.txt",
+    ] {
+        assert!(
+            written.iter().any(|n| n == expected),
+            "{expected} missing from {written:?}: {outputs:#?}"
+        );
+    }
+    assert!(!w.planted_files().is_empty());
+}
+
+#[tokio::test]
+async fn everyday_work_still_succeeds_confined() {
+    let (sandbox, w) = world("auto");
+    seed(&w);
+    w.write("tests/test_x.py", "import unittest\nclass T(unittest.TestCase):\n    def test_ok(self):\n        self.assertTrue(True)\n");
+    w.write(
+        "script.js",
+        "console.log('node ran', require('os').tmpdir().includes('wamcp-cmd-'))\n",
+    );
+    w.write(
+        "app/CMakeLists.txt",
+        "cmake_minimum_required(VERSION 3.16)\nproject(app C)\nadd_executable(app ../main.c)\n",
+    );
+    w.write(
+        "hello/Cargo.toml",
+        "[package]\nname = \"hello\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    w.write("hello/src/main.rs", "fn main() { println!(\"hi\"); }\n");
+    let client = sandbox.connect().await;
+    let steps: &[(&str, &str, &str, &str)] = &[
+        ("run_powershell", "git add main.c", "", "EXIT CODE: 0"),
+        (
+            "run_powershell",
+            "git commit -m two --allow-empty",
+            "",
+            "EXIT CODE: 0",
+        ),
+        (
+            "run_powershell",
+            "git archive -o out.tar HEAD",
+            "",
+            "EXIT CODE: 0",
+        ),
+        (
+            "run_powershell",
+            "gcc -o app.bin main.c",
+            "",
+            "EXIT CODE: 0",
+        ),
+        ("run_powershell", "tar -cf t2.tar src", "", "EXIT CODE: 0"),
+        (
+            "run_powershell",
+            "python3 -m venv .venv",
+            "",
+            "EXIT CODE: 0",
+        ),
+        (
+            "run_powershell",
+            "python3 -m unittest discover -s tests",
+            "",
+            "EXIT CODE: 0",
+        ),
+        ("run_powershell", "node script.js", "", "node ran true"),
+        ("run_powershell", "npm run hello", "", "hello from npm"),
+        (
+            "build_project",
+            "cmake -S app -B app/build",
+            "",
+            "BUILD SUCCEEDED",
+        ),
+        (
+            "build_project",
+            "cmake --build app/build",
+            "",
+            "BUILD SUCCEEDED",
+        ),
+        (
+            "build_project",
+            "cargo build --offline",
+            "hello",
+            "BUILD SUCCEEDED",
+        ),
+    ];
+    for (tool, command, dir, expect) in steps {
+        let text = run(&client, tool, command, dir).await;
+        assert!(text.contains(expect), "{command}: {text}");
+    }
+    for made in [
+        "out.tar",
+        "app.bin",
+        "t2.tar",
+        ".venv/bin/python",
+        "app/build/app",
+    ] {
+        assert!(w.project.join(made).exists(), "{made}");
+    }
+    assert_eq!(w.canary_files(), Vec::<String>::new());
+}
+
+/// A script without the network attribute cannot reach a loopback
+/// listener; a user rule that grants the network lets it.
+#[tokio::test]
+async fn the_network_needs_the_rule_attribute() {
+    let (sandbox, w) = world("auto");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    w.write(
+        "net.py",
+        &format!("import socket\ns = socket.create_connection(('127.0.0.1', {port}), 5)\ns.sendall(b'x')\nprint('connected')\n"),
+    );
+    let rules = sandbox.write(
+        "rules.json",
+        r#"{"rules": [{"id": "python-tests-with-sockets", "programs": ["python3"], "when": {"args": ["net.py"]},
+            "decision": "allow", "justification": "the suite starts a local server", "network": true}]}"#,
+    );
+    let accepted = |listener: &std::net::TcpListener| {
+        let mut n = 0;
+        while let Ok((mut s, _)) = listener.accept() {
+            let _ = s.set_nonblocking(false);
+            let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+            let _ = s.read_to_end(&mut Vec::new());
+            n += 1;
+        }
+        n
+    };
+    let client = sandbox.connect().await;
+    let text = run(&client, "run_powershell", "python3 net.py", "").await;
+    assert_eq!(accepted(&listener), 0, "{text}");
+    assert!(text.contains("PermissionError"), "{text}");
+    assert!(text.contains("[wamcp] Commands run confined"), "{text}");
+    let granted = client
+        .close()
+        .await
+        .set("WAMCP_COMMAND_RULES", rules.display().to_string())
+        .connect()
+        .await;
+    let text = run(&granted, "run_powershell", "python3 net.py", "").await;
+    assert_eq!(accepted(&listener), 1, "{text}");
+    assert!(text.contains("connected"), "{text}");
+}
