@@ -9,9 +9,12 @@
 //! - `bench-search [--source DIR]`: `search_files` and `find_files` against
 //!   ripgrep and fd on the same generated tree (release build recommended:
 //!   `cargo run --release -p xtask -- bench-search`).
+//! - `bench-confinement [--runs N]`: what OS confinement adds to running
+//!   one command (Linux).
 //! - `bench-diagnostics`: the build-output parser in MB/s on a 64 MiB log of
 //!   real gcc/clang output, against `grep -cE` on the same file.
 
+mod bench_confinement;
 mod bench_diagnostics;
 mod bench_search;
 mod startup;
@@ -26,8 +29,9 @@ fn main() -> ExitCode {
         Some("bench-startup") => startup::run(&args[1..]),
         Some("bench-search") => bench_search::run(&args[1..]),
         Some("bench-diagnostics") => bench_diagnostics::run(&args[1..]),
+        Some("bench-confinement") => bench_confinement::run_bench(&args[1..]),
         _ => Err("usage: cargo run -p xtask -- tokens [--write-readme | --check] | bench-startup [--runs N] \
-                  | bench-search [--source DIR] | bench-diagnostics"
+                  | bench-search [--source DIR] | bench-diagnostics | bench-confinement [--runs N]"
             .into()),
     };
     match result {

@@ -91,8 +91,13 @@ fn a_list_replaces_the_defaults_and_default_brings_them_back() {
     let home = unix_home(&[]);
     let only = writable_caches(Some("~/.gradle-cache:/var/cache/ccache"), &home, &no_env);
     assert_eq!(only.entries, ["/home/u/.gradle-cache", "/var/cache/ccache"]);
-    let none = writable_caches(Some(""), &home, &no_env);
-    assert!(none.entries.is_empty() && none.refused.is_empty());
+    for nothing in ["", "none", " None "] {
+        let none = writable_caches(Some(nothing), &home, &no_env);
+        assert!(
+            none.entries.is_empty() && none.refused.is_empty(),
+            "{nothing:?}"
+        );
+    }
     let both = writable_caches(Some("default:/srv/cache:/srv/cache"), &home, &no_env);
     assert_eq!(both.entries.len(), 6, "{:?}", both.entries);
     assert_eq!(both.entries.last().unwrap(), "/srv/cache");
