@@ -236,7 +236,7 @@ impl ServerContext {
         let command_rules_file = resolution.get(settings::COMMAND_RULES).map(|p| cwd.join(p));
         let sandbox = command_sandbox(env, &resolution, &mut warnings);
 
-        ServerContext {
+        let context = ServerContext {
             transport,
             cwd: cwd.to_path_buf(),
             registered,
@@ -266,11 +266,45 @@ impl ServerContext {
             session_grants: Mutex::default(),
             search_engine: search_engine(&search_backend),
             client_gone: tokio_util::sync::CancellationToken::new(),
+        };
+        // A config file a command could rewrite (it lies inside a writable
+        // root, as `input/config.json` does when the server starts in the
+        // project) could turn confinement off for the next start: set it
+        // aside and run on the environment and defaults.
+        let roots = context.run_roots();
+        let inside = context
+            .config_file
+            .as_ref()
+            .and_then(|file| root_holding(file, &roots).map(|r| (file, r)));
+        if let Some((file, root)) = inside {
+            let message = format!(
+                "The config file {} is inside the writable root {}, where commands can rewrite it; it was not \
+                 used. Move it outside the writable roots (for example to the per-user location) or name one \
+                 there with WAMCP_CONFIG_FILE.",
+                file.display(),
+                root.display()
+            );
+            let startup = Startup {
+                config_file: None,
+                config_location: context.config_location.clone(),
+                resolution: config::resolve(Err(message), env),
+            };
+            return ServerContext::new(startup, env, cwd, transport);
         }
+        context
     }
 
     /// Hosts the grants file grants now, read fresh, or why it grants none.
     pub fn file_grants(&self) -> Result<Vec<String>, String> {
+        // A grants file inside a root could be rewritten by any command.
+        if let Some(root) = root_holding(&self.granted_hosts_file, &self.run_roots()) {
+            return Err(format!(
+                "{} is inside the writable root {}, where commands can rewrite it, so it grants nothing; \
+                 move it outside the writable roots (WAMCP_ALLOWED_HOSTS_FILE)",
+                self.granted_hosts_file.display(),
+                root.display()
+            ));
+        }
         crate::hostgrants::read(&self.granted_hosts_file)
     }
 
@@ -399,7 +433,9 @@ impl ServerContext {
     /// The command rules, loaded (and the user's file read) on first use.
     pub fn command_rules(&self) -> &RuleSet {
         self.command_rules
-            .get_or_init(|| load_command_rules(self.command_rules_file.as_deref()))
+            .get_or_init(|| {
+                load_command_rules(self.command_rules_file.as_deref(), &self.run_roots())
+            })
     }
 
     /// Every start-up message worth a line on stderr.
@@ -423,9 +459,20 @@ impl ServerContext {
 
 /// The built-in rules plus the user's file, if one is named. Problems land
 /// in the rule set's errors, shown by `get_server_info`; the server starts.
-fn load_command_rules(file: Option<&Path>) -> RuleSet {
+fn load_command_rules(file: Option<&Path>, roots: &[PathBuf]) -> RuleSet {
     let mut rules = RuleSet::builtin();
     if let Some(path) = file {
+        // Fail closed: rules a command could rewrite are no rules at all,
+        // and dropping them would lose the restrictions they add.
+        if let Some(root) = root_holding(path, roots) {
+            rules.block(format!(
+                "the rules file {} is inside the writable root {}, where commands can rewrite it; no command \
+                 runs until the user moves it outside the writable roots",
+                path.display(),
+                root.display()
+            ));
+            return rules;
+        }
         match std::fs::metadata(path) {
             Ok(meta) if meta.len() > MAX_CONFIG_FILE_BYTES => rules.errors.push(format!(
                 "{}: larger than {MAX_CONFIG_FILE_BYTES} bytes; not loaded",
@@ -446,6 +493,19 @@ fn load_command_rules(file: Option<&Path>) -> RuleSet {
         }
     }
     rules
+}
+
+/// The writable root `file` (resolved) lies in, if any: a trust file there
+/// is one a confined command may write.
+fn root_holding<'a>(file: &Path, roots: &'a [PathBuf]) -> Option<&'a PathBuf> {
+    let file = resolve_lenient(file).display().to_string();
+    roots.iter().find(|root| {
+        wamcp_policy::write_rules::is_within(
+            &file,
+            &root.display().to_string(),
+            PathStyle::native(),
+        )
+    })
 }
 
 fn default_download_root(env: EnvLookup) -> PathBuf {

@@ -180,7 +180,8 @@ fn a_prompt_rule_asks_the_user_in_both_eras() {
                 "open('deployed.txt', 'w').write('x')\nprint('deployed')\n",
             )
             .unwrap();
-            let rules = project.join("rules.json");
+            // Outside the writable roots: a rules file inside one is not trusted.
+            let rules = sandbox.cwd.join("rules.json");
             std::fs::write(
                 &rules,
                 r#"{"rules": [{"id": "ask-deploy", "programs": ["python3"], "when": {"args": ["deploy.py"]},

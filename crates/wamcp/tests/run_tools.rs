@@ -118,12 +118,12 @@ async fn a_missing_program_is_a_launch_failure() {
     client.close().await;
 }
 
-/// A user rule file adds rules, reports rules that fail their own examples,
-/// and is protected from writes like the config.
+/// A user rule file (outside the writable roots) adds rules and reports
+/// rules that fail their own examples.
 #[tokio::test]
-async fn a_user_rule_file_adds_rules_and_is_protected() {
-    let (sandbox, project) = Sandbox::with_project();
-    let rules = project.join("wamcp-rules.json");
+async fn a_user_rule_file_adds_rules() {
+    let (sandbox, _project) = Sandbox::with_project();
+    let rules = sandbox.cwd.join("wamcp-rules.json");
     std::fs::write(
         &rules,
         r#"{"rules": [
@@ -177,16 +177,6 @@ async fn a_user_rule_file_adds_rules_and_is_protected() {
             .contains("(pushing leaves the machine)"),
         "{envelope}"
     );
-    let result = client
-        .call(
-            "write_file",
-            json!({"path": "proj/wamcp-rules.json", "content": "{}", "overwrite": true}),
-        )
-        .await;
-    assert_eq!(
-        result.structured_content.unwrap()["error"]["type"],
-        "PROTECTED_PATH"
-    );
     client.close().await;
 }
 
@@ -230,4 +220,56 @@ async fn a_command_runs_under_the_restricted_token() {
     assert!(text.ends_with("--- EXIT CODE: 1 ---\n"), "{text}");
     let sid = std::fs::read_to_string(home.join("AppData/Local/wamcp/capability-sid.txt")).unwrap();
     assert!(sid.starts_with("S-1-5-21-"), "{sid}");
+}
+
+/// Trust files a command could rewrite are not trusted: a config file, a
+/// grants file or a rules file inside a writable root (here the project,
+/// which is also the server's working directory).
+#[tokio::test]
+async fn trust_files_inside_a_writable_root_are_not_trusted() {
+    let (sandbox, project) = Sandbox::with_project();
+    std::fs::create_dir_all(project.join("input")).unwrap();
+    std::fs::write(
+        project.join("input/config.json"),
+        r#"{"settings": {"WAMCP_COMMAND_SANDBOX": "off", "WAMCP_TOOLS": "all"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("mcp-allowed-hosts.json"),
+        r#"{"version": 1, "hosts": ["evil.example.com"]}"#,
+    )
+    .unwrap();
+    std::fs::write(project.join("rules.json"), r#"{"rules": []}"#).unwrap();
+    let client = sandbox
+        .in_dir(&project)
+        .set("WAMCP_COMMAND_RULES", "rules.json")
+        .connect()
+        .await;
+    let info = client.server_info().await;
+    let config_error = info["config_error"].as_str().unwrap_or_default();
+    assert!(
+        config_error.contains("is inside the writable root") && config_error.contains("it was not used"),
+        "{info}"
+    );
+    assert_eq!(info["config_file"], Value::Null);
+    assert_eq!(info["command_sandbox"], "auto");
+    assert_eq!(info["granted_hosts"], json!([]));
+    assert!(
+        info["granted_hosts_error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("so it grants nothing"),
+        "{info}"
+    );
+    let error = client
+        .error_of("run_powershell", json!({"command": "git status"}))
+        .await;
+    assert_eq!(error["type"], "COMMAND_NOT_ALLOWED");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("where commands can rewrite it; no command runs"),
+        "{error}"
+    );
 }

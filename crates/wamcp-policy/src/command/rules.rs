@@ -125,6 +125,9 @@ pub struct RuleSet {
     rules: Vec<Rule>,
     grammars: Grammars,
     pub errors: Vec<String>,
+    /// Set when the rules themselves cannot be trusted: every command is
+    /// refused with this reason.
+    blocked: Option<String>,
 }
 
 const BUILTIN: &str = include_str!("../../rules/builtin.json");
@@ -249,6 +252,12 @@ impl RuleSet {
         }
     }
 
+    /// Refuses every command, with `why`, and records it as an error.
+    pub fn block(&mut self, why: String) {
+        self.errors.push(why.clone());
+        self.blocked = Some(why);
+    }
+
     /// Refuses `programs` on behalf of an entry that could not be trusted.
     fn guard(&mut self, id: &str, programs: Vec<String>, why: &str) {
         self.rules.push(Rule {
@@ -324,6 +333,13 @@ impl RuleSet {
             argument: None,
             network: false,
         };
+        if let Some(why) = &self.blocked {
+            return Verdict {
+                rule: Some("(rules not trusted)".into()),
+                justification: why.clone(),
+                ..refused
+            };
+        }
         let Some(program) = argv.first().map(|a| program_name(&a.text)) else {
             return refused;
         };
