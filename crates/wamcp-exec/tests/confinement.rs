@@ -219,3 +219,115 @@ async fn runtime_plumbing_works_confined() {
     );
     canary_untouched(&l);
 }
+
+/// A local datagram socket could send to any socket path without
+/// connecting (journald, a daemon's notify socket) and pass descriptors:
+/// without the network there is none.
+#[tokio::test]
+async fn no_datagram_reaches_a_socket_outside_without_the_network() {
+    let Some(sandbox) = sandbox() else { return };
+    let l = layout();
+    let path = l.canary.join("dgram.sock");
+    let receiver = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
+    receiver.set_nonblocking(true).unwrap();
+    std::fs::write(
+        l.root.join("dg.py"),
+        format!(
+            "import socket\n\
+             for kind in (socket.SOCK_DGRAM, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC):\n\
+             \x20   try:\n\
+             \x20       socket.socket(socket.AF_UNIX, kind).sendto(b'out', '{}')\n\
+             \x20   except OSError as e:\n\
+             \x20       print('refused', e.errno)\n\
+             try:\n\
+             \x20   a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n\
+             \x20   a.sendto(b'out', '{}')\n\
+             except OSError as e:\n\
+             \x20   print('refused', e.errno)\n",
+            path.display(),
+            path.display()
+        ),
+    )
+    .unwrap();
+    let out = sh(&sandbox, &l.root, false, "python3 dg.py").await;
+    assert_eq!(
+        out.stdout.render(),
+        "refused 13\nrefused 13\nrefused 13\n",
+        "{}",
+        out.stderr.render()
+    );
+    let mut buf = [0u8; 16];
+    assert!(receiver.recv(&mut buf).is_err(), "a datagram got out");
+}
+
+/// Landlock confines writing, not metadata: giving a file away, set-ID
+/// bits, the immutable flag and extended attributes are refused by the
+/// filter, inside the root and outside; plain mode changes inside still work.
+#[tokio::test]
+async fn ownership_set_id_bits_flags_and_xattrs_are_refused() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Some(sandbox) = sandbox() else { return };
+    let l = layout();
+    std::fs::write(l.root.join("f"), "x").unwrap();
+    let outside = l.canary.join("existing.txt");
+    let before = std::fs::metadata(&outside).unwrap();
+    std::fs::write(
+        l.root.join("meta.py"),
+        format!(
+            "import os, fcntl, struct\n\
+             def attempt(name, call):\n\
+             \x20   try:\n\
+             \x20       call()\n\
+             \x20       print(name, 'done')\n\
+             \x20   except OSError as e:\n\
+             \x20       print(name, e.errno)\n\
+             for target in ('f', '{outside}'):\n\
+             \x20   attempt('chown', lambda: os.chown(target, 1234, 1234))\n\
+             \x20   attempt('setuid', lambda: os.chmod(target, 0o4755))\n\
+             \x20   attempt('setgid', lambda: os.chmod(target, 0o2755))\n\
+             \x20   attempt('xattr', lambda: os.setxattr(target, 'user.x', b'1'))\n\
+             \x20   def immutable():\n\
+             \x20       with open(target, 'rb') as f:\n\
+             \x20           fcntl.ioctl(f, 0x40086602, struct.pack('l', 0x10))\n\
+             \x20   attempt('immutable', immutable)\n\
+             attempt('create-setuid', lambda: os.close(os.open('g', os.O_CREAT | os.O_WRONLY, 0o4755)))\n\
+             attempt('chmod-x', lambda: os.chmod('f', 0o755))\n",
+            outside = outside.display()
+        ),
+    )
+    .unwrap();
+    let out = sh(&sandbox, &l.root, false, "python3 meta.py").await;
+    let shown = out.stdout.render();
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "chown 1",
+            "setuid 1",
+            "setgid 1",
+            "xattr 95",
+            "immutable 1",
+            "chown 1",
+            "setuid 1",
+            "setgid 1",
+            "xattr 95",
+            "immutable 1",
+            "create-setuid 1",
+            "chmod-x done"
+        ],
+        "{}",
+        out.stderr.render()
+    );
+    let after = std::fs::metadata(&outside).unwrap();
+    assert_eq!((after.uid(), after.mode()), (before.uid(), before.mode()));
+    assert_eq!(
+        std::fs::metadata(l.root.join("f"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777,
+        0o755
+    );
+    assert!(!l.root.join("g").exists());
+    canary_untouched(&l);
+}

@@ -432,10 +432,9 @@ impl ServerContext {
 
     /// The command rules, loaded (and the user's file read) on first use.
     pub fn command_rules(&self) -> &RuleSet {
-        self.command_rules
-            .get_or_init(|| {
-                load_command_rules(self.command_rules_file.as_deref(), &self.run_roots())
-            })
+        self.command_rules.get_or_init(|| {
+            load_command_rules(self.command_rules_file.as_deref(), &self.run_roots())
+        })
     }
 
     /// Every start-up message worth a line on stderr.

@@ -82,7 +82,8 @@ fn covered(abi: u32) -> String {
         parts.push("signals and abstract sockets outside the command".into());
     }
     format!(
-        "{}; seccomp refuses internet sockets, connect and io_uring for commands without network",
+        "{}; seccomp refuses chown, set-user/group-ID bits, immutable flags and extended attributes, and for \
+         commands without network any socket but a local stream one, connect and io_uring",
         parts.join(", ")
     )
 }
@@ -90,21 +91,25 @@ fn covered(abi: u32) -> String {
 /// Kernel objects ready to be applied in the child.
 pub struct Prepared {
     ruleset: Option<RulesetCreated>,
-    filter: Option<BpfProgram>,
+    filters: Vec<BpfProgram>,
 }
 
-/// Builds the Landlock ruleset (opening each writable path) and, for a
-/// command without network, the seccomp filter.
+/// Builds the Landlock ruleset (opening each writable path) and the seccomp
+/// filters: the metadata ones always, the network one for a command
+/// without network.
 pub fn prepare(scope: &Scope) -> io::Result<Prepared> {
     let ruleset = ruleset(scope).map_err(|e| io::Error::other(format!("Landlock: {e}")))?;
-    let filter = if scope.network {
-        None
-    } else {
-        Some(network_filter().map_err(|e| io::Error::other(format!("seccomp: {e}")))?)
-    };
+    let seccomp = |e: seccompiler::BackendError| io::Error::other(format!("seccomp: {e}"));
+    let mut filters = vec![
+        filter(ownership_and_set_id_rules().map_err(seccomp)?, libc::EPERM).map_err(seccomp)?,
+        filter(xattr_rules(), libc::EOPNOTSUPP).map_err(seccomp)?,
+    ];
+    if !scope.network {
+        filters.push(filter(network_rules().map_err(seccomp)?, libc::EACCES).map_err(seccomp)?);
+    }
     Ok(Prepared {
         ruleset: Some(ruleset),
-        filter,
+        filters,
     })
 }
 
@@ -133,37 +138,145 @@ fn ruleset(scope: &Scope) -> Result<RulesetCreated, Box<dyn std::error::Error>> 
     Ok(created)
 }
 
-/// For commands without network: no socket but a local (Unix) one, no
-/// connect at all (a Unix socket can reach Docker's or the session bus's
-/// daemon, which act outside the sandbox), and no io_uring, which could
-/// create sockets without the socket system call.
-fn network_filter() -> Result<BpfProgram, seccompiler::BackendError> {
-    let not_local = || -> Result<SeccompRule, seccompiler::BackendError> {
-        SeccompRule::new(vec![SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )?])
+type Rules = BTreeMap<i64, Vec<SeccompRule>>;
+
+/// Argument `index` with `mask` applied equals `value`.
+fn masked(index: u8, mask: u64, value: u64) -> Result<SeccompCondition, seccompiler::BackendError> {
+    SeccompCondition::new(
+        index,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::MaskedEq(mask),
+        value,
+    )
+}
+
+fn equal(index: u8, value: u64) -> Result<SeccompCondition, seccompiler::BackendError> {
+    SeccompCondition::new(index, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value)
+}
+
+/// A call refused whatever its arguments.
+fn always() -> Vec<SeccompRule> {
+    Vec::new()
+}
+
+/// Adds `rules` for `number`, and for its x32 twin on x86_64: kernels that
+/// enable x32 reach the same calls by those numbers, which the filter's
+/// architecture check does not tell apart.
+fn add(map: &mut Rules, number: i64, rules: Vec<SeccompRule>) {
+    #[cfg(target_arch = "x86_64")]
+    map.insert(number | 0x4000_0000, rules.clone());
+    map.insert(number, rules);
+}
+
+/// For commands without network: no socket but a local (Unix) stream one,
+/// no connect at all (a Unix socket reaches daemons that act outside the
+/// sandbox, Docker's or the session bus), no local datagram socket (which
+/// sends to any socket path without connecting, and passes descriptors),
+/// and no io_uring, which could make sockets without the socket call.
+fn network_rules() -> Result<Rules, seccompiler::BackendError> {
+    let socket_rules = || -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
+        Ok(vec![
+            SeccompRule::new(vec![SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Ne,
+                libc::AF_UNIX as u64,
+            )?])?,
+            // The type carries flags (SOCK_CLOEXEC...) above its low bits.
+            SeccompRule::new(vec![masked(1, 0xf, libc::SOCK_DGRAM as u64)?])?,
+        ])
     };
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for (number, conditional) in [
-        (libc::SYS_socket, true),
-        (libc::SYS_socketpair, true),
-        (libc::SYS_connect, false),
-        (libc::SYS_io_uring_setup, false),
-    ] {
-        let rule = if conditional {
-            vec![not_local()?]
-        } else {
-            Vec::new()
+    let mut rules = Rules::new();
+    add(&mut rules, libc::SYS_socket, socket_rules()?);
+    add(&mut rules, libc::SYS_socketpair, socket_rules()?);
+    add(&mut rules, libc::SYS_connect, always());
+    add(&mut rules, libc::SYS_io_uring_setup, always());
+    Ok(rules)
+}
+
+/// What Landlock does not cover and no build needs: giving a file away
+/// (chown), setting the set-user-ID or set-group-ID bit (a root server's
+/// command could otherwise make a set-user-ID-root program), and the
+/// immutable/append-only flags.
+fn ownership_and_set_id_rules() -> Result<Rules, seccompiler::BackendError> {
+    let set_id = |mode_arg: u8| -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
+        Ok(vec![
+            SeccompRule::new(vec![masked(
+                mode_arg,
+                libc::S_ISUID as u64,
+                libc::S_ISUID as u64,
+            )?])?,
+            SeccompRule::new(vec![masked(
+                mode_arg,
+                libc::S_ISGID as u64,
+                libc::S_ISGID as u64,
+            )?])?,
+        ])
+    };
+    let created_set_id =
+        |flags_arg: u8, mode_arg: u8| -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
+            let create = libc::O_CREAT as u64;
+            Ok(vec![SeccompRule::new(vec![
+                masked(flags_arg, create, create)?,
+                masked(mode_arg, libc::S_ISUID as u64, libc::S_ISUID as u64)?,
+            ])?])
         };
-        rules.insert(number, rule.clone());
-        // The x32 numbering reaches the same calls on x86_64 kernels that
-        // enable it; the filter's architecture check does not tell them apart.
-        #[cfg(target_arch = "x86_64")]
-        rules.insert(number | 0x4000_0000, rule);
+    let mut rules = Rules::new();
+    add(&mut rules, libc::SYS_fchown, always());
+    add(&mut rules, libc::SYS_fchownat, always());
+    add(&mut rules, libc::SYS_fchmod, set_id(1)?);
+    add(&mut rules, libc::SYS_fchmodat, set_id(2)?);
+    // fchmodat2 has the same number on every architecture.
+    add(&mut rules, 452, set_id(2)?);
+    add(&mut rules, libc::SYS_openat, created_set_id(2, 3)?);
+    #[cfg(target_arch = "x86_64")]
+    {
+        add(&mut rules, libc::SYS_chown, always());
+        add(&mut rules, libc::SYS_lchown, always());
+        add(&mut rules, libc::SYS_chmod, set_id(1)?);
+        add(&mut rules, libc::SYS_open, created_set_id(1, 2)?);
+        let set_uid = masked(1, libc::S_ISUID as u64, libc::S_ISUID as u64)?;
+        add(
+            &mut rules,
+            libc::SYS_creat,
+            vec![SeccompRule::new(vec![set_uid])?],
+        );
     }
+    const FS_IOC_SETFLAGS: u64 = 0x4008_6602;
+    const FS_IOC32_SETFLAGS: u64 = 0x4004_6602;
+    const FS_IOC_FSSETXATTR: u64 = 0x401c_5820;
+    add(
+        &mut rules,
+        libc::SYS_ioctl,
+        [FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR]
+            .into_iter()
+            .map(|cmd| SeccompRule::new(vec![equal(1, cmd)?]))
+            .collect::<Result<_, _>>()?,
+    );
+    Ok(rules)
+}
+
+/// Extended attributes hold file capabilities and security labels; setting
+/// or removing one answers "not supported", which tools already accept.
+fn xattr_rules() -> Rules {
+    let mut rules = Rules::new();
+    for number in [
+        libc::SYS_setxattr,
+        libc::SYS_lsetxattr,
+        libc::SYS_fsetxattr,
+        libc::SYS_removexattr,
+        libc::SYS_lremovexattr,
+        libc::SYS_fremovexattr,
+        // setxattrat and removexattrat (Linux 6.13), the same number everywhere.
+        463,
+        466,
+    ] {
+        add(&mut rules, number, always());
+    }
+    rules
+}
+
+fn filter(rules: Rules, errno: i32) -> Result<BpfProgram, seccompiler::BackendError> {
     let arch = if cfg!(target_arch = "aarch64") {
         TargetArch::aarch64
     } else if cfg!(target_arch = "riscv64") {
@@ -174,7 +287,7 @@ fn network_filter() -> Result<BpfProgram, seccompiler::BackendError> {
     SeccompFilter::new(
         rules,
         SeccompAction::Allow,
-        SeccompAction::Errno(libc::EACCES as u32),
+        SeccompAction::Errno(errno as u32),
         arch,
     )?
     .try_into()
@@ -197,10 +310,10 @@ impl Prepared {
                 Err(_) => return Err(io::Error::last_os_error()),
             }
         }
-        if let Some(filter) = &self.filter
-            && seccompiler::apply_filter(filter).is_err()
-        {
-            return Err(io::Error::last_os_error());
+        for filter in &self.filters {
+            if seccompiler::apply_filter(filter).is_err() {
+                return Err(io::Error::last_os_error());
+            }
         }
         Ok(())
     }
