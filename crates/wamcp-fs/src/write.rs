@@ -121,7 +121,12 @@ pub(crate) fn commit_bytes(
     let mut created = Vec::new();
     let result = (|| {
         for dir in &target.missing_dirs {
-            std::fs::create_dir(dir)?;
+            // Through a checked handle of the parent: a parent swapped for
+            // a link since the path was resolved cannot redirect it.
+            let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+                return Err(std::io::Error::other("no parent directory"));
+            };
+            wamcp_platform::atomic::create_dir(parent, name)?;
             created.push(dir.clone());
         }
         let name = target

@@ -63,6 +63,14 @@ pub fn write_atomically(dir: &Path, name: &OsStr, bytes: &[u8], commit: Commit) 
     native::write_atomically(dir, name, bytes, commit)
 }
 
+/// Creates the directory `dir/name`, where `dir` is the resolved directory
+/// the caller approved, through a handle checked to still be `dir`: a
+/// parent swapped for a link after the check cannot send the new
+/// directory elsewhere.
+pub fn create_dir(dir: &Path, name: &OsStr) -> io::Result<()> {
+    native::create_dir(dir, name)
+}
+
 /// A name for a temporary file that no other writer picks: process id, time
 /// and a per-process counter. Starts with a dot so listings sort it away.
 fn temp_name() -> String {
@@ -179,6 +187,24 @@ mod tests {
             "{err:?}"
         );
         assert!(!root.join("real").join("x").exists());
+    }
+
+    /// A parent that now leads elsewhere (here through `..`; in the
+    /// attack, a directory swapped for a link) gets no new directory.
+    #[test]
+    fn a_directory_is_created_only_in_the_resolved_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dunce::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(root.join("real")).unwrap();
+        create_dir(&root.join("real"), OsStr::new("made")).unwrap();
+        assert!(root.join("real").join("made").is_dir());
+        let indirect = root.join("real").join("..").join("real");
+        let err = create_dir(&indirect, OsStr::new("elsewhere")).unwrap_err();
+        assert!(
+            err.get_ref().is_some_and(|e| e.is::<DirectoryChanged>()),
+            "{err:?}"
+        );
+        assert!(!root.join("real").join("elsewhere").exists());
     }
 
     #[cfg(windows)]

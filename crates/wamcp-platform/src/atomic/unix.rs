@@ -67,6 +67,12 @@ pub(super) fn write_atomically(
     Ok(())
 }
 
+pub(super) fn create_dir(dir: &Path, name: &OsStr) -> io::Result<()> {
+    let dir_fd = open_verified_dir(dir)?;
+    let name = cstring(name.as_bytes())?;
+    check(unsafe { libc::mkdirat(dir_fd.as_raw_fd(), name.as_ptr(), 0o777) })
+}
+
 /// Opens `dir` and checks that the descriptor really is `dir`: a swap of
 /// `dir` or an ancestor for a link after the caller resolved it is caught
 /// here, and everything later goes through this descriptor.

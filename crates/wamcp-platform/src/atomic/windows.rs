@@ -67,6 +67,22 @@ pub(super) fn write_atomically(
     result
 }
 
+pub(super) fn create_dir(dir: &Path, name: &OsStr) -> io::Result<()> {
+    // The pinned handle keeps `dir` (and on NTFS its ancestors) from being
+    // renamed or replaced until the new directory exists.
+    let pinned = DirHandle::open(dir)?;
+    let actual = pinned.final_path()?;
+    if !same_path(&actual, dir) {
+        return Err(io::Error::other(DirectoryChanged {
+            expected: dir.display().to_string(),
+            found: actual.display().to_string(),
+        }));
+    }
+    let result = std::fs::create_dir(dir.join(name));
+    drop(pinned);
+    result
+}
+
 /// Gives the new file the hidden, system, archive and not-indexed flags of
 /// the file it replaces (read-only targets are refused before this point).
 fn keep_attributes(target: &[u16], temp: &[u16]) {
