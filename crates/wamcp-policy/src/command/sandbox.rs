@@ -128,8 +128,10 @@ fn join(base: &str, rest: &str, style: PathStyle) -> String {
 /// their own variables put them: the caches themselves, never the
 /// directories above them that also hold programs or configuration.
 fn default_caches(home: &Home<'_>, env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
-    let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
     let style = home.style;
+    // A tool variable that is no path here (a Unix path seen by a Windows
+    // program under Wine) names no cache: skipped, not reported.
+    let var = |name: &str| env(name).filter(|v| is_absolute(v.trim(), style));
     let under_home = |rest: &str| home.home.map(|h| join(h, rest, style));
     let mut out = Vec::new();
     let cargo = var("CARGO_HOME").or_else(|| under_home(".cargo"));
@@ -252,17 +254,7 @@ const WINDOWS_PROTECTED: &[&str] = &[
 /// Why `entry` may not become writable, or `None` when it may.
 pub fn refusal(entry: &str, home: &Home<'_>) -> Option<String> {
     let style = home.style;
-    let absolute = match style {
-        PathStyle::Unix => entry.starts_with('/'),
-        PathStyle::Windows => {
-            let b = entry.as_bytes();
-            b.len() >= 3
-                && b[0].is_ascii_alphabetic()
-                && b[1] == b':'
-                && matches!(b[2], b'\\' | b'/')
-        }
-    };
-    if !absolute {
+    if !is_absolute(entry, style) {
         return Some("it is not an absolute local path".into());
     }
     if entry.split(['/', '\\']).any(|c| c == "..") {
@@ -305,6 +297,21 @@ pub fn refusal(entry: &str, home: &Home<'_>) -> Option<String> {
         return Some(format!("it overlaps the system directory '{dir}'"));
     }
     None
+}
+
+/// An absolute local path: `/x`, or `C:\x` on Windows (no share, no
+/// drive-relative `C:x`).
+fn is_absolute(entry: &str, style: PathStyle) -> bool {
+    match style {
+        PathStyle::Unix => entry.starts_with('/'),
+        PathStyle::Windows => {
+            let b = entry.as_bytes();
+            b.len() >= 3
+                && b[0].is_ascii_alphabetic()
+                && b[1] == b':'
+                && matches!(b[2], b'\\' | b'/')
+        }
+    }
 }
 
 /// Whether a failed command's output reads like the operating system

@@ -86,6 +86,16 @@ fn the_tools_own_variables_move_the_defaults() {
     );
 }
 
+/// Under Wine a Windows server sees the Linux variables: a `CARGO_HOME`
+/// that is no Windows path names no cache and is not worth a warning.
+#[test]
+fn a_tool_variable_that_is_no_path_here_is_skipped_quietly() {
+    let env = |name: &str| (name == "CARGO_HOME").then(|| "/root/.cargo".to_string());
+    let caches = writable_caches(None, &windows_home(&[]), &env);
+    assert!(caches.refused.is_empty(), "{:?}", caches.refused);
+    assert_eq!(caches.entries[0], r"C:\Users\u\.cargo\registry");
+}
+
 #[test]
 fn a_list_replaces_the_defaults_and_default_brings_them_back() {
     let home = unix_home(&[]);
