@@ -174,19 +174,19 @@ impl Sandbox {
             return Ok(None);
         }
         self.make_caches();
+        // Resolved: the platform checks that each opens as exactly this path.
         let mut writable: Vec<PathBuf> = roots.iter().filter(|r| r.is_dir()).cloned().collect();
         writable.extend(
             self.caches
                 .entries
                 .iter()
-                .map(PathBuf::from)
+                .filter_map(|p| dunce::canonicalize(p).ok())
                 .filter(|p| p.is_dir()),
         );
         writable.extend(
             SYSTEM_WRITABLE
                 .iter()
-                .map(PathBuf::from)
-                .filter(|p| p.exists()),
+                .filter_map(|p| dunce::canonicalize(p).ok()),
         );
         Ok(Some(Confinement {
             scope: Scope { writable, network },

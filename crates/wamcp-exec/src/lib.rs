@@ -97,7 +97,11 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         None => None,
     };
     let launch = match (&spec.confinement, &temp) {
-        (Some(confinement), Some(temp)) => confinement.launch(temp.path())?,
+        // Resolved, as every writable path is (a temp directory under a
+        // linked /tmp would not open as the path it was given).
+        (Some(confinement), Some(temp)) => {
+            confinement.launch(&dunce::canonicalize(temp.path())?)?
+        }
         _ => confine::Launch::default(),
     };
     let (program, args) = match launch.wrapper {

@@ -96,7 +96,8 @@ pub async fn compile_shader(
     // The compiler writes only its scratch output; the server copies it.
     let mut confinement = sandbox.confinement(roots, false)?;
     if let Some(c) = &mut confinement {
-        c.scope.writable.push(scratch.path().to_path_buf());
+        let scratch = dunce::canonicalize(scratch.path()).map_err(|e| start_failed(program, &e))?;
+        c.scope.writable.push(scratch);
     }
     let spec = RunSpec {
         program: program.to_string(),

@@ -291,6 +291,13 @@ async fn ownership_set_id_bits_flags_and_xattrs_are_refused() {
              \x20           fcntl.ioctl(f, 0x40086602, struct.pack('l', 0x10))\n\
              \x20   attempt('immutable', immutable)\n\
              attempt('create-setuid', lambda: os.close(os.open('g', os.O_CREAT | os.O_WRONLY, 0o4755)))\n\
+             attempt('create-setgid', lambda: os.close(os.open('g', os.O_CREAT | os.O_WRONLY, 0o2755)))\n\
+             attempt('mknod-setuid', lambda: os.mknod('g', 0o100000 | 0o4755))\n\
+             import ctypes\n\
+             how = struct.pack('QQQ', os.O_CREAT | os.O_WRONLY, 0o4755, 0)\n\
+             libc = ctypes.CDLL(None, use_errno=True)\n\
+             rc = libc.syscall(437, -100, b'g', how, len(how))\n\
+             print('openat2', ctypes.get_errno() if rc < 0 else 'done')\n\
              attempt('chmod-x', lambda: os.chmod('f', 0o755))\n",
             outside = outside.display()
         ),
@@ -313,6 +320,9 @@ async fn ownership_set_id_bits_flags_and_xattrs_are_refused() {
             "xattr 95",
             "immutable 1",
             "create-setuid 1",
+            "create-setgid 1",
+            "mknod-setuid 1",
+            "openat2 38",
             "chmod-x done"
         ],
         "{}",

@@ -5,18 +5,64 @@
 //! gets the server's `PATH` followed by the machine and user entries from
 //! the registry that it lacks, expanded (`%SystemRoot%\system32`). Elsewhere
 //! the environment is already the truth.
+//!
+//! Programs are never looked up in a directory the agent can write: a
+//! relative entry (it names the command's own working directory), or one
+//! inside a writable root or cache (an activated `.venv/bin`, a
+//! `node_modules/.bin`). A file planted there would otherwise pose as the
+//! allowed program whose name it borrows, and the GPU probes would start it
+//! outside any sandbox.
 
 use std::ffi::{OsStr, OsString};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 
-/// The `PATH` for a child: the current one, plus registry entries it lacks.
+/// Directories (resolved) whose programs are never looked up by name.
+static DISTRUSTED: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
+
+/// Sets the directories the agent can write (the server's writable roots
+/// and caches): `PATH` entries inside them are dropped from then on.
+pub fn distrust(dirs: Vec<PathBuf>) {
+    *DISTRUSTED.write().unwrap_or_else(|e| e.into_inner()) = dirs;
+}
+
+/// The `PATH` for a child: the current one, plus registry entries it lacks,
+/// without entries the agent could have written programs into.
 pub fn child_path() -> Option<OsString> {
     let current = std::env::var_os("PATH").unwrap_or_default();
     #[cfg(windows)]
     let extra = registry::machine_and_user_path();
     #[cfg(not(windows))]
     let extra: Vec<OsString> = Vec::new();
-    merge(&current, &extra)
+    let distrusted = DISTRUSTED.read().unwrap_or_else(|e| e.into_inner());
+    let merged = merge(&current, &extra)?;
+    let kept: Vec<PathBuf> = std::env::split_paths(&merged)
+        .filter(|dir| is_trusted(dir, &distrusted))
+        .collect();
+    std::env::join_paths(kept).ok()
+}
+
+/// An absolute directory outside every distrusted one (compared resolved,
+/// and without case on Windows).
+fn is_trusted(dir: &Path, distrusted: &[PathBuf]) -> bool {
+    if !dir.is_absolute() {
+        return false;
+    }
+    let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let fold = |p: &Path| -> PathBuf {
+        let text = p.to_string_lossy();
+        let text = text.strip_prefix(r"\\?\").unwrap_or(&text);
+        PathBuf::from(if cfg!(windows) {
+            text.to_lowercase()
+        } else {
+            text.to_string()
+        })
+    };
+    let (plain, resolved) = (fold(dir), fold(&resolved));
+    !distrusted
+        .iter()
+        .map(|d| fold(d))
+        .any(|d| plain.starts_with(&d) || resolved.starts_with(&d))
 }
 
 /// Where `name` would be found on the child `PATH`, trying the executable
@@ -237,5 +283,20 @@ mod tests {
                 .contains(r"\windows\system32")),
             "{machine:?}"
         );
+    }
+
+    #[test]
+    fn entries_the_agent_can_write_are_not_searched() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dunce::canonicalize(dir.path()).unwrap();
+        let venv = root.join("proj").join(".venv").join("bin");
+        std::fs::create_dir_all(&venv).unwrap();
+        let distrusted = vec![root.join("proj")];
+        assert!(!is_trusted(&venv, &distrusted));
+        assert!(!is_trusted(Path::new("node_modules/.bin"), &distrusted));
+        assert!(!is_trusted(Path::new(""), &distrusted));
+        assert!(is_trusted(&root, &distrusted));
+        // A sibling whose name starts the same is not inside.
+        assert!(is_trusted(&root.join("proj-tools"), &distrusted));
     }
 }

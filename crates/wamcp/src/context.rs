@@ -160,7 +160,9 @@ impl ServerContext {
             }
             None => default_download_root(env),
         };
-        let download_root = resolve_existing(&download_root).unwrap_or(download_root);
+        // Resolved now, even before it exists, so that later its resolved
+        // form can be compared with this one (see `run_roots`).
+        let download_root = resolve_lenient(&download_root);
 
         let project_roots_configured: Vec<String> = resolution
             .get(settings::PROJECT_ROOTS)
@@ -291,6 +293,17 @@ impl ServerContext {
             };
             return ServerContext::new(startup, env, cwd, transport);
         }
+        // Programs are never looked up where the agent can write.
+        let mut agent_writable = context.writable_roots();
+        agent_writable.extend(
+            context
+                .sandbox
+                .caches()
+                .entries
+                .iter()
+                .map(|entry| resolve_lenient(Path::new(entry))),
+        );
+        wamcp_platform::search_path::distrust(agent_writable);
         context
     }
 
@@ -391,11 +404,24 @@ impl ServerContext {
         (roots, protected)
     }
 
-    /// Directories commands may run in: the writable roots as they resolve now.
+    /// The writable roots that exist and still resolve to themselves. One
+    /// root nested in another can be swapped for a symbolic link by a
+    /// command; it would then lead anywhere, so it stops being a root.
     pub fn run_roots(&self) -> Vec<PathBuf> {
         self.writable_roots()
-            .iter()
-            .filter_map(|r| resolve_existing(r))
+            .into_iter()
+            .filter(|root| match resolve_existing(root) {
+                Some(now) if now == *root => true,
+                Some(now) => {
+                    tracing::warn!(
+                        "writable root {} now leads to {}; it is not used",
+                        root.display(),
+                        now.display()
+                    );
+                    false
+                }
+                None => false,
+            })
             .collect()
     }
 

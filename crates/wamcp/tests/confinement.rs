@@ -406,3 +406,82 @@ async fn the_network_needs_the_rule_attribute() {
     assert_eq!(accepted(&listener), 1, "{text}");
     assert!(text.contains("connected"), "{text}");
 }
+
+/// A root nested in another can be swapped for a link to anywhere by a
+/// command; from then on it is no root at all, for commands and for the
+/// file tools.
+#[tokio::test]
+async fn a_nested_root_swapped_for_a_link_stops_being_a_root() {
+    let (sandbox, w) = world("auto");
+    let sub = w.project.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    w.write(
+        "swap.py",
+        "import os\nos.rename('sub', 'sub.old')\nos.symlink('CANARY', 'sub')\nprint('swapped')\n",
+    );
+    w.write("via.py", "open('sub/via-command.txt', 'w').write('x')\n");
+    let roots = format!("{}:{}", w.project.display(), sub.display());
+    let client = sandbox.set("WAMCP_PROJECT_ROOTS", roots).connect().await;
+    let text = run(&client, "run_powershell", "python3 swap.py", "").await;
+    assert!(text.contains("swapped"), "{text}");
+    let canary = w.canary.display().to_string();
+    let write = client
+        .call(
+            "write_file",
+            json!({"path": format!("{canary}/via-write.txt"), "content": "x"}),
+        )
+        .await;
+    assert_eq!(write.is_error, Some(true), "{write:?}");
+    let via_sub = client
+        .call(
+            "write_file",
+            json!({"path": format!("{}/via-sub.txt", sub.display()), "content": "x"}),
+        )
+        .await;
+    assert_eq!(via_sub.is_error, Some(true), "{via_sub:?}");
+    let text = run(&client, "run_powershell", "python3 via.py", "").await;
+    assert!(text.contains("PermissionError"), "{text}");
+    let info = client.server_info().await;
+    assert!(!info.to_string().contains(&canary), "{info}");
+    assert_eq!(w.canary_files(), Vec::<String>::new());
+}
+
+/// A program planted in a PATH directory inside the project (an activated
+/// `.venv/bin`) is never what a command's name finds, and the GPU probes
+/// never start one.
+#[tokio::test]
+async fn programs_planted_on_path_inside_a_root_are_never_found() {
+    let (sandbox, w) = world("auto");
+    let bin = w.project.join(".venv/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let marker = w.project.join("planted-ran.txt");
+    for name in ["git", "vulkaninfo", "nvidia-smi"] {
+        w.write(
+            &format!(".venv/bin/{name}"),
+            &format!(
+                "#!/bin/sh\necho {name} >> {}\necho planted\n",
+                marker.display()
+            ),
+        );
+    }
+    w.write(
+        "mode.py",
+        "import os\nfor n in ('git', 'vulkaninfo', 'nvidia-smi'):\n    os.chmod('.venv/bin/' + n, 0o755)\n",
+    );
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let client = sandbox
+        .set("PATH", path)
+        .set("WAMCP_TOOLS", "all")
+        .connect()
+        .await;
+    let text = run(&client, "run_powershell", "python3 mode.py", "").await;
+    assert!(text.contains("EXIT CODE: 0"), "{text}");
+    let text = run(&client, "run_powershell", "git --version", "").await;
+    assert!(text.contains("git version"), "{text}");
+    let _ = client.call("get_gpu_info", json!({})).await;
+    assert!(
+        !marker.exists(),
+        "a planted program ran: {:?}",
+        std::fs::read_to_string(&marker)
+    );
+}

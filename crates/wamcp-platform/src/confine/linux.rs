@@ -7,8 +7,8 @@
 
 use super::{Scope, Support};
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope as LandlockScope,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
+    RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope as LandlockScope,
 };
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -16,6 +16,9 @@ use seccompiler::{
 };
 use std::collections::BTreeMap;
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 
 /// The newest ABI whose rights this code asks for; older kernels get the
 /// subset they know (the crate's best-effort mode).
@@ -103,6 +106,7 @@ pub fn prepare(scope: &Scope) -> io::Result<Prepared> {
     let mut filters = vec![
         filter(ownership_and_set_id_rules().map_err(seccomp)?, libc::EPERM).map_err(seccomp)?,
         filter(xattr_rules(), libc::EOPNOTSUPP).map_err(seccomp)?,
+        filter(unreadable_argument_rules(), libc::ENOSYS).map_err(seccomp)?,
     ];
     if !scope.network {
         filters.push(filter(network_rules().map_err(seccomp)?, libc::EACCES).map_err(seccomp)?);
@@ -126,9 +130,9 @@ fn ruleset(scope: &Scope) -> Result<RulesetCreated, Box<dyn std::error::Error>> 
     }
     let mut created = ruleset.create()?;
     for path in &scope.writable {
-        let fd = PathFd::new(path)?;
+        let (fd, is_dir) = open_verified(path)?;
         // Directory-only rights on a file are an error to the kernel.
-        let rights = if path.is_dir() {
+        let rights = if is_dir {
             write
         } else {
             write & AccessFs::from_file(NEWEST)
@@ -136,6 +140,30 @@ fn ruleset(scope: &Scope) -> Result<RulesetCreated, Box<dyn std::error::Error>> 
         created = created.add_rule(PathBeneath::new(fd, rights))?;
     }
     Ok(created)
+}
+
+/// Opens `path` for a rule and checks that the descriptor really is
+/// `path`: a root (or one of its parents) swapped for a symbolic link since
+/// it was resolved would otherwise carry the grant to wherever it leads.
+fn open_verified(path: &Path) -> io::Result<(OwnedFd, bool)> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    let fd = OwnedFd::from(file);
+    let actual = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))?;
+    if actual != path {
+        return Err(io::Error::other(format!(
+            "{} now leads to {}; it is not made writable",
+            path.display(),
+            actual.display()
+        )));
+    }
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((fd, st.st_mode & libc::S_IFMT == libc::S_IFDIR))
 }
 
 type Rules = BTreeMap<i64, Vec<SeccompRule>>;
@@ -195,52 +223,44 @@ fn network_rules() -> Result<Rules, seccompiler::BackendError> {
 }
 
 /// What Landlock does not cover and no build needs: giving a file away
-/// (chown), setting the set-user-ID or set-group-ID bit (a root server's
-/// command could otherwise make a set-user-ID-root program), and the
-/// immutable/append-only flags.
+/// (chown), set-user-ID and set-group-ID bits however they would be set
+/// (chmod, a file created or a node made with them: as root, a command
+/// could otherwise make a set-user-ID-root program for anyone on the
+/// machine), and the immutable/append-only flags.
 fn ownership_and_set_id_rules() -> Result<Rules, seccompiler::BackendError> {
-    let set_id = |mode_arg: u8| -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
-        Ok(vec![
-            SeccompRule::new(vec![masked(
-                mode_arg,
-                libc::S_ISUID as u64,
-                libc::S_ISUID as u64,
-            )?])?,
-            SeccompRule::new(vec![masked(
-                mode_arg,
-                libc::S_ISGID as u64,
-                libc::S_ISGID as u64,
-            )?])?,
-        ])
+    // One rule per bit, each optionally with "O_CREAT is in the flags".
+    let set_id = |mode_arg: u8,
+                  flags_arg: Option<u8>|
+     -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
+        [libc::S_ISUID, libc::S_ISGID]
+            .into_iter()
+            .map(|bit| {
+                let mut conditions = vec![masked(mode_arg, bit as u64, bit as u64)?];
+                if let Some(flags) = flags_arg {
+                    let create = libc::O_CREAT as u64;
+                    conditions.push(masked(flags, create, create)?);
+                }
+                SeccompRule::new(conditions)
+            })
+            .collect()
     };
-    let created_set_id =
-        |flags_arg: u8, mode_arg: u8| -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
-            let create = libc::O_CREAT as u64;
-            Ok(vec![SeccompRule::new(vec![
-                masked(flags_arg, create, create)?,
-                masked(mode_arg, libc::S_ISUID as u64, libc::S_ISUID as u64)?,
-            ])?])
-        };
     let mut rules = Rules::new();
     add(&mut rules, libc::SYS_fchown, always());
     add(&mut rules, libc::SYS_fchownat, always());
-    add(&mut rules, libc::SYS_fchmod, set_id(1)?);
-    add(&mut rules, libc::SYS_fchmodat, set_id(2)?);
+    add(&mut rules, libc::SYS_fchmod, set_id(1, None)?);
+    add(&mut rules, libc::SYS_fchmodat, set_id(2, None)?);
     // fchmodat2 has the same number on every architecture.
-    add(&mut rules, 452, set_id(2)?);
-    add(&mut rules, libc::SYS_openat, created_set_id(2, 3)?);
+    add(&mut rules, 452, set_id(2, None)?);
+    add(&mut rules, libc::SYS_openat, set_id(3, Some(2))?);
+    add(&mut rules, libc::SYS_mknodat, set_id(2, None)?);
     #[cfg(target_arch = "x86_64")]
     {
         add(&mut rules, libc::SYS_chown, always());
         add(&mut rules, libc::SYS_lchown, always());
-        add(&mut rules, libc::SYS_chmod, set_id(1)?);
-        add(&mut rules, libc::SYS_open, created_set_id(1, 2)?);
-        let set_uid = masked(1, libc::S_ISUID as u64, libc::S_ISUID as u64)?;
-        add(
-            &mut rules,
-            libc::SYS_creat,
-            vec![SeccompRule::new(vec![set_uid])?],
-        );
+        add(&mut rules, libc::SYS_chmod, set_id(1, None)?);
+        add(&mut rules, libc::SYS_open, set_id(2, Some(1))?);
+        add(&mut rules, libc::SYS_creat, set_id(1, None)?);
+        add(&mut rules, libc::SYS_mknod, set_id(1, None)?);
     }
     const FS_IOC_SETFLAGS: u64 = 0x4008_6602;
     const FS_IOC32_SETFLAGS: u64 = 0x4004_6602;
@@ -254,6 +274,15 @@ fn ownership_and_set_id_rules() -> Result<Rules, seccompiler::BackendError> {
             .collect::<Result<_, _>>()?,
     );
     Ok(rules)
+}
+
+/// openat2 keeps its flags and mode in a structure seccomp cannot read, so
+/// it answers "not implemented", and the C library and runtimes fall back
+/// to openat, which the rules above can see.
+fn unreadable_argument_rules() -> Rules {
+    let mut rules = Rules::new();
+    add(&mut rules, libc::SYS_openat2, always());
+    rules
 }
 
 /// Extended attributes hold file capabilities and security labels; setting
