@@ -62,7 +62,13 @@ pub fn sweep(roots: &[PathBuf]) -> usize {
     let remembered = JOURNAL.get().map(read_journal).unwrap_or_default();
     let mut dirs: BTreeSet<&Path> = roots.iter().map(PathBuf::as_path).collect();
     dirs.extend(remembered.iter().map(PathBuf::as_path));
-    let removed = dirs.iter().map(|d| sweep_dir(d, SystemTime::now())).sum();
+    // A directory that no longer resolves to itself was swapped for a link
+    // since it was written to: what it leads to is not ours to sweep.
+    let removed = dirs
+        .iter()
+        .filter(|d| dunce::canonicalize(d).is_ok_and(|now| now == **d))
+        .map(|d| sweep_dir(d, SystemTime::now()))
+        .sum();
     if let Some(journal) = JOURNAL.get() {
         let kept: Vec<&PathBuf> = remembered.iter().filter(|d| d.is_dir()).collect();
         if kept.len() != remembered.len() {
