@@ -234,7 +234,7 @@ async fn no_datagram_reaches_a_socket_outside_without_the_network() {
         l.root.join("dg.py"),
         format!(
             "import socket\n\
-             for kind in (socket.SOCK_DGRAM, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC):\n\
+             for kind in (socket.SOCK_DGRAM, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC, socket.SOCK_RAW):\n\
              \x20   try:\n\
              \x20       socket.socket(socket.AF_UNIX, kind).sendto(b'out', '{}')\n\
              \x20   except OSError as e:\n\
@@ -252,7 +252,7 @@ async fn no_datagram_reaches_a_socket_outside_without_the_network() {
     let out = sh(&sandbox, &l.root, false, "python3 dg.py").await;
     assert_eq!(
         out.stdout.render(),
-        "refused 13\nrefused 13\nrefused 13\n",
+        "refused 13\nrefused 13\nrefused 13\nrefused 13\n",
         "{}",
         out.stderr.render()
     );
@@ -293,6 +293,8 @@ async fn ownership_set_id_bits_flags_and_xattrs_are_refused() {
              attempt('create-setuid', lambda: os.close(os.open('g', os.O_CREAT | os.O_WRONLY, 0o4755)))\n\
              attempt('create-setgid', lambda: os.close(os.open('g', os.O_CREAT | os.O_WRONLY, 0o2755)))\n\
              attempt('mknod-setuid', lambda: os.mknod('g', 0o100000 | 0o4755))\n\
+             attempt('mknod-char', lambda: os.mknod('tty9', 0o020000 | 0o600, os.makedev(4, 9)))\n\
+             attempt('tmpfile-setuid', lambda: os.close(os.open('.', os.O_TMPFILE | os.O_WRONLY, 0o4755)))\n\
              import ctypes\n\
              how = struct.pack('QQQ', os.O_CREAT | os.O_WRONLY, 0o4755, 0)\n\
              libc = ctypes.CDLL(None, use_errno=True)\n\
@@ -322,6 +324,8 @@ async fn ownership_set_id_bits_flags_and_xattrs_are_refused() {
             "create-setuid 1",
             "create-setgid 1",
             "mknod-setuid 1",
+            "mknod-char 1",
+            "tmpfile-setuid 1",
             "openat2 38",
             "chmod-x done"
         ],
@@ -340,4 +344,25 @@ async fn ownership_set_id_bits_flags_and_xattrs_are_refused() {
     );
     assert!(!l.root.join("g").exists());
     canary_untouched(&l);
+}
+
+/// A command keeps no capability, even when the server runs as root:
+/// Landlock does not bound what capabilities allow (devices, BPF, raw I/O).
+#[tokio::test]
+async fn a_command_has_no_capabilities() {
+    let Some(sandbox) = sandbox() else { return };
+    let l = layout();
+    let out = sh(
+        &sandbox,
+        &l.root,
+        false,
+        "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status",
+    )
+    .await;
+    let shown = out.stdout.render();
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(lines.len(), 5, "{shown}");
+    for line in lines {
+        assert!(line.ends_with("0000000000000000"), "{shown}");
+    }
 }

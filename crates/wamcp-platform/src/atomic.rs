@@ -248,5 +248,12 @@ mod tests {
             std::fs::metadata(&target).unwrap().permissions().mode() & 0o7777,
             0o751
         );
+        // New content never inherits set-user/group-ID powers.
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o6755)).unwrap();
+        write_atomically(&root, OsStr::new("run.sh"), b"newer", Commit::Replace).unwrap();
+        assert_eq!(
+            std::fs::metadata(&target).unwrap().permissions().mode() & 0o7777,
+            0o755
+        );
     }
 }

@@ -135,7 +135,8 @@ fn keep_owner_and_mode(dir_fd: &OwnedFd, name: &CString, file: &std::fs::File) -
         // Nothing to replace (yet): the default mode stands.
         return Ok(());
     }
-    check(unsafe { libc::fchmod(file.as_raw_fd(), st.st_mode & 0o7777) })?;
+    // Never set-user/group-ID: new content must not inherit those powers.
+    check(unsafe { libc::fchmod(file.as_raw_fd(), st.st_mode & 0o1777) })?;
     // Only root may give a file away; for anyone else this is a no-op by design.
     unsafe { libc::fchown(file.as_raw_fd(), st.st_uid, st.st_gid) };
     Ok(())

@@ -129,11 +129,15 @@ fn ruleset(scope: &Scope) -> Result<RulesetCreated, Box<dyn std::error::Error>> 
         ruleset = ruleset.handle_access(AccessNet::from_all(NEWEST))?;
     }
     let mut created = ruleset.create()?;
+    // Beneath a directory: no device nodes, and no ioctls on any that exist
+    // there (a console to type into, a disk to write). Device files named
+    // directly (/dev/null) keep their rights.
+    let devices = AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::IoctlDev;
     for path in &scope.writable {
         let (fd, is_dir) = open_verified(path)?;
         // Directory-only rights on a file are an error to the kernel.
         let rights = if is_dir {
-            write
+            write & !devices
         } else {
             write & AccessFs::from_file(NEWEST)
         };
@@ -196,23 +200,28 @@ fn add(map: &mut Rules, number: i64, rules: Vec<SeccompRule>) {
     map.insert(number, rules);
 }
 
-/// For commands without network: no socket but a local (Unix) stream one,
-/// no connect at all (a Unix socket reaches daemons that act outside the
-/// sandbox, Docker's or the session bus), no local datagram socket (which
-/// sends to any socket path without connecting, and passes descriptors),
-/// and no io_uring, which could make sockets without the socket call.
+/// For commands without network: no socket but a local (Unix) stream or
+/// sequenced-packet one, no connect at all (a Unix socket reaches daemons
+/// that act outside the sandbox, Docker's or the session bus), no other
+/// local type (a datagram socket, or a raw one, which the kernel makes a
+/// datagram socket, sends to any socket path without connecting, and passes
+/// descriptors), and no io_uring, which could make sockets without the
+/// socket call.
 fn network_rules() -> Result<Rules, seccompiler::BackendError> {
     let socket_rules = || -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
-        Ok(vec![
-            SeccompRule::new(vec![SeccompCondition::new(
-                0,
-                SeccompCmpArgLen::Dword,
-                SeccompCmpOp::Ne,
-                libc::AF_UNIX as u64,
-            )?])?,
-            // The type carries flags (SOCK_CLOEXEC...) above its low bits.
-            SeccompRule::new(vec![masked(1, 0xf, libc::SOCK_DGRAM as u64)?])?,
-        ])
+        let mut rules = vec![SeccompRule::new(vec![SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            libc::AF_UNIX as u64,
+        )?])?];
+        // The type is the low four bits (flags such as SOCK_CLOEXEC sit
+        // above them); every value but the two connection types is refused.
+        let allowed = [libc::SOCK_STREAM as u64, libc::SOCK_SEQPACKET as u64];
+        for kind in (0..16u64).filter(|k| !allowed.contains(k)) {
+            rules.push(SeccompRule::new(vec![masked(1, 0xf, kind)?])?);
+        }
+        Ok(rules)
     };
     let mut rules = Rules::new();
     add(&mut rules, libc::SYS_socket, socket_rules()?);
@@ -224,25 +233,44 @@ fn network_rules() -> Result<Rules, seccompiler::BackendError> {
 
 /// What Landlock does not cover and no build needs: giving a file away
 /// (chown), set-user-ID and set-group-ID bits however they would be set
-/// (chmod, a file created or a node made with them: as root, a command
-/// could otherwise make a set-user-ID-root program for anyone on the
-/// machine), and the immutable/append-only flags.
+/// (chmod, a file created, an unnamed O_TMPFILE linked in later, or a node
+/// made with them: as root, a command could otherwise make a
+/// set-user-ID-root program for anyone on the machine), device nodes, and
+/// the immutable/append-only flags.
 fn ownership_and_set_id_rules() -> Result<Rules, seccompiler::BackendError> {
-    // One rule per bit, each optionally with "O_CREAT is in the flags".
+    // One rule per bit; for the open calls, once with O_CREAT and once with
+    // O_TMPFILE in the flags (the mode matters only then).
     let set_id = |mode_arg: u8,
                   flags_arg: Option<u8>|
      -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
-        [libc::S_ISUID, libc::S_ISGID]
-            .into_iter()
-            .map(|bit| {
-                let mut conditions = vec![masked(mode_arg, bit as u64, bit as u64)?];
-                if let Some(flags) = flags_arg {
-                    let create = libc::O_CREAT as u64;
-                    conditions.push(masked(flags, create, create)?);
+        let mut rules = Vec::new();
+        for bit in [libc::S_ISUID as u64, libc::S_ISGID as u64] {
+            match flags_arg {
+                None => rules.push(SeccompRule::new(vec![masked(mode_arg, bit, bit)?])?),
+                Some(flags) => {
+                    for creating in [libc::O_CREAT as u64, libc::O_TMPFILE as u64] {
+                        rules.push(SeccompRule::new(vec![
+                            masked(mode_arg, bit, bit)?,
+                            masked(flags, creating, creating)?,
+                        ])?);
+                    }
                 }
-                SeccompRule::new(conditions)
-            })
-            .collect()
+            }
+        }
+        Ok(rules)
+    };
+    // mknod of a character or block device: with it (as root) a command
+    // could open any device, a console to type into or a disk to write.
+    let device_or_set_id = |mode_arg: u8| -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
+        let mut rules = set_id(mode_arg, None)?;
+        for kind in [libc::S_IFCHR as u64, libc::S_IFBLK as u64] {
+            rules.push(SeccompRule::new(vec![masked(
+                mode_arg,
+                libc::S_IFMT as u64,
+                kind,
+            )?])?);
+        }
+        Ok(rules)
     };
     let mut rules = Rules::new();
     add(&mut rules, libc::SYS_fchown, always());
@@ -252,7 +280,7 @@ fn ownership_and_set_id_rules() -> Result<Rules, seccompiler::BackendError> {
     // fchmodat2 has the same number on every architecture.
     add(&mut rules, 452, set_id(2, None)?);
     add(&mut rules, libc::SYS_openat, set_id(3, Some(2))?);
-    add(&mut rules, libc::SYS_mknodat, set_id(2, None)?);
+    add(&mut rules, libc::SYS_mknodat, device_or_set_id(2)?);
     #[cfg(target_arch = "x86_64")]
     {
         add(&mut rules, libc::SYS_chown, always());
@@ -260,7 +288,7 @@ fn ownership_and_set_id_rules() -> Result<Rules, seccompiler::BackendError> {
         add(&mut rules, libc::SYS_chmod, set_id(1, None)?);
         add(&mut rules, libc::SYS_open, set_id(2, Some(1))?);
         add(&mut rules, libc::SYS_creat, set_id(1, None)?);
-        add(&mut rules, libc::SYS_mknod, set_id(1, None)?);
+        add(&mut rules, libc::SYS_mknod, device_or_set_id(1)?);
     }
     const FS_IOC_SETFLAGS: u64 = 0x4008_6602;
     const FS_IOC32_SETFLAGS: u64 = 0x4004_6602;
@@ -329,6 +357,7 @@ impl Prepared {
     pub fn enter(&mut self) -> io::Result<()> {
         // Errors are the raw errno: building a message would allocate in a
         // forked child, which can deadlock on a lock another thread held.
+        drop_capabilities()?;
         if let Some(ruleset) = self.ruleset.take() {
             match ruleset.restrict_self() {
                 // Fail closed: a kernel that took nothing is not a sandbox.
@@ -346,4 +375,57 @@ impl Prepared {
         }
         Ok(())
     }
+}
+
+/// Leaves the command no capability after exec, so a server running as
+/// root does not hand its commands what Landlock does not bound (devices,
+/// BPF, raw I/O, ownership): the bounding set is emptied (root's
+/// capabilities after exec come from it), ambient ones are cleared, and so
+/// is the inheritable set. A server without capabilities has nothing to
+/// drop; the calls it may not make fail harmlessly.
+fn drop_capabilities() -> io::Result<()> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    for cap in 0..64 {
+        // EINVAL past the kernel's last capability, EPERM without
+        // CAP_SETPCAP (then the bounding set grants nothing anyway).
+        unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
+    }
+    unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        )
+    };
+    let mut header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let mut data = [Data::default(); 2];
+    if unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if data.iter().any(|d| d.inheritable != 0) {
+        for d in &mut data {
+            d.inheritable = 0;
+        }
+        if unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
