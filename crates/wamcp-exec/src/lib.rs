@@ -185,6 +185,9 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     };
     let stdout = collect(out_task).await;
     let stderr = collect(err_task).await;
+    if let Some(temp) = temp {
+        remove_temp(temp).await;
+    }
     Ok(RunOutput {
         exit_code,
         timed_out,
@@ -193,6 +196,18 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         elapsed: started.elapsed(),
         confined: spec.confinement.is_some(),
     })
+}
+
+/// Removes a temp directory a confined program wrote into. Not the standard
+/// library's recursive removal: the program decided how deep the tree is.
+pub(crate) async fn remove_temp(dir: tempfile::TempDir) {
+    let path = dir.keep();
+    let _ = tokio::task::spawn_blocking(move || {
+        if let Err(e) = wamcp_platform::tree::remove_tree(&path) {
+            tracing::warn!("could not remove {}: {e}", path.display());
+        }
+    })
+    .await;
 }
 
 /// A program name as Windows would start it: a path as given, else the

@@ -81,65 +81,73 @@ pub async fn compile_shader(
 
     let program = plan.compiler.program();
     let scratch = tempfile::tempdir().map_err(|e| start_failed(program, &e))?;
-    let scratch_out = scratch
-        .path()
-        .join(format!("out.{}", plan.output_extension));
-    let mut args = plan.args.clone();
-    args.push(source.display().to_string());
-    let shown = format!(
-        "{program} {} {} {}",
-        args.join(" "),
-        plan.output_flag,
-        output.display()
-    );
-    args.extend(output_args(plan.output_flag, &scratch_out));
-    // The compiler writes only its scratch output; the server copies it.
-    let mut confinement = sandbox.confinement(roots, false)?;
-    if let Some(c) = &mut confinement {
-        let scratch = dunce::canonicalize(scratch.path()).map_err(|e| start_failed(program, &e))?;
-        c.scope.writable.push(scratch);
-    }
-    let spec = RunSpec {
-        program: program.to_string(),
-        args,
-        env: Vec::new(),
-        cwd: dir.clone(),
-        timeout: Duration::from_secs(SHADER_TIMEOUT_SECONDS),
-        keep_head: MAX_PROCESS_OUTPUT_BYTES,
-        keep_tail: 16 * 1024,
-        confinement,
-    };
-    let out = run(&spec).await.map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            not_found(plan.compiler)
-        } else {
-            start_failed(program, &e)
+    // The compiler runs confined and may leave anything in its scratch
+    // directory, so it is removed the careful way whatever happens.
+    let result = async {
+        let scratch_out = scratch
+            .path()
+            .join(format!("out.{}", plan.output_extension));
+        let mut args = plan.args.clone();
+        args.push(source.display().to_string());
+        let shown = format!(
+            "{program} {} {} {}",
+            args.join(" "),
+            plan.output_flag,
+            output.display()
+        );
+        args.extend(output_args(plan.output_flag, &scratch_out));
+        // The compiler writes only its scratch output; the server copies it.
+        let mut confinement = sandbox.confinement(roots, false)?;
+        if let Some(c) = &mut confinement {
+            let scratch =
+                dunce::canonicalize(scratch.path()).map_err(|e| start_failed(program, &e))?;
+            c.scope.writable.push(scratch);
         }
-    })?;
-    let text_output = format!("{}\n{}", out.stdout.render(), out.stderr.render());
-    let compile_report = report("SHADER COMPILE", &shown, out.exit_code, &text_output, &dir);
-    if out.timed_out {
-        return Err(ToolError::new(
-            ErrorType::ShaderCompileTimedOut,
-            format!("{program} ran longer than {SHADER_TIMEOUT_SECONDS} s and was killed."),
-        )
-        .detail("partial_report", compile_report));
+        let spec = RunSpec {
+            program: program.to_string(),
+            args,
+            env: Vec::new(),
+            cwd: dir.clone(),
+            timeout: Duration::from_secs(SHADER_TIMEOUT_SECONDS),
+            keep_head: MAX_PROCESS_OUTPUT_BYTES,
+            keep_tail: 16 * 1024,
+            confinement,
+        };
+        let out = run(&spec).await.map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                not_found(plan.compiler)
+            } else {
+                start_failed(program, &e)
+            }
+        })?;
+        let text_output = format!("{}\n{}", out.stdout.render(), out.stderr.render());
+        let compile_report = report("SHADER COMPILE", &shown, out.exit_code, &text_output, &dir);
+        if out.timed_out {
+            return Err(ToolError::new(
+                ErrorType::ShaderCompileTimedOut,
+                format!("{program} ran longer than {SHADER_TIMEOUT_SECONDS} s and was killed."),
+            )
+            .detail("partial_report", compile_report));
+        }
+        if out.exit_code != Some(0) {
+            return Ok(compile_report);
+        }
+        let bytes = std::fs::read(&scratch_out).map_err(|e| {
+            ToolError::new(
+                ErrorType::ShaderCompileStartFailed,
+                format!("{program} reported success but wrote no output ({e})."),
+            )
+        })?;
+        let written = sink.write(&output, &bytes)?;
+        Ok(format!(
+            "COMPILED to {} ({} bytes)\n{compile_report}",
+            written.display(),
+            bytes.len()
+        ))
     }
-    if out.exit_code != Some(0) {
-        return Ok(compile_report);
-    }
-    let bytes = std::fs::read(&scratch_out).map_err(|e| {
-        ToolError::new(
-            ErrorType::ShaderCompileStartFailed,
-            format!("{program} reported success but wrote no output ({e})."),
-        )
-    })?;
-    let written = sink.write(&output, &bytes)?;
-    Ok(format!(
-        "COMPILED to {} ({} bytes)\n{compile_report}",
-        written.display(),
-        bytes.len()
-    ))
+    .await;
+    crate::remove_temp(scratch).await;
+    result
 }
 
 /// dxc takes `-Fo path`; fxc `/Fo path`; glslc and glslang `-o path`.

@@ -366,3 +366,70 @@ async fn a_command_has_no_capabilities() {
         assert!(line.ends_with("0000000000000000"), "{shown}");
     }
 }
+
+/// Another process's resource limits, the user's keyrings and System V
+/// IPC objects are out of reach; the command's own limits are not.
+#[tokio::test]
+async fn other_processes_limits_keyrings_and_ipc_are_out_of_reach() {
+    let Some(sandbox) = sandbox() else { return };
+    let l = layout();
+    std::fs::write(
+        l.root.join("reach.py"),
+        "import os, resource, ctypes\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         def attempt(name, call):\n\
+         \x20   try:\n\
+         \x20       call()\n\
+         \x20       print(name, 'done')\n\
+         \x20   except OSError as e:\n\
+         \x20       print(name, e.errno)\n\
+         attempt('prlimit-parent', lambda: resource.prlimit(os.getppid(), resource.RLIMIT_CPU, (1, 1)))\n\
+         attempt('setrlimit-own', lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)))\n\
+         def raw(name, number, *args):\n\
+         \x20   rc = libc.syscall(number, *args)\n\
+         \x20   print(name, ctypes.get_errno() if rc < 0 else 'done')\n\
+         raw('shmget', 29, 0, 4096, 0o1600)\n\
+         raw('msgget', 68, 0, 0o1600)\n\
+         raw('add_key', 248, b'user', b'k', b'v', 1, -4)\n",
+    )
+    .unwrap();
+    let before = std::fs::read_to_string("/proc/self/limits").unwrap();
+    let out = sh(&sandbox, &l.root, false, "python3 reach.py").await;
+    assert_eq!(
+        out.stdout.render().lines().collect::<Vec<_>>(),
+        [
+            "prlimit-parent 1",
+            "setrlimit-own done",
+            "shmget 1",
+            "msgget 1",
+            "add_key 1"
+        ],
+        "{}",
+        out.stderr.render()
+    );
+    assert_eq!(
+        std::fs::read_to_string("/proc/self/limits").unwrap(),
+        before
+    );
+}
+
+/// A command that nests directories deeply in its temp directory leaves
+/// nothing behind. (The removal keeps its stack and descriptors constant
+/// whatever the depth: `tree.rs` tests that on a 64 KiB stack; 5,000 levels
+/// here keep the test quick, since each mkdir under Landlock walks the
+/// levels above it.)
+#[tokio::test]
+async fn a_temp_tree_of_any_depth_is_removed() {
+    let Some(sandbox) = sandbox() else { return };
+    let l = layout();
+    std::fs::write(
+        l.root.join("deep.py"),
+        "import os\nos.chdir(os.environ['TMPDIR'])\nprint(os.getcwd())\n\
+         for _ in range(5000):\n    os.mkdir('d')\n    os.chdir('d')\n",
+    )
+    .unwrap();
+    let out = sh(&sandbox, &l.root, false, "python3 deep.py").await;
+    assert_eq!(out.exit_code, Some(0), "{}", out.stderr.render());
+    let temp = out.stdout.render();
+    assert!(!std::path::Path::new(temp.trim()).exists(), "{temp}");
+}

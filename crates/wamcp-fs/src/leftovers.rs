@@ -39,6 +39,11 @@ pub fn keep_journal(path: PathBuf) {
 /// record only means a leftover there waits for the user.
 pub(crate) fn note_write_dir(dir: &Path) {
     let Some(journal) = JOURNAL.get() else { return };
+    // One line per directory: a name holding a line break would add a
+    // second, invented one.
+    if dir.to_string_lossy().contains(['\n', '\r']) {
+        return;
+    }
     let mut noted = journal.noted.lock().unwrap_or_else(|e| e.into_inner());
     if !noted.insert(dir.to_path_buf()) {
         return;
@@ -60,13 +65,8 @@ pub(crate) fn note_write_dir(dir: &Path) {
 /// that still exist.
 pub fn sweep(roots: &[PathBuf]) -> usize {
     let remembered = JOURNAL.get().map(read_journal).unwrap_or_default();
-    let mut dirs: BTreeSet<&Path> = roots.iter().map(PathBuf::as_path).collect();
-    dirs.extend(remembered.iter().map(PathBuf::as_path));
-    // A directory that no longer resolves to itself was swapped for a link
-    // since it was written to: what it leads to is not ours to sweep.
-    let removed = dirs
+    let removed = dirs_to_sweep(roots, &remembered)
         .iter()
-        .filter(|d| dunce::canonicalize(d).is_ok_and(|now| now == **d))
         .map(|d| sweep_dir(d, SystemTime::now()))
         .sum();
     if let Some(journal) = JOURNAL.get() {
@@ -77,6 +77,24 @@ pub fn sweep(roots: &[PathBuf]) -> usize {
         }
     }
     removed
+}
+
+/// The roots, and the remembered directories inside them (the journal
+/// names places wamcp wrote to, never a licence to delete elsewhere) that
+/// still resolve to themselves (one swapped for a link since leads
+/// somewhere that is not ours to sweep).
+fn dirs_to_sweep(roots: &[PathBuf], remembered: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: BTreeSet<&Path> = roots.iter().map(PathBuf::as_path).collect();
+    dirs.extend(
+        remembered
+            .iter()
+            .map(PathBuf::as_path)
+            .filter(|d| roots.iter().any(|r| d.starts_with(r))),
+    );
+    dirs.into_iter()
+        .filter(|d| dunce::canonicalize(d).is_ok_and(|now| now == *d))
+        .map(Path::to_path_buf)
+        .collect()
 }
 
 fn read_journal(journal: &Journal) -> Vec<PathBuf> {
@@ -170,5 +188,20 @@ mod tests {
             assert_eq!(!d.join(name).exists(), *gone, "{name}");
         }
         assert!(d.join(format!(".wamcp-{dead}-1f-4.tmp")).is_dir());
+    }
+
+    #[test]
+    fn only_remembered_directories_inside_the_roots_are_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dunce::canonicalize(dir.path()).unwrap();
+        let (root, inside, outside) = (base.join("root"), base.join("root/sub"), base.join("out"));
+        for d in [&inside, &outside] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let swept = dirs_to_sweep(
+            std::slice::from_ref(&root),
+            &[inside.clone(), outside, root.join("gone")],
+        );
+        assert_eq!(swept, [root, inside]);
     }
 }

@@ -12,3 +12,4 @@ pub mod gpu;
 pub mod process;
 pub mod search_path;
 pub mod system;
+pub mod tree;

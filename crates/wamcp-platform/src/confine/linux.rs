@@ -107,6 +107,7 @@ pub fn prepare(scope: &Scope) -> io::Result<Prepared> {
         filter(ownership_and_set_id_rules().map_err(seccomp)?, libc::EPERM).map_err(seccomp)?,
         filter(xattr_rules(), libc::EOPNOTSUPP).map_err(seccomp)?,
         filter(unreadable_argument_rules(), libc::ENOSYS).map_err(seccomp)?,
+        filter(other_process_rules().map_err(seccomp)?, libc::EPERM).map_err(seccomp)?,
     ];
     if !scope.network {
         filters.push(filter(network_rules().map_err(seccomp)?, libc::EACCES).map_err(seccomp)?);
@@ -301,6 +302,41 @@ fn ownership_and_set_id_rules() -> Result<Rules, seccompiler::BackendError> {
             .map(|cmd| SeccompRule::new(vec![equal(1, cmd)?]))
             .collect::<Result<_, _>>()?,
     );
+    Ok(rules)
+}
+
+/// Reaching other processes through what no file rule covers: resource
+/// limits of another process (prlimit64 checks only the user: a command
+/// could starve the server or the user's shell of CPU or files), the
+/// kernel keyrings shared by every process of the user, and System V IPC
+/// objects, which another process's shared memory and queues are.
+fn other_process_rules() -> Result<Rules, seccompiler::BackendError> {
+    let mut rules = Rules::new();
+    let not_self = SeccompRule::new(vec![SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Ne,
+        0,
+    )?])?;
+    add(&mut rules, libc::SYS_prlimit64, vec![not_self]);
+    for number in [
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_keyctl,
+        libc::SYS_shmget,
+        libc::SYS_shmat,
+        libc::SYS_shmctl,
+        libc::SYS_msgget,
+        libc::SYS_msgsnd,
+        libc::SYS_msgrcv,
+        libc::SYS_msgctl,
+        libc::SYS_semget,
+        libc::SYS_semop,
+        libc::SYS_semtimedop,
+        libc::SYS_semctl,
+    ] {
+        add(&mut rules, number, always());
+    }
     Ok(rules)
 }
 
