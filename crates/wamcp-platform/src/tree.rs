@@ -13,10 +13,6 @@
 use std::io;
 use std::path::Path;
 
-/// Most entries touched before giving up (a process still filling the
-/// tree must not keep the server busy forever); the rest is left.
-const MAX_STEPS: u64 = 10_000_000;
-
 /// Removes `dir` and everything below it.
 pub fn remove_tree(dir: &Path) -> io::Result<()> {
     imp::remove_tree(dir)
@@ -24,12 +20,15 @@ pub fn remove_tree(dir: &Path) -> io::Result<()> {
 
 #[cfg(target_os = "linux")]
 mod imp {
-    use super::MAX_STEPS;
     use std::ffi::{CStr, CString};
     use std::io;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::os::unix::ffi::OsStrExt;
     use std::path::Path;
+
+    /// Most entries touched before giving up (a process still filling the
+    /// tree must not keep the server busy forever); the rest is left.
+    const MAX_STEPS: u64 = 10_000_000;
 
     pub fn remove_tree(dir: &Path) -> io::Result<()> {
         let top = open_dir(libc::AT_FDCWD, &CString::new(dir.as_os_str().as_bytes())?)?;
@@ -132,7 +131,7 @@ mod imp {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
@@ -173,7 +172,6 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_link_inside_is_removed_not_followed() {
         let dir = tempfile::tempdir().unwrap();
