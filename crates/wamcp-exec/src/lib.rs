@@ -202,6 +202,10 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
 /// library's recursive removal: the program decided how deep the tree is.
 pub(crate) async fn remove_temp(dir: tempfile::TempDir) {
     let path = dir.keep();
+    // Most commands leave nothing behind: one call, no thread hand-off.
+    if std::fs::remove_dir(&path).is_ok() {
+        return;
+    }
     let _ = tokio::task::spawn_blocking(move || {
         if let Err(e) = wamcp_platform::tree::remove_tree(&path) {
             tracing::warn!("could not remove {}: {e}", path.display());

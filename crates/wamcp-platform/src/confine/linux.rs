@@ -94,7 +94,7 @@ fn covered(abi: u32) -> String {
 /// Kernel objects ready to be applied in the child.
 pub struct Prepared {
     ruleset: Option<RulesetCreated>,
-    filters: Vec<BpfProgram>,
+    filters: Vec<&'static BpfProgram>,
 }
 
 /// Builds the Landlock ruleset (opening each writable path) and the seccomp
@@ -102,19 +102,47 @@ pub struct Prepared {
 /// without network.
 pub fn prepare(scope: &Scope) -> io::Result<Prepared> {
     let ruleset = ruleset(scope).map_err(|e| io::Error::other(format!("Landlock: {e}")))?;
-    let seccomp = |e: seccompiler::BackendError| io::Error::other(format!("seccomp: {e}"));
-    let mut filters = vec![
-        filter(ownership_and_set_id_rules().map_err(seccomp)?, libc::EPERM).map_err(seccomp)?,
-        filter(xattr_rules(), libc::EOPNOTSUPP).map_err(seccomp)?,
-        filter(unreadable_argument_rules(), libc::ENOSYS).map_err(seccomp)?,
-        filter(other_process_rules().map_err(seccomp)?, libc::EPERM).map_err(seccomp)?,
-    ];
+    let compiled = compiled_filters()
+        .as_ref()
+        .map_err(|e| io::Error::other(format!("seccomp: {e}")))?;
+    let mut filters: Vec<&'static BpfProgram> = compiled.always.iter().collect();
     if !scope.network {
-        filters.push(filter(network_rules().map_err(seccomp)?, libc::EACCES).map_err(seccomp)?);
+        filters.push(&compiled.without_network);
     }
     Ok(Prepared {
         ruleset: Some(ruleset),
         filters,
+    })
+}
+
+/// The filters, compiled once: they do not depend on the command.
+struct Compiled {
+    always: Vec<BpfProgram>,
+    without_network: BpfProgram,
+}
+
+fn compiled_filters() -> &'static Result<Compiled, String> {
+    static COMPILED: std::sync::OnceLock<Result<Compiled, String>> = std::sync::OnceLock::new();
+    COMPILED.get_or_init(|| {
+        let compile = || -> Result<Compiled, seccompiler::BackendError> {
+            // One filter per answer the kernel gives; each runs on every
+            // system call of the command, so they are few.
+            let mut refused = ownership_and_set_id_rules()?;
+            for (number, rules) in other_process_rules()? {
+                // A call in both would lose one set of rules.
+                let earlier = refused.insert(number, rules);
+                debug_assert!(earlier.is_none(), "system call {number} in two rule sets");
+            }
+            Ok(Compiled {
+                always: vec![
+                    filter(refused, libc::EPERM)?,
+                    filter(xattr_rules(), libc::EOPNOTSUPP)?,
+                    filter(unreadable_argument_rules(), libc::ENOSYS)?,
+                ],
+                without_network: filter(network_rules()?, libc::EACCES)?,
+            })
+        };
+        compile().map_err(|e| e.to_string())
     })
 }
 
@@ -464,4 +492,23 @@ fn drop_capabilities() -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filters_compile_and_their_rule_sets_do_not_overlap() {
+        let compiled = compiled_filters().as_ref().unwrap();
+        assert_eq!(compiled.always.len(), 3);
+        assert!(!compiled.without_network.is_empty());
+    }
+
+    #[test]
+    fn the_detail_names_what_each_abi_adds() {
+        assert!(!covered(1).contains("TCP"));
+        assert!(covered(4).contains("TCP connect and bind"));
+        assert!(covered(6).contains("signals and abstract sockets"));
+    }
 }
