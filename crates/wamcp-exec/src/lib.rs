@@ -14,6 +14,7 @@ pub mod confine;
 mod confine_windows;
 pub mod diagnostics;
 pub mod shader;
+mod temp;
 
 use process_wrap::tokio::{CommandWrap, KillOnDrop};
 use std::path::PathBuf;
@@ -93,7 +94,7 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     // Its own temp directory, removed when the run ends: confined, the
     // command may write nowhere else outside the roots.
     let temp = match &spec.confinement {
-        Some(_) => Some(tempfile::Builder::new().prefix("wamcp-cmd-").tempdir()?),
+        Some(_) => Some(temp::TempTree::new("wamcp-cmd-")?),
         None => None,
     };
     let launch = match (&spec.confinement, &temp) {
@@ -176,17 +177,21 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     };
     // After a kill, a grandchild that escaped the tree could hold the pipes
     // open; do not wait for it forever.
-    let collect = |task: tokio::task::JoinHandle<Captured>| async move {
-        tokio::time::timeout(Duration::from_secs(5), task)
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .unwrap_or_default()
+    let collect = |mut task: tokio::task::JoinHandle<Captured>| async move {
+        match tokio::time::timeout(Duration::from_secs(5), &mut task).await {
+            Ok(captured) => captured.unwrap_or_default(),
+            Err(_) => {
+                // Dropping the handle would leave the task reading forever,
+                // holding the pipe (a descriptor per stream per call).
+                task.abort();
+                Captured::default()
+            }
+        }
     };
     let stdout = collect(out_task).await;
     let stderr = collect(err_task).await;
     if let Some(temp) = temp {
-        remove_temp(temp).await;
+        temp.remove().await;
     }
     Ok(RunOutput {
         exit_code,
@@ -196,22 +201,6 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         elapsed: started.elapsed(),
         confined: spec.confinement.is_some(),
     })
-}
-
-/// Removes a temp directory a confined program wrote into. Not the standard
-/// library's recursive removal: the program decided how deep the tree is.
-pub(crate) async fn remove_temp(dir: tempfile::TempDir) {
-    let path = dir.keep();
-    // Most commands leave nothing behind: one call, no thread hand-off.
-    if std::fs::remove_dir(&path).is_ok() {
-        return;
-    }
-    let _ = tokio::task::spawn_blocking(move || {
-        if let Err(e) = wamcp_platform::tree::remove_tree(&path) {
-            tracing::warn!("could not remove {}: {e}", path.display());
-        }
-    })
-    .await;
 }
 
 /// A program name as Windows would start it: a path as given, else the
@@ -388,6 +377,36 @@ mod tests {
         }
         .render();
         assert_eq!(text, "abc\n[... 4 bytes omitted ...]\nxyz");
+    }
+
+    /// A process that leaves the tree with the output pipes open: the run
+    /// returns after the grace period and the server keeps no descriptor
+    /// for it (each would otherwise be held for as long as it lives).
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn an_escaped_process_does_not_keep_the_pipes() {
+        let open_fds = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+        let before = open_fds();
+        let marker = format!("wamcp-escape-{}", std::process::id());
+        let out = run(&shell(&format!("setsid sh -c 'sleep 30; echo {marker}' &")))
+            .await
+            .unwrap();
+        assert_eq!(out.exit_code, Some(0));
+        let mut after = open_fds();
+        for _ in 0..100 {
+            if after <= before {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            after = open_fds();
+        }
+        let _ = std::process::Command::new("pkill")
+            .args(["-f", &marker])
+            .status();
+        assert!(
+            after <= before,
+            "{before} descriptors before, {after} after"
+        );
     }
 
     /// A child that starts grandchildren and sleeps: after the timeout, no

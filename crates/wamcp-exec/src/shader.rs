@@ -80,7 +80,8 @@ pub async fn compile_shader(
     sink.check(&output)?;
 
     let program = plan.compiler.program();
-    let scratch = tempfile::tempdir().map_err(|e| start_failed(program, &e))?;
+    let scratch =
+        crate::temp::TempTree::new("wamcp-shader-").map_err(|e| start_failed(program, &e))?;
     // The compiler runs confined and may leave anything in its scratch
     // directory, so it is removed the careful way whatever happens.
     let result = async {
@@ -146,7 +147,7 @@ pub async fn compile_shader(
         ))
     }
     .await;
-    crate::remove_temp(scratch).await;
+    scratch.remove().await;
     result
 }
 

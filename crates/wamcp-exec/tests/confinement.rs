@@ -390,7 +390,8 @@ async fn other_processes_limits_keyrings_and_ipc_are_out_of_reach() {
          \x20   print(name, ctypes.get_errno() if rc < 0 else 'done')\n\
          raw('shmget', 29, 0, 4096, 0o1600)\n\
          raw('msgget', 68, 0, 0o1600)\n\
-         raw('add_key', 248, b'user', b'k', b'v', 1, -4)\n",
+         raw('add_key', 248, b'user', b'k', b'v', 1, -4)\n\
+         raw('mq_open', 240, b'wamcp-test-queue', os.O_CREAT | os.O_RDWR, 0o600, None)\n",
     )
     .unwrap();
     let before = std::fs::read_to_string("/proc/self/limits").unwrap();
@@ -402,7 +403,8 @@ async fn other_processes_limits_keyrings_and_ipc_are_out_of_reach() {
             "setrlimit-own done",
             "shmget 1",
             "msgget 1",
-            "add_key 1"
+            "add_key 1",
+            "mq_open 1"
         ],
         "{}",
         out.stderr.render()

@@ -26,6 +26,24 @@ pub fn distrust(dirs: Vec<PathBuf>) {
     *DISTRUSTED.write().unwrap_or_else(|e| e.into_inner()) = dirs;
 }
 
+/// `path` resolved through its longest existing ancestor (an entry that
+/// does not exist yet may be created later, through a linked parent), or
+/// `None` when resolution fails for any reason but absence.
+fn resolve_lenient(path: &Path) -> Option<PathBuf> {
+    let mut missing = Vec::new();
+    let mut at = path;
+    loop {
+        match std::fs::canonicalize(at) {
+            Ok(resolved) => return Some(missing.iter().rev().fold(resolved, |p, n| p.join(n))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                missing.push(at.file_name()?.to_os_string());
+                at = at.parent()?;
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
 /// The `PATH` for a child: the current one, plus registry entries it lacks,
 /// without entries the agent could have written programs into.
 pub fn child_path() -> Option<OsString> {
@@ -42,13 +60,17 @@ pub fn child_path() -> Option<OsString> {
     std::env::join_paths(kept).ok()
 }
 
-/// An absolute directory outside every distrusted one (compared resolved,
-/// and without case on Windows).
+/// An absolute directory outside every distrusted one (compared as written
+/// and resolved, and without case on Windows). One that cannot be resolved
+/// is not trusted: a path the resolver gives up on (too long, a loop) may
+/// still lead into a root for `execve`.
 fn is_trusted(dir: &Path, distrusted: &[PathBuf]) -> bool {
     if !dir.is_absolute() {
         return false;
     }
-    let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let Some(resolved) = resolve_lenient(dir) else {
+        return false;
+    };
     let fold = |p: &Path| -> PathBuf {
         let text = p.to_string_lossy();
         let text = text.strip_prefix(r"\\?\").unwrap_or(&text);
@@ -298,5 +320,23 @@ mod tests {
         assert!(is_trusted(&root, &distrusted));
         // A sibling whose name starts the same is not inside.
         assert!(is_trusted(&root.join("proj-tools"), &distrusted));
+    }
+
+    /// An entry that reaches a root through a link, before or after the
+    /// directory exists, or that cannot be resolved at all, is not trusted.
+    #[cfg(unix)]
+    #[test]
+    fn links_into_a_root_and_unresolvable_entries_are_not_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dunce::canonicalize(dir.path()).unwrap();
+        let root = base.join("proj");
+        std::fs::create_dir(&root).unwrap();
+        std::os::unix::fs::symlink(&root, base.join("alias")).unwrap();
+        let distrusted = vec![root.clone()];
+        assert!(!is_trusted(&base.join("alias/.venv/bin"), &distrusted));
+        std::fs::create_dir_all(root.join(".venv/bin")).unwrap();
+        assert!(!is_trusted(&base.join("alias/.venv/bin"), &distrusted));
+        std::os::unix::fs::symlink(base.join("loop"), base.join("loop")).unwrap();
+        assert!(!is_trusted(&base.join("loop/bin"), &distrusted));
     }
 }

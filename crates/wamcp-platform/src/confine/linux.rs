@@ -337,7 +337,8 @@ fn ownership_and_set_id_rules() -> Result<Rules, seccompiler::BackendError> {
 /// limits of another process (prlimit64 checks only the user: a command
 /// could starve the server or the user's shell of CPU or files), the
 /// kernel keyrings shared by every process of the user, and System V IPC
-/// objects, which another process's shared memory and queues are.
+/// objects and POSIX message queues, which another process's shared memory
+/// and queues are.
 fn other_process_rules() -> Result<Rules, seccompiler::BackendError> {
     let mut rules = Rules::new();
     let not_self = SeccompRule::new(vec![SeccompCondition::new(
@@ -362,6 +363,13 @@ fn other_process_rules() -> Result<Rules, seccompiler::BackendError> {
         libc::SYS_semop,
         libc::SYS_semtimedop,
         libc::SYS_semctl,
+        // POSIX message queues: named, shared, outside every file rule.
+        libc::SYS_mq_open,
+        libc::SYS_mq_unlink,
+        libc::SYS_mq_timedsend,
+        libc::SYS_mq_timedreceive,
+        libc::SYS_mq_notify,
+        libc::SYS_mq_getsetattr,
     ] {
         add(&mut rules, number, always());
     }
