@@ -391,7 +391,9 @@ async fn other_processes_limits_keyrings_and_ipc_are_out_of_reach() {
          raw('shmget', 29, 0, 4096, 0o1600)\n\
          raw('msgget', 68, 0, 0o1600)\n\
          raw('add_key', 248, b'user', b'k', b'v', 1, -4)\n\
-         raw('mq_open', 240, b'wamcp-test-queue', os.O_CREAT | os.O_RDWR, 0o600, None)\n",
+         raw('mq_open', 240, b'wamcp-test-queue', os.O_CREAT | os.O_RDWR, 0o600, None)\n\
+         import fcntl\n\
+         attempt('lease', lambda: fcntl.fcntl(os.open('../canary/existing.txt', os.O_RDONLY), 1024, fcntl.F_RDLCK))\n",
     )
     .unwrap();
     let before = std::fs::read_to_string("/proc/self/limits").unwrap();
@@ -404,7 +406,8 @@ async fn other_processes_limits_keyrings_and_ipc_are_out_of_reach() {
             "shmget 1",
             "msgget 1",
             "add_key 1",
-            "mq_open 1"
+            "mq_open 1",
+            "lease 1"
         ],
         "{}",
         out.stderr.render()

@@ -55,17 +55,32 @@ pub fn read_file(
     let mut stop = Stop::EndOfFile;
     loop {
         line.clear();
-        let n = reader
+        // At most one budget (and a byte) of a line is kept: a file with no
+        // line breaks (a sparse one is terabytes of zeros for free) must not
+        // be held in memory whole.
+        let n = std::io::Read::take(&mut reader, MAX_READ_BYTES as u64 + 1)
             .read_until(b'\n', &mut line)
             .map_err(|e| read_failed(path_arg, &e))?;
         if n == 0 {
             break;
         }
+        let rest = if line.last() != Some(&b'\n') && n > MAX_READ_BYTES {
+            skip_line(&mut reader).map_err(|e| read_failed(path_arg, &e))?
+        } else {
+            0
+        };
         line_no += 1;
         if line_no < start {
             continue;
         }
-        let text = std::str::from_utf8(&line).map_err(|_| not_text(path_arg, &line))?;
+        let text = match std::str::from_utf8(&line) {
+            Ok(text) => text,
+            // Cut inside a character by the cap above: keep what is whole.
+            Err(e) if rest > 0 && e.error_len().is_none() => {
+                std::str::from_utf8(&line[..e.valid_up_to()]).unwrap_or_default()
+            }
+            Err(_) => return Err(not_text(path_arg, &line)),
+        };
         let text = text.strip_suffix('\n').unwrap_or(text);
         let text = text.strip_suffix('\r').unwrap_or(text);
         if out.len() + text.len() + 1 > MAX_READ_BYTES {
@@ -77,7 +92,7 @@ pub fn read_file(
                 shown = 1;
                 stop = Stop::LineCut {
                     line: line_no,
-                    bytes: text.len(),
+                    bytes: line.len() + rest,
                     kept: cut,
                 };
             } else {
@@ -201,6 +216,25 @@ fn open_text(file: File) -> std::io::Result<Box<dyn BufRead>> {
 }
 
 /// Counts the lines left in `reader`; a final line without a terminator counts.
+/// Reads past the rest of a line without keeping it; answers how many
+/// bytes it had, its line break not counted.
+fn skip_line(reader: &mut dyn BufRead) -> std::io::Result<usize> {
+    let mut skipped = 0;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(skipped);
+        }
+        if let Some(at) = memchr::memchr(b'\n', buf) {
+            reader.consume(at + 1);
+            return Ok(skipped + at);
+        }
+        let len = buf.len();
+        skipped += len;
+        reader.consume(len);
+    }
+}
+
 fn count_lines(reader: &mut dyn BufRead) -> std::io::Result<u64> {
     let mut count = 0u64;
     let mut last = None;

@@ -198,3 +198,32 @@ fn absolute_paths_work_and_windows_accepts_both_separators() {
         assert_eq!(read(d.path(), "sub/x.txt", 1, 10), "hi\n");
     }
 }
+
+/// A file with no line break that is mostly a hole (free to make, huge to
+/// hold): read_file keeps one budget of it in memory, shows its head and
+/// names its true length.
+#[test]
+fn a_huge_line_is_never_held_whole() {
+    let d = dir_with(&[("sparse.txt", "é".repeat(200_000).as_bytes())]);
+    let path = d.path().join("sparse.txt");
+    let size: u64 = 512 * 1024 * 1024;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(size)
+        .unwrap();
+    let out = read(d.path(), "sparse.txt", 1, 10);
+    let (shown, note) = out.split_once('\n').unwrap();
+    assert!(
+        shown.chars().all(|c| c == 'é'),
+        "the cut never splits a character"
+    );
+    assert_eq!(shown.len(), 262_142);
+    assert!(
+        note.contains(&format!(
+            "Line 1 is {size} bytes long; only its first 262142 bytes are shown"
+        )),
+        "{note}"
+    );
+}

@@ -32,30 +32,42 @@ mod imp {
 
     pub fn remove_tree(dir: &Path) -> io::Result<()> {
         let top = open_dir(libc::AT_FDCWD, &CString::new(dir.as_os_str().as_bytes())?)?;
-        let mut steps = 0u64;
+        // Every entry read and every call made is paid for, so no tree,
+        // growing or stuck, keeps the server busy past the budget.
+        let mut budget = MAX_STEPS;
+        let mut spend = |n: usize| -> io::Result<()> {
+            budget = budget
+                .checked_sub(n as u64)
+                .ok_or_else(|| io::Error::other("too much to remove; left in place"))?;
+            Ok(())
+        };
         let mut fresh = 0u64;
+        let mut opened_up = false;
         loop {
             let names = entries(&top)?;
+            spend(names.len() + 1)?;
             if names.is_empty() {
                 break;
             }
-            for name in names {
-                steps += 1;
-                if steps > MAX_STEPS {
-                    return Err(io::Error::other("the tree kept growing; left in place"));
-                }
-                let fd = top.as_raw_fd();
+            let mut progress = false;
+            let fd = top.as_raw_fd();
+            for name in &names {
+                spend(2)?;
                 if unsafe { libc::unlinkat(fd, name.as_ptr(), 0) } == 0
                     || unsafe { libc::unlinkat(fd, name.as_ptr(), libc::AT_REMOVEDIR) } == 0
                 {
+                    progress = true;
                     continue;
                 }
                 // A directory with entries: move them up, remove it next round.
-                let Ok(inner) = open_dir(fd, &name) else {
+                let Ok(inner) = open_dir(fd, name) else {
                     continue;
                 };
-                for child in entries(&inner)? {
+                let children = entries(&inner)?;
+                spend(children.len())?;
+                for child in children {
                     loop {
+                        spend(1)?;
                         fresh += 1;
                         let target = CString::new(format!(".wamcp-rm-{fresh}"))?;
                         let moved = unsafe {
@@ -67,6 +79,9 @@ mod imp {
                                 libc::RENAME_NOREPLACE,
                             )
                         };
+                        if moved == 0 {
+                            progress = true;
+                        }
                         if moved == 0
                             || io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST)
                         {
@@ -75,9 +90,50 @@ mod imp {
                     }
                 }
             }
+            if progress {
+                opened_up = false;
+            } else {
+                // The program may have made its own directories read-only;
+                // they are the server user's, so they are opened up, and
+                // a pass that still moves nothing ends the removal.
+                if opened_up {
+                    return Err(io::Error::other(
+                        "a directory in it cannot be emptied; left in place",
+                    ));
+                }
+                opened_up = true;
+                open_up(fd, None);
+                for name in &names {
+                    open_up(fd, Some(name));
+                }
+            }
         }
         drop(top);
         std::fs::remove_dir(dir)
+    }
+
+    /// Makes a directory (`name` in `at`, or `at` itself) writable by its
+    /// owner, through a descriptor that is never a link's target.
+    fn open_up(at: libc::c_int, name: Option<&CStr>) {
+        let fd = match name {
+            None => unsafe { libc::dup(at) },
+            Some(name) => unsafe {
+                libc::openat(
+                    at,
+                    name.as_ptr(),
+                    libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                )
+            },
+        };
+        if fd < 0 {
+            return;
+        }
+        // SAFETY: just opened or duplicated, owned here.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // chmod through /proc names exactly this inode (fchmod refuses O_PATH).
+        if let Ok(path) = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
+            unsafe { libc::chmod(path.as_ptr(), 0o700) };
+        }
     }
 
     fn open_dir(at: libc::c_int, name: &CStr) -> io::Result<OwnedFd> {
@@ -170,6 +226,22 @@ mod tests {
             .join()
             .unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// Directories the program made read-only (and unreadable) are opened
+    /// up and removed; as root the permissions do not stop removal anyway.
+    #[test]
+    fn read_only_directories_are_opened_up() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path().join("t");
+        std::fs::create_dir_all(top.join("ro/inner")).unwrap();
+        std::fs::write(top.join("ro/inner/f"), "x").unwrap();
+        for (path, mode) in [(top.join("ro/inner"), 0o500), (top.join("ro"), 0o000)] {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        remove_tree(&top).unwrap();
+        assert!(!top.exists());
     }
 
     #[test]

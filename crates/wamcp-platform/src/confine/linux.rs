@@ -335,7 +335,7 @@ fn ownership_and_set_id_rules() -> Result<Rules, seccompiler::BackendError> {
 
 /// Reaching other processes through what no file rule covers: resource
 /// limits of another process (prlimit64 checks only the user: a command
-/// could starve the server or the user's shell of CPU or files), the
+/// could starve the server or the user's shell of CPU or files), leases, the
 /// kernel keyrings shared by every process of the user, and System V IPC
 /// objects and POSIX message queues, which another process's shared memory
 /// and queues are.
@@ -348,6 +348,13 @@ fn other_process_rules() -> Result<Rules, seccompiler::BackendError> {
         0,
     )?])?;
     add(&mut rules, libc::SYS_prlimit64, vec![not_self]);
+    // A lease on a file stalls every other process that opens it for
+    // writing, and needs only a read-only descriptor.
+    add(
+        &mut rules,
+        libc::SYS_fcntl,
+        vec![SeccompRule::new(vec![equal(1, libc::F_SETLEASE as u64)?])?],
+    );
     for number in [
         libc::SYS_add_key,
         libc::SYS_request_key,
