@@ -5,17 +5,16 @@
 //! same object files and produce errors that belong to neither.
 
 use crate::build_report::{Build, History};
-use crate::command::{Approval, Checked, Policy, check, working_directory};
+use crate::command::{Approval, Policy};
 use crate::confine::refusal_note;
-use crate::{Progress, RunSpec, run_reporting};
+use crate::{Progress, run_reporting};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
 use wamcp_policy::command::drivers::{BUILD_COMMANDS, is_build_driver};
 use wamcp_policy::command::tokenize::tokenize;
 use wamcp_policy::error::{ErrorType, ToolError};
-use wamcp_policy::limits::{MAX_BUILD_TIMEOUT_SECONDS, MAX_PROCESS_OUTPUT_BYTES, clamp_request};
+use wamcp_policy::limits::{MAX_BUILD_TIMEOUT_SECONDS, clamp_request};
 use wamcp_policy::workspace::PathStyle;
 use wamcp_policy::write_rules::is_within;
 
@@ -90,33 +89,25 @@ pub async fn build_project(
         ))
         .recover("Use run_powershell for other allowed commands."));
     }
-    let Checked {
-        program,
-        args,
-        env,
-        network,
-    } = check(req.command, policy.rules, approval, policy.roots)?;
-    let roots = policy.roots;
-    let dir = working_directory(req.working_directory, policy.cwd, roots)?;
-    let confinement = policy.sandbox.confinement(roots, network)?;
-    let root = owning_root(&dir, roots);
+    let spec = policy.plan(
+        req.command,
+        req.working_directory,
+        approval,
+        clamp_request(req.timeout_seconds, MAX_BUILD_TIMEOUT_SECONDS).0,
+        TAIL_BYTES,
+    )?;
+    let (program, dir, timeout) = (
+        spec.program.clone(),
+        spec.cwd.clone(),
+        spec.timeout.as_secs(),
+    );
+    let root = owning_root(&dir, policy.roots);
     let Some(_guard) = builds.locks.try_lock(&root) else {
         return Err(ToolError::new(
             ErrorType::BuildAlreadyRunning,
             format!("A build is already running in {}.", root.display()),
         )
         .retryable("Wait for it to finish; two builds of one tree corrupt each other's outputs."));
-    };
-    let (timeout, _) = clamp_request(req.timeout_seconds, MAX_BUILD_TIMEOUT_SECONDS);
-    let spec = RunSpec {
-        program: program.clone(),
-        args,
-        env,
-        cwd: dir.clone(),
-        timeout: Duration::from_secs(timeout),
-        keep_head: MAX_PROCESS_OUTPUT_BYTES,
-        keep_tail: TAIL_BYTES,
-        confinement,
     };
     let out = run_reporting(&spec, progress).await.map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {

@@ -45,6 +45,39 @@ pub struct Policy<'a> {
     pub sandbox: &'a Sandbox,
 }
 
+impl Policy<'_> {
+    /// What runs for `command`: the checked argv, the working directory,
+    /// the confinement its rule allows, and the limits, decided in that
+    /// order for `run_powershell` and `build_project` alike.
+    pub(crate) fn plan(
+        &self,
+        command: &str,
+        asked_dir: Option<&str>,
+        approval: Approval,
+        timeout_seconds: u64,
+        keep_tail: usize,
+    ) -> Result<RunSpec, ToolError> {
+        let Checked {
+            program,
+            args,
+            env,
+            network,
+        } = check(command, self.rules, approval, self.roots)?;
+        let cwd = working_directory(asked_dir, self.cwd, self.roots)?;
+        let confinement = self.sandbox.confinement(self.roots, network)?;
+        Ok(RunSpec {
+            program,
+            args,
+            env,
+            cwd,
+            timeout: Duration::from_secs(timeout_seconds),
+            keep_head: MAX_PROCESS_OUTPUT_BYTES,
+            keep_tail,
+            confinement,
+        })
+    }
+}
+
 pub struct CommandRequest<'a> {
     pub command: &'a str,
     pub timeout_seconds: i64,
@@ -58,25 +91,14 @@ pub async fn run_command(
     approval: Approval,
     progress: Option<Progress<'_>>,
 ) -> Result<String, ToolError> {
-    let Checked {
-        program,
-        args,
-        env,
-        network,
-    } = check(req.command, policy.rules, approval, policy.roots)?;
-    let dir = working_directory(req.working_directory, policy.cwd, policy.roots)?;
-    let confinement = policy.sandbox.confinement(policy.roots, network)?;
-    let (timeout, _) = clamp_request(req.timeout_seconds, MAX_POWERSHELL_TIMEOUT_SECONDS);
-    let spec = RunSpec {
-        program: program.clone(),
-        args,
-        env,
-        cwd: dir,
-        timeout: Duration::from_secs(timeout),
-        keep_head: MAX_PROCESS_OUTPUT_BYTES,
-        keep_tail: TAIL_BYTES,
-        confinement,
-    };
+    let spec = policy.plan(
+        req.command,
+        req.working_directory,
+        approval,
+        clamp_request(req.timeout_seconds, MAX_POWERSHELL_TIMEOUT_SECONDS).0,
+        TAIL_BYTES,
+    )?;
+    let (program, timeout) = (spec.program.clone(), spec.timeout.as_secs());
     let out = run_reporting(&spec, progress).await.map_err(|e| {
         ToolError::new(
             ErrorType::PowershellLaunchFailed,

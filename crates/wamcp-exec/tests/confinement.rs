@@ -10,6 +10,16 @@ use wamcp_exec::confine::Sandbox;
 use wamcp_exec::{RunOutput, RunSpec, run};
 use wamcp_policy::command::sandbox::{Caches, SandboxMode};
 
+/// A Python helper for the scripts below: `attempt(name, call)` prints
+/// the name and `done`, or the errno the call failed with.
+const ATTEMPT: &str = "import os\n\
+    def attempt(name, call):\n\
+    \x20   try:\n\
+    \x20       call()\n\
+    \x20       print(name, 'done')\n\
+    \x20   except OSError as e:\n\
+    \x20       print(name, e.errno)\n";
+
 /// The confined sandbox, or `None` (with a loud note) where the kernel has
 /// no Landlock; `WAMCP_TEST_STRICT=1` makes that a failure.
 fn sandbox() -> Option<Sandbox> {
@@ -274,13 +284,7 @@ async fn ownership_set_id_bits_flags_and_xattrs_are_refused() {
     std::fs::write(
         l.root.join("meta.py"),
         format!(
-            "import os, fcntl, struct\n\
-             def attempt(name, call):\n\
-             \x20   try:\n\
-             \x20       call()\n\
-             \x20       print(name, 'done')\n\
-             \x20   except OSError as e:\n\
-             \x20       print(name, e.errno)\n\
+            "{ATTEMPT}import fcntl, struct\n\
              for target in ('f', '{outside}'):\n\
              \x20   attempt('chown', lambda: os.chown(target, 1234, 1234))\n\
              \x20   attempt('setuid', lambda: os.chmod(target, 0o4755))\n\
@@ -375,14 +379,9 @@ async fn other_processes_limits_keyrings_and_ipc_are_out_of_reach() {
     let l = layout();
     std::fs::write(
         l.root.join("reach.py"),
-        "import os, resource, ctypes\n\
+        format!(
+            "{ATTEMPT}import resource, ctypes\n\
          libc = ctypes.CDLL(None, use_errno=True)\n\
-         def attempt(name, call):\n\
-         \x20   try:\n\
-         \x20       call()\n\
-         \x20       print(name, 'done')\n\
-         \x20   except OSError as e:\n\
-         \x20       print(name, e.errno)\n\
          attempt('prlimit-parent', lambda: resource.prlimit(os.getppid(), resource.RLIMIT_CPU, (1, 1)))\n\
          attempt('setrlimit-own', lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)))\n\
          def raw(name, number, *args):\n\
@@ -393,7 +392,8 @@ async fn other_processes_limits_keyrings_and_ipc_are_out_of_reach() {
          raw('add_key', 248, b'user', b'k', b'v', 1, -4)\n\
          raw('mq_open', 240, b'wamcp-test-queue', os.O_CREAT | os.O_RDWR, 0o600, None)\n\
          import fcntl\n\
-         attempt('lease', lambda: fcntl.fcntl(os.open('../canary/existing.txt', os.O_RDONLY), 1024, fcntl.F_RDLCK))\n",
+         attempt('lease', lambda: fcntl.fcntl(os.open('../canary/existing.txt', os.O_RDONLY), 1024, fcntl.F_RDLCK))\n"
+        ),
     )
     .unwrap();
     let before = std::fs::read_to_string("/proc/self/limits").unwrap();

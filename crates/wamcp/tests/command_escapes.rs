@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{Client, Sandbox};
+use common::{Client, Sandbox, git};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,19 +44,6 @@ fn command_line(argv: &[String]) -> String {
             .map(|a| format!("'{}'", a.replace('\'', "''"))),
     );
     words.join(" ")
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
 }
 
 /// A project with one commit (a.c, src/x.txt, t.tar) and a modified a.c.

@@ -11,10 +11,10 @@
 
 mod common;
 
-use common::{Client, Sandbox};
+use common::{Client, Sandbox, git};
 use serde_json::json;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 struct World {
     project: PathBuf,
@@ -193,19 +193,6 @@ fn two_call_attacks() -> Vec<(&'static str, &'static str, &'static str)> {
         ("build_project", "ninja", "ninja"),
         ("build_project", "cargo build --offline", "evilcrate"),
     ]
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
 }
 
 fn seed(w: &World) {

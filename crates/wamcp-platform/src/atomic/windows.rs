@@ -30,16 +30,8 @@ pub(super) fn write_atomically(
     bytes: &[u8],
     commit: Commit,
 ) -> io::Result<()> {
-    // Held until the commit is done: without FILE_SHARE_DELETE nobody can
-    // rename or remove the directory (or, on NTFS, an ancestor) meanwhile.
-    let pinned = DirHandle::open(dir)?;
-    let actual = pinned.final_path()?;
-    if !same_path(&actual, dir) {
-        return Err(io::Error::other(DirectoryChanged {
-            expected: dir.display().to_string(),
-            found: actual.display().to_string(),
-        }));
-    }
+    // Held until the commit is done.
+    let pinned = pin_verified(dir)?;
     let target = dir.join(name);
     let temp = dir.join(temp_name());
     let result = (|| {
@@ -67,9 +59,10 @@ pub(super) fn write_atomically(
     result
 }
 
-pub(super) fn create_dir(dir: &Path, name: &OsStr) -> io::Result<()> {
-    // The pinned handle keeps `dir` (and on NTFS its ancestors) from being
-    // renamed or replaced until the new directory exists.
+/// Opens `dir` so that, while the handle lives, nobody can rename or
+/// remove it (or, on NTFS, an ancestor: no FILE_SHARE_DELETE), and checks
+/// that the handle really is `dir`.
+fn pin_verified(dir: &Path) -> io::Result<DirHandle> {
     let pinned = DirHandle::open(dir)?;
     let actual = pinned.final_path()?;
     if !same_path(&actual, dir) {
@@ -78,6 +71,12 @@ pub(super) fn create_dir(dir: &Path, name: &OsStr) -> io::Result<()> {
             found: actual.display().to_string(),
         }));
     }
+    Ok(pinned)
+}
+
+pub(super) fn create_dir(dir: &Path, name: &OsStr) -> io::Result<()> {
+    // Held until the new directory exists.
+    let pinned = pin_verified(dir)?;
     let result = std::fs::create_dir(dir.join(name));
     drop(pinned);
     result
