@@ -11,7 +11,7 @@ use crate::{Progress, run_reporting};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use wamcp_policy::command::drivers::{BUILD_COMMANDS, is_build_driver};
+use wamcp_policy::command::drivers::{BUILD_COMMANDS, is_build_driver, with_quiet_logging};
 use wamcp_policy::command::tokenize::tokenize;
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::limits::{MAX_BUILD_TIMEOUT_SECONDS, clamp_request};
@@ -89,13 +89,14 @@ pub async fn build_project(
         ))
         .recover("Use run_powershell for other allowed commands."));
     }
-    let spec = policy.plan(
+    let mut spec = policy.plan(
         req.command,
         req.working_directory,
         approval,
         clamp_request(req.timeout_seconds, MAX_BUILD_TIMEOUT_SECONDS).0,
         TAIL_BYTES,
     )?;
+    spec.args = with_quiet_logging(&spec.program, &spec.args);
     let (program, dir, timeout) = (
         spec.program.clone(),
         spec.cwd.clone(),

@@ -10,6 +10,7 @@ use crate::confine::{Sandbox, refusal_note};
 use crate::{Progress, RunSpec, run_reporting};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use wamcp_platform::confine::command_line::{batch_command_line, is_batch_file};
 use wamcp_policy::command::hardening::child_env;
 use wamcp_policy::command::payload::encoded_script;
 use wamcp_policy::command::rules::{Decision, RuleSet, program_name};
@@ -63,6 +64,9 @@ impl Policy<'_> {
             env,
             network,
         } = check(command, self.rules, approval, self.roots)?;
+        if cfg!(windows) {
+            refuse_unquotable_batch_arguments(&program, &args)?;
+        }
         let cwd = working_directory(asked_dir, self.cwd, self.roots)?;
         let confinement = self.sandbox.confinement(self.roots, network)?;
         Ok(RunSpec {
@@ -76,6 +80,28 @@ impl Policy<'_> {
             confinement,
         })
     }
+}
+
+/// A program that resolves to a batch file (`npm` is `npm.cmd`) runs
+/// through `cmd.exe`, which cannot be handed some arguments without reading
+/// them as commands; those are refused here, before anything starts, with
+/// the reason (the standard library and the confining helper would refuse
+/// them too, less clearly).
+fn refuse_unquotable_batch_arguments(program: &str, args: &[String]) -> Result<(), ToolError> {
+    let Some(resolved) = wamcp_platform::search_path::resolve_program(program) else {
+        return Ok(());
+    };
+    let script = resolved.display().to_string();
+    if !is_batch_file(&script) {
+        return Ok(());
+    }
+    batch_command_line(&script, args).map(drop).map_err(|why| {
+        ToolError::new(
+            ErrorType::CommandNotAllowed,
+            format!("'{program}' is the batch file '{script}', which runs through cmd.exe: {why}."),
+        )
+        .recover("Pass multi-line text through a file the command reads instead of an argument.")
+    })
 }
 
 pub struct CommandRequest<'a> {
@@ -163,11 +189,14 @@ pub fn check(
             "The command is empty.",
         ));
     }
-    if command.chars().count() > MAX_COMMAND_CHARS {
-        return Err(ToolError::new(
-            ErrorType::InvalidCommand,
-            format!("The command is longer than {MAX_COMMAND_CHARS} characters."),
-        ));
+    let length = command.chars().count();
+    if length > MAX_COMMAND_CHARS {
+        // The seed's type: a command this long is a policy refusal (it is how
+        // scripts get smuggled in), not a malformed request.
+        return Err(not_allowed(format!(
+            "The command is {length} characters long; commands are limited to {MAX_COMMAND_CHARS}. Run a \
+             script file the project already has, or split the work into several commands."
+        )));
     }
     let argv = tokenize(command)
         .map_err(|refused| not_allowed(format!("The command contains {refused}.")))?;
@@ -383,7 +412,7 @@ mod tests {
         let rules = RuleSet::builtin();
         let kind = |c: &str| check(c, &rules, Approval::NotAsked, &[]).unwrap_err().kind;
         assert_eq!(kind(""), ErrorType::InvalidCommand);
-        assert_eq!(kind(&"git ".repeat(1001)), ErrorType::InvalidCommand);
+        assert_eq!(kind(&"git ".repeat(1001)), ErrorType::CommandNotAllowed);
         assert_eq!(kind("git status; calc"), ErrorType::CommandNotAllowed);
         assert_eq!(kind("calc"), ErrorType::CommandNotAllowed);
         assert_eq!(kind("python -c 'import os'"), ErrorType::CommandNotAllowed);
@@ -444,6 +473,20 @@ mod tests {
         let checked = check(&quoted(&tools), &rules, Approval::NotAsked, &roots).unwrap();
         assert_eq!(checked.program, tools.join("git.exe").display().to_string());
         assert_eq!(checked.args, ["status"]);
+        // Forward slashes (as people write Windows paths too) and double quotes.
+        let forward = tools
+            .join("git.exe")
+            .display()
+            .to_string()
+            .replace('\\', "/");
+        let checked = check(
+            &format!("\"{forward}\" status"),
+            &rules,
+            Approval::NotAsked,
+            &roots,
+        )
+        .unwrap();
+        assert_eq!(checked.program, tools.join("git.exe").display().to_string());
         for refused in [
             "'//server/share/git.exe' status".to_string(),
             "'\\\\server\\share\\git.exe' status".to_string(),

@@ -234,8 +234,8 @@ pub fn refusal_note(confined: bool, exit_code: Option<i32>, output: &str) -> Opt
 
 /// The body of `wamcp __confined-run CAPABILITY [--] PROGRAM ARGS...`:
 /// starts the program under the write-restricted token and answers its
-/// exit code. A batch file is refused: `cmd.exe` would read its arguments
-/// again, by rules the checks never saw.
+/// exit code. A batch file runs through `cmd.exe` with the standard
+/// library's quoting (see `batch_command_line`).
 pub fn run_helper(capability: &str, argv: &[String]) -> Result<u32, String> {
     let argv = match argv.first().map(String::as_str) {
         Some("--") => &argv[1..],
@@ -247,12 +247,6 @@ pub fn run_helper(capability: &str, argv: &[String]) -> Result<u32, String> {
     if !wamcp_policy::command::token_plan::is_capability_sid(capability) {
         return Err(format!("'{capability}' is not a capability SID"));
     }
-    let lower = program.to_ascii_lowercase();
-    if lower.ends_with(".bat") || lower.ends_with(".cmd") {
-        return Err(format!(
-            "'{program}' is a batch file, which cannot run confined: cmd.exe would parse its arguments again"
-        ));
-    }
     #[cfg(windows)]
     {
         wamcp_platform::confine::windows::run_restricted(capability, program, args)
@@ -260,7 +254,7 @@ pub fn run_helper(capability: &str, argv: &[String]) -> Result<u32, String> {
     }
     #[cfg(not(windows))]
     {
-        let _ = args;
+        let _ = (program, args);
         Err("the restricted token exists only on Windows".into())
     }
 }

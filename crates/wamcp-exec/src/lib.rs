@@ -105,17 +105,23 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         }
         _ => confine::Launch::default(),
     };
+    // On Windows the file is found here, through PATHEXT on the child's
+    // PATH: the standard library would add only `.exe` (no `npm.cmd`), and
+    // the confining helper starts exactly the file it is given.
+    let program = if cfg!(windows) {
+        let resolved = wamcp_platform::search_path::resolve_program(&spec.program)
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+        resolved.display().to_string()
+    } else {
+        spec.program.clone()
+    };
     let (program, args) = match launch.wrapper {
         Some((helper, mut helper_args)) => {
-            // The helper starts exactly this file, so it is found here, as
-            // the server would find it, and a missing one is reported the same.
-            let resolved = resolve_program(&spec.program)
-                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
-            helper_args.push(resolved.display().to_string());
+            helper_args.push(program);
             helper_args.extend(spec.args.iter().cloned());
             (helper, helper_args)
         }
-        None => (spec.program.clone(), spec.args.clone()),
+        None => (program, spec.args.clone()),
     };
     let mut command = tokio::process::Command::new(&program);
     command
@@ -201,19 +207,6 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         elapsed: started.elapsed(),
         confined: spec.confinement.is_some(),
     })
-}
-
-/// A program name as Windows would start it: a path as given, else the
-/// first `.exe`/`.com` (then anything) of that name on the child PATH.
-fn resolve_program(program: &str) -> Option<PathBuf> {
-    let path = std::path::Path::new(program);
-    if path.is_absolute() {
-        return Some(path.to_path_buf());
-    }
-    let find = wamcp_platform::search_path::find_program;
-    find(&format!("{program}.exe"))
-        .or_else(|| find(&format!("{program}.com")))
-        .or_else(|| find(program))
 }
 
 /// How often a long run reports that it is still going.

@@ -9,7 +9,9 @@ use wamcp_policy::error::ToolError;
 use wamcp_policy::limits::MAX_EMPTY_DIR_RESULTS;
 use wamcp_policy::skip::is_skipped_directory;
 
-/// Reports the empty directories below `path_arg` (not the root itself).
+/// Reports the empty directories below `path_arg`, and the root itself (as
+/// `.`, last) when the whole tree is empty: deleting the list in order then
+/// leaves nothing behind.
 ///
 /// A directory is empty when it holds no files, no links and no skipped
 /// directory (`.git`, `build`, ...: those are never descended into, so they
@@ -76,9 +78,11 @@ pub fn list_empty_dirs(path_arg: &str, cwd: &Path) -> Result<String, ToolError> 
     }
     let mut empty: Vec<(usize, String)> = nodes
         .iter()
-        .skip(1)
         .filter(|n| !n.has_content)
-        .map(|n| (n.depth, relative(&n.path, &root)))
+        .map(|n| match n.depth {
+            0 => (0, ".".to_string()),
+            depth => (depth, relative(&n.path, &root)),
+        })
         .collect();
     empty.sort_by(|a, b| {
         b.0.cmp(&a.0)

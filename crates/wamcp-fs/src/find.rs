@@ -51,7 +51,8 @@ pub fn find_files(
         out.push_str("No files matched. ");
         out.push_str(SKIPPED_HINT);
     }
-    if capped {
+    // Said only when the clamp cut the answer: otherwise it is noise.
+    if capped && shown < total {
         let _ = writeln!(
             out,
             "(max_results {max_results} is outside 1-{MAX_FIND_RESULTS}; used {limit}.)"

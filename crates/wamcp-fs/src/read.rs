@@ -40,6 +40,7 @@ pub fn read_file(
     let file = crate::regular::open_regular(&path)
         .map_err(|e| io_error(path_arg, &path, &e, ErrorType::ReadFailed))?;
     let start = start_line.max(1) as u64;
+    let requested_lines = max_lines;
     let (max_lines, capped) = clamp_request(max_lines, DEFAULT_READ_LINES as u64);
     let mut reader = open_text(file).map_err(|e| read_failed(path_arg, &e))?;
     let sample = reader.fill_buf().map_err(|e| read_failed(path_arg, &e))?;
@@ -137,9 +138,11 @@ pub fn read_file(
     let next = |from: u64| format!("read_file(path={}, start_line={from})", quoted(path_arg));
     let mut notes = Vec::new();
     if capped {
-        notes.push(format!(
-            "max_lines is limited to {DEFAULT_READ_LINES} per call."
-        ));
+        notes.push(if max_lines == 1 {
+            format!("max_lines below 1 reads one line; asked for {requested_lines}.")
+        } else {
+            format!("max_lines is limited to {DEFAULT_READ_LINES} per call.")
+        });
     }
     match stop {
         Stop::EndOfFile if start > 1 || capped => notes.push(format!(

@@ -131,7 +131,8 @@ pub fn search_files(req: &SearchRequest, cwd: &Path) -> Result<String, ToolError
             if matched_files == 1 { "" } else { "s" }
         );
     }
-    if capped {
+    // Said only when the clamp cut the answer: otherwise it is noise.
+    if capped && truncated {
         let _ = writeln!(
             out,
             "(max_results {} is outside 1-{MAX_SEARCH_MATCHES}; used {limit}.)",
@@ -180,13 +181,35 @@ fn build_matcher(req: &SearchRequest) -> Result<RegexMatcher, ToolError> {
         .line_terminator(Some(b'\n'));
     builder.build(req.pattern).map_err(|e| {
         let what = if req.regex { "regex" } else { "pattern" };
-        ToolError::new(ErrorType::InvalidPattern, format!("The {what} cannot be used: {e}"))
+        let message = match unsupported_feature(req.pattern) {
+            Some(feature) => format!(
+                "The regex uses {feature}, which this engine does not have: it runs in linear time, so it has \
+                 neither look-around nor backreferences."
+            ),
+            None => format!("The {what} cannot be used: {e}"),
+        };
+        ToolError::new(ErrorType::InvalidPattern, message)
             .recover(if req.regex {
                 "Fix the regex (Rust regex syntax: no look-around or backreferences), or search literally with regex=false."
             } else {
                 "Search for text on a single line; patterns cannot span lines."
             })
     })
+}
+
+/// The Perl feature a regex asks for that a linear-time engine cannot
+/// give; the parser's own message quotes the pattern wrapped in a group the
+/// caller never wrote, which reads like a bug in their regex.
+fn unsupported_feature(pattern: &str) -> Option<&'static str> {
+    use regex_syntax::ast::ErrorKind;
+    let error = regex_syntax::ast::parse::Parser::new()
+        .parse(pattern)
+        .err()?;
+    match error.kind() {
+        ErrorKind::UnsupportedLookAround => Some("look-around ((?=, (?!, (?<=, (?<!)"),
+        ErrorKind::UnsupportedBackreference => Some("a backreference (\\1)"),
+        _ => None,
+    }
 }
 
 /// Searches `files` with one worker per CPU, taking files in order, and stops

@@ -121,6 +121,19 @@ fn empty_directories_deepest_first() {
         )
         .replace("/.", if cfg!(windows) { "\\." } else { "/." })
     );
+    // A tree with nothing in it: the root comes last, so the list deletes it all.
+    let d = tree(&[], &["only/chain", "other"]);
+    let out = list_empty_dirs(".", d.path()).unwrap();
+    assert!(
+        out.ends_with("only/chain\nonly\nother\n.\n4 empty directories\n"),
+        "{out}"
+    );
+    let d = tree(&[], &[]);
+    assert!(
+        list_empty_dirs(".", d.path())
+            .unwrap()
+            .ends_with("(deepest first):\n.\n1 empty directory\n")
+    );
     let d = tree(&[("x.txt", b"")], &[]);
     assert!(
         list_empty_dirs(".", d.path())
@@ -186,13 +199,13 @@ fn find_files_caps_and_refusals() {
     let d = code_tree();
     let out = find_files("*", ".", d.path(), 2).unwrap();
     assert!(out.contains("\ninclude/run.h\nREADME.md\nShowing the first 2 of 5 matching files, in path order. The list is INCOMPLETE"), "{out}");
+    // The clamp is mentioned only when it cut the list.
     let out = find_files("*.md", ".", d.path(), 9000).unwrap();
-    assert!(
-        out.ends_with("1 file\n(max_results 9000 is outside 1-500; used 500.)\n"),
-        "{out}"
-    );
+    assert!(out.ends_with("\n1 file\n"), "{out}");
     let out = find_files("*.nothing", ".", d.path(), 0).unwrap();
     assert!(out.contains("0 files\nNo files matched."), "{out}");
+    assert!(!out.contains("max_results"), "{out}");
+    let out = find_files("*", ".", d.path(), 0).unwrap();
     assert!(
         out.ends_with("(max_results 0 is outside 1-500; used 1.)\n"),
         "{out}"
@@ -276,6 +289,8 @@ fn search_truncation_is_deterministic_and_says_incomplete() {
     }
     let capped = search(d.path(), "hit", "", false, false, 1000);
     assert!(capped.contains("(max_results 1000 is outside 1-100; used 100.)"));
+    let uncut = search(d.path(), "hit", "f00.txt", false, false, 1000);
+    assert!(!uncut.contains("max_results"), "{uncut}");
     let exact = search(d.path(), "hit", "f0*", false, false, 50);
     assert!(exact.starts_with("f00.txt:1: hit"));
     assert!(exact.contains("50 matches in 10 files"), "{exact}");
@@ -297,6 +312,21 @@ fn bad_patterns_are_typed_errors_and_hard_ones_are_answered() {
     let err = search_err(d.path(), "(unclosed", true);
     assert_eq!(err.kind, ErrorType::InvalidPattern);
     assert!(err.message.contains("unclosed group"), "{}", err.message);
+    for (pattern, feature) in [
+        (r"(?<=a)b", "look-around"),
+        (r"a(?!b)", "look-around"),
+        (r"(a)\1", "a backreference"),
+    ] {
+        let err = search_err(d.path(), pattern, true);
+        assert_eq!(err.kind, ErrorType::InvalidPattern);
+        assert!(
+            err.message
+                .starts_with(&format!("The regex uses {feature}"))
+                && err.message.contains("linear time"),
+            "{}",
+            err.message
+        );
+    }
     assert_eq!(
         search_err(d.path(), "", false).kind,
         ErrorType::InvalidPattern

@@ -82,6 +82,15 @@ fn the_line_limit_is_2000_and_a_larger_request_is_reported() {
         "{}",
         &out[out.len() - 300..]
     );
+    for asked in [0, -4] {
+        assert_eq!(
+            read(d.path(), "big.txt", 1, asked),
+            format!(
+                "line 1\n[max_lines below 1 reads one line; asked for {asked}.]\n[Showing lines 1-1 of 2500. The file \
+                 continues: call read_file(path=\"big.txt\", start_line=2).]\n"
+            )
+        );
+    }
 }
 
 #[test]

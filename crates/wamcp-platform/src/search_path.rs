@@ -87,25 +87,63 @@ fn is_trusted(dir: &Path, distrusted: &[PathBuf]) -> bool {
         .any(|d| plain.starts_with(&d) || resolved.starts_with(&d))
 }
 
-/// Where `name` would be found on the child `PATH`, trying the executable
-/// extensions on Windows (`glslc` finds `glslc.exe`). Used to report what is
-/// installed and to pick between compilers, not to run them: programs are
-/// started by name so the OS search is the one that counts.
+/// Where `name` would be found on the child `PATH`: directory by
+/// directory, and on Windows each directory tried with the extensions of
+/// [`program_file_names`] (`npm` finds `npm.cmd`, never the extension-less
+/// shell script beside it).
 pub fn find_program(name: &str) -> Option<std::path::PathBuf> {
     let path = child_path()?;
-    let extensions: &[&str] = if cfg!(windows) {
-        &["", ".exe", ".cmd", ".bat", ".com"]
+    let names = if cfg!(windows) {
+        program_file_names(name, std::env::var("PATHEXT").ok().as_deref())
     } else {
-        &[""]
+        vec![name.to_string()]
     };
     std::env::split_paths(&path)
         .filter(|dir| !dir.as_os_str().is_empty())
-        .flat_map(|dir| {
-            extensions
-                .iter()
-                .map(move |ext| dir.join(format!("{name}{ext}")))
-        })
+        .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
         .find(|candidate| is_program(candidate))
+}
+
+/// The program to start for `program` on Windows: an absolute path as
+/// given, else the file [`find_program`] finds. The standard library would
+/// only add `.exe`, and `CreateProcess` searches the server's `PATH`, not
+/// the child's, so both are given the file itself.
+pub fn resolve_program(program: &str) -> Option<PathBuf> {
+    let path = Path::new(program);
+    if path.is_absolute() {
+        return Some(path.to_path_buf());
+    }
+    find_program(program)
+}
+
+/// Extensions of files Windows starts itself (`.exe`, `.com`) or through
+/// `cmd.exe` (`.bat`, `.cmd`); a `PATHEXT` entry such as `.JS` or `.PY`
+/// needs a file association, which a command without a shell never gets.
+const STARTABLE_EXTENSIONS: [&str; 4] = [".com", ".exe", ".bat", ".cmd"];
+
+/// The file names Windows would try for `name`, in order: `name` itself
+/// when it already ends in a startable extension, else `name` with each
+/// startable extension of `pathext` (`PATHEXT`, in its order; the Windows
+/// default when it is unset or lists none).
+pub fn program_file_names(name: &str, pathext: Option<&str>) -> Vec<String> {
+    let lower = name.to_ascii_lowercase();
+    if STARTABLE_EXTENSIONS.iter().any(|ext| lower.ends_with(ext)) {
+        return vec![name.to_string()];
+    }
+    let mut extensions: Vec<String> = Vec::new();
+    for ext in pathext.unwrap_or_default().split(';') {
+        let ext = ext.trim().to_ascii_lowercase();
+        if STARTABLE_EXTENSIONS.contains(&ext.as_str()) && !extensions.contains(&ext) {
+            extensions.push(ext);
+        }
+    }
+    if extensions.is_empty() {
+        extensions = STARTABLE_EXTENSIONS.map(String::from).to_vec();
+    }
+    extensions
+        .iter()
+        .map(|ext| format!("{name}{ext}"))
+        .collect()
 }
 
 fn is_program(path: &Path) -> bool {
@@ -253,6 +291,26 @@ mod tests {
         let path = child_path().unwrap();
         let now = std::env::var_os("PATH").unwrap_or_default();
         assert!(path.to_string_lossy().starts_with(&*now.to_string_lossy()));
+    }
+
+    #[test]
+    fn windows_tries_the_startable_extensions_of_pathext_in_order() {
+        let names = |name, pathext| program_file_names(name, pathext).join(" ");
+        let windows_default = Some(".COM;.EXE;.BAT;.CMD;.VBS;.VBE;.JS;.JSE;.WSF;.WSH;.MSC");
+        assert_eq!(
+            names("npm", windows_default),
+            "npm.com npm.exe npm.bat npm.cmd"
+        );
+        assert_eq!(names("npm", Some(".CMD;.EXE;.PY;.cmd")), "npm.cmd npm.exe");
+        assert_eq!(names("npm", None), "npm.com npm.exe npm.bat npm.cmd");
+        assert_eq!(
+            names("npm", Some(".JS; .PY")),
+            "npm.com npm.exe npm.bat npm.cmd"
+        );
+        assert_eq!(names("npm.cmd", windows_default), "npm.cmd");
+        assert_eq!(names("Git.EXE", windows_default), "Git.EXE");
+        assert_eq!(names("python3.11", Some(".EXE")), "python3.11.exe");
+        assert_eq!(names("tool.js", Some(".JS;.EXE")), "tool.js.exe");
     }
 
     #[test]

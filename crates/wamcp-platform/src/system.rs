@@ -33,6 +33,10 @@ pub struct SystemInfo {
     pub username: Option<String>,
     pub home: Option<String>,
     pub cwd: Option<String>,
+    /// The version of the Python a command would start (`python`, then
+    /// `python3` or `py`), filled in by [`python_version`]; `null` when
+    /// there is none.
+    pub python_version: Option<String>,
 }
 
 /// Reads the host's facts. Never fails: a fact the OS would not give is `null`.
@@ -50,7 +54,44 @@ pub fn system_info() -> SystemInfo {
         cwd: std::env::current_dir()
             .ok()
             .map(|p| p.display().to_string()),
+        python_version: None,
     }
+}
+
+/// How long `python --version` may take: a cold start on a slow disk is
+/// well under a second, and this is answered while a model waits.
+const PYTHON_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The version of the first Python found on the child `PATH` (the one a
+/// command would run), or `None`. Only a `Python X.Y[.Z]` answer counts:
+/// the Microsoft Store alias prints an install prompt instead.
+pub async fn python_version() -> Option<String> {
+    let names: &[&str] = if cfg!(windows) {
+        &["python", "py"]
+    } else {
+        &["python", "python3"]
+    };
+    for name in names {
+        let probe = crate::gpu::probe_output(name, &["--version"]);
+        if let Ok(Ok(text)) = tokio::time::timeout(PYTHON_PROBE_TIMEOUT, probe).await
+            && let Some(version) = parse_python_version(&text)
+        {
+            return Some(version);
+        }
+    }
+    None
+}
+
+/// `3.12.1` from `Python 3.12.1`.
+pub fn parse_python_version(text: &str) -> Option<String> {
+    let version = text
+        .trim()
+        .strip_prefix("Python ")?
+        .split_whitespace()
+        .next()?;
+    let parts: Vec<&str> = version.split('.').collect();
+    let numeric = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    (parts.len() >= 2 && parts[..2].iter().all(numeric)).then(|| version.to_string())
 }
 
 /// The raw answers a platform gives.
@@ -112,6 +153,24 @@ mod tests {
         assert_eq!(windows_product_name(6, 3, 9600), "Windows 8.1");
         assert_eq!(windows_product_name(6, 1, 7601), "Windows 7");
         assert_eq!(windows_product_name(5, 1, 2600), "Windows NT 5.1");
+    }
+
+    #[test]
+    fn python_versions_are_read_from_the_banner_only() {
+        for (text, version) in [
+            ("Python 3.12.1\n", Some("3.12.1")),
+            ("Python 3.14.0rc1\r\n", Some("3.14.0rc1")),
+            ("Python 2.7", Some("2.7")),
+            (
+                "Python was not found; run without arguments to install from the Microsoft Store",
+                None,
+            ),
+            ("", None),
+            ("Python", None),
+            ("Python x.y", None),
+        ] {
+            assert_eq!(parse_python_version(text).as_deref(), version, "{text}");
+        }
     }
 
     #[test]

@@ -465,8 +465,23 @@ async fn system_info_names_the_os_without_a_version_field() {
         "username",
         "home",
         "cwd",
+        "python_version",
     ] {
         assert!(info.get(field).is_some(), "missing {field}");
+    }
+    // Null when no Python is installed (Wine), else the version number alone.
+    let has_python = ["python", "python3"].iter().any(|p| {
+        std::process::Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"Python 3"))
+    });
+    match info["python_version"].as_str() {
+        Some(version) => assert!(
+            version.starts_with('3') && version.contains('.'),
+            "{version}"
+        ),
+        None => assert!(!has_python || cfg!(windows), "{info}"),
     }
     assert_eq!(info["architecture"], std::env::consts::ARCH);
     if cfg!(windows) {

@@ -274,3 +274,118 @@ async fn trust_files_inside_a_writable_root_are_not_trusted() {
         "{error}"
     );
 }
+
+/// Stand-ins for `npm` and `msbuild` that print their arguments (msbuild's
+/// as a warning, which the build report shows), in a
+/// directory outside the roots, first on the server's PATH: batch files on
+/// Windows (with an extension-less shell script beside `npm.cmd`, as Node
+/// ships one), shell scripts elsewhere. Returns the PATH value.
+fn shim_tools(sandbox: &Sandbox) -> String {
+    let tools = sandbox.dir.path().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    for (name, prefix) in [("npm", ""), ("msbuild", "main.cpp(3,5): warning C4100: ")] {
+        if cfg!(windows) {
+            let batch = format!("@echo off\r\necho {prefix}{name}-args: %*\r\n");
+            std::fs::write(tools.join(format!("{name}.cmd")), batch).unwrap();
+            std::fs::write(tools.join(name), "#!/bin/sh\necho wrong file\n").unwrap();
+        } else {
+            let script = tools.join(name);
+            let body = format!("#!/bin/sh\necho \"{prefix}{name}-args: $*\"\n");
+            std::fs::write(&script, body).unwrap();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+        }
+    }
+    let mut dirs = vec![tools];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).unwrap().into_string().unwrap()
+}
+
+/// Whether the suite runs under Wine, whose cmd.exe differs from Windows'
+/// in how it expands `%` on a command line.
+fn under_wine() -> bool {
+    cfg!(windows)
+        && std::process::Command::new("reg")
+            .args(["query", r"HKCU\Software\Wine"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+}
+
+/// `npm` is `npm.cmd` on Windows: found through PATHEXT, run confined and
+/// unconfined, its arguments reaching it as checked, never as cmd.exe
+/// commands; `msbuild` gets the quiet-logging switches from build_project.
+#[tokio::test]
+async fn batch_file_shims_run_by_name_with_their_arguments_intact() {
+    for sandbox_mode in ["auto", "off"] {
+        let (sandbox, project) = Sandbox::with_project();
+        let path = shim_tools(&sandbox);
+        let path_value = path.clone();
+        let work = sandbox.cwd.clone();
+        let client = sandbox
+            .set("PATH", path)
+            .set("WAMCP_COMMAND_SANDBOX", sandbox_mode)
+            .connect()
+            .await;
+        let text = client
+            .call_text(
+                "run_powershell",
+                json!({
+                    "command": "npm run build -- 'x&echo INJECTED>canary.txt' '50%' '%PATH%' 'a|b'",
+                    "working_directory": "proj"
+                }),
+            )
+            .await;
+        let expected = if cfg!(windows) {
+            r#"npm-args: run build -- "x&echo INJECTED>canary.txt" "50%" "%PATH%" "a|b""#
+        } else {
+            "npm-args: run build -- x&echo INJECTED>canary.txt 50% %PATH% a|b"
+        };
+        if under_wine() {
+            // Wine's cmd.exe does not know the `%cd:~,%` slice that keeps a
+            // `%` literal on Windows, so it drops the percent signs; what
+            // matters holds: nothing was expanded or run as a command.
+            assert!(
+                text.contains(r#"npm-args: run build -- "x&echo INJECTED>canary.txt" "#)
+                    && text.contains(r#" "a|b""#)
+                    && !text.contains(&path_value),
+                "{sandbox_mode}: {text}"
+            );
+        } else {
+            assert!(text.contains(expected), "{sandbox_mode}: {text}");
+        }
+        assert!(text.ends_with("--- EXIT CODE: 0 ---\n"), "{text}");
+        assert!(!project.join("canary.txt").exists(), "{sandbox_mode}");
+        assert!(!work.join("canary.txt").exists(), "{sandbox_mode}");
+        if cfg!(windows) {
+            let error = client
+                .error_of(
+                    "run_powershell",
+                    json!({"command": "npm run build -- 'two\nlines'", "working_directory": "proj"}),
+                )
+                .await;
+            assert_eq!(error["type"], "COMMAND_NOT_ALLOWED", "{error}");
+            assert!(
+                error["message"].as_str().unwrap().contains(
+                    "npm.cmd', which runs through cmd.exe: argument 4 holds a line break"
+                ),
+                "{error}"
+            );
+        }
+        let text = client
+            .call_text(
+                "build_project",
+                json!({"command": "msbuild app.sln", "working_directory": "proj"}),
+            )
+            .await;
+        assert!(
+            text.contains("msbuild-args: -v:minimal -nologo app.sln"),
+            "{sandbox_mode}: {text}"
+        );
+        client.close().await;
+    }
+}

@@ -8,7 +8,7 @@
 //! object the server put the helper in holds the program too.
 
 use super::Support;
-use super::command_line::windows_command_line;
+use super::command_line::{batch_command_line, is_batch_file, windows_command_line};
 use std::io;
 use std::path::Path;
 use std::ptr::{null, null_mut};
@@ -30,6 +30,7 @@ use windows_sys::Win32::Storage::FileSystem::{
 use windows_sys::Win32::System::Console::{
     GetStdHandle, STD_ERROR_HANDLE, STD_INPUT_HANDLE, STD_OUTPUT_HANDLE,
 };
+use windows_sys::Win32::System::SystemInformation::GetSystemDirectoryW;
 use windows_sys::Win32::System::SystemServices::SE_GROUP_LOGON_ID;
 use windows_sys::Win32::System::Threading::{
     CREATE_NO_WINDOW, CreateProcessAsUserW, GetCurrentProcess, GetExitCodeProcess, INFINITE,
@@ -190,6 +191,19 @@ fn logon_sid(token: HANDLE) -> io::Result<Option<Vec<u8>>> {
     Ok(None)
 }
 
+/// `cmd.exe` in the system directory, never one found on a search path.
+fn system_cmd() -> io::Result<String> {
+    let mut buffer = [0u16; 260];
+    let length = unsafe { GetSystemDirectoryW(buffer.as_mut_ptr(), buffer.len() as u32) } as usize;
+    if length == 0 || length >= buffer.len() {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(format!(
+        "{}\\cmd.exe",
+        String::from_utf16_lossy(&buffer[..length])
+    ))
+}
+
 /// Runs `program` (a resolved path) with `args` under a write-restricted
 /// token whose restricting SIDs are `capability` and the logon SID, with
 /// this process's standard handles, environment and directory; returns its
@@ -231,8 +245,17 @@ pub fn run_restricted(capability: &str, program: &str, args: &[String]) -> io::R
         return Err(io::Error::last_os_error());
     }
     let restricted = Handle(restricted);
-    let application = wide(program);
-    let mut line = wide(&windows_command_line(program, args));
+    // A batch file is started the way the standard library starts one:
+    // the system's cmd.exe, with arguments it cannot read as commands.
+    let (application, line) = if is_batch_file(program) {
+        let line = batch_command_line(program, args)
+            .map_err(|why| io::Error::new(io::ErrorKind::InvalidInput, why))?;
+        (system_cmd()?, line)
+    } else {
+        (program.to_string(), windows_command_line(program, args))
+    };
+    let application = wide(&application);
+    let mut line = wide(&line);
     let startup = STARTUPINFOW {
         cb: std::mem::size_of::<STARTUPINFOW>() as u32,
         dwFlags: STARTF_USESTDHANDLES,

@@ -12,11 +12,12 @@ impl ToolDef for GetSystemInfo {
     const NAME: &'static str = "get_system_info";
     const GROUPS: &'static [Group] = &[Group::Core];
     const DESCRIPTION: &'static str = "Describe the host: OS name as people say it (\"Windows 11\"), \
-        build, architecture, user, home and working directory.";
+        build, architecture, Python version, user, home and working directory.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(_call: ToolCall, _params: NoParams) -> Result<ToolOutput, ToolError> {
-        let info = wamcp_platform::system::system_info();
+        let mut info = wamcp_platform::system::system_info();
+        info.python_version = wamcp_platform::system::python_version().await;
         Ok(ToolOutput::Data(
             serde_json::to_value(info).unwrap_or_default(),
         ))
