@@ -7,25 +7,22 @@
 //! `SEARCH_BLOCKED`, which says to stop.
 
 use crate::client::{FetchError, WebClient, within};
-use crate::fence::{fence, is_invisible};
-use scraper::{Html, Selector};
+use crate::fence::fence;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use url::Url;
+
+pub mod results_page;
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::limits::MAX_HTTP_BYTES;
 use wamcp_policy::url_policy::HostRule;
 
 /// Longest query accepted.
 pub const MAX_QUERY_CHARS: usize = 400;
-/// Title, URL and snippet are each cut to this.
-pub const MAX_FIELD_CHARS: usize = 300;
 /// One request per this interval, so the endpoint does not block us.
 pub const SEARCH_INTERVAL: Duration = Duration::from_secs(2);
-/// A real results page is larger; anything smaller is an error page.
-const MIN_RESULTS_PAGE_BYTES: usize = 1500;
 
 const SEARCH_HOSTS: &[&str] = &[
     "lite.duckduckgo.com",
@@ -102,86 +99,8 @@ impl SearchBackend for DuckDuckGoLite {
                     "the search page answered 202 (DuckDuckGo's sign of a rate limit)".into(),
                 ));
             }
-            parse_lite(&String::from_utf8_lossy(&body))
+            results_page::parse_results(&String::from_utf8_lossy(&body))
         })
-    }
-}
-
-/// Results from a lite page, or why the page is not a results page.
-pub fn parse_lite(html: &str) -> Result<Vec<Hit>, SearchError> {
-    if html.len() < MIN_RESULTS_PAGE_BYTES {
-        return Err(SearchError::Blocked(format!(
-            "the search page is only {} bytes, too small to be a results page",
-            html.len()
-        )));
-    }
-    let document = Html::parse_document(html);
-    let link = Selector::parse("a.result-link").expect("valid selector");
-    let snippet = Selector::parse("td.result-snippet").expect("valid selector");
-    let snippets: Vec<String> = document
-        .select(&snippet)
-        .map(|s| field(&s.text().collect::<String>()))
-        .collect();
-    let hits: Vec<Hit> = document
-        .select(&link)
-        .enumerate()
-        .filter_map(|(i, a)| {
-            let url = unwrap_redirect(a.value().attr("href")?)?;
-            Some(Hit {
-                title: field(&a.text().collect::<String>()),
-                url: field(&url),
-                snippet: snippets.get(i).cloned().unwrap_or_default(),
-            })
-        })
-        .collect();
-    if !hits.is_empty() {
-        return Ok(hits);
-    }
-    // Judged only without results: a snippet may well say "anomaly".
-    let lower = html.to_ascii_lowercase();
-    if lower.contains("anomaly") || lower.contains("captcha") || lower.contains("unusual traffic") {
-        return Err(SearchError::Blocked(
-            "DuckDuckGo answered with its anomaly (bot check) page".into(),
-        ));
-    }
-    if lower.contains("no results") {
-        return Ok(hits);
-    }
-    Err(SearchError::Blocked(
-        "the search page has neither results nor a 'no results' notice; its layout may have changed"
-            .into(),
-    ))
-}
-
-/// Result links may go through DuckDuckGo's redirector
-/// (`//duckduckgo.com/l/?uddg=<target>`); the target is what the model
-/// needs. Only http(s) targets are kept.
-fn unwrap_redirect(href: &str) -> Option<String> {
-    let absolute = Url::parse("https://duckduckgo.com/")
-        .ok()?
-        .join(href)
-        .ok()?;
-    let target = if absolute.host_str() == Some("duckduckgo.com") && absolute.path() == "/l/" {
-        let (_, value) = absolute.query_pairs().find(|(k, _)| k == "uddg")?;
-        Url::parse(&value).ok()?
-    } else {
-        absolute
-    };
-    matches!(target.scheme(), "https" | "http").then(|| target.to_string())
-}
-
-/// One line, invisible characters removed, cut to [`MAX_FIELD_CHARS`].
-fn field(text: &str) -> String {
-    let clean: String = text
-        .chars()
-        .filter(|c| !is_invisible(*c))
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    match clean.char_indices().nth(MAX_FIELD_CHARS) {
-        Some((cut, _)) => format!("{}…", &clean[..cut]),
-        None => clean,
     }
 }
 
@@ -251,64 +170,6 @@ pub async fn web_search(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lite_page(rows: &str) -> String {
-        format!(
-            "<html><head><title>DuckDuckGo</title></head><body><form action=\"/lite/\"><input name=\"q\"></form>\
-             <table>{rows}</table><!-- {} --></body></html>",
-            "padding ".repeat(200)
-        )
-    }
-
-    #[test]
-    fn results_are_parsed_and_redirects_unwrapped() {
-        let rows = "<tr><td><a rel=\"nofollow\" href=\"//duckduckgo.com/l/?uddg=https%3A%2F%2Fdocs.vulkan.org%2Fspec%2F&amp;rut=x\" class=\"result-link\">Vulkan\u{200B} Spec</a></td></tr>\
-            <tr><td class=\"result-snippet\">The   <b>Vulkan</b> specification.</td></tr>\
-            <tr><td><a href=\"https://cmake.org/docs/\" class=\"result-link\">CMake</a></td></tr>\
-            <tr><td class=\"result-snippet\">CMake docs.</td></tr>\
-            <tr><td><a href=\"javascript:alert(1)\" class=\"result-link\">Bad</a></td></tr>";
-        let with_word = format!("{rows}<tr><td>anomaly detection in logs</td></tr>");
-        let hits = parse_lite(&lite_page(&with_word)).unwrap();
-        assert_eq!(
-            hits,
-            [
-                Hit {
-                    title: "Vulkan Spec".into(),
-                    url: "https://docs.vulkan.org/spec/".into(),
-                    snippet: "The Vulkan specification.".into()
-                },
-                Hit {
-                    title: "CMake".into(),
-                    url: "https://cmake.org/docs/".into(),
-                    snippet: "CMake docs.".into()
-                },
-            ]
-        );
-    }
-
-    #[test]
-    fn blocked_is_never_no_results() {
-        assert_eq!(
-            parse_lite(&lite_page("<tr><td>No results.</td></tr>")),
-            Ok(Vec::new())
-        );
-        for page in [
-            "<html>tiny</html>".to_string(),
-            lite_page("<div class=\"anomaly-modal\">Unfortunately, bots use DuckDuckGo too.</div>"),
-            lite_page("<tr><td>A new layout with different markup</td></tr>"),
-        ] {
-            assert!(
-                matches!(parse_lite(&page), Err(SearchError::Blocked(_))),
-                "{page}"
-            );
-        }
-    }
-
-    #[test]
-    fn fields_are_one_capped_line() {
-        assert_eq!(field(&"a".repeat(400)).chars().count(), MAX_FIELD_CHARS + 1);
-        assert_eq!(field(" x\n\t y\u{202E} "), "x y");
-    }
 
     #[test]
     fn the_gate_spaces_requests_two_seconds_apart() {
