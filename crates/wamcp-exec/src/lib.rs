@@ -138,6 +138,11 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     if let Some(path) = wamcp_platform::search_path::child_path() {
         command.env("PATH", path);
     }
+    // cmd.exe (running a batch file such as npm.cmd) looks for a program the
+    // batch names (`node`) in the working directory before PATH: a
+    // `node.cmd` the agent wrote into the project would run instead.
+    #[cfg(windows)]
+    command.env("NoDefaultCurrentDirectoryInExePath", "1");
     if let Some(temp) = &temp {
         for name in ["TMPDIR", "TEMP", "TMP"] {
             command.env(name, temp.path());
@@ -410,7 +415,9 @@ mod tests {
         let script = if cfg!(windows) {
             "start /b ping -n 60 127.0.0.1 >NUL & ping -n 60 127.0.0.1 >NUL".to_string()
         } else {
-            format!("sleep 60 & sleep 61 & echo {marker}; wait")
+            // Durations unique to this run, so another process's sleep is never counted.
+            let id = std::process::id();
+            format!("sleep 60.{id} & sleep 61.{id} & echo {marker}; wait")
         };
         let spec = RunSpec {
             timeout: Duration::from_millis(1500),
@@ -422,25 +429,36 @@ mod tests {
         assert!(out.elapsed < Duration::from_secs(30), "the kill returned");
         #[cfg(target_os = "linux")]
         {
-            // No process still carries the test's sleeps as children of the killed shell.
-            std::thread::sleep(Duration::from_millis(300));
-            let alive = std::fs::read_dir("/proc").unwrap().filter_map(|e| {
-                let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
-                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-                // Zombies are dead; only running sleeps count.
-                let state = stat
-                    .rsplit(')')
-                    .next()?
-                    .split_whitespace()
-                    .next()?
-                    .to_string();
-                (cmdline.starts_with(b"sleep\0")
-                    && (cmdline.ends_with(b"60\0") || cmdline.ends_with(b"61\0"))
-                    && state != "Z")
-                    .then_some(pid)
-            });
-            let alive: Vec<u32> = alive.collect();
+            // No process still carries the test's sleeps. A loaded machine
+            // may take a moment to deliver the kill, so this waits for it.
+            let sleeps = [60, 61].map(|n| format!("sleep\0{n}.{}\0", std::process::id()));
+            let survivors = || -> Vec<u32> {
+                std::fs::read_dir("/proc")
+                    .unwrap()
+                    .filter_map(|e| {
+                        let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+                        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+                        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                        // Zombies are dead; only running sleeps count.
+                        let state = stat
+                            .rsplit(')')
+                            .next()?
+                            .split_whitespace()
+                            .next()?
+                            .to_string();
+                        (sleeps.iter().any(|s| cmdline == s.as_bytes()) && state != "Z")
+                            .then_some(pid)
+                    })
+                    .collect()
+            };
+            let mut alive = survivors();
+            for _ in 0..100 {
+                if alive.is_empty() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+                alive = survivors();
+            }
             assert!(alive.is_empty(), "survivors: {alive:?}");
         }
     }

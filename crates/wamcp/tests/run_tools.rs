@@ -285,7 +285,9 @@ fn shim_tools(sandbox: &Sandbox) -> String {
     std::fs::create_dir_all(&tools).unwrap();
     for (name, prefix) in [("npm", ""), ("msbuild", "main.cpp(3,5): warning C4100: ")] {
         if cfg!(windows) {
-            let batch = format!("@echo off\r\necho {prefix}{name}-args: %*\r\n");
+            let batch = format!(
+                "@echo off\r\necho {prefix}{name}-args: %*\r\necho cwd-search-off=%NoDefaultCurrentDirectoryInExePath%\r\nhelper\r\n"
+            );
             std::fs::write(tools.join(format!("{name}.cmd")), batch).unwrap();
             std::fs::write(tools.join(name), "#!/bin/sh\necho wrong file\n").unwrap();
         } else {
@@ -298,6 +300,9 @@ fn shim_tools(sandbox: &Sandbox) -> String {
                 std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
             }
         }
+    }
+    if cfg!(windows) {
+        std::fs::write(tools.join("helper.cmd"), "@echo the helper on PATH\r\n").unwrap();
     }
     let mut dirs = vec![tools];
     dirs.extend(std::env::split_paths(
@@ -324,6 +329,8 @@ async fn batch_file_shims_run_by_name_with_their_arguments_intact() {
     for sandbox_mode in ["auto", "off"] {
         let (sandbox, project) = Sandbox::with_project();
         let path = shim_tools(&sandbox);
+        // What a batch file starts by bare name must not come from the project.
+        std::fs::write(project.join("helper.cmd"), "@echo PLANTED HELPER RAN\r\n").unwrap();
         let path_value = path.clone();
         let work = sandbox.cwd.clone();
         let client = sandbox
@@ -359,6 +366,16 @@ async fn batch_file_shims_run_by_name_with_their_arguments_intact() {
             assert!(text.contains(expected), "{sandbox_mode}: {text}");
         }
         assert!(text.ends_with("--- EXIT CODE: 0 ---\n"), "{text}");
+        if cfg!(windows) {
+            // What keeps cmd.exe from running a node.cmd planted in the
+            // project. Wine's cmd.exe ignores it (the planted helper runs
+            // there), so only Windows can show the effect.
+            assert!(text.contains("cwd-search-off=1"), "{text}");
+            if !under_wine() {
+                assert!(text.contains("the helper on PATH"), "{text}");
+                assert!(!text.contains("PLANTED"), "{text}");
+            }
+        }
         assert!(!project.join("canary.txt").exists(), "{sandbox_mode}");
         assert!(!work.join("canary.txt").exists(), "{sandbox_mode}");
         if cfg!(windows) {

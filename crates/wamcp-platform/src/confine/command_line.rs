@@ -86,8 +86,19 @@ pub fn batch_command_line(script: &str, args: &[String]) -> Result<String, Strin
         push_batch_quoted(&mut line, arg);
     }
     line.push('"');
+    // cmd.exe refuses a longer line; say so rather than leave it to a vague failure.
+    let length = line.encode_utf16().count();
+    if length > MAX_CMD_LINE {
+        return Err(format!(
+            "the cmd.exe line would be {length} characters long (every % takes 8), over cmd.exe's limit of \
+             {MAX_CMD_LINE}"
+        ));
+    }
     Ok(line)
 }
+
+/// The longest command line `cmd.exe` accepts, in UTF-16 units.
+const MAX_CMD_LINE: usize = 8191;
 
 fn push_batch_quoted(line: &mut String, arg: &str) {
     const PLAIN_SYMBOLS: &str = "#$*+-./:?@\\_";
@@ -170,6 +181,10 @@ mod tests {
                 "{error}"
             );
         }
+        let percents = ["%".repeat(1100)];
+        let error = batch_command_line(r"C:\t\npm.cmd", &percents).unwrap_err();
+        assert!(error.contains("over cmd.exe's limit of 8191"), "{error}");
+        assert!(batch_command_line(r"C:\t\npm.cmd", &["%".repeat(1000)]).is_ok());
         for script in [r#"C:\t\"x.cmd"#, r"C:\t\"] {
             assert!(batch_command_line(script, &[]).is_err(), "{script}");
         }
