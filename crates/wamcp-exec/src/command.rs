@@ -10,7 +10,9 @@ use crate::confine::{Sandbox, refusal_note};
 use crate::{Progress, RunSpec, run_reporting};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use wamcp_platform::ansi::best_fit_ascii;
 use wamcp_platform::confine::command_line::{batch_command_line, is_batch_file};
+use wamcp_policy::command::best_fit::ansi_look_alike;
 use wamcp_policy::command::hardening::child_env;
 use wamcp_policy::command::payload::encoded_script;
 use wamcp_policy::command::rules::{Decision, RuleSet, program_name};
@@ -64,6 +66,14 @@ impl Policy<'_> {
             env,
             network,
         } = check(command, self.rules, approval, self.roots)?;
+        if let Some((index, c, becomes)) = ansi_look_alike(&args, best_fit_ascii) {
+            return Err(not_allowed(format!(
+                "Argument {index} holds '{c}' (U+{:04X}), which a program reading its command line in this \
+                 machine's ANSI code page receives as '{becomes}', so it would not get the argument that was \
+                 checked. Type the ASCII character instead.",
+                c as u32
+            )));
+        }
         if cfg!(windows) {
             refuse_unquotable_batch_arguments(&program, &args)?;
         }

@@ -5,6 +5,7 @@
 //! function; the decisions made from the raw answers (such as turning an NT
 //! build number into a product name) are pure functions tested on every host.
 
+pub mod ansi;
 pub mod atomic;
 pub mod confine;
 pub mod console;

@@ -392,6 +392,21 @@ async fn batch_file_shims_run_by_name_with_their_arguments_intact() {
                 ),
                 "{error}"
             );
+            // A fullwidth quote reaches an ANSI program as '"' (Wine runs code page 1252).
+            let error = client
+                .error_of(
+                    "run_powershell",
+                    json!({"command": "npm run build -- 'x\u{FF02} --evil \u{FF02}'", "working_directory": "proj"}),
+                )
+                .await;
+            assert_eq!(error["type"], "COMMAND_NOT_ALLOWED", "{error}");
+            assert!(
+                error["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Argument 4 holds '\u{FF02}' (U+FF02)"),
+                "{error}"
+            );
         }
         let text = client
             .call_text(
