@@ -1,26 +1,40 @@
 //! Search and find speed against ripgrep and fd, on the same tree and query,
 //! in the same run.
 //!
-//! The tree is generated reproducibly from the crates in cargo's registry
-//! (hard-linked copies, so it costs no disk): two copies for searching (under
-//! the 20,000-file cap, so both tools read every file) and four for finding.
-//! Each query runs once to warm the cache, then `RUNS` times; the median wins.
+//! The tree is generated reproducibly from the crates in cargo's registry:
+//! as many hard-linked copies as make at least `--files` files (300,000 by
+//! default, the size of an engine checkout; links cost no disk). Each query
+//! runs once to warm the cache, then `RUNS` times; the median wins, and
+//! every wamcp answer must be complete and identical to the first.
 //! Reference flags make rg and fd do the same work: no ignore files, hidden
 //! files included, links not followed, the same directory names pruned.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
-use wamcp_fs::{SearchRequest, find_files, search_files};
+use wamcp_fs::{Bounds, Deadline, SearchRequest, find_files, search_files};
 use wamcp_policy::skip::SKIPPED_DIRECTORY_NAMES;
 
 const RUNS: usize = 7;
 
 pub fn run(args: &[String]) -> Result<(), String> {
-    let source = match args {
-        [] => cargo_registry()?,
-        [flag, dir] if flag == "--source" => PathBuf::from(dir),
-        _ => return Err("usage: bench-search [--source DIR]".into()),
+    let mut source = None;
+    let mut wanted_files = 300_000usize;
+    let mut rest = args.iter();
+    while let Some(flag) = rest.next() {
+        let value = rest
+            .next()
+            .ok_or("usage: bench-search [--source DIR] [--files N]")?;
+        match flag.as_str() {
+            "--source" => source = Some(PathBuf::from(value)),
+            "--files" => wanted_files = value.parse().map_err(|_| "--files takes a number")?,
+            _ => return Err("usage: bench-search [--source DIR] [--files N]".into()),
+        }
+    }
+    let source = match source {
+        Some(dir) => dir,
+        None => cargo_registry()?,
     };
     for tool in ["rg", "fdfind"] {
         if Command::new(tool)
@@ -35,13 +49,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let search_tree = replicate(&source, &scratch.path().join("search"), 2)?;
-    let find_tree = replicate(&source, &scratch.path().join("find"), 4)?;
+    let per_copy = count_files(&source).max(1);
+    let tree = replicate(
+        &source,
+        &scratch.path().join("tree"),
+        wanted_files.div_ceil(per_copy),
+    )?;
+    let (search_tree, find_tree) = (tree.clone(), tree);
     println!("source: {}", source.display());
     println!(
-        "search tree: {} files; find tree: {} files; {RUNS} runs each, median\n",
-        count_files(&search_tree),
-        count_files(&find_tree)
+        "tree: {} files; {RUNS} runs each, median\n",
+        count_files(&search_tree)
     );
     println!("| query | wamcp | reference | ratio |\n|---|---:|---:|---:|");
 
@@ -58,7 +76,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ("search, literal, rare match", "fn grapheme_indices", false),
         ("search, regex, no match", r"\bfn\s+zz_no_such_\w+\(", true),
     ] {
-        let ours = median(|| {
+        let ours = median_identical(|| {
             let req = SearchRequest {
                 pattern,
                 path: ".",
@@ -67,9 +85,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 regex,
                 max_results: 100,
             };
-            search_files(&req, &search_tree)
-                .map(drop)
-                .map_err(|e| e.message)
+            search_files(&req, &search_tree, &unhurried()).map_err(|e| e.message)
         })?;
         let mut rg = Command::new("rg");
         // wamcp reads the first MiB of a larger file; rg can only skip such
@@ -97,10 +113,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .flat_map(|n| ["-E".to_string(), n.to_string()])
         .collect();
     for (label, glob) in [("find *.rs", "*.rs"), ("find *.toml", "*.toml")] {
-        let ours = median(|| {
-            find_files(glob, ".", &find_tree, 500)
-                .map(drop)
-                .map_err(|e| e.message)
+        let ours = median_identical(|| {
+            find_files(glob, ".", &find_tree, 500, &unhurried()).map_err(|e| e.message)
         })?;
         let mut fd = Command::new("fdfind");
         fd.args(["-u", "--type", "f", "-g", glob])
@@ -120,6 +134,32 @@ fn row(label: &str, ours: Duration, reference_name: &str, reference: Duration) {
         ms(reference),
         ours.as_secs_f64() / reference.as_secs_f64()
     );
+}
+
+/// A budget far beyond any run here, so every answer is complete.
+fn unhurried() -> Bounds<'static> {
+    static BUDGET: std::sync::LazyLock<Deadline> =
+        std::sync::LazyLock::new(|| Deadline::starting_now(Duration::from_secs(3600)));
+    static FILES: AtomicUsize = AtomicUsize::new(0);
+    Bounds {
+        budget: &*BUDGET,
+        progress: &FILES,
+        threads: None,
+    }
+}
+
+/// [`median`] of wamcp's answers, which must all be complete and equal.
+fn median_identical(mut work: impl FnMut() -> Result<String, String>) -> Result<Duration, String> {
+    let first = work()?;
+    if first.contains("INCOMPLETE: the time budget") {
+        return Err(format!("an answer ran out of time: {first}"));
+    }
+    median(|| {
+        let again = work()?;
+        (again == first)
+            .then_some(())
+            .ok_or_else(|| "two runs of one query answered differently".to_string())
+    })
 }
 
 fn median(mut work: impl FnMut() -> Result<(), String>) -> Result<Duration, String> {
@@ -177,7 +217,7 @@ fn replicate(source: &Path, dest: &Path, copies: usize) -> Result<PathBuf, Strin
 }
 
 fn count_files(root: &Path) -> usize {
-    wamcp_fs::find_files("*", ".", root, 1)
+    wamcp_fs::find_files("*", ".", root, 1, &unhurried())
         .ok()
         .and_then(|out| {
             let line = out.lines().find(|l| l.starts_with("Showing the first"))?;

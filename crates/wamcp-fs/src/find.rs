@@ -1,5 +1,6 @@
 //! `find_files`: files whose names match a glob, under a directory.
 
+use crate::budget::Bounds;
 use crate::globs::NameGlobs;
 use crate::paths::{input_path, require_directory};
 use crate::walk::walk_files;
@@ -15,6 +16,7 @@ pub fn find_files(
     path_arg: &str,
     cwd: &Path,
     max_results: i64,
+    bounds: &Bounds,
 ) -> Result<String, ToolError> {
     let globs = NameGlobs::parse(glob_arg)?.ok_or_else(|| {
         ToolError::new(ErrorType::InvalidPattern, "file_glob is empty.").recover(
@@ -29,7 +31,7 @@ pub fn find_files(
     let root = input_path(path_arg, cwd)?;
     require_directory(path_arg, &root)?;
     let (limit, capped) = clamp_request(max_results, MAX_FIND_RESULTS as u64);
-    let walk = walk_files(&root, &|rel, name| globs.matches(rel, name));
+    let walk = walk_files(&root, &|rel, name| globs.matches(rel, name), bounds);
 
     let mut out = format!("FIND: {} in {}\n", glob_arg.trim(), root.display());
     let total = walk.files.len();
@@ -38,7 +40,15 @@ pub fn find_files(
         out.push('\n');
     }
     let shown = total.min(limit as usize);
-    if shown < total {
+    if walk.cut_short {
+        let _ = writeln!(
+            out,
+            "[INCOMPLETE: the time budget of {} ran out while listing; these are {shown} of the {total} matching \
+             files found in the directories reached so far, which are not the first in path order. Narrow path \
+             or file_glob; the user can raise WAMCP_SEARCH_BUDGET_SECONDS.]",
+            bounds.budget.describe()
+        );
+    } else if shown < total {
         let _ = writeln!(
             out,
             "Showing the first {shown} of {total} matching files, in path order. The list is INCOMPLETE; \
@@ -47,7 +57,7 @@ pub fn find_files(
     } else {
         let _ = writeln!(out, "{total} file{}", if total == 1 { "" } else { "s" });
     }
-    if total == 0 {
+    if total == 0 && !walk.cut_short {
         out.push_str("No files matched. ");
         out.push_str(SKIPPED_HINT);
     }
@@ -72,23 +82,26 @@ pub(crate) fn append_unreadable(out: &mut String, unreadable: &[String]) {
     if unreadable.is_empty() {
         return;
     }
-    const NAMED: usize = 10;
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "{} path{} could not be read: ",
+        "{} path{} could not be read: {}",
         unreadable.len(),
-        if unreadable.len() == 1 { "" } else { "s" }
+        if unreadable.len() == 1 { "" } else { "s" },
+        name_some(unreadable, 10)
     );
-    out.push_str(
-        &unreadable
-            .iter()
-            .take(NAMED)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(", "),
-    );
-    if unreadable.len() > NAMED {
-        let _ = write!(out, ", and {} more", unreadable.len() - NAMED);
+}
+
+/// At most `named` of `items`, comma-separated, then ", and N more": a big
+/// tree must not spend hundreds of tokens on a notice.
+pub(crate) fn name_some<T: AsRef<str>>(items: &[T], named: usize) -> String {
+    let mut text = items
+        .iter()
+        .take(named)
+        .map(AsRef::as_ref)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > named {
+        let _ = write!(text, ", and {} more", items.len() - named);
     }
-    out.push('\n');
+    text
 }

@@ -11,6 +11,7 @@
 //! Output never depends on thread timing: parallel walks are collected and
 //! sorted before anything is cut.
 
+mod budget;
 mod confine;
 mod edit;
 mod empty;
@@ -26,6 +27,7 @@ mod search;
 mod walk;
 mod write;
 
+pub use budget::{Bounds, Budget, Deadline};
 pub use confine::{
     FsView, RealFs, Target, WriteScope, consent_needed, resolve_for_write, resolve_with,
 };

@@ -1,5 +1,6 @@
 //! `list_directory`: one directory's entries, directories first.
 
+use crate::budget::Budget;
 use crate::paths::{input_path, io_error, require_directory, sort_paths};
 use std::fmt::Write;
 use std::path::Path;
@@ -8,8 +9,13 @@ use wamcp_policy::error::ToolError;
 use wamcp_policy::limits::MAX_DIRECTORY_ENTRIES;
 
 /// Lists `path_arg` (blank means the working directory): directories, then
-/// files, each sorted case-insensitively; at most 1000 entries.
-pub fn list_directory(path_arg: &str, cwd: &Path) -> Result<String, ToolError> {
+/// files, each sorted case-insensitively; at most 1000 entries. A directory
+/// too big to read within `budget` is listed from the entries read.
+pub fn list_directory(
+    path_arg: &str,
+    cwd: &Path,
+    budget: &dyn Budget,
+) -> Result<String, ToolError> {
     let path_arg = if path_arg.trim().is_empty() {
         "."
     } else {
@@ -22,7 +28,13 @@ pub fn list_directory(path_arg: &str, cwd: &Path) -> Result<String, ToolError> {
     let mut dirs = Vec::new();
     let mut files = Vec::new();
     let mut unreadable = 0usize;
-    for entry in entries {
+    let mut out_of_time = false;
+    for (read, entry) in entries.enumerate() {
+        // The clock is read every few thousand entries: it is cheap, not free.
+        if read % 4096 == 4095 && budget.exhausted(0) {
+            out_of_time = true;
+            break;
+        }
         let Ok(entry) = entry else {
             unreadable += 1;
             continue;
@@ -53,7 +65,16 @@ pub fn list_directory(path_arg: &str, cwd: &Path) -> Result<String, ToolError> {
     for (tag, name) in listed.take(MAX_DIRECTORY_ENTRIES) {
         let _ = writeln!(out, "  {tag} {name}");
     }
-    if total == 0 {
+    if out_of_time {
+        let _ = writeln!(
+            out,
+            "[INCOMPLETE: the time budget of {} ran out after reading {total} entries ({} directories, {} \
+             files); the listing is sorted among those only. Use find_files with a glob to narrow it.]",
+            budget.describe(),
+            dirs.len(),
+            files.len()
+        );
+    } else if total == 0 {
         out.push_str("(empty)\n");
     } else if total > MAX_DIRECTORY_ENTRIES {
         let _ = writeln!(

@@ -2,12 +2,15 @@
 //!
 //! Two phases, both deterministic: the parallel walk lists and sorts the
 //! candidate files; then worker threads search them in that order, and the
-//! answer is cut from the start of the sorted list. Matching is ripgrep's:
+//! answer is cut from the start of the sorted list. There is no file-count
+//! cap: a time budget bounds the work, and when it runs out the answer
+//! covers a path-order prefix of the files and says where it stopped. Matching is ripgrep's:
 //! `grep-regex` (a finite-automaton engine, so no pattern can backtrack
 //! catastrophically) and `grep-searcher` (binary detection, UTF-16 BOM
 //! transcoding).
 
-use crate::find::{SKIPPED_HINT, append_unreadable};
+use crate::budget::Bounds;
+use crate::find::{SKIPPED_HINT, append_unreadable, name_some};
 use crate::globs::NameGlobs;
 use crate::paths::{input_path, quoted, require_directory};
 use crate::walk::{io_reason, walk_files};
@@ -20,7 +23,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::limits::{
-    MAX_FILES_SCANNED, MAX_GREP_FILE_BYTES, MAX_MATCH_LINE_CHARS, MAX_SEARCH_MATCHES, clamp_request,
+    MAX_GREP_FILE_BYTES, MAX_MATCH_LINE_CHARS, MAX_SEARCH_MATCHES, clamp_request,
 };
 
 /// The arguments of one search.
@@ -42,7 +45,7 @@ struct FileResult {
     larger_than_cap: bool,
 }
 
-pub fn search_files(req: &SearchRequest, cwd: &Path) -> Result<String, ToolError> {
+pub fn search_files(req: &SearchRequest, cwd: &Path, bounds: &Bounds) -> Result<String, ToolError> {
     if req.pattern.is_empty() {
         return Err(
             ToolError::new(ErrorType::InvalidPattern, "The pattern is empty.")
@@ -61,12 +64,19 @@ pub fn search_files(req: &SearchRequest, cwd: &Path) -> Result<String, ToolError
     let (limit, capped) = clamp_request(req.max_results, MAX_SEARCH_MATCHES as u64);
     let limit = limit as usize;
 
-    let walk = walk_files(&root, &|rel, name| {
-        globs.as_ref().is_none_or(|g| g.matches(rel, name))
-    });
-    let candidates = walk.files.len();
-    let files = &walk.files[..candidates.min(MAX_FILES_SCANNED)];
-    let results = search_in_order(&root, files, &matcher, limit);
+    let walk = walk_files(
+        &root,
+        &|rel, name| globs.as_ref().is_none_or(|g| g.matches(rel, name)),
+        bounds,
+    );
+    let files = &walk.files;
+    // From here the counter reports files searched, not listed.
+    bounds.progress.store(0, Ordering::Relaxed);
+    let (results, budget_cut) = if walk.cut_short {
+        (Vec::new(), true)
+    } else {
+        search_in_order(&root, files, &matcher, limit, bounds)
+    };
 
     // Cut at the first file whose matches take the total past the limit, so the
     // answer depends on the sorted file list alone, never on thread timing.
@@ -74,8 +84,10 @@ pub fn search_files(req: &SearchRequest, cwd: &Path) -> Result<String, ToolError
     let (mut shown, mut matched_files, mut searched) = (0usize, 0usize, 0usize);
     let (mut binary, mut unreadable, mut large) = (0usize, walk.unreadable.clone(), Vec::new());
     let mut truncated = false;
+    let mut last_searched: Option<&str> = None;
     for (rel, result) in files.iter().zip(&results) {
         let Some(result) = result else { break };
+        last_searched = Some(rel.as_str());
         searched += 1;
         if result.binary {
             binary += 1;
@@ -105,7 +117,29 @@ pub fn search_files(req: &SearchRequest, cwd: &Path) -> Result<String, ToolError
     }
 
     let scope = format!("under {}", root.display());
-    if truncated {
+    // Out of time before the match cap: the counts below would read as totals.
+    let out_of_time = budget_cut && !truncated;
+    if out_of_time && walk.cut_short {
+        let _ = writeln!(
+            out,
+            "[INCOMPLETE: the time budget of {} ran out while listing the files {scope} ({} found so far), \
+             so nothing was searched. Narrow path or file_glob; the user can raise WAMCP_SEARCH_BUDGET_SECONDS.]",
+            bounds.budget.describe(),
+            files.len()
+        );
+    } else if out_of_time {
+        let reached =
+            last_searched.map_or(".", |rel| rel.rsplit_once('/').map_or(".", |(dir, _)| dir));
+        let _ = writeln!(
+            out,
+            "[INCOMPLETE: the time budget of {} ran out after searching the first {searched} of {} files {scope}, \
+             in path order, up to '{reached}/'. {shown} match{} found in those files; the rest were not searched, \
+             so this is not a total. Narrow path or file_glob to search them.]",
+            bounds.budget.describe(),
+            files.len(),
+            if shown == 1 { " was" } else { "es were" }
+        );
+    } else if truncated {
         let _ = writeln!(
             out,
             "[Showing the first {shown} matches, in path order. The result is INCOMPLETE: there are more \
@@ -139,14 +173,6 @@ pub fn search_files(req: &SearchRequest, cwd: &Path) -> Result<String, ToolError
             req.max_results
         );
     }
-    if candidates > files.len() {
-        let _ = writeln!(
-            out,
-            "Only the first {} files (in path order) were searched; {} more were not. Narrow path or file_glob.",
-            files.len(),
-            candidates - files.len()
-        );
-    }
     if binary > 0 {
         let _ = writeln!(
             out,
@@ -161,12 +187,7 @@ pub fn search_files(req: &SearchRequest, cwd: &Path) -> Result<String, ToolError
             "Only the first {mib} MiB of {} larger file{} searched: {}.",
             large.len(),
             if large.len() == 1 { " was" } else { "s were" },
-            large
-                .iter()
-                .take(10)
-                .copied()
-                .collect::<Vec<_>>()
-                .join(", ")
+            name_some(&large, 3)
         );
     }
     append_unreadable(&mut out, &unreadable);
@@ -220,7 +241,8 @@ fn search_in_order(
     files: &[String],
     matcher: &RegexMatcher,
     limit: usize,
-) -> Vec<Option<FileResult>> {
+    bounds: &Bounds,
+) -> (Vec<Option<FileResult>>, bool) {
     struct Progress {
         results: Vec<Option<FileResult>>,
         prefix: usize,
@@ -233,9 +255,11 @@ fn search_in_order(
     });
     let next = AtomicUsize::new(0);
     let enough = AtomicBool::new(false);
-    let workers = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(files.len().max(1));
+    let out_of_time = AtomicBool::new(false);
+    let workers = bounds
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .clamp(1, files.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
@@ -246,7 +270,12 @@ fn search_in_order(
                 while !enough.load(Ordering::Relaxed) {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     let Some(rel) = files.get(index) else { break };
+                    if bounds.budget.exhausted(index) {
+                        out_of_time.store(true, Ordering::Relaxed);
+                        break;
+                    }
                     let result = search_one(&mut searcher, matcher, &root.join(rel), limit);
+                    bounds.progress.fetch_add(1, Ordering::Relaxed);
                     let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
                     p.results[index] = Some(result);
                     while p.prefix < files.len() {
@@ -270,13 +299,14 @@ fn search_in_order(
         .results;
     // Drop results past the first unsearched file: only a gap-free prefix is reported.
     let mut gap = false;
-    results
+    let prefix = results
         .into_iter()
         .map(|r| {
             gap |= r.is_none();
             if gap { None } else { r }
         })
-        .collect()
+        .collect();
+    (prefix, out_of_time.into_inner())
 }
 
 fn search_one(

@@ -4,10 +4,12 @@
 //! build tree), symbolic links not followed, and no `.gitignore` rules: the
 //! tools answer "what is on disk", and the skip list covers build output.
 
+use crate::budget::Bounds;
 use crate::paths::{relative, sort_paths};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use wamcp_policy::skip::is_skipped_directory;
 
 /// Files found under a root, sorted by relative path.
@@ -16,28 +18,43 @@ pub struct Walk {
     pub files: Vec<String>,
     /// Directories or files that could not be read, as `path (reason)`.
     pub unreadable: Vec<String>,
+    /// The budget ran out before every directory was listed: `files` holds
+    /// what the directories reached so far held, not a path-order prefix.
+    pub cut_short: bool,
 }
 
 /// Walks `root` and keeps the regular files for which `keep(relative, name)`
 /// holds. The result is sorted, so it never depends on thread timing.
-pub fn walk_files(root: &Path, keep: &(dyn Fn(&str, &str) -> bool + Sync)) -> Walk {
+pub fn walk_files(
+    root: &Path,
+    keep: &(dyn Fn(&str, &str) -> bool + Sync),
+    bounds: &Bounds,
+) -> Walk {
     let shared = Mutex::new((Vec::new(), Vec::new()));
+    let cut_short = AtomicBool::new(false);
     let mut builder = Collector {
         root,
         keep,
         shared: &shared,
+        bounds,
+        cut_short: &cut_short,
     };
     WalkBuilder::new(root)
         .standard_filters(false)
         .hidden(false)
         .follow_links(false)
+        .threads(bounds.threads.unwrap_or(0))
         .filter_entry(|entry| entry.depth() == 0 || !is_pruned(entry))
         .build_parallel()
         .visit(&mut builder);
     let (mut files, mut unreadable) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
     sort_paths(&mut files);
     sort_paths(&mut unreadable);
-    Walk { files, unreadable }
+    Walk {
+        files,
+        unreadable,
+        cut_short: cut_short.into_inner(),
+    }
 }
 
 fn is_pruned(entry: &DirEntry) -> bool {
@@ -49,6 +66,8 @@ struct Collector<'a> {
     root: &'a Path,
     keep: &'a (dyn Fn(&str, &str) -> bool + Sync),
     shared: &'a Mutex<(Vec<String>, Vec<String>)>,
+    bounds: &'a Bounds<'a>,
+    cut_short: &'a AtomicBool,
 }
 
 impl<'s> ParallelVisitorBuilder<'s> for Collector<'s> {
@@ -57,6 +76,8 @@ impl<'s> ParallelVisitorBuilder<'s> for Collector<'s> {
             root: self.root,
             keep: self.keep,
             shared: self.shared,
+            bounds: self.bounds,
+            cut_short: self.cut_short,
             files: Vec::new(),
             unreadable: Vec::new(),
         })
@@ -69,12 +90,18 @@ struct Visitor<'a> {
     root: &'a Path,
     keep: &'a (dyn Fn(&str, &str) -> bool + Sync),
     shared: &'a Mutex<(Vec<String>, Vec<String>)>,
+    bounds: &'a Bounds<'a>,
+    cut_short: &'a AtomicBool,
     files: Vec<String>,
     unreadable: Vec<String>,
 }
 
 impl ParallelVisitor for Visitor<'_> {
     fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
+        if self.bounds.budget.exhausted(0) {
+            self.cut_short.store(true, Ordering::Relaxed);
+            return WalkState::Quit;
+        }
         match entry {
             Ok(entry) => {
                 if entry.file_type().is_some_and(|t| t.is_file()) {
@@ -83,6 +110,7 @@ impl ParallelVisitor for Visitor<'_> {
                     if (self.keep)(&rel, &name) {
                         self.files.push(rel);
                     }
+                    self.bounds.progress.fetch_add(1, Ordering::Relaxed);
                 }
             }
             Err(error) => self.unreadable.push(describe_error(&error, self.root)),

@@ -1,7 +1,33 @@
 //! list_directory, list_empty_dirs, find_files and search_files on real trees.
 
 use std::path::Path;
-use wamcp_fs::{SearchRequest, find_files, list_directory, list_empty_dirs, search_files};
+use std::sync::atomic::AtomicUsize;
+use wamcp_fs::{
+    Bounds, Budget, SearchRequest, find_files, list_directory, list_empty_dirs, search_files,
+};
+
+/// A budget that never runs out: these tests are about answers, not time.
+struct Never;
+
+impl Budget for Never {
+    fn exhausted(&self, _started: usize) -> bool {
+        false
+    }
+
+    fn describe(&self) -> String {
+        "forever".into()
+    }
+}
+
+static FILES_DONE: AtomicUsize = AtomicUsize::new(0);
+
+fn bounds() -> Bounds<'static> {
+    Bounds {
+        budget: &Never,
+        progress: &FILES_DONE,
+        threads: None,
+    }
+}
 use wamcp_policy::error::ErrorType;
 
 fn tree(files: &[(&str, &[u8])], dirs: &[&str]) -> tempfile::TempDir {
@@ -37,7 +63,7 @@ fn search(
         regex,
         max_results: max,
     };
-    search_files(&req, dir).unwrap_or_else(|e| panic!("{pattern}: {e:?}"))
+    search_files(&req, dir, &bounds()).unwrap_or_else(|e| panic!("{pattern}: {e:?}"))
 }
 
 fn search_err(dir: &Path, pattern: &str, regex: bool) -> wamcp_policy::error::ToolError {
@@ -49,7 +75,7 @@ fn search_err(dir: &Path, pattern: &str, regex: bool) -> wamcp_policy::error::To
         regex,
         max_results: 100,
     };
-    search_files(&req, dir).unwrap_err()
+    search_files(&req, dir, &bounds()).unwrap_err()
 }
 
 #[test]
@@ -58,7 +84,7 @@ fn list_directory_format() {
         &[("b.txt", b""), ("A.md", b""), ("src/x", b"")],
         &["Docs", "zeta"],
     );
-    let out = list_directory(".", d.path()).unwrap();
+    let out = list_directory(".", d.path(), &Never).unwrap();
     assert_eq!(
         out,
         format!(
@@ -67,14 +93,14 @@ fn list_directory_format() {
         )
     );
     assert_eq!(
-        list_directory("", d.path()).unwrap(),
+        list_directory("", d.path(), &Never).unwrap(),
         out,
         "blank means the working directory"
     );
-    let empty = list_directory("zeta", d.path()).unwrap();
+    let empty = list_directory("zeta", d.path(), &Never).unwrap();
     assert!(empty.ends_with("zeta\n(empty)\n"), "{empty}");
     assert!(
-        list_directory("src", d.path())
+        list_directory("src", d.path(), &Never)
             .unwrap()
             .ends_with("  [file] x\n1 entry\n")
     );
@@ -84,17 +110,17 @@ fn list_directory_format() {
 fn list_directory_refusals_and_cap() {
     let d = tree(&[("f.txt", b"")], &[]);
     assert_eq!(
-        list_directory("f.txt", d.path()).unwrap_err().kind,
+        list_directory("f.txt", d.path(), &Never).unwrap_err().kind,
         ErrorType::PathIsNotDirectory
     );
     assert_eq!(
-        list_directory("nope", d.path()).unwrap_err().kind,
+        list_directory("nope", d.path(), &Never).unwrap_err().kind,
         ErrorType::PathNotFound
     );
     for i in 0..1003 {
         std::fs::write(d.path().join(format!("n{i:04}")), b"").unwrap();
     }
-    let out = list_directory(".", d.path()).unwrap();
+    let out = list_directory(".", d.path(), &Never).unwrap();
     assert_eq!(out.lines().filter(|l| l.starts_with("  [")).count(), 1000);
     assert!(out.ends_with("Showing 1000 of 1004 entries (0 directories, 1004 files). The listing is INCOMPLETE; use find_files with a glob to narrow it.\n"), "{out}");
 }
@@ -112,7 +138,7 @@ fn empty_directories_deepest_first() {
             "Build/x/y",
         ],
     );
-    let out = list_empty_dirs(".", d.path()).unwrap();
+    let out = list_empty_dirs(".", d.path(), &Never).unwrap();
     assert_eq!(
         out,
         format!(
@@ -123,29 +149,29 @@ fn empty_directories_deepest_first() {
     );
     // A tree with nothing in it: the root comes last, so the list deletes it all.
     let d = tree(&[], &["only/chain", "other"]);
-    let out = list_empty_dirs(".", d.path()).unwrap();
+    let out = list_empty_dirs(".", d.path(), &Never).unwrap();
     assert!(
         out.ends_with("only/chain\nonly\nother\n.\n4 empty directories\n"),
         "{out}"
     );
     let d = tree(&[], &[]);
     assert!(
-        list_empty_dirs(".", d.path())
+        list_empty_dirs(".", d.path(), &Never)
             .unwrap()
             .ends_with("(deepest first):\n.\n1 empty directory\n")
     );
     let d = tree(&[("x.txt", b"")], &[]);
     assert!(
-        list_empty_dirs(".", d.path())
+        list_empty_dirs(".", d.path(), &Never)
             .unwrap()
             .starts_with("no empty directories found under ")
     );
     assert_eq!(
-        list_empty_dirs("x.txt", d.path()).unwrap_err().kind,
+        list_empty_dirs("x.txt", d.path(), &Never).unwrap_err().kind,
         ErrorType::PathIsNotDirectory
     );
     assert_eq!(
-        list_empty_dirs("", d.path()).unwrap_err().kind,
+        list_empty_dirs("", d.path(), &Never).unwrap_err().kind,
         ErrorType::InvalidPath
     );
 }
@@ -170,7 +196,7 @@ fn code_tree() -> tempfile::TempDir {
 #[test]
 fn find_files_format_and_pruning() {
     let d = code_tree();
-    let out = find_files("*.cpp", ".", d.path(), 500).unwrap();
+    let out = find_files("*.cpp", ".", d.path(), 500, &bounds()).unwrap();
     let base = d.path().join(".");
     assert_eq!(
         out,
@@ -179,55 +205,63 @@ fn find_files_format_and_pruning() {
             base.display()
         )
     );
-    let out = find_files("*.frag, *.h", ".", d.path(), 500).unwrap();
+    let out = find_files("*.frag, *.h", ".", d.path(), 500, &bounds()).unwrap();
     assert!(
         out.contains("\ninclude/run.h\nsrc/render/shader.frag\n2 files\n"),
         "{out}"
     );
-    let out = find_files("src/*.cpp", ".", d.path(), 500).unwrap();
+    let out = find_files("src/*.cpp", ".", d.path(), 500, &bounds()).unwrap();
     assert!(
         out.contains("src/render/vk/Device.CPP"),
         "a slash anchors the prefix only: {out}"
     );
     // Pointing path at a skipped directory looks inside it.
-    let out = find_files("*.cpp", "build", d.path(), 500).unwrap();
+    let out = find_files("*.cpp", "build", d.path(), 500, &bounds()).unwrap();
     assert!(out.ends_with("\ngen.cpp\n1 file\n"), "{out}");
 }
 
 #[test]
 fn find_files_caps_and_refusals() {
     let d = code_tree();
-    let out = find_files("*", ".", d.path(), 2).unwrap();
+    let out = find_files("*", ".", d.path(), 2, &bounds()).unwrap();
     assert!(out.contains("\ninclude/run.h\nREADME.md\nShowing the first 2 of 5 matching files, in path order. The list is INCOMPLETE"), "{out}");
     // The clamp is mentioned only when it cut the list.
-    let out = find_files("*.md", ".", d.path(), 9000).unwrap();
+    let out = find_files("*.md", ".", d.path(), 9000, &bounds()).unwrap();
     assert!(out.ends_with("\n1 file\n"), "{out}");
-    let out = find_files("*.nothing", ".", d.path(), 0).unwrap();
+    let out = find_files("*.nothing", ".", d.path(), 0, &bounds()).unwrap();
     assert!(out.contains("0 files\nNo files matched."), "{out}");
     assert!(!out.contains("max_results"), "{out}");
-    let out = find_files("*", ".", d.path(), 0).unwrap();
+    let out = find_files("*", ".", d.path(), 0, &bounds()).unwrap();
     assert!(
         out.ends_with("(max_results 0 is outside 1-500; used 1.)\n"),
         "{out}"
     );
     assert_eq!(
-        find_files(" , ", ".", d.path(), 10).unwrap_err().kind,
+        find_files(" , ", ".", d.path(), 10, &bounds())
+            .unwrap_err()
+            .kind,
         ErrorType::InvalidPattern
     );
     assert_eq!(
-        find_files("[z-a]", ".", d.path(), 10).unwrap_err().kind,
+        find_files("[z-a]", ".", d.path(), 10, &bounds())
+            .unwrap_err()
+            .kind,
         ErrorType::InvalidPattern
     );
     assert_eq!(
-        find_files("*", "README.md", d.path(), 10).unwrap_err().kind,
+        find_files("*", "README.md", d.path(), 10, &bounds())
+            .unwrap_err()
+            .kind,
         ErrorType::PathIsNotDirectory
     );
     assert_eq!(
-        find_files("*", "missing", d.path(), 10).unwrap_err().kind,
+        find_files("*", "missing", d.path(), 10, &bounds())
+            .unwrap_err()
+            .kind,
         ErrorType::PathNotFound
     );
     assert!(
-        find_files("***", ".", d.path(), 10)
+        find_files("***", ".", d.path(), 10, &bounds())
             .unwrap()
             .contains("5 files")
     );
@@ -353,7 +387,7 @@ fn bad_patterns_are_typed_errors_and_hard_ones_are_answered() {
         regex: true,
         max_results: 1,
     };
-    if let Err(e) = search_files(&req, d.path()) {
+    if let Err(e) = search_files(&req, d.path(), &bounds()) {
         assert_eq!(e.kind, ErrorType::InvalidPattern);
     }
     assert!(search(d.path(), "a\0b", "", false, false, 100).contains("No matches"));
@@ -366,7 +400,7 @@ fn bad_patterns_are_typed_errors_and_hard_ones_are_answered() {
         max_results: 1,
     };
     assert_eq!(
-        search_files(&req, d.path()).unwrap_err().kind,
+        search_files(&req, d.path(), &bounds()).unwrap_err().kind,
         ErrorType::InvalidPath
     );
 }
@@ -405,16 +439,19 @@ fn binary_large_and_encoded_files() {
     );
 }
 
+/// The seed's 20,000-file cap is gone: within the budget every file counts.
 #[test]
-fn the_file_cap_is_reported() {
+fn more_files_than_the_old_cap_are_all_searched() {
     let d = tempfile::tempdir().unwrap();
     for i in 0..20_005 {
         std::fs::write(d.path().join(format!("{i:05}.txt")), b"").unwrap();
     }
+    std::fs::write(d.path().join("20004.txt"), b"x marks the last file\n").unwrap();
     let out = search(d.path(), "x", "", false, false, 10);
-    assert!(out.contains("No matches for \"x\" in 20000 files"), "{out}");
     assert!(
-        out.contains("Only the first 20000 files (in path order) were searched; 5 more were not."),
+        out.starts_with(
+            "20004.txt:1: x marks the last file\n1 match in 1 file (searched 20005 files"
+        ),
         "{out}"
     );
 }
@@ -424,7 +461,7 @@ fn the_file_cap_is_reported() {
 fn symlinked_directories_are_not_followed() {
     let d = code_tree();
     std::os::unix::fs::symlink(d.path().join("src"), d.path().join("link")).unwrap();
-    let out = find_files("*.cpp", ".", d.path(), 500).unwrap();
+    let out = find_files("*.cpp", ".", d.path(), 500, &bounds()).unwrap();
     assert!(!out.contains("link/"), "{out}");
 }
 
@@ -463,7 +500,7 @@ fn long_paths_are_read_found_and_searched() {
     std::fs::create_dir_all(&deep).unwrap();
     std::fs::write(deep.join("deep.txt"), b"needle in a long path\n").unwrap();
     assert!(deep.join("deep.txt").display().to_string().len() > 300);
-    let found = find_files("deep.txt", ".", d.path(), 10).unwrap();
+    let found = find_files("deep.txt", ".", d.path(), 10, &bounds()).unwrap();
     let rel = found.lines().nth(1).unwrap().to_string();
     assert!(rel.ends_with("/deep.txt") && rel.len() > 300, "{found}");
     assert_eq!(
@@ -472,4 +509,189 @@ fn long_paths_are_read_found_and_searched() {
     );
     let hits = search(d.path(), "needle", "", false, false, 10);
     assert!(hits.starts_with(&format!("{rel}:1: needle")), "{hits}");
+}
+
+/// Runs out after a fixed number of files: the stand-in for a slow disk,
+/// which a clock cannot give a test reproducibly.
+struct AfterFiles(usize);
+
+impl Budget for AfterFiles {
+    fn exhausted(&self, started: usize) -> bool {
+        started >= self.0
+    }
+
+    fn describe(&self) -> String {
+        format!("{} files", self.0)
+    }
+}
+
+/// 40 directories of 60 files; every file holds `hit` on lines 3 and 7.
+fn wide_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for d in 0..40 {
+        let sub = dir.path().join(format!("d{d:02}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        for f in 0..60 {
+            std::fs::write(
+                sub.join(format!("f{f:02}.txt")),
+                "a\nb\nhit 1\nc\nd\ne\nhit 2\n",
+            )
+            .unwrap();
+        }
+    }
+    dir
+}
+
+fn search_with(dir: &Path, pattern: &str, max: i64, budget: &dyn Budget, threads: usize) -> String {
+    let req = SearchRequest {
+        pattern,
+        path: ".",
+        file_glob: "",
+        ignore_case: false,
+        regex: false,
+        max_results: max,
+    };
+    let progress = AtomicUsize::new(0);
+    let bounds = Bounds {
+        budget,
+        progress: &progress,
+        threads: Some(threads),
+    };
+    search_files(&req, dir, &bounds).unwrap()
+}
+
+#[test]
+fn a_big_tree_is_searched_whole_and_the_same_way_every_time() {
+    let d = wide_tree();
+    let first = search_with(d.path(), "hit", 100, &Never, 1);
+    assert!(
+        first.starts_with("d00/f00.txt:3: hit 1\nd00/f00.txt:7: hit 2\nd00/f01.txt:3: hit 1\n"),
+        "{first}"
+    );
+    assert!(
+        first.contains("INCOMPLETE: there are more matches"),
+        "{first}"
+    );
+    // A pattern in no file makes every one of the 2,400 files be searched.
+    let none = search_with(d.path(), "absent", 100, &Never, 1);
+    assert!(
+        none.starts_with("No matches for \"absent\" in 2400 files under "),
+        "{none}"
+    );
+    for run in 0..20 {
+        let threads = [1, 2, 3, 8][run % 4];
+        assert_eq!(
+            search_with(d.path(), "hit", 100, &Never, threads),
+            first,
+            "run {run}"
+        );
+        assert_eq!(
+            search_with(d.path(), "absent", 100, &Never, threads),
+            none,
+            "run {run}"
+        );
+    }
+}
+
+#[test]
+fn an_exhausted_budget_answers_a_path_order_prefix_and_says_so() {
+    let d = wide_tree();
+    let complete = search_with(d.path(), "hit 2", 100, &Never, 2);
+    for threads in [1, 2, 4] {
+        for _ in 0..5 {
+            let cut = search_with(d.path(), "hit 2", 100, &AfterFiles(70), threads);
+            let lines: Vec<&str> = cut.lines().filter(|l| l.contains(": hit 2")).collect();
+            // The first 70 files in path order: all of d00 and ten of d01.
+            assert_eq!(lines.len(), 70, "{cut}");
+            assert_eq!(lines[69], "d01/f09.txt:7: hit 2");
+            assert!(
+                complete.starts_with(&(lines.join("\n") + "\n")),
+                "a prefix of the complete answer"
+            );
+            assert!(
+                cut.ends_with(&format!(
+                    "[INCOMPLETE: the time budget of 70 files ran out after searching the first 70 of 2400 files \
+                     under {}{}., in path order, up to 'd01/'. 70 matches were found in those files; the rest were \
+                     not searched, so this is not a total. Narrow path or file_glob to search them.]\n",
+                    root(&d),
+                    std::path::MAIN_SEPARATOR
+                )),
+                "{cut}"
+            );
+        }
+    }
+    // Enough matches before the budget ran out: the match cap is the story.
+    let early = search_with(d.path(), "hit", 10, &AfterFiles(70), 2);
+    assert!(
+        early.contains("INCOMPLETE: there are more matches"),
+        "{early}"
+    );
+    assert!(!early.contains("time budget"), "{early}");
+}
+
+#[test]
+fn a_budget_spent_before_the_walk_ends_is_reported_by_every_walker() {
+    let d = wide_tree();
+    let zero = wamcp_fs::Deadline::starting_now(std::time::Duration::ZERO);
+    let progress = AtomicUsize::new(0);
+    let bounds = Bounds {
+        budget: &zero,
+        progress: &progress,
+        threads: Some(2),
+    };
+    let req = SearchRequest {
+        pattern: "hit",
+        path: ".",
+        file_glob: "",
+        ignore_case: false,
+        regex: false,
+        max_results: 100,
+    };
+    let out = search_files(&req, d.path(), &bounds).unwrap();
+    assert!(
+        out.starts_with(
+            "[INCOMPLETE: the time budget of 0 s ran out while listing the files under "
+        ),
+        "{out}"
+    );
+    assert!(out.contains("so nothing was searched"), "{out}");
+    let out = find_files("*.txt", ".", d.path(), 500, &bounds).unwrap();
+    assert!(
+        out.contains("[INCOMPLETE: the time budget of 0 s ran out while listing; these are "),
+        "{out}"
+    );
+    let out = list_empty_dirs(".", d.path(), &zero).unwrap();
+    assert!(
+        out.starts_with("no empty directories found under "),
+        "{out}"
+    );
+    assert!(
+        out.contains("[INCOMPLETE: the time budget of 0 s ran out after 1 directory;"),
+        "{out}"
+    );
+    // A directory is read whole unless it is big enough to take time.
+    let big = tree(&[], &[]);
+    for i in 0..5000 {
+        std::fs::write(big.path().join(format!("{i:05}.txt")), "").unwrap();
+    }
+    let out = list_directory(".", big.path(), &zero).unwrap();
+    assert!(out.contains("[INCOMPLETE: the time budget of 0 s ran out after reading 4095 entries (0 directories, 4095 files); the listing is sorted among those only."), "{out}");
+    assert_eq!(
+        list_directory(".", d.path(), &zero).unwrap().lines().last(),
+        Some("40 entries")
+    );
+}
+
+#[test]
+fn large_file_notices_name_three_and_count_the_rest() {
+    let d = tree(&[], &[]);
+    let big = vec![b'x'; 1024 * 1024 + 10];
+    for i in 0..5 {
+        std::fs::write(d.path().join(format!("big{i}.bin.txt")), &big).unwrap();
+    }
+    let out = search(d.path(), "absent", "", false, false, 100);
+    assert!(
+        out.contains("Only the first 1 MiB of 5 larger files were searched: big0.bin.txt, big1.bin.txt, big2.bin.txt, and 2 more.\n"),
+        "{out}"
+    );
 }

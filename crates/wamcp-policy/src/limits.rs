@@ -39,8 +39,12 @@ pub const MAX_FIND_RESULTS: usize = 500;
 pub const MAX_SEARCH_MATCHES: usize = 100;
 /// Bytes of one file `search_files` reads.
 pub const MAX_GREP_FILE_BYTES: u64 = MIB;
-/// Files one `search_files` call visits.
-pub const MAX_FILES_SCANNED: usize = 20_000;
+/// Seconds a walk or search may take unless `WAMCP_SEARCH_BUDGET_SECONDS`
+/// says otherwise: enough for ripgrep's crates to search a few hundred
+/// thousand files, short enough that a model is not left waiting.
+pub const DEFAULT_SEARCH_BUDGET_SECONDS: u64 = 10;
+/// The largest budget the setting accepts.
+pub const MAX_SEARCH_BUDGET_SECONDS: u64 = 600;
 /// Characters of a matched line shown by `search_files`.
 pub const MAX_MATCH_LINE_CHARS: usize = 300;
 pub const MAX_WRITE_BYTES: usize = 2 * MIB as usize;

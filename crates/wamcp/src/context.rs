@@ -19,7 +19,9 @@ use wamcp_policy::command::sandbox::{Home, SandboxMode, refusal, writable_caches
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::groups::{GroupSelection, parse_groups};
 use wamcp_policy::hosts::{ALLOWED_DOC_HOSTS, ALLOWED_NETWORK_HOSTS, parse_host_list};
-use wamcp_policy::limits::MAX_CONFIG_FILE_BYTES;
+use wamcp_policy::limits::{
+    DEFAULT_SEARCH_BUDGET_SECONDS, MAX_CONFIG_FILE_BYTES, MAX_SEARCH_BUDGET_SECONDS,
+};
 use wamcp_policy::truthy::is_truthy;
 use wamcp_policy::workspace::{PathStyle, ProtectedDirs, judge_workspace};
 use wamcp_web::client::WebClient;
@@ -53,6 +55,8 @@ pub struct ServerContext {
     pub host_consent: bool,
     pub host_grant_persist: bool,
     pub search_backend: String,
+    /// How long one search, find or listing may take.
+    pub search_budget: std::time::Duration,
     /// Problems with individual setting values; each names the setting.
     pub setting_warnings: Vec<String>,
     /// The command rules `run_powershell` judges with, loaded on first use
@@ -237,6 +241,7 @@ impl ServerContext {
 
         let command_rules_file = resolution.get(settings::COMMAND_RULES).map(|p| cwd.join(p));
         let sandbox = command_sandbox(env, &resolution, &mut warnings);
+        let search_budget = search_budget(resolution.get(settings::SEARCH_BUDGET), &mut warnings);
 
         let context = ServerContext {
             transport,
@@ -256,6 +261,7 @@ impl ServerContext {
                 .get(settings::HOST_GRANT_PERSIST)
                 .is_some_and(is_truthy),
             search_backend: search_backend.clone(),
+            search_budget,
             setting_warnings: warnings,
             command_rules: std::sync::OnceLock::new(),
             command_rules_file,
@@ -577,6 +583,26 @@ fn project_root(entry: &str) -> Result<PathBuf, String> {
         Ok(_) => Err("not a directory".into()),
         Err(e) => Err(format!("{e}")),
     }
+}
+
+/// `WAMCP_SEARCH_BUDGET_SECONDS`: whole seconds from 1 to the maximum; a
+/// value out of range or not a number is reported and the default used.
+fn search_budget(value: Option<&str>, warnings: &mut Vec<String>) -> std::time::Duration {
+    let seconds = match value.map(str::trim) {
+        None | Some("") => DEFAULT_SEARCH_BUDGET_SECONDS,
+        Some(text) => match text.parse::<u64>() {
+            Ok(n) if (1..=MAX_SEARCH_BUDGET_SECONDS).contains(&n) => n,
+            _ => {
+                warnings.push(format!(
+                    "{}='{text}' is not a whole number of seconds from 1 to {MAX_SEARCH_BUDGET_SECONDS}; \
+                     using {DEFAULT_SEARCH_BUDGET_SECONDS}.",
+                    settings::SEARCH_BUDGET
+                ));
+                DEFAULT_SEARCH_BUDGET_SECONDS
+            }
+        },
+    };
+    std::time::Duration::from_secs(seconds)
 }
 
 /// The home directory, resolved.

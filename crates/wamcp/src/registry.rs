@@ -19,7 +19,9 @@ use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+use wamcp_fs::{Bounds, Deadline};
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::groups::Group;
 
@@ -50,18 +52,68 @@ impl ToolCall {
     /// (sent a progress token): elapsed seconds and what is running, so a
     /// client with a request timeout keeps waiting for a long build.
     pub fn progress(&self, activity: String) -> Option<impl Fn(Duration) + Send + Sync + 'static> {
-        let token = self.request.meta.get_progress_token()?;
-        let peer = self.request.peer.clone();
+        let notify = self.progress_notes()?;
         Some(move |elapsed: Duration| {
             let seconds = elapsed.as_secs();
-            let note = ProgressNotificationParam::new(token.clone(), seconds as f64)
-                .with_message(format!("{activity}: {seconds} s"));
+            notify(elapsed, format!("{activity}: {seconds} s"));
+        })
+    }
+
+    /// Sends one progress notification per call (elapsed time as the
+    /// value, which only grows, and a message), when the client asked.
+    fn progress_notes(&self) -> Option<impl Fn(Duration, String) + Send + Sync + 'static> {
+        let token = self.request.meta.get_progress_token()?;
+        let peer = self.request.peer.clone();
+        Some(move |elapsed: Duration, message: String| {
+            let note = ProgressNotificationParam::new(token.clone(), elapsed.as_secs_f64())
+                .with_message(message);
             let peer = peer.clone();
             tokio::spawn(async move {
                 // A client that went away cannot be told; the run goes on.
                 let _ = peer.notify_progress(note).await;
             });
         })
+    }
+
+    /// Runs a walk or search on the blocking pool within the server's
+    /// search budget. A client that asked for progress hears every second
+    /// once the work has taken two: "{activity}: N files so far".
+    pub async fn within_search_budget<T: Send + 'static>(
+        &self,
+        activity: &'static str,
+        work: impl FnOnce(&Bounds) -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, ToolError> {
+        const QUIET: Duration = Duration::from_secs(2);
+        let counter = Arc::new(AtomicUsize::new(0));
+        let ticker = self.progress_notes().map(|notify| {
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                let start = std::time::Instant::now();
+                let mut every = tokio::time::interval(Duration::from_secs(1));
+                loop {
+                    every.tick().await;
+                    let elapsed = start.elapsed();
+                    if elapsed >= QUIET {
+                        let files = counter.load(Ordering::Relaxed);
+                        notify(elapsed, format!("{activity}: {files} files so far"));
+                    }
+                }
+            })
+        });
+        let limit = self.ctx.search_budget;
+        let done = blocking(move || {
+            let deadline = Deadline::starting_now(limit);
+            work(&Bounds {
+                budget: &deadline,
+                progress: &counter,
+                threads: None,
+            })
+        })
+        .await;
+        if let Some(ticker) = ticker {
+            ticker.abort();
+        }
+        done
     }
 
     /// Runs `work` until it finishes or the client cancels the request.

@@ -25,6 +25,7 @@ pub const SEARCH_BACKEND: &str = "WAMCP_SEARCH_BACKEND";
 pub const COMMAND_RULES: &str = "WAMCP_COMMAND_RULES";
 pub const COMMAND_SANDBOX: &str = "WAMCP_COMMAND_SANDBOX";
 pub const COMMAND_WRITABLE: &str = "WAMCP_COMMAND_WRITABLE";
+pub const SEARCH_BUDGET: &str = "WAMCP_SEARCH_BUDGET_SECONDS";
 
 /// Environment-only: they choose the file and the profile, so they cannot
 /// live inside either.
@@ -107,6 +108,12 @@ pub const SETTINGS: &[Setting] = &[
                       they cannot be confined). Confined, they write only inside the writable roots, their own \
                       temp directory and WAMCP_COMMAND_WRITABLE, and reach the network only when their rule \
                       says so.",
+    },
+    Setting {
+        name: SEARCH_BUDGET,
+        default: "10",
+        description: "Seconds search_files, find_files, list_directory and list_empty_dirs may take (1 to \
+                      600). Within it a search covers every file; past it the answer says how far it got.",
     },
     Setting {
         name: COMMAND_WRITABLE,

@@ -371,6 +371,30 @@ async fn search_without_docs_warns_and_research_is_reported() {
 }
 
 #[tokio::test]
+async fn the_search_budget_is_a_setting_and_a_bad_value_is_reported() {
+    for (value, seconds, warned) in [
+        ("", 10, false),
+        ("42", 42, false),
+        ("0", 10, true),
+        ("1e3", 10, true),
+    ] {
+        let client = Sandbox::new()
+            .set("WAMCP_SEARCH_BUDGET_SECONDS", value)
+            .connect()
+            .await;
+        let info = client.server_info().await;
+        assert_eq!(info["search_budget_seconds"], seconds, "{value}");
+        let warnings = info["setting_warnings"].to_string();
+        assert_eq!(
+            warnings.contains("WAMCP_SEARCH_BUDGET_SECONDS"),
+            warned,
+            "{value}: {warnings}"
+        );
+        client.close().await;
+    }
+}
+
+#[tokio::test]
 async fn project_roots_are_resolved_and_stale_entries_reported() {
     let sandbox = Sandbox::new();
     let project = sandbox.root().join("proj");

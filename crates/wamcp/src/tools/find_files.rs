@@ -1,7 +1,7 @@
 //! `find_files`: files by name pattern.
 
 use super::dot;
-use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use wamcp_policy::error::ToolError;
@@ -37,8 +37,10 @@ impl ToolDef for FindFiles {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let cwd = call.ctx.cwd.clone();
-        blocking(move || wamcp_fs::find_files(&p.file_glob, &p.path, &cwd, p.max_results))
-            .await
-            .map(ToolOutput::Text)
+        call.within_search_budget("listing", move |bounds| {
+            wamcp_fs::find_files(&p.file_glob, &p.path, &cwd, p.max_results, bounds)
+        })
+        .await
+        .map(ToolOutput::Text)
     }
 }

@@ -88,6 +88,7 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         "host_grant_persist": ctx.host_grant_persist,
         "web_search": web_search,
         "search_backend": ctx.search_backend,
+        "search_budget_seconds": ctx.search_budget.as_secs(),
         "command_rules_file": ctx.command_rules_file.as_ref().map(|p| p.display().to_string()),
         "command_rules_errors": ctx.command_rules().errors,
     });

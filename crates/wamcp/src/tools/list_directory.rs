@@ -1,7 +1,7 @@
 //! `list_directory`: one directory's entries.
 
 use super::dot;
-use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use wamcp_policy::error::ToolError;
@@ -27,8 +27,10 @@ impl ToolDef for ListDirectory {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let cwd = call.ctx.cwd.clone();
-        blocking(move || wamcp_fs::list_directory(&p.path, &cwd))
-            .await
-            .map(ToolOutput::Text)
+        call.within_search_budget("listing", move |bounds| {
+            wamcp_fs::list_directory(&p.path, &cwd, bounds.budget)
+        })
+        .await
+        .map(ToolOutput::Text)
     }
 }

@@ -1,6 +1,6 @@
 //! `list_empty_dirs`: empty directory trees, for clean-up.
 
-use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use wamcp_policy::error::ToolError;
@@ -25,8 +25,10 @@ impl ToolDef for ListEmptyDirs {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let cwd = call.ctx.cwd.clone();
-        blocking(move || wamcp_fs::list_empty_dirs(&p.path, &cwd))
-            .await
-            .map(ToolOutput::Text)
+        call.within_search_budget("walking", move |bounds| {
+            wamcp_fs::list_empty_dirs(&p.path, &cwd, bounds.budget)
+        })
+        .await
+        .map(ToolOutput::Text)
     }
 }

@@ -1,7 +1,7 @@
 //! `search_files`: matching lines under a directory.
 
 use super::dot;
-use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use wamcp_fs::SearchRequest;
@@ -46,7 +46,7 @@ impl ToolDef for SearchFiles {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let cwd = call.ctx.cwd.clone();
-        blocking(move || {
+        call.within_search_budget("searching", move |bounds| {
             let request = SearchRequest {
                 pattern: &p.pattern,
                 path: &p.path,
@@ -55,7 +55,7 @@ impl ToolDef for SearchFiles {
                 regex: p.regex,
                 max_results: p.max_results,
             };
-            wamcp_fs::search_files(&request, &cwd)
+            wamcp_fs::search_files(&request, &cwd, bounds)
         })
         .await
         .map(ToolOutput::Text)
