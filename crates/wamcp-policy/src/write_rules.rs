@@ -306,25 +306,54 @@ fn is_short_name(part: &str) -> bool {
 /// Whether `path` is `root` or below it, compared component by component
 /// (case-insensitively on Windows, where `C:\Proj` and `c:\proj` are one).
 pub fn is_within(path: &str, root: &str, style: PathStyle) -> bool {
-    let (Ok((path_prefix, path_parts)), Ok((root_prefix, root_parts))) =
-        (split_for_write(path, style), split_for_write(root, style))
-    else {
-        return false;
-    };
-    let same = |a: &str, b: &str| match style {
-        PathStyle::Windows => a.to_lowercase() == b.to_lowercase(),
-        PathStyle::Unix => a == b,
-    };
-    // Any `..` left here means the caller skipped resolution: never contained.
-    if path_parts.iter().chain(&root_parts).any(|p| p == "..") {
-        return false;
+    match (PathParts::parse(path, style), PathParts::parse(root, style)) {
+        (Some(path), Some(root)) => root.holds(&path),
+        _ => false,
     }
-    let path_parts: Vec<&String> = path_parts.iter().filter(|p| *p != ".").collect();
-    let root_parts: Vec<&String> = root_parts.iter().filter(|p| *p != ".").collect();
-    !path_prefix.is_empty()
-        && same(&path_prefix, &root_prefix)
-        && root_parts.len() <= path_parts.len()
-        && root_parts.iter().zip(&path_parts).all(|(r, p)| same(r, p))
+}
+
+/// A path split once into its prefix and components (`.` dropped), for
+/// comparing one path with many without splitting it again each time.
+#[derive(Clone, Debug)]
+pub struct PathParts {
+    prefix: String,
+    parts: Vec<String>,
+    style: PathStyle,
+}
+
+impl PathParts {
+    /// `None` for a form [`split_for_write`] refuses, and for a path with a
+    /// `..` left in it: the caller skipped resolution, so it is never
+    /// contained in anything, nor holds anything.
+    pub fn parse(path: &str, style: PathStyle) -> Option<PathParts> {
+        let (prefix, parts) = split_for_write(path, style).ok()?;
+        if parts.iter().any(|p| p == "..") {
+            return None;
+        }
+        let parts = parts.into_iter().filter(|p| p != ".").collect();
+        Some(PathParts {
+            prefix,
+            parts,
+            style,
+        })
+    }
+
+    /// Whether `other` is this path or below it.
+    pub fn holds(&self, other: &PathParts) -> bool {
+        let same = |a: &str, b: &str| match self.style {
+            PathStyle::Windows => a.to_lowercase() == b.to_lowercase(),
+            PathStyle::Unix => a == b,
+        };
+        !other.prefix.is_empty()
+            && same(&other.prefix, &self.prefix)
+            && self.parts.len() <= other.parts.len()
+            && self.parts.iter().zip(&other.parts).all(|(r, p)| same(r, p))
+    }
+
+    /// Whether either path holds the other.
+    pub fn overlaps(&self, other: &PathParts) -> bool {
+        self.holds(other) || other.holds(self)
+    }
 }
 
 #[cfg(test)]

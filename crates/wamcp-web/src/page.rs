@@ -120,7 +120,17 @@ async fn fetch_and_extract(
     .await
     .and_then(|inner| inner);
     let (answered, content_type, body) = fetched.map_err(|e| to_tool_error(e, &KINDS, url))?;
-    extract_document(&answered, content_type.as_deref(), &body)
+    // Parsing 2 MiB of HTML takes a while; on the blocking pool it does not
+    // hold up the protocol (a stdio server runs on one thread).
+    let extract = move || extract_document(&answered, content_type.as_deref(), &body);
+    tokio::task::spawn_blocking(extract)
+        .await
+        .unwrap_or_else(|e| {
+            Err(ToolError::new(
+                ErrorType::PageFetchFailed,
+                format!("Reading the page stopped unexpectedly: {e}."),
+            ))
+        })
 }
 
 /// A fetched document as the lines and links the model is shown; `wamcp

@@ -488,7 +488,7 @@ fn read_profiles(value: &Value, problems: &mut Vec<String>) -> Vec<Profile> {
     profiles
 }
 
-/// The file written on first run and by `config --init`: every setting with
+/// The file `config --init` writes: every setting with
 /// its default and description, and a few starting profiles.
 pub fn default_file() -> Value {
     let mut settings = Map::new();

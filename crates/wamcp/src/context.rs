@@ -92,31 +92,12 @@ pub struct Startup {
 }
 
 impl Startup {
-    /// Finds and loads the config file, writing the documented default file
-    /// first when none exists and `generate` is set.
-    pub fn read(env: EnvLookup, cwd: &Path, generate: bool) -> Startup {
-        let mut generation_error = None;
+    /// Finds and loads the config file; never writes one.
+    pub fn read(env: EnvLookup, cwd: &Path) -> Startup {
         let location = config::locate(env, cwd);
-        if let Some(path) = &location
-            && generate
-            && !path.exists()
-        {
-            match config::write_default(path, false) {
-                Ok(()) => tracing::info!("wrote a documented default config to {}", path.display()),
-                // Another server may have created it a moment ago; that is fine.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => {
-                    generation_error = Some(format!(
-                        "Could not create the default config file {}: {e}. Running on defaults.",
-                        path.display()
-                    ))
-                }
-            }
-        }
-        let loaded = match (&location, generation_error) {
-            (_, Some(message)) => Err(message),
-            (Some(path), None) => config::load(path),
-            (None, None) => Ok(None),
+        let loaded = match &location {
+            Some(path) => config::load(path),
+            None => Ok(None),
         };
         let config_file = match (&location, &loaded) {
             (Some(path), Ok(Some(_))) => Some(path.clone()),
@@ -469,6 +450,19 @@ impl ServerContext {
         })
     }
 
+    /// When no config file exists yet, where `wamcp config --init` would
+    /// write one (start-up never writes it: a server started by every client
+    /// session must not create files as a side effect).
+    pub fn missing_config_hint(&self) -> Option<String> {
+        let path = self.config_location.as_ref()?;
+        (!path.exists()).then(|| {
+            format!(
+                "no config file at {}; `wamcp config --init` writes a documented one",
+                path.display()
+            )
+        })
+    }
+
     /// Every start-up message worth a line on stderr.
     pub fn startup_messages(&self) -> Vec<String> {
         let mut messages: Vec<String> = [
@@ -644,11 +638,7 @@ fn command_sandbox(env: EnvLookup, resolution: &Resolution, warnings: &mut Vec<S
         })
         .unwrap_or_default();
     let home = home_dir(env);
-    let home = Home {
-        home: home.as_deref(),
-        path_dirs: &path_dirs,
-        style: PathStyle::native(),
-    };
+    let home = Home::new(home.as_deref(), &path_dirs, PathStyle::native());
     let mut caches = writable_caches(resolution.get(settings::COMMAND_WRITABLE), &home, &|name| {
         env_value(env, name)
     });

@@ -111,7 +111,15 @@ struct ConfigArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Clients start `wamcp` with no arguments, many times a day: that start
+    // does not pay for building the whole command-line parser.
+    let command = if std::env::args_os().len() <= 1 {
+        Command::Serve(ServeArgs::default())
+    } else {
+        Cli::parse()
+            .command
+            .unwrap_or(Command::Serve(ServeArgs::default()))
+    };
     let env = |name: &str| std::env::var(name).ok();
     let cwd = match std::env::current_dir() {
         Ok(cwd) => cwd,
@@ -120,7 +128,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match cli.command.unwrap_or(Command::Serve(ServeArgs::default())) {
+    match command {
         Command::Serve(args) => serve(args, &env, &cwd),
         Command::Config(args) => report("config", config_command(args, &env, &cwd)),
         Command::Hostgrants(args) => report("hostgrants", hostgrants_command(args, &env, &cwd)),
@@ -148,7 +156,7 @@ fn report(command: &str, result: Result<(), String>) -> ExitCode {
 fn hostgrants_command(args: HostgrantsArgs, env: EnvLookup, cwd: &Path) -> Result<(), String> {
     // The same file the server reads: WAMCP_ALLOWED_HOSTS_FILE (environment,
     // profile or config file), else ./mcp-allowed-hosts.json.
-    let ctx = ServerContext::new(Startup::read(env, cwd, false), env, cwd, "cli");
+    let ctx = ServerContext::new(Startup::read(env, cwd), env, cwd, "cli");
     let path = &ctx.granted_hosts_file;
     let message = if let Some(host) = &args.add {
         wamcp::hostgrants::add(path, host, args.note.as_deref())?
@@ -199,21 +207,20 @@ fn extract_command(args: ExtractArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Removes temporary files killed servers left behind, off the start-up
-/// path: the first request is not kept waiting for a directory listing.
-fn sweep_leftovers(env: EnvLookup, roots: Vec<PathBuf>) {
-    if let Some(data) = config::user_data_dir(env) {
-        wamcp_fs::leftovers::keep_journal(data.join("wamcp").join("written-dirs.txt"));
+/// Removes temporary files killed servers left behind (run on the
+/// blocking pool once serving has begun).
+fn sweep_leftovers(roots: &[PathBuf]) {
+    let removed = wamcp_fs::leftovers::sweep(roots);
+    if removed > 0 {
+        tracing::warn!(
+            "removed {removed} temporary file(s) left by wamcp processes that were killed while writing"
+        );
     }
-    std::thread::spawn(move || {
-        let removed = wamcp_fs::leftovers::sweep(&roots);
-        if removed > 0 {
-            tracing::warn!(
-                "removed {removed} temporary file(s) left by wamcp processes that were killed while writing"
-            );
-        }
-    });
 }
+
+/// The most threads blocking work may use at once on stdio: a batch of
+/// calls runs in parallel, a runaway batch does not start hundreds.
+const BLOCKING_THREADS: usize = 16;
 
 /// How long workers get to finish once the client has gone.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
@@ -232,28 +239,46 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
         }
     };
     // stdout is the protocol channel: every log line goes to stderr.
-    tracing_subscriber::fmt()
+    let logger = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
         // A client may close our stderr; logging must then fail quietly, not
         // panic (eprint!) in the middle of answering a request.
-        .log_internal_errors(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("WAMCP_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
-    let startup = Startup::read(env, cwd, true);
+        .log_internal_errors(false);
+    // Directives are parsed only when asked for: building the filter costs
+    // a tenth of a millisecond that every start would pay.
+    match tracing_subscriber::EnvFilter::try_from_env("WAMCP_LOG") {
+        Ok(filter) => logger.with_env_filter(filter).init(),
+        Err(_) => logger.with_max_level(tracing::Level::WARN).init(),
+    }
+    // Nothing is written at start-up: `wamcp config --init` makes the file.
+    let startup = Startup::read(env, cwd);
     let transport = if http.is_some() { "http" } else { "stdio" };
     let ctx = ServerContext::new(startup, env, cwd, transport);
     for message in ctx.startup_messages() {
         tracing::warn!("{message}");
     }
-    sweep_leftovers(env, ctx.run_roots());
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    if let Some(hint) = ctx.missing_config_hint() {
+        tracing::info!("{hint}");
+    }
+    // The journal is named before any tool can write; the sweep waits.
+    if let Some(data) = config::user_data_dir(env) {
+        wamcp_fs::leftovers::keep_journal(data.join("wamcp").join("written-dirs.txt"));
+    }
+    let roots = ctx.run_roots();
+    // stdio serves one client: one thread runs the protocol and the tools'
+    // async parts, and blocking work (file walks, reads) goes to a pool
+    // whose threads start when first needed. HTTP may serve several.
+    let runtime = match http {
+        Some(_) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+        None => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .max_blocking_threads(BLOCKING_THREADS)
+            .build(),
+    };
+    let runtime = match runtime {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("wamcp: cannot start the async runtime: {e}");
@@ -262,6 +287,8 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
     };
     let ctx = Arc::new(ctx);
     let result = runtime.block_on(async move {
+        // Off the start-up path: the first answer does not wait for it.
+        tokio::task::spawn_blocking(move || sweep_leftovers(&roots));
         if let Some(address) = http {
             return wamcp::http::serve(ctx, address).await.map_err(Into::into);
         }

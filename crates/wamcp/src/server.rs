@@ -13,7 +13,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// What a client is told the server is for, and how to recover from refusals.
 pub const INSTRUCTIONS: &str = "wamcp gives you tools to read, search, edit and build code on this \
@@ -24,16 +24,22 @@ pub const INSTRUCTIONS: &str = "wamcp gives you tools to read, search, edit and 
 #[derive(Clone)]
 pub struct WamcpServer {
     ctx: Arc<ServerContext>,
-    tools: Arc<Vec<Tool>>,
+    /// The definitions (JSON schemas included), made on the first
+    /// `tools/list` or call rather than before the `initialize` answer.
+    tools: Arc<OnceLock<Vec<Tool>>>,
 }
 
 impl WamcpServer {
     pub fn new(ctx: Arc<ServerContext>) -> WamcpServer {
-        let tools = ctx.registered.iter().map(|t| t.definition()).collect();
         WamcpServer {
             ctx,
-            tools: Arc::new(tools),
+            tools: Arc::new(OnceLock::new()),
         }
+    }
+
+    fn tools(&self) -> &[Tool] {
+        self.tools
+            .get_or_init(|| self.ctx.registered.iter().map(|t| t.definition()).collect())
     }
 }
 
@@ -49,11 +55,11 @@ impl ServerHandler for WamcpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
+        self.tools().iter().find(|t| t.name == name).cloned()
     }
 
     async fn call_tool(

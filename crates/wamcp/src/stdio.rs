@@ -9,7 +9,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_util::sync::CancellationToken;
 
 /// How long calls in flight at end-of-file get to finish.
@@ -54,7 +54,80 @@ impl<R: AsyncRead + Unpin> AsyncRead for EofWatch<R> {
     }
 }
 
+type Reader = Box<dyn AsyncRead + Send + Unpin>;
+type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+
 /// stdin (watched) and stdout, as rmcp's stdio transport pairs them.
-pub fn transport(gone: CancellationToken) -> (EofWatch<tokio::io::Stdin>, tokio::io::Stdout) {
-    (EofWatch::new(tokio::io::stdin(), gone), tokio::io::stdout())
+pub fn transport(gone: CancellationToken) -> (EofWatch<Reader>, Writer) {
+    let (reader, writer) = native::streams();
+    (EofWatch::new(reader, gone), writer)
+}
+
+/// Where stdin and stdout are pipes or sockets (as every client makes
+/// them), they are read and written through the runtime's own event loop:
+/// tokio's portable `stdin`/`stdout` hand each read and write to a blocking
+/// thread, which costs two thread starts before the first answer and a
+/// thread hand-off per message. Anything else (a terminal, a file) keeps
+/// the portable handles.
+#[cfg(unix)]
+mod native {
+    use super::{Reader, Writer};
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::os::unix::fs::FileTypeExt;
+
+    pub fn streams() -> (Reader, Writer) {
+        let reader = std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .and_then(|fd| -> Option<Reader> {
+                let file = std::fs::File::from(fd);
+                let kind = file.metadata().ok()?.file_type();
+                if kind.is_fifo() {
+                    Some(Box::new(
+                        tokio::net::unix::pipe::Receiver::from_file(file).ok()?,
+                    ))
+                } else if kind.is_socket() {
+                    Some(Box::new(unix_stream(file.into())?))
+                } else {
+                    None
+                }
+            })
+            .unwrap_or_else(|| Box::new(tokio::io::stdin()));
+        let writer = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .and_then(|fd| -> Option<Writer> {
+                let file = std::fs::File::from(fd);
+                let kind = file.metadata().ok()?.file_type();
+                if kind.is_fifo() {
+                    Some(Box::new(
+                        tokio::net::unix::pipe::Sender::from_file(file).ok()?,
+                    ))
+                } else if kind.is_socket() {
+                    Some(Box::new(unix_stream(file.into())?))
+                } else {
+                    None
+                }
+            })
+            .unwrap_or_else(|| Box::new(tokio::io::stdout()));
+        (reader, writer)
+    }
+
+    fn unix_stream(fd: OwnedFd) -> Option<tokio::net::UnixStream> {
+        let stream = std::os::unix::net::UnixStream::from(fd);
+        stream.set_nonblocking(true).ok()?;
+        tokio::net::UnixStream::from_std(stream).ok()
+    }
+}
+
+/// Windows' anonymous pipes have no readiness events: the portable handles.
+#[cfg(not(unix))]
+mod native {
+    use super::{Reader, Writer};
+
+    pub fn streams() -> (Reader, Writer) {
+        (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+    }
 }

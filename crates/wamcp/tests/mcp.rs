@@ -179,12 +179,26 @@ async fn server_info_has_every_documented_field() {
     client.close().await;
 }
 
+/// Start-up writes nothing; `wamcp config --init` writes the documented
+/// file, which the next start then reads.
 #[tokio::test]
-async fn first_run_generates_a_documented_config_file() {
+async fn config_init_writes_a_documented_file_and_start_up_writes_none() {
     let client = Sandbox::new().connect().await;
     let info = client.server_info().await;
     let sandbox = client.close().await;
     let path = sandbox.user_config();
+    assert_eq!(info["config_file"], Value::Null);
+    assert!(!path.exists(), "start-up wrote {}", path.display());
+    assert!(
+        sandbox
+            .command(&["config", "--init"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let client = sandbox.connect().await;
+    let info = client.server_info().await;
+    let sandbox = client.close().await;
     assert_eq!(info["config_file"], json!(path.display().to_string()));
     assert_eq!(info["config_error"], Value::Null);
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();

@@ -145,3 +145,32 @@ fn running(pid: i32) -> bool {
     }
     true
 }
+
+/// Node-based clients (libuv) give a child Unix sockets, not pipes, as its
+/// stdin and stdout: the server reads and answers there too, and ends when
+/// the client shuts its side down.
+#[cfg(unix)]
+#[test]
+fn stdio_over_a_socket_pair_is_served() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::net::UnixStream;
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.command(&[]);
+    cmd.stdin(Stdio::from(std::os::fd::OwnedFd::from(
+        theirs.try_clone().unwrap(),
+    )))
+    .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+    .stderr(Stdio::null());
+    let mut child = cmd.spawn().expect("spawn wamcp");
+    let mut writer = ours.try_clone().unwrap();
+    writeln!(writer, "{}", initialize("2025-11-25")).unwrap();
+    let mut line = String::new();
+    BufReader::new(ours.try_clone().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let reply: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(reply["result"]["serverInfo"]["name"], "wamcp", "{line}");
+    ours.shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(child.wait().unwrap().success());
+}

@@ -19,11 +19,7 @@ fuzz_target!(|data: &[u8]| {
         (PathStyle::Unix, "/home/ada", ':'),
     ] {
         let path_dirs: Vec<String> = path.split(separator).map(str::to_string).collect();
-        let home_place = Home {
-            home: Some(home),
-            path_dirs: &path_dirs,
-            style,
-        };
+        let home_place = Home::new(Some(home), &path_dirs, style);
         let env = |name: &str| (name == "CARGO_HOME").then(|| path.to_string());
         let caches = writable_caches(Some(setting), &home_place, &env);
         let defaults = writable_caches(None, &home_place, &env);

@@ -2,19 +2,11 @@ use super::*;
 use PathStyle::{Unix, Windows};
 
 fn unix_home(path_dirs: &[String]) -> Home<'_> {
-    Home {
-        home: Some("/home/u"),
-        path_dirs,
-        style: Unix,
-    }
+    Home::new(Some("/home/u"), path_dirs, Unix)
 }
 
 fn windows_home(path_dirs: &[String]) -> Home<'_> {
-    Home {
-        home: Some(r"C:\Users\u"),
-        path_dirs,
-        style: Windows,
-    }
+    Home::new(Some(r"C:\Users\u"), path_dirs, Windows)
 }
 
 fn no_env(_: &str) -> Option<String> {
