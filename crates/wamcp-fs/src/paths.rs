@@ -123,16 +123,52 @@ pub fn quoted(text: &str) -> String {
 /// Orders paths for output: case-insensitively, as Windows users expect,
 /// with the exact spelling breaking ties so the order is total.
 pub fn sort_paths(paths: &mut [String]) {
-    paths.sort_by(|a, b| {
-        a.to_lowercase()
-            .cmp(&b.to_lowercase())
-            .then_with(|| a.cmp(b))
-    });
+    paths.sort_by(|a, b| folded_cmp(a, b).then_with(|| a.cmp(b)));
+}
+
+/// `a` and `b` compared as lower-cased character sequences, without
+/// allocating: sorting 200,000 paths made two lower-cased copies per
+/// comparison, millions in all, and took longer than walking the tree.
+fn folded_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        a.bytes()
+            .map(|c| c.to_ascii_lowercase())
+            .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
+    } else {
+        a.chars()
+            .flat_map(char::to_lowercase)
+            .cmp(b.chars().flat_map(char::to_lowercase))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_sort_case_insensitively_with_the_spelling_breaking_ties() {
+        let mut paths: Vec<String> = [
+            "b.txt", "A.txt", "a.txt", "src/Z.rs", "src/a.rs", "Ärger", "äb", "Zeta", "ä",
+        ]
+        .map(String::from)
+        .to_vec();
+        sort_paths(&mut paths);
+        assert_eq!(
+            paths,
+            [
+                "A.txt", "a.txt", "b.txt", "src/a.rs", "src/Z.rs", "Zeta", "ä", "äb", "Ärger"
+            ]
+        );
+        // The same order as comparing lower-cased copies, which it replaces.
+        let mut by_copies = paths.clone();
+        by_copies.reverse();
+        by_copies.sort_by(|a, b| {
+            a.to_lowercase()
+                .cmp(&b.to_lowercase())
+                .then_with(|| a.cmp(b))
+        });
+        assert_eq!(by_copies, paths);
+    }
 
     #[test]
     fn empty_and_nul_paths_are_invalid() {
