@@ -72,53 +72,46 @@ pub fn transport(gone: CancellationToken) -> (EofWatch<Reader>, Writer) {
 #[cfg(unix)]
 mod native {
     use super::{Reader, Writer};
-    use std::os::fd::{AsFd, OwnedFd};
+    use std::fs::File;
+    use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
     use std::os::unix::fs::FileTypeExt;
+    use tokio::net::UnixStream;
+    use tokio::net::unix::pipe;
 
     pub fn streams() -> (Reader, Writer) {
-        let reader = std::io::stdin()
-            .as_fd()
-            .try_clone_to_owned()
-            .ok()
-            .and_then(|fd| -> Option<Reader> {
-                let file = std::fs::File::from(fd);
-                let kind = file.metadata().ok()?.file_type();
-                if kind.is_fifo() {
-                    Some(Box::new(
-                        tokio::net::unix::pipe::Receiver::from_file(file).ok()?,
-                    ))
-                } else if kind.is_socket() {
-                    Some(Box::new(unix_stream(file.into())?))
-                } else {
-                    None
-                }
-            })
-            .unwrap_or_else(|| Box::new(tokio::io::stdin()));
-        let writer = std::io::stdout()
-            .as_fd()
-            .try_clone_to_owned()
-            .ok()
-            .and_then(|fd| -> Option<Writer> {
-                let file = std::fs::File::from(fd);
-                let kind = file.metadata().ok()?.file_type();
-                if kind.is_fifo() {
-                    Some(Box::new(
-                        tokio::net::unix::pipe::Sender::from_file(file).ok()?,
-                    ))
-                } else if kind.is_socket() {
-                    Some(Box::new(unix_stream(file.into())?))
-                } else {
-                    None
-                }
-            })
-            .unwrap_or_else(|| Box::new(tokio::io::stdout()));
+        let reader = evented(
+            std::io::stdin().as_fd(),
+            |file| Ok(Box::new(pipe::Receiver::from_file(file)?) as Reader),
+            |socket| Box::new(socket) as Reader,
+        )
+        .unwrap_or_else(|| Box::new(tokio::io::stdin()));
+        let writer = evented(
+            std::io::stdout().as_fd(),
+            |file| Ok(Box::new(pipe::Sender::from_file(file)?) as Writer),
+            |socket| Box::new(socket) as Writer,
+        )
+        .unwrap_or_else(|| Box::new(tokio::io::stdout()));
         (reader, writer)
     }
 
-    fn unix_stream(fd: OwnedFd) -> Option<tokio::net::UnixStream> {
-        let stream = std::os::unix::net::UnixStream::from(fd);
-        stream.set_nonblocking(true).ok()?;
-        tokio::net::UnixStream::from_std(stream).ok()
+    /// A duplicate of `fd` as an event-driven stream, when it is a pipe or
+    /// a socket.
+    fn evented<T>(
+        fd: BorrowedFd<'_>,
+        from_pipe: impl FnOnce(File) -> std::io::Result<T>,
+        from_socket: impl FnOnce(UnixStream) -> T,
+    ) -> Option<T> {
+        let file = File::from(fd.try_clone_to_owned().ok()?);
+        let kind = file.metadata().ok()?.file_type();
+        if kind.is_fifo() {
+            from_pipe(file).ok()
+        } else if kind.is_socket() {
+            let socket = std::os::unix::net::UnixStream::from(OwnedFd::from(file));
+            socket.set_nonblocking(true).ok()?;
+            UnixStream::from_std(socket).ok().map(from_socket)
+        } else {
+            None
+        }
     }
 }
 

@@ -123,7 +123,25 @@ fn a_malformed_config_and_an_unknown_profile_are_reported_to_the_python_client()
             .contains("invalid JSON")
     );
 
+    // Start-up writes no config file, so the profile has nowhere to come from.
     let sandbox = Sandbox::new().set("WAMCP_PROFILE", "nope");
+    let seen = run_client(&python, &sandbox, "legacy");
+    let error = seen["info"]["config_error"].as_str().unwrap();
+    assert!(
+        error.contains(
+            "Profile 'nope' (selected by WAMCP_PROFILE) cannot be used: there is no config file"
+        ),
+        "{error}"
+    );
+    // With the documented file `config --init` writes, it is not defined there.
+    let sandbox = Sandbox::new().set("WAMCP_PROFILE", "nope");
+    assert!(
+        sandbox
+            .command(&["config", "--init"])
+            .status()
+            .unwrap()
+            .success()
+    );
     let seen = run_client(&python, &sandbox, "legacy");
     let error = seen["info"]["config_error"].as_str().unwrap();
     assert!(
