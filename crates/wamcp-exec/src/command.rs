@@ -74,9 +74,11 @@ impl Policy<'_> {
                 c as u32
             )));
         }
-        if cfg!(windows) {
-            refuse_unquotable_batch_arguments(&program, &args)?;
-        }
+        let program = if cfg!(windows) {
+            windows_program(program, &args)?
+        } else {
+            program
+        };
         let cwd = working_directory(asked_dir, self.cwd, self.roots)?;
         let confinement = self.sandbox.confinement(self.roots, network)?;
         Ok(RunSpec {
@@ -92,26 +94,34 @@ impl Policy<'_> {
     }
 }
 
-/// A program that resolves to a batch file (`npm` is `npm.cmd`) runs
-/// through `cmd.exe`, which cannot be handed some arguments without reading
-/// them as commands; those are refused here, before anything starts, with
-/// the reason (the standard library and the confining helper would refuse
-/// them too, less clearly).
-fn refuse_unquotable_batch_arguments(program: &str, args: &[String]) -> Result<(), ToolError> {
-    let Some(resolved) = wamcp_platform::search_path::resolve_program(program) else {
-        return Ok(());
+/// The file Windows will start for `program`, found once here (the launch
+/// then starts exactly it), or the name as given when none is found (the
+/// launch reports that). A batch file (`npm` is `npm.cmd`) runs through
+/// `cmd.exe`, which cannot be handed some arguments without reading them as
+/// commands; those are refused here, before anything starts, with the
+/// reason (the standard library and the confining helper would refuse them
+/// too, less clearly).
+fn windows_program(program: String, args: &[String]) -> Result<String, ToolError> {
+    let Some(resolved) = wamcp_platform::search_path::resolve_program(&program) else {
+        return Ok(program);
     };
     let script = resolved.display().to_string();
     if !is_batch_file(&script) {
-        return Ok(());
+        return Ok(script);
     }
-    batch_command_line(&script, args).map(drop).map_err(|why| {
-        ToolError::new(
-            ErrorType::CommandNotAllowed,
-            format!("'{program}' is the batch file '{script}', which runs through cmd.exe: {why}."),
-        )
-        .recover("Pass multi-line text through a file the command reads instead of an argument.")
-    })
+    batch_command_line(&script, args)
+        .map(|_| script.clone())
+        .map_err(|why| {
+            ToolError::new(
+                ErrorType::CommandNotAllowed,
+                format!(
+                    "'{program}' is the batch file '{script}', which runs through cmd.exe: {why}."
+                ),
+            )
+            .recover(
+                "Pass multi-line text through a file the command reads instead of an argument.",
+            )
+        })
 }
 
 pub struct CommandRequest<'a> {

@@ -189,13 +189,7 @@ async fn config_init_writes_a_documented_file_and_start_up_writes_none() {
     let path = sandbox.user_config();
     assert_eq!(info["config_file"], Value::Null);
     assert!(!path.exists(), "start-up wrote {}", path.display());
-    assert!(
-        sandbox
-            .command(&["config", "--init"])
-            .status()
-            .unwrap()
-            .success()
-    );
+    sandbox.init_config();
     let client = sandbox.connect().await;
     let info = client.server_info().await;
     let sandbox = client.close().await;

@@ -135,13 +135,7 @@ fn a_malformed_config_and_an_unknown_profile_are_reported_to_the_python_client()
     );
     // With the documented file `config --init` writes, it is not defined there.
     let sandbox = Sandbox::new().set("WAMCP_PROFILE", "nope");
-    assert!(
-        sandbox
-            .command(&["config", "--init"])
-            .status()
-            .unwrap()
-            .success()
-    );
+    sandbox.init_config();
     let seen = run_client(&python, &sandbox, "legacy");
     let error = seen["info"]["config_error"].as_str().unwrap();
     assert!(

@@ -134,6 +134,12 @@ impl Sandbox {
     }
 
     /// A `wamcp` command (CLI use) configured for this sandbox.
+    /// Writes the documented config file with `wamcp config --init`.
+    pub fn init_config(&self) {
+        let out = self.command(&["config", "--init"]).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+
     pub fn command(&self, args: &[&str]) -> std::process::Command {
         let mut cmd = std::process::Command::new(BIN);
         cmd.args(args);
