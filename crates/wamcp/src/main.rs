@@ -312,6 +312,7 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
     // The client is gone: a worker stuck in a system call (a hung network
     // drive, a program that ignores its kill) must not keep the process alive.
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    wamcp::stdio::restore();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -63,6 +63,13 @@ pub fn transport(gone: CancellationToken) -> (EofWatch<Reader>, Writer) {
     (EofWatch::new(reader, gone), writer)
 }
 
+/// Puts stdin and stdout back as they were (blocking) before the process
+/// exits: the pipe or socket is shared with the client, and whatever else
+/// later reads or writes it would otherwise see EAGAIN.
+pub fn restore() {
+    native::restore();
+}
+
 /// Where stdin and stdout are pipes or sockets (as every client makes
 /// them), they are read and written through the runtime's own event loop:
 /// tokio's portable `stdin`/`stdout` hand each read and write to a blocking
@@ -73,10 +80,22 @@ pub fn transport(gone: CancellationToken) -> (EofWatch<Reader>, Writer) {
 mod native {
     use super::{Reader, Writer};
     use std::fs::File;
-    use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+    use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
     use std::os::unix::fs::FileTypeExt;
+    use std::sync::Mutex;
     use tokio::net::UnixStream;
     use tokio::net::unix::pipe;
+
+    /// The status flags of each descriptor switched to non-blocking.
+    static SWITCHED: Mutex<Vec<(i32, i32)>> = Mutex::new(Vec::new());
+
+    pub fn restore() {
+        let switched = SWITCHED.lock().unwrap_or_else(|e| e.into_inner());
+        for &(fd, flags) in switched.iter() {
+            // SAFETY: fcntl on a descriptor number; a closed one just fails.
+            unsafe { libc::fcntl(fd, libc::F_SETFL, flags) };
+        }
+    }
 
     pub fn streams() -> (Reader, Writer) {
         let reader = evented(
@@ -103,6 +122,14 @@ mod native {
     ) -> Option<T> {
         let file = File::from(fd.try_clone_to_owned().ok()?);
         let kind = file.metadata().ok()?.file_type();
+        if kind.is_fifo() || kind.is_socket() {
+            // SAFETY: fcntl reads the flags of a descriptor we hold.
+            let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+            if flags >= 0 {
+                let mut switched = SWITCHED.lock().unwrap_or_else(|e| e.into_inner());
+                switched.push((fd.as_raw_fd(), flags));
+            }
+        }
         if kind.is_fifo() {
             from_pipe(file).ok()
         } else if kind.is_socket() {
@@ -123,4 +150,6 @@ mod native {
     pub fn streams() -> (Reader, Writer) {
         (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
     }
+
+    pub fn restore() {}
 }

@@ -174,3 +174,27 @@ fn stdio_over_a_socket_pair_is_served() {
     ours.shutdown(std::net::Shutdown::Write).unwrap();
     assert!(child.wait().unwrap().success());
 }
+
+/// The server switches its stdin to non-blocking to read it through the
+/// event loop; the pipe is shared (a shell's next command may read it), so
+/// it is blocking again when the server has exited.
+#[cfg(unix)]
+#[test]
+fn stdin_is_blocking_again_after_the_server_exits() {
+    use std::os::fd::AsRawFd;
+    let (reader, mut writer) = std::io::pipe().unwrap();
+    let shared = reader.try_clone().unwrap();
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.command(&[]);
+    cmd.stdin(reader)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let child = cmd.spawn().expect("spawn wamcp");
+    writeln!(writer, "{}", initialize("2025-11-25")).unwrap();
+    drop(writer);
+    let out = child.wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"serverInfo\""));
+    // SAFETY: reads the status flags of a descriptor this test holds.
+    let flags = unsafe { libc::fcntl(shared.as_raw_fd(), libc::F_GETFL) };
+    assert_eq!(flags & libc::O_NONBLOCK, 0, "flags {flags:o}");
+}

@@ -51,18 +51,22 @@ pub fn is_batch_file(path: &str) -> bool {
 }
 
 /// The `cmd.exe /c` line that runs batch file `script` with `args`, or why
-/// that cannot be done safely. The rules are those Rust's standard library
-/// applies since the batch-file advisory of April 2024 (CVE-2024-24576), so
-/// a batch file gets the same treatment whether it runs confined or not:
+/// that cannot be done safely. The quoting is the one Rust's standard
+/// library applies since the batch-file advisory of April 2024
+/// (CVE-2024-24576):
 ///
 /// - an argument holding a line break or NUL is refused: `cmd.exe` ends the
 ///   command there and reads the rest as another one;
 /// - an argument with anything but letters, digits and `#$*+-./:?@\_` is
 ///   quoted, so `&`, `|`, `<`, `>`, `^` and `(` stay inside a string;
 /// - a `"` inside is doubled, which keeps `cmd.exe`'s idea of "inside
-///   quotes" in step with the C runtime's;
-/// - a `%` becomes `%%cd:~,%` (an empty slice of `%cd%` before the `%`), so
-///   `%PATH%` in an argument is not expanded.
+///   quotes" in step with the C runtime's.
+///
+/// Stricter than the standard library, an argument holding `%` is refused:
+/// its escape survives one expansion, but a shim that passes its arguments
+/// on with `call ... %*` (pyenv-win's `python.bat` does) expands them
+/// again, and `%COMSPEC:C:=" & calc & "%` then puts the caller's own `"`
+/// and `&` on a command line.
 ///
 /// The whole line goes after `/c` as one quoted string, after
 /// `/e:ON /v:OFF /d`: command extensions on (batch files need them),
@@ -82,6 +86,13 @@ pub fn batch_command_line(script: &str, args: &[String]) -> Result<String, Strin
                 index + 1
             ));
         }
+        if arg.contains('%') {
+            return Err(format!(
+                "argument {} holds '%', which cmd.exe expands as a variable, and a batch file that passes its \
+                 arguments on with `call` expands again past any escaping, so it cannot be passed to a batch file",
+                index + 1
+            ));
+        }
         line.push(' ');
         push_batch_quoted(&mut line, arg);
     }
@@ -90,8 +101,7 @@ pub fn batch_command_line(script: &str, args: &[String]) -> Result<String, Strin
     let length = line.encode_utf16().count();
     if length > MAX_CMD_LINE {
         return Err(format!(
-            "the cmd.exe line would be {length} characters long (every % takes 8), over cmd.exe's limit of \
-             {MAX_CMD_LINE}"
+            "the cmd.exe line would be {length} characters long, over cmd.exe's limit of {MAX_CMD_LINE}"
         ));
     }
     Ok(line)
@@ -125,7 +135,6 @@ fn push_batch_quoted(line: &mut String, arg: &str) {
                 line.extend(std::iter::repeat_n('\\', backslashes));
                 line.push('"');
             }
-            '%' => line.push_str("%%cd:~,"),
             _ => {}
         }
         backslashes = 0;
@@ -150,8 +159,6 @@ mod tests {
             "x&calc",
             "a|b",
             "two words",
-            "50%",
-            "%PATH%",
             r#"say "hi""#,
             r"C:\dir\",
             "",
@@ -163,7 +170,7 @@ mod tests {
         .to_vec();
         assert_eq!(
             batch_command_line(r"C:\Program Files\nodejs\npm.cmd", &args).unwrap(),
-            r##"cmd.exe /e:ON /v:OFF /d /c ""C:\Program Files\nodejs\npm.cmd" run build -- "x&calc" "a|b" "two words" "50%%cd:~,%" "%%cd:~,%PATH%%cd:~,%" "say ""hi""" "C:\dir\\" "" naïve "^caret" "!bang!"""##
+            r##"cmd.exe /e:ON /v:OFF /d /c ""C:\Program Files\nodejs\npm.cmd" run build -- "x&calc" "a|b" "two words" "say ""hi""" "C:\dir\\" "" naïve "^caret" "!bang!"""##
         );
         assert_eq!(
             batch_command_line(r"C:\t\b.bat", &[r#"a\"b"#.to_string()]).unwrap(),
@@ -181,10 +188,15 @@ mod tests {
                 "{error}"
             );
         }
-        let percents = ["%".repeat(1100)];
-        let error = batch_command_line(r"C:\t\npm.cmd", &percents).unwrap_err();
+        for arg in ["50%", "%PATH%", "%COMSPEC:C:=\" & calc & \"%"] {
+            let args = ["ok".to_string(), arg.to_string()];
+            let error = batch_command_line(r"C:\t\python.bat", &args).unwrap_err();
+            assert!(error.starts_with("argument 2 holds '%'"), "{error}");
+        }
+        let quotes = ["\"".repeat(4100)];
+        let error = batch_command_line(r"C:\t\npm.cmd", &quotes).unwrap_err();
         assert!(error.contains("over cmd.exe's limit of 8191"), "{error}");
-        assert!(batch_command_line(r"C:\t\npm.cmd", &["%".repeat(1000)]).is_ok());
+        assert!(batch_command_line(r"C:\t\npm.cmd", &["\"".repeat(4000)]).is_ok());
         for script in [r#"C:\t\"x.cmd"#, r"C:\t\"] {
             assert!(batch_command_line(script, &[]).is_err(), "{script}");
         }

@@ -13,10 +13,11 @@
 //! on a Chinese system) or cannot hold at all (it becomes `?`) passes.
 
 /// ASCII that changes how a command line splits or what an argument is:
-/// quotes and backslashes (the C runtime's splitting), whitespace, and the
-/// characters that start options and separate path components.
+/// quotes and backslashes (the C runtime's splitting), whitespace, the
+/// characters that start options and separate path components, and `@`,
+/// which makes gcc, clang and MSBuild read more arguments from a file.
 fn changes_parsing(byte: u8) -> bool {
-    matches!(byte, b'"' | b'\\' | b'/' | b'-' | b' ' | b'\t')
+    matches!(byte, b'"' | b'\\' | b'/' | b'-' | b'@' | b' ' | b'\t')
 }
 
 /// The first character (1-based argument number, character, what it
@@ -51,6 +52,7 @@ mod tests {
             '\u{FF3C}' | '\u{A5}' => Some(b'\\'),
             '\u{FF0D}' => Some(b'-'),
             '\u{FF0F}' => Some(b'/'),
+            '\u{FF20}' => Some(b'@'),
             '\u{3000}' => Some(b' '),
             '\u{FF0C}' => Some(b','),
             '\u{FF1A}' => Some(b':'),
@@ -76,6 +78,7 @@ mod tests {
             (&["dir\u{A5}file"][..], (1, '\u{A5}', '\\')),
             (&["two\u{3000}words"][..], (1, '\u{3000}', ' ')),
             (&["\u{FF0F}p:x"][..], (1, '\u{FF0F}', '/')),
+            (&["-c", "\u{FF20}evil.rsp"][..], (2, '\u{FF20}', '@')),
         ] {
             assert_eq!(
                 ansi_look_alike(&args(argv), cp1252),
