@@ -446,8 +446,24 @@ impl ServerContext {
     /// The command rules, loaded (and the user's file read) on first use.
     pub fn command_rules(&self) -> &RuleSet {
         self.command_rules.get_or_init(|| {
-            load_command_rules(self.command_rules_file.as_deref(), &self.run_roots())
+            let roots = self.run_roots();
+            load_command_rules(
+                RuleSet::builtin(),
+                self.command_rules_file.as_deref(),
+                &roots,
+            )
         })
+    }
+
+    /// The command rules as `wamcp config --check` proves them: the
+    /// built-in grammars and rules run their examples too.
+    pub fn checked_command_rules(&self) -> RuleSet {
+        let roots = self.run_roots();
+        load_command_rules(
+            RuleSet::builtin_checked(),
+            self.command_rules_file.as_deref(),
+            &roots,
+        )
     }
 
     /// When no config file exists yet, where `wamcp config --init` would
@@ -484,8 +500,7 @@ impl ServerContext {
 
 /// The built-in rules plus the user's file, if one is named. Problems land
 /// in the rule set's errors, shown by `get_server_info`; the server starts.
-fn load_command_rules(file: Option<&Path>, roots: &[PathBuf]) -> RuleSet {
-    let mut rules = RuleSet::builtin();
+fn load_command_rules(mut rules: RuleSet, file: Option<&Path>, roots: &[PathBuf]) -> RuleSet {
     if let Some(path) = file {
         // Fail closed: rules a command could rewrite are no rules at all,
         // and dropping them would lose the restrictions they add.

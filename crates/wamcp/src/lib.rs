@@ -12,6 +12,7 @@ pub mod context;
 pub mod emit;
 pub mod hostgrants;
 pub mod http;
+pub mod log;
 pub mod registry;
 pub mod server;
 pub mod settings;

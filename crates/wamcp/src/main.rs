@@ -90,12 +90,17 @@ struct ServeArgs {
 }
 
 #[derive(Args)]
-#[command(group(clap::ArgGroup::new("action").required(true).args(["list", "init", "emit"])))]
+#[command(group(clap::ArgGroup::new("action").required(true).args(["list", "check", "init", "emit"])))]
 struct ConfigArgs {
     /// Print the config file in use, every setting with its effective value
     /// and source, and the profiles.
     #[arg(long)]
     list: bool,
+    /// Load the config file, the command rules (running every example, the
+    /// built-in ones too) and the host grants as the server would; list what
+    /// is wrong and exit with status 1 if anything is.
+    #[arg(long)]
+    check: bool,
     /// Write a documented config file ($WAMCP_CONFIG_FILE, else the per-user file).
     #[arg(long)]
     init: bool,
@@ -238,19 +243,7 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // stdout is the protocol channel: every log line goes to stderr.
-    let logger = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        // A client may close our stderr; logging must then fail quietly, not
-        // panic (eprint!) in the middle of answering a request.
-        .log_internal_errors(false);
-    // Directives are parsed only when asked for: building the filter costs
-    // a tenth of a millisecond that every start would pay.
-    match tracing_subscriber::EnvFilter::try_from_env("WAMCP_LOG") {
-        Ok(filter) => logger.with_env_filter(filter).init(),
-        Err(_) => logger.with_max_level(tracing::Level::WARN).init(),
-    }
+    wamcp::log::init();
     // Nothing is written at start-up: `wamcp config --init` makes the file.
     let startup = Startup::read(env, cwd);
     let transport = if http.is_some() { "http" } else { "stdio" };
@@ -286,7 +279,9 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
         }
     };
     let ctx = Arc::new(ctx);
-    let result = runtime.block_on(async move {
+    // Boxed: the serving future is large, and moving it through block_on's
+    // frames by value would touch tens of kilobytes of stack on every start.
+    let result = runtime.block_on(Box::pin(async move {
         // Off the start-up path: the first answer does not wait for it.
         tokio::task::spawn_blocking(move || sweep_leftovers(&roots));
         if let Some(address) = http {
@@ -308,7 +303,7 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
         };
         service.waiting().await?;
         Ok::<_, Box<dyn std::error::Error>>(())
-    });
+    }));
     // The client is gone: a worker stuck in a system call (a hung network
     // drive, a program that ignores its kill) must not keep the process alive.
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
@@ -345,6 +340,9 @@ fn load_strict(
 }
 
 fn config_command(args: ConfigArgs, env: EnvLookup, cwd: &Path) -> Result<(), String> {
+    if args.check {
+        return check(env, cwd);
+    }
     if args.init {
         let path = match config::env_value(env, settings::CONFIG_FILE) {
             Some(path) => cwd.join(path),
@@ -377,6 +375,70 @@ fn config_command(args: ConfigArgs, env: EnvLookup, cwd: &Path) -> Result<(), St
         return Ok(());
     }
     list(env, cwd)
+}
+
+/// `config --check`: everything the server would load, loaded now, with
+/// every self-checking example run, so a mistake shows before a session
+/// finds it (the server itself checks a rule file only when a command first
+/// needs it).
+fn check(env: EnvLookup, cwd: &Path) -> Result<(), String> {
+    let ctx = ServerContext::new(Startup::read(env, cwd), env, cwd, "cli");
+    let mut problems: Vec<String> = [
+        ctx.resolution.config_error.clone(),
+        ctx.groups.error.clone(),
+    ]
+    .into_iter()
+    .flatten()
+    .chain(ctx.setting_warnings.iter().cloned())
+    .collect();
+    let notes: Vec<String> = [ctx.groups.posture_warning(), ctx.workspace_note.clone()]
+        .into_iter()
+        .flatten()
+        .chain(ctx.resolution.overrides.iter().cloned())
+        .collect();
+    match (&ctx.config_file, ctx.missing_config_hint()) {
+        (Some(path), _) => println!("config file: {}", path.display()),
+        (None, Some(hint)) => println!("config file: none ({hint})"),
+        (None, None) if ctx.resolution.config_error.is_some() => {
+            println!("config file: not loaded (see the problem below)")
+        }
+        (None, None) => println!("config file: none"),
+    }
+    let started = std::time::Instant::now();
+    let rules = ctx.checked_command_rules();
+    let took = started.elapsed();
+    let counts = rules.counts();
+    let source = match &ctx.command_rules_file {
+        Some(path) => format!("built in + {}", path.display()),
+        None => "built in".to_string(),
+    };
+    println!(
+        "command rules ({source}): grammars {}, rules {}, examples checked {} in {:.2} ms",
+        counts.grammars,
+        counts.rules,
+        counts.examples,
+        took.as_secs_f64() * 1000.0
+    );
+    problems.extend(rules.errors.iter().cloned());
+    let grants = &ctx.granted_hosts_file;
+    // A missing file is no problem: it grants nothing.
+    match wamcp::hostgrants::read(grants) {
+        Ok(hosts) => println!("host grants ({}): hosts {}", grants.display(), hosts.len()),
+        Err(e) => problems.push(format!("host grants: {e}")),
+    }
+    for note in &notes {
+        println!("note: {note}");
+    }
+    for problem in &problems {
+        println!("problem: {problem}");
+    }
+    match problems.len() {
+        0 => {
+            println!("ok: no problems found");
+            Ok(())
+        }
+        n => Err(format!("{n} problem(s) found")),
+    }
 }
 
 fn list(env: EnvLookup, cwd: &Path) -> Result<(), String> {

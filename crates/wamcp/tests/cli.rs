@@ -38,6 +38,93 @@ fn init_writes_once_and_force_replaces() {
 }
 
 #[test]
+fn check_passes_a_sound_setup_and_counts_what_it_proved() {
+    let sandbox = Sandbox::new();
+    sandbox.init_config();
+    let (ok, stdout, stderr) = run(&sandbox, &["config", "--check"]);
+    assert!(ok, "{stdout}{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("config file: {}", sandbox.user_config().display())
+    );
+    assert!(
+        lines[1].starts_with("command rules (built in): ")
+            && lines[1].contains(", examples checked "),
+        "{stdout}"
+    );
+    assert!(
+        lines[2].starts_with("host grants (") && lines[2].ends_with("): hosts 0"),
+        "{stdout}"
+    );
+    assert_eq!(lines.last(), Some(&"ok: no problems found"), "{stdout}");
+    assert!(!stdout.contains("problem:"), "{stdout}");
+}
+
+#[test]
+fn check_names_every_problem_and_fails() {
+    let sandbox = Sandbox::new();
+    let rules = sandbox.write(
+        "rules.json",
+        r#"{"rules": [
+            {"id": "ask-before-push", "programs": ["git"], "when": {"args": ["push"]}, "decision": "prompt",
+             "justification": "pushing leaves the machine", "match": ["git push"], "not_match": ["git pull"]},
+            {"id": "liar", "programs": ["cmake"], "when": {"args": ["-x"]}, "decision": "forbidden",
+             "justification": "j", "match": ["cmake --build b"]}
+        ]}"#,
+    );
+    let grants = sandbox.write("grants.json", "{not json");
+    let sandbox = sandbox
+        .set("WAMCP_COMMAND_RULES", rules.display().to_string())
+        .set("WAMCP_ALLOWED_HOSTS_FILE", grants.display().to_string())
+        .set("WAMCP_TOOLS", "core,nonsense");
+    let (ok, stdout, stderr) = run(&sandbox, &["config", "--check"]);
+    assert!(!ok, "{stdout}");
+    assert_eq!(stderr.trim(), "wamcp config: 3 problem(s) found");
+    assert!(
+        stdout.contains(&format!("command rules (built in + {}): ", rules.display())),
+        "{stdout}"
+    );
+    let problems: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("problem: "))
+        .collect();
+    assert_eq!(problems.len(), 3, "{stdout}");
+    assert!(problems.iter().any(|p| p.contains("nonsense")), "{stdout}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("rule 'liar' failed its examples")),
+        "{stdout}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("problem: host grants: ")
+                && p.contains("grants nothing until fixed")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn check_fails_on_a_config_file_that_is_not_json() {
+    let sandbox = Sandbox::new();
+    let path = sandbox.write("c/config.json", "{");
+    let sandbox = sandbox.set("WAMCP_CONFIG_FILE", path.display().to_string());
+    let (ok, stdout, stderr) = run(&sandbox, &["config", "--check"]);
+    assert!(!ok, "{stdout}");
+    assert!(
+        stdout.starts_with("config file: not loaded (see the problem below)\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("problem: ") && stdout.contains("invalid JSON"),
+        "{stdout}"
+    );
+    assert_eq!(stderr.trim(), "wamcp config: 1 problem(s) found");
+}
+
+#[test]
 fn list_shows_values_and_sources_and_fails_on_a_bad_file() {
     let sandbox = Sandbox::new();
     let path = sandbox.write(

@@ -119,6 +119,14 @@ impl Verdict {
     }
 }
 
+/// The size of a [`RuleSet`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuleCounts {
+    pub grammars: usize,
+    pub rules: usize,
+    pub examples: usize,
+}
+
 /// Loaded grammars and rules, and the problems found while loading them.
 #[derive(Clone, Debug, Default)]
 pub struct RuleSet {
@@ -249,6 +257,24 @@ impl RuleSet {
                     .errors
                     .push(format!("{source}: rule '{}' ignored: {problem}", rule.id)),
             }
+        }
+    }
+
+    /// How many grammars and rules are loaded and how many examples they
+    /// carry (what `wamcp config --check` reports having proved).
+    pub fn counts(&self) -> RuleCounts {
+        let grammar_examples = self.grammars.iter().map(|g| {
+            let ex = &g.examples;
+            ex.allow.len() + ex.prompt.len() + ex.forbidden.len()
+        });
+        let rule_examples = self
+            .rules
+            .iter()
+            .map(|r| r.matches.len() + r.not_match.len());
+        RuleCounts {
+            grammars: self.grammars.iter().count(),
+            rules: self.rules.len(),
+            examples: grammar_examples.chain(rule_examples).sum(),
         }
     }
 

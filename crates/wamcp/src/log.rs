@@ -1,0 +1,154 @@
+//! Where log lines go: always stderr, because stdout is the protocol.
+//!
+//! Without `WAMCP_LOG` the server only ever reports warnings and errors, a
+//! handful of lines in a session. Those go through [`WarningLines`], a
+//! subscriber of a few dozen lines, instead of `tracing-subscriber`'s
+//! registry and formatter: every client session starts the server, and
+//! setting those up touched about a quarter of a megabyte of code that the
+//! start pays in time and resident memory. `WAMCP_LOG` (filter directives
+//! such as `debug` or `rmcp=trace`) switches to the full formatter.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use tracing::field::{Field, Visit};
+use tracing::level_filters::LevelFilter;
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Level, Metadata, Subscriber};
+
+/// Installs the process-wide logger. Call once, before serving.
+pub fn init() {
+    let Ok(directives) = std::env::var("WAMCP_LOG") else {
+        // Ignoring the error: a logger already installed (by a test
+        // harness) keeps its place.
+        let _ = tracing::subscriber::set_global_default(WarningLines { sink: to_stderr });
+        return;
+    };
+    let logger = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        // A client may close our stderr; logging must then fail quietly, not
+        // panic (eprint!) in the middle of answering a request.
+        .log_internal_errors(false);
+    match tracing_subscriber::EnvFilter::try_new(&directives) {
+        Ok(filter) => logger.with_env_filter(filter).init(),
+        Err(e) => {
+            logger.with_max_level(Level::WARN).init();
+            tracing::warn!("WAMCP_LOG is not a valid filter ({e}); logging warnings only");
+        }
+    }
+}
+
+/// Writes each warning or error as one line, `WARN target: message
+/// key=value`, and ignores everything else (spans included).
+struct WarningLines {
+    sink: fn(&str),
+}
+
+/// Where [`WarningLines`] writes outside tests.
+fn to_stderr(line: &str) {
+    // A closed stderr must not end the session.
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+impl Subscriber for WarningLines {
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        *metadata.level() <= Level::WARN
+    }
+
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        Some(LevelFilter::WARN)
+    }
+
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        // Spans are not shown, so they all share one id.
+        Id::from_u64(1)
+    }
+
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+
+    fn event(&self, event: &Event<'_>) {
+        let mut line = Line::default();
+        event.record(&mut line);
+        let metadata = event.metadata();
+        (self.sink)(&format!(
+            "{:>5} {}: {}{}\n",
+            metadata.level(),
+            metadata.target(),
+            line.message,
+            line.fields
+        ));
+    }
+
+    fn enter(&self, _: &Id) {}
+
+    fn exit(&self, _: &Id) {}
+}
+
+/// An event's message and its other fields, in order.
+#[derive(Default)]
+struct Line {
+    message: String,
+    fields: String,
+}
+
+impl Visit for Line {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "message" {
+            self.message.push_str(value);
+        } else {
+            let _ = write!(self.fields, " {}={value}", field.name());
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            let _ = write!(self.message, "{value:?}");
+        } else {
+            let _ = write!(self.fields, " {}={value:?}", field.name());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    thread_local! {
+        static SEEN: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// The lines [`WarningLines`] writes while `emit` logs.
+    fn lines_of(emit: impl FnOnce()) -> Vec<String> {
+        let sink: fn(&str) = |line| SEEN.with(|seen| seen.borrow_mut().push(line.to_string()));
+        tracing::subscriber::with_default(WarningLines { sink }, emit);
+        SEEN.with(|seen| seen.take())
+    }
+
+    #[test]
+    fn warnings_and_errors_are_written_with_their_fields() {
+        assert_eq!(
+            lines_of(|| {
+                tracing::warn!(host = "example.com", count = 3, "could not record {}", "x");
+                tracing::error!("gone");
+            }),
+            [
+                " WARN wamcp::log::tests: could not record x host=example.com count=3\n",
+                "ERROR wamcp::log::tests: gone\n"
+            ]
+        );
+    }
+
+    #[test]
+    fn info_debug_and_spans_are_not_written() {
+        let lines = lines_of(|| {
+            let _span = tracing::warn_span!("request", id = 7).entered();
+            tracing::info!("hint");
+            tracing::debug!(tool = "x", "call");
+        });
+        assert!(lines.is_empty(), "{lines:?}");
+    }
+}
