@@ -15,6 +15,7 @@ pub mod limits;
 pub mod net_names;
 pub mod shader;
 pub mod skip;
+pub mod text;
 pub mod truthy;
 pub mod url_policy;
 pub mod workspace;

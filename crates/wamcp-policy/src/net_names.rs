@@ -53,8 +53,7 @@ fn is_dropped_at_end(c: char) -> bool {
 /// Characters Windows refuses in names, controls, and the invisible format
 /// characters that make `evil\u{202E}gpj.exe` display as `evilexe.jpg`.
 fn safe_char(c: char) -> char {
-    let invisible = matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}');
-    if c.is_control() || invisible || matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*') {
+    if c.is_control() || crate::text::is_invisible(c) || matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*') {
         '_'
     } else {
         c

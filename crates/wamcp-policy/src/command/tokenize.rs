@@ -6,6 +6,7 @@
 //! can run a second program.
 
 use std::fmt;
+use crate::text::is_invisible;
 
 /// One argument after quoting is removed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,11 +46,6 @@ fn is_dash(c: char) -> bool {
     matches!(c, '-' | '\u{2013}' | '\u{2014}' | '\u{2015}')
 }
 
-/// Characters that make displayed text differ from what runs: bidi
-/// overrides and isolates, zero-width characters, the BOM.
-fn is_invisible(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
-}
 
 /// Splits `command` into arguments, or refuses it.
 pub fn tokenize(command: &str) -> Result<Vec<Arg>, Refused> {
