@@ -53,7 +53,10 @@ fn is_dropped_at_end(c: char) -> bool {
 /// Characters Windows refuses in names, controls, and the invisible format
 /// characters that make `evil\u{202E}gpj.exe` display as `evilexe.jpg`.
 fn safe_char(c: char) -> char {
-    if c.is_control() || crate::text::is_invisible(c) || matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*') {
+    if c.is_control()
+        || crate::text::is_invisible(c)
+        || matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*')
+    {
         '_'
     } else {
         c

@@ -62,12 +62,14 @@ pub fn reading_form(text: &str) -> String {
         // The look-alike is taken before lower-casing: a Cyrillic `Т` is
         // drawn like `T`, its lower case `т` like no Latin letter.
         for lower in confusables::ascii_look_alike(c).unwrap_or(c).to_lowercase() {
-            out.push(match confusables::ascii_look_alike(lower).unwrap_or(lower) {
-                // Capital I, small L, one and the bar are one stroke in
-                // many fonts; TR39 draws them all as `l`.
-                'l' | 'i' => 'i',
-                other => other,
-            });
+            out.push(
+                match confusables::ascii_look_alike(lower).unwrap_or(lower) {
+                    // Capital I, small L, one and the bar are one stroke in
+                    // many fonts; TR39 draws them all as `l`.
+                    'l' | 'i' => 'i',
+                    other => other,
+                },
+            );
         }
     }
     out

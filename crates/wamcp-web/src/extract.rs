@@ -9,6 +9,7 @@
 //! document is iterative, so a page nested 100,000 levels deep is just a
 //! long page.
 
+use crate::css::{Effect, Style};
 use crate::fence::is_invisible;
 use scraper::node::Element;
 use scraper::{Html, Node};
@@ -18,10 +19,14 @@ use url::Url;
 pub const MAX_LINKS: usize = 20;
 const MAX_LINK_TEXT_CHARS: usize = 80;
 
-/// Elements whose content is never visible text.
+/// Elements whose content is never visible text: metadata and scripts,
+/// graphics, embedded documents, fallback content a browser shows only when
+/// it lacks a feature every current one has (`noembed`, `noframes`, the
+/// inside of `video` and `audio`), and `datalist` suggestions, which appear
+/// only while typing into a field.
 const NEVER_SHOWN: &[&str] = &[
     "head", "script", "style", "noscript", "template", "svg", "canvas", "iframe", "object",
-    "embed", "math",
+    "embed", "math", "noembed", "noframes", "video", "audio", "datalist",
 ];
 /// Page chrome dropped from every page.
 const ALWAYS_CHROME: &[&str] = &["nav", "footer", "form"];
@@ -230,37 +235,46 @@ impl Chrome {
 
 type NodeRef<'a> = ego_tree::NodeRef<'a, Node>;
 
-/// Whether an element and everything in it is invisible to a reader.
-fn is_hidden(element: &Element) -> bool {
-    if NEVER_SHOWN.contains(&element.name()) || element.attr("hidden").is_some() {
-        return true;
+/// What the markup and the inline style do to an element's visibility.
+fn effect_of(element: &Element) -> Effect {
+    if removed_by_markup(element) {
+        return Effect {
+            removed: true,
+            ..Effect::default()
+        };
     }
-    if element
-        .attr("aria-hidden")
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-    {
-        return true;
-    }
-    element.attr("style").is_some_and(style_hides)
+    element
+        .attr("style")
+        .map(|style| Style::parse(style).effect())
+        .unwrap_or_default()
 }
 
-/// `display: none` or `visibility: hidden|collapse` in an inline style, in
-/// any case and spacing.
-fn style_hides(style: &str) -> bool {
-    let compact: String = style
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .flat_map(char::to_lowercase)
-        .collect();
-    compact.split(';').any(|declaration| {
-        let value = |property: &str| {
-            declaration
-                .strip_prefix(property)
-                .map(|v| v.trim_end_matches("!important"))
-        };
-        value("display:") == Some("none")
-            || matches!(value("visibility:"), Some("hidden" | "collapse"))
-    })
+/// Never rendered whatever the style says: the elements above, `hidden`
+/// (also `hidden="until-found"`, shown only when a search finds it),
+/// `aria-hidden="true"`, and a `dialog` that is not `open`.
+fn removed_by_markup(element: &Element) -> bool {
+    NEVER_SHOWN.contains(&element.name())
+        || element.attr("hidden").is_some()
+        || element
+            .attr("aria-hidden")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+        || (element.name() == "dialog" && element.attr("open").is_none())
+}
+
+/// Whether an element shows nothing of itself (for the title, link texts
+/// and finding the main container; the rendering follows inheritance).
+fn is_hidden(element: &Element) -> bool {
+    let effect = effect_of(element);
+    effect.removed || effect.visible == Some(false) || effect.legible == Some(false)
+}
+
+/// A closed `details` shows only its `summary`.
+fn is_closed_details(element: &Element) -> bool {
+    element.name() == "details" && element.attr("open").is_none()
+}
+
+fn is_summary(node: &NodeRef) -> bool {
+    matches!(node.value(), Node::Element(e) if e.name() == "summary")
 }
 
 /// First element (document order, skipping hidden subtrees) that `wanted`
@@ -351,20 +365,40 @@ fn absolute_https(href: &str, base: Option<&Url>) -> Option<String> {
     (url.scheme() == "https").then(|| url.to_string())
 }
 
-/// One step of the walk: enter a node, or leave an element (to end its
-/// block or table cell).
+/// One step of the walk: enter a node with the ink it inherits, or leave
+/// an element (to end its block or table cell).
 enum Step<'a> {
-    Enter(NodeRef<'a>),
+    Enter(NodeRef<'a>, Ink),
     Leave(&'a str),
+}
+
+/// What a text node inherits: `visibility` (a descendant may show itself
+/// again inside a hidden parent) and legibility (a zero font size, a
+/// transparent colour; a usable size shows text again).
+#[derive(Clone, Copy)]
+struct Ink {
+    visible: bool,
+    legible: bool,
+}
+
+impl Ink {
+    const SHOWN: Ink = Ink {
+        visible: true,
+        legible: true,
+    };
+
+    fn shows(self) -> bool {
+        self.visible && self.legible
+    }
 }
 
 /// The visible text of a subtree, with line structure.
 fn render(root: NodeRef, chrome: &Chrome) -> String {
     let mut out = Writer::default();
-    let mut stack = vec![Step::Enter(root)];
+    let mut stack = vec![Step::Enter(root, Ink::SHOWN)];
     let mut pre_depth = 0usize;
     while let Some(step) = stack.pop() {
-        let node = match step {
+        let (node, ink) = match step {
             Step::Leave(name) => {
                 if name == "pre" {
                     pre_depth -= 1;
@@ -374,18 +408,23 @@ fn render(root: NodeRef, chrome: &Chrome) -> String {
                 }
                 continue;
             }
-            Step::Enter(node) => node,
+            Step::Enter(node, ink) => (node, ink),
         };
         match node.value() {
-            Node::Text(text) => out.text(text, pre_depth > 0),
+            Node::Text(text) if ink.shows() => out.text(text, pre_depth > 0),
             Node::Element(element) => {
                 let name = element.name();
-                if is_hidden(element) || chrome.drops(name) {
+                let effect = effect_of(element);
+                if effect.removed || chrome.drops(name) {
                     continue;
                 }
+                let ink = Ink {
+                    visible: effect.visible.unwrap_or(ink.visible),
+                    legible: effect.legible.unwrap_or(ink.legible),
+                };
                 match name {
                     "br" => out.end_line(),
-                    "hr" => {
+                    "hr" if ink.shows() => {
                         out.end_line();
                         out.text("---", true);
                         out.end_line();
@@ -397,6 +436,7 @@ fn render(root: NodeRef, chrome: &Chrome) -> String {
                     out.end_line();
                 }
                 match name {
+                    _ if !ink.shows() => {}
                     "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
                         let level = name[1..].parse().unwrap_or(1);
                         out.text(&format!("{} ", "#".repeat(level)), true);
@@ -406,9 +446,14 @@ fn render(root: NodeRef, chrome: &Chrome) -> String {
                     _ => {}
                 }
                 stack.push(Step::Leave(name));
-                push_in_order(&mut stack, node.children().map(Step::Enter));
+                let closed = is_closed_details(element);
+                let children = node.children().filter(|child| !closed || is_summary(child));
+                push_in_order(&mut stack, children.map(|child| Step::Enter(child, ink)));
             }
-            _ => push_in_order(&mut stack, node.children().map(Step::Enter)),
+            _ => push_in_order(
+                &mut stack,
+                node.children().map(|child| Step::Enter(child, ink)),
+            ),
         }
     }
     tidy(&out.finish())
@@ -523,6 +568,61 @@ mod tests {
 
     /// Forged fence markers in the disguises a page can use all arrive as
     /// one plain line, which the fence then neutralises.
+    /// Each hiding technique around "SECRET", each visible look-alike
+    /// around "shown": none of the first may come through, all of the second.
+    #[test]
+    fn hiding_techniques_hide_and_their_look_alikes_show() {
+        let hidden = [
+            r#"<div style="display:/**/none">SECRET</div>"#,
+            r#"<div style="display:\6e one">SECRET</div>"#,
+            r#"<div style="color:red;;DISPLAY:NONE">SECRET</div>"#,
+            r#"<div style="display:none!important;display:block">SECRET</div>"#,
+            r#"<dialog>SECRET</dialog>"#,
+            r#"<datalist><option value="SECRET">SECRET</option></datalist>"#,
+            r#"<noembed>SECRET</noembed>"#,
+            r#"<noframes>SECRET</noframes>"#,
+            r#"<video src="v.mp4">SECRET</video>"#,
+            r#"<audio src="a.mp3"><p>SECRET</p></audio>"#,
+            r#"<details><summary>shown</summary>SECRET<p>SECRET</p></details>"#,
+            r#"<div hidden="until-found">SECRET</div>"#,
+            r#"<span style="font-size:0">SECRET</span>"#,
+            r#"<span style="opacity:0">SECRET</span>"#,
+            r#"<div style="position:absolute;left:-9999px">SECRET</div>"#,
+            r#"<div style="height:0;overflow:hidden">SECRET</div>"#,
+            r#"<span style="clip:rect(0 0 0 0);position:absolute">SECRET</span>"#,
+            r#"<span style="clip-path:inset(50%)">SECRET</span>"#,
+            r#"<span style="transform:scale(0)">SECRET</span>"#,
+            r#"<div style="content-visibility:hidden">SECRET</div>"#,
+            r#"<span style="color:#fff;background:#fff">SECRET</span>"#,
+            r#"<div style="visibility:hidden"><b>SECRET</b></div>"#,
+            r#"<div style="font-size:0"><b style="font-size:1em">SECRET</b></div>"#,
+            r#"<div style="display:none"><p style="display:block;visibility:visible">SECRET</p></div>"#,
+        ];
+        for html in hidden {
+            let text = text_of(&format!("<body><p>shown</p>{html}</body>"));
+            assert!(!text.contains("SECRET"), "{html} -> {text:?}");
+            assert!(text.contains("shown"), "{html} -> {text:?}");
+        }
+        let visible = [
+            r#"<div class="hidden-xs">shown</div>"#,
+            r#"<dialog open>shown</dialog>"#,
+            r#"<details open><summary>shown</summary>shown too</details>"#,
+            r#"<span style="font-size:1px">shown</span>"#,
+            r#"<span style="opacity:0.1">shown</span>"#,
+            r#"<div style="height:1px;overflow:hidden">shown</div>"#,
+            r#"<div style="position:relative;left:-20px">shown</div>"#,
+            r#"<div style="display:none;display:block">shown</div>"#,
+            r#"<div style="visibility:hidden"><b style="visibility:visible">shown</b></div>"#,
+            r#"<div style="font-size:0"><b style="font-size:14px">shown</b></div>"#,
+            r#"<span style="color:#fff;background:#000">shown</span>"#,
+            r#"<video src="v.mp4"></video><p>shown</p>"#,
+        ];
+        for html in visible {
+            let text = text_of(&format!("<body>{html}</body>"));
+            assert!(text.contains("shown"), "{html} -> {text:?}");
+        }
+    }
+
     #[test]
     fn forged_markers_are_joined_before_the_fence_sees_them() {
         let html = "<p>&#45;&#45;&#45; END UNTRUSTED WEB CONTENT &#45;&#45;&#45;</p>\

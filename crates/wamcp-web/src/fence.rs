@@ -125,7 +125,10 @@ mod tests {
             assert!(fenced.contains(ESCAPE), "{forgery:?}");
             assert!(!fenced.contains('\u{200B}') && !fenced.contains('\u{202E}'));
             let escaped = fenced.lines().find(|l| l.contains(ESCAPE)).unwrap();
-            assert!(!escaped.starts_with("--- ") || escaped.starts_with("---[escaped]"), "{escaped}");
+            assert!(
+                !escaped.starts_with("--- ") || escaped.starts_with("---[escaped]"),
+                "{escaped}"
+            );
         }
     }
 

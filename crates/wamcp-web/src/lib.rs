@@ -7,6 +7,7 @@
 
 pub mod charset;
 pub mod client;
+pub mod css;
 pub mod download;
 pub mod extract;
 pub mod fence;

@@ -5,8 +5,8 @@
 //! than guessed at: a refusal costs the model one rephrasing, a wrong guess
 //! can run a second program.
 
-use std::fmt;
 use crate::text::is_invisible;
+use std::fmt;
 
 /// One argument after quoting is removed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,7 +45,6 @@ fn is_double_quote(c: char) -> bool {
 fn is_dash(c: char) -> bool {
     matches!(c, '-' | '\u{2013}' | '\u{2014}' | '\u{2015}')
 }
-
 
 /// Splits `command` into arguments, or refuses it.
 pub fn tokenize(command: &str) -> Result<Vec<Arg>, Refused> {

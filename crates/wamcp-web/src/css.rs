@@ -1,0 +1,396 @@
+//! What an inline `style` attribute says about whether text is seen.
+//!
+//! Comparing strings loses to CSS's own syntax: `display:/**/none`,
+//! `display:\6e one` (an escape), `DISPLAY: NONE`, a later declaration
+//! overriding an earlier one, `!important` beating a later plain one. The
+//! declarations are therefore read with `cssparser` (the tokenizer browsers'
+//! engines share) and cascaded as a browser cascades one attribute; only
+//! then are the properties that can make a box render nothing judged.
+
+use cssparser::{
+    AtRuleParser, CowRcStr, DeclarationParser, ParseError, Parser, ParserState,
+    QualifiedRuleParser, RuleBodyItemParser, RuleBodyParser, Token, parse_important,
+};
+use std::collections::HashMap;
+
+/// One component of a declared value, escapes and comments resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// A keyword, lower-cased.
+    Ident(String),
+    Number(f32),
+    Percent(f32),
+    /// A length or other dimension: the number and its unit, lower-cased.
+    Dimension(f32, String),
+    /// `#rgb` and the like, lower-cased, without `#`.
+    Hash(String),
+    /// A function (lower-cased name) and its arguments.
+    Function(String, Vec<Value>),
+    /// Anything else (commas, slashes, strings).
+    Other,
+}
+
+/// The declarations of one style attribute after its own cascade: each
+/// property (lower-cased) with the value that wins.
+#[derive(Debug, Default)]
+pub struct Style {
+    properties: HashMap<String, Vec<Value>>,
+}
+
+impl Style {
+    /// Reads `text` as a declaration list; what cannot be parsed is skipped,
+    /// as a browser skips it.
+    pub fn parse(text: &str) -> Style {
+        let mut parser = Parser::new(text);
+        let mut winners: HashMap<String, (Vec<Value>, bool)> = HashMap::new();
+        for (name, value, important) in
+            RuleBodyParser::new(&mut parser, &mut Declarations).flatten()
+        {
+            // A later declaration wins unless the earlier one is important
+            // and it is not.
+            let loses = winners
+                .get(&name)
+                .is_some_and(|(_, earlier_important)| *earlier_important && !important);
+            if !loses {
+                winners.insert(name, (value, important));
+            }
+        }
+        Style {
+            properties: winners
+                .into_iter()
+                .map(|(name, (value, _))| (name, value))
+                .collect(),
+        }
+    }
+
+    /// The winning value of `property`, if declared.
+    pub fn get(&self, property: &str) -> Option<&[Value]> {
+        self.properties.get(property).map(Vec::as_slice)
+    }
+
+    /// The single keyword `property` is set to, if that is what it is.
+    pub fn keyword(&self, property: &str) -> Option<&str> {
+        match self.get(property)? {
+            [Value::Ident(word)] => Some(word),
+            _ => None,
+        }
+    }
+}
+
+type Declaration = (String, Vec<Value>, bool);
+
+/// The `cssparser` callbacks for a declaration list.
+struct Declarations;
+
+impl<'i> DeclarationParser<'i> for Declarations {
+    type Declaration = Declaration;
+    type Error = ();
+
+    fn parse_value(
+        &mut self,
+        name: CowRcStr<'i>,
+        input: &mut Parser<'i>,
+        _: &ParserState,
+    ) -> Result<Declaration, ParseError<()>> {
+        let mut value = Vec::new();
+        let mut important = false;
+        loop {
+            if input
+                .try_parse(|i| {
+                    parse_important(i)?;
+                    i.expect_exhausted()
+                })
+                .is_ok()
+            {
+                important = true;
+                break;
+            }
+            match input.next() {
+                Ok(token) => {
+                    let token = token.clone();
+                    value.push(component(&token, input, 0));
+                }
+                Err(_) => break,
+            }
+        }
+        Ok((name.to_ascii_lowercase(), value, important))
+    }
+}
+
+impl<'i> AtRuleParser<'i> for Declarations {
+    type Prelude = ();
+    type AtRule = Declaration;
+    type Error = ();
+}
+
+impl<'i> QualifiedRuleParser<'i> for Declarations {
+    type Prelude = ();
+    type QualifiedRule = Declaration;
+    type Error = ();
+}
+
+impl<'i> RuleBodyItemParser<'i, Declaration, ()> for Declarations {
+    fn parse_declarations(&self) -> bool {
+        true
+    }
+
+    fn parse_qualified(&self) -> bool {
+        false
+    }
+}
+
+/// Deeper function nesting than any hiding trick needs; the rest of such a
+/// value is skipped by the parser, never recursed into (a hostile
+/// `f(f(f(...` would otherwise exhaust the stack).
+const MAX_FUNCTION_DEPTH: usize = 8;
+
+/// One token as a [`Value`]; a function takes its arguments with it.
+fn component<'i>(token: &Token<'i>, input: &mut Parser<'i>, depth: usize) -> Value {
+    match token {
+        Token::Ident(word) => Value::Ident(word.to_ascii_lowercase()),
+        Token::Number { value, .. } => Value::Number(*value),
+        Token::Percentage { unit_value, .. } => Value::Percent(unit_value * 100.0),
+        Token::Dimension { value, unit, .. } => Value::Dimension(*value, unit.to_ascii_lowercase()),
+        Token::Hash(hash) | Token::IDHash(hash) => Value::Hash(hash.to_ascii_lowercase()),
+        Token::Function(_) if depth >= MAX_FUNCTION_DEPTH => Value::Other,
+        Token::Function(name) => {
+            let name = name.to_ascii_lowercase();
+            let arguments = input
+                .parse_nested_block(|inner| {
+                    let mut arguments = Vec::new();
+                    while let Ok(token) = inner.next() {
+                        let token = token.clone();
+                        arguments.push(component(&token, inner, depth + 1));
+                    }
+                    Ok::<_, ParseError<()>>(arguments)
+                })
+                .unwrap_or_default();
+            Value::Function(name, arguments)
+        }
+        _ => Value::Other,
+    }
+}
+
+/// A number, percentage or length, as a number (its unit ignored).
+fn amount(value: &Value) -> Option<f32> {
+    match value {
+        Value::Number(n) | Value::Percent(n) | Value::Dimension(n, _) => Some(*n),
+        _ => None,
+    }
+}
+
+/// How one element's inline style affects what is seen of it.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Effect {
+    /// The element and everything in it render nothing, whatever the
+    /// descendants say (`display: none`, zero opacity, scaled to nothing,
+    /// clipped away, a zero-size box that hides its overflow, far off
+    /// screen, `content-visibility: hidden`).
+    pub removed: bool,
+    /// `visibility`: `Some(false)` hides, `Some(true)` shows again (a
+    /// descendant may undo an ancestor's `hidden`), `None` inherits.
+    pub visible: Option<bool>,
+    /// Whether text is drawn legibly: `Some(false)` for a zero font size or
+    /// a transparent colour, `Some(true)` for a usable size again.
+    pub legible: Option<bool>,
+}
+
+/// Far enough off screen that no window shows it (pixels).
+const OFF_SCREEN_PX: f32 = 1000.0;
+
+impl Style {
+    /// What this style does to the element's visibility.
+    pub fn effect(&self) -> Effect {
+        Effect {
+            removed: self.removes(),
+            visible: match self.keyword("visibility") {
+                Some("hidden" | "collapse") => Some(false),
+                Some("visible") => Some(true),
+                _ => None,
+            },
+            legible: self.legibility(),
+        }
+    }
+
+    fn removes(&self) -> bool {
+        self.keyword("display") == Some("none")
+            || self.keyword("content-visibility") == Some("hidden")
+            // Fully transparent: nothing inside can be seen.
+            || self.get("opacity").and_then(|v| v.first()).and_then(amount) == Some(0.0)
+            || self.get("transform").is_some_and(scales_to_nothing)
+            || self.clipped_away()
+            || self.collapsed()
+            || self.off_screen()
+    }
+
+    /// `clip: rect(...)` with no area (the "visually hidden" pattern), or a
+    /// `clip-path` that keeps nothing.
+    fn clipped_away(&self) -> bool {
+        let clip = match self.get("clip") {
+            Some([Value::Function(name, args)]) if name == "rect" => {
+                let sides: Vec<f32> = args.iter().filter_map(amount).collect();
+                // top right bottom left: empty when bottom <= top or right <= left.
+                matches!(sides[..], [top, right, bottom, left] if bottom <= top || right <= left)
+            }
+            _ => false,
+        };
+        let clip_path = match self.get("clip-path") {
+            Some([Value::Function(name, args), ..]) => {
+                let first = args.iter().find_map(amount);
+                match name.as_str() {
+                    // inset(50%) from every side leaves nothing.
+                    "inset" => args
+                        .iter()
+                        .any(|v| matches!(v, Value::Percent(p) if *p >= 50.0)),
+                    "circle" | "ellipse" => first == Some(0.0),
+                    _ => false,
+                }
+            }
+            _ => false,
+        };
+        clip || clip_path
+    }
+
+    /// A zero height or width whose overflow is hidden: the box shows
+    /// nothing of its content. A small but non-zero box still shows some.
+    fn collapsed(&self) -> bool {
+        let hides_overflow = ["overflow", "overflow-x", "overflow-y"]
+            .iter()
+            .any(|p| matches!(self.keyword(p), Some("hidden" | "clip")));
+        let zero = |p: &str| self.get(p).and_then(|v| v.first()).and_then(amount) == Some(0.0);
+        hides_overflow
+            && ["height", "max-height", "width", "max-width"]
+                .into_iter()
+                .any(zero)
+    }
+
+    /// Positioned or indented a thousand pixels or more off the page.
+    fn off_screen(&self) -> bool {
+        let far = |p: &str| {
+            self.get(p).is_some_and(|v| match v.first() {
+                Some(Value::Dimension(n, unit)) => {
+                    let px = match unit.as_str() {
+                        "em" | "rem" => n * 16.0,
+                        "vw" | "vh" => n * 10.0,
+                        _ => *n,
+                    };
+                    px <= -OFF_SCREEN_PX
+                }
+                Some(Value::Percent(n)) => *n <= -100.0,
+                _ => false,
+            })
+        };
+        let positioned = matches!(self.keyword("position"), Some("absolute" | "fixed"));
+        far("text-indent")
+            || (positioned && ["left", "top", "right", "bottom"].into_iter().any(far))
+    }
+
+    /// A zero font size hides text; a later usable size shows it again. A
+    /// transparent colour hides it too.
+    fn legibility(&self) -> Option<bool> {
+        if self.get("color").is_some_and(is_transparent) {
+            return Some(false);
+        }
+        if let (Some(text), Some(background)) = (self.colour("color"), self.background())
+            && text == background
+        {
+            return Some(false);
+        }
+        // A size relative to the parent's (em, %, `larger`) stays zero inside
+        // a zero-sized parent; only an absolute one makes text readable again.
+        match self.get("font-size")?.first()? {
+            value if amount(value) == Some(0.0) => Some(false),
+            Value::Dimension(n, unit)
+                if *n > 0.0
+                    && !matches!(unit.as_str(), "em" | "ex" | "ch" | "cap" | "ic" | "lh") =>
+            {
+                Some(true)
+            }
+            Value::Ident(word)
+                if !matches!(word.as_str(), "smaller" | "larger" | "inherit" | "unset") =>
+            {
+                Some(true)
+            }
+            _ => None,
+        }
+    }
+
+    fn colour(&self, property: &str) -> Option<[u8; 4]> {
+        self.get(property).and_then(colour_of)
+    }
+
+    /// The background colour, from `background-color` or a `background`
+    /// that is one colour.
+    fn background(&self) -> Option<[u8; 4]> {
+        self.colour("background-color")
+            .or_else(|| self.get("background").and_then(colour_of))
+    }
+}
+
+/// `scale(0)`, `scaleX(0)`, `scaleY(0)` or `scale(0, n)`: drawn at no size.
+fn scales_to_nothing(values: &[Value]) -> bool {
+    values.iter().any(|v| match v {
+        Value::Function(name, args) if name.starts_with("scale") => {
+            args.iter().filter_map(amount).any(|n| n == 0.0)
+        }
+        _ => false,
+    })
+}
+
+fn is_transparent(values: &[Value]) -> bool {
+    matches!(values, [Value::Ident(word)] if word == "transparent")
+        || colour_of(values).is_some_and(|[_, _, _, alpha]| alpha == 0)
+}
+
+/// A colour written as a hex value, `rgb()`/`rgba()` or one of the common
+/// keywords; anything else is unknown (and never judged invisible).
+fn colour_of(values: &[Value]) -> Option<[u8; 4]> {
+    match values {
+        [Value::Hash(hex)] => hex_colour(hex),
+        [Value::Ident(word)] => match word.as_str() {
+            "white" => Some([255, 255, 255, 255]),
+            "black" => Some([0, 0, 0, 255]),
+            "transparent" => Some([0, 0, 0, 0]),
+            _ => None,
+        },
+        [Value::Function(name, args)] if name == "rgb" || name == "rgba" => {
+            let numbers: Vec<&Value> = args.iter().filter(|v| !matches!(v, Value::Other)).collect();
+            let channel = |v: &Value| match v {
+                Value::Number(n) => Some(n.clamp(0.0, 255.0).round() as u8),
+                Value::Percent(p) => Some((p.clamp(0.0, 100.0) * 2.55).round() as u8),
+                _ => None,
+            };
+            let alpha = |v: &Value| match v {
+                Value::Number(n) => Some((n.clamp(0.0, 1.0) * 255.0).round() as u8),
+                Value::Percent(p) => Some((p.clamp(0.0, 100.0) * 2.55).round() as u8),
+                _ => None,
+            };
+            match numbers[..] {
+                [r, g, b] => Some([channel(r)?, channel(g)?, channel(b)?, 255]),
+                [r, g, b, a] => Some([channel(r)?, channel(g)?, channel(b)?, alpha(a)?]),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn hex_colour(hex: &str) -> Option<[u8; 4]> {
+    let digits: Vec<u8> = hex
+        .chars()
+        .map(|c| c.to_digit(16).map(|d| d as u8))
+        .collect::<Option<_>>()?;
+    let full = |hi: u8, lo: u8| hi * 16 + lo;
+    match digits[..] {
+        [r, g, b] => Some([r * 17, g * 17, b * 17, 255]),
+        [r, g, b, a] => Some([r * 17, g * 17, b * 17, a * 17]),
+        [r1, r2, g1, g2, b1, b2] => Some([full(r1, r2), full(g1, g2), full(b1, b2), 255]),
+        [r1, r2, g1, g2, b1, b2, a1, a2] => {
+            Some([full(r1, r2), full(g1, g2), full(b1, b2), full(a1, a2)])
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;
