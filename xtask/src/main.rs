@@ -11,11 +11,14 @@
 //!   `cargo run --release -p xtask -- bench-search`).
 //! - `bench-confinement [--runs N]`: what OS confinement adds to running
 //!   one command (Linux).
+//! - `bench-extract`: `fetch_web_page`'s extraction of a 2 MiB page with
+//!   and without a 2,000-rule style sheet.
 //! - `bench-diagnostics`: the build-output parser in MB/s on a 64 MiB log of
 //!   real gcc/clang output, against `grep -cE` on the same file.
 
 mod bench_confinement;
 mod bench_diagnostics;
+mod bench_extract;
 mod bench_search;
 mod startup;
 mod tokens;
@@ -29,9 +32,10 @@ fn main() -> ExitCode {
         Some("bench-startup") => startup::run(&args[1..]),
         Some("bench-search") => bench_search::run(&args[1..]),
         Some("bench-diagnostics") => bench_diagnostics::run(&args[1..]),
+        Some("bench-extract") => bench_extract::run(&args[1..]),
         Some("bench-confinement") => bench_confinement::run_bench(&args[1..]),
         _ => Err("usage: cargo run -p xtask -- tokens [--write-readme | --check] | bench-startup [--runs N] \
-                  | bench-search [--source DIR] | bench-diagnostics | bench-confinement [--runs N]"
+                  | bench-search [--source DIR] | bench-diagnostics | bench-extract | bench-confinement [--runs N]"
             .into()),
     };
     match result {

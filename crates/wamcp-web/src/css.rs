@@ -30,35 +30,42 @@ pub enum Value {
     Other,
 }
 
-/// The declarations of one style attribute after its own cascade: each
-/// property (lower-cased) with the value that wins.
+/// An element's declarations after the cascade: each property
+/// (lower-cased) with the value that wins.
 #[derive(Debug, Default)]
 pub struct Style {
     properties: HashMap<String, Vec<Value>>,
 }
 
+/// Where a declaration ranks in the cascade, lowest first: normal sheet
+/// rules by specificity then source order, then the normal inline style,
+/// then `!important` sheet rules, then `!important` inline declarations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Rank {
+    pub important: bool,
+    pub inline: bool,
+    pub specificity: u32,
+    pub order: u64,
+}
+
 impl Style {
-    /// Reads `text` as a declaration list; what cannot be parsed is skipped,
-    /// as a browser skips it.
+    /// An inline `style` attribute on its own.
     pub fn parse(text: &str) -> Style {
-        let mut parser = Parser::new(text);
-        let mut winners: HashMap<String, (Vec<Value>, bool)> = HashMap::new();
-        for (name, value, important) in
-            RuleBodyParser::new(&mut parser, &mut Declarations).flatten()
-        {
-            // A later declaration wins unless the earlier one is important
-            // and it is not.
-            let loses = winners
-                .get(&name)
-                .is_some_and(|(_, earlier_important)| *earlier_important && !important);
-            if !loses {
-                winners.insert(name, (value, important));
+        Style::cascade(inline_declarations(text))
+    }
+
+    /// The winner of each property among ranked declarations.
+    pub fn cascade(declarations: impl IntoIterator<Item = (Rank, Declaration)>) -> Style {
+        let mut winners: HashMap<String, (Rank, Vec<Value>)> = HashMap::new();
+        for (rank, (name, value, _)) in declarations {
+            if winners.get(&name).is_none_or(|(best, _)| *best <= rank) {
+                winners.insert(name, (rank, value));
             }
         }
         Style {
             properties: winners
                 .into_iter()
-                .map(|(name, (value, _))| (name, value))
+                .map(|(name, (_, value))| (name, value))
                 .collect(),
         }
     }
@@ -77,7 +84,32 @@ impl Style {
     }
 }
 
-type Declaration = (String, Vec<Value>, bool);
+/// The declarations of an inline style, ranked in their order.
+pub fn inline_declarations(text: &str) -> impl Iterator<Item = (Rank, Declaration)> {
+    declarations(&mut Parser::new(text))
+        .into_iter()
+        .enumerate()
+        .map(|(at, declaration)| {
+            let rank = Rank {
+                important: declaration.2,
+                inline: true,
+                specificity: 0,
+                order: at as u64,
+            };
+            (rank, declaration)
+        })
+}
+
+/// Reads a declaration list; what cannot be parsed is skipped, as a
+/// browser skips it.
+fn declarations(input: &mut Parser) -> Vec<Declaration> {
+    RuleBodyParser::new(input, &mut Declarations)
+        .flatten()
+        .collect()
+}
+
+/// A property (lower-cased), its value, and whether it is `!important`.
+pub type Declaration = (String, Vec<Value>, bool);
 
 /// The `cssparser` callbacks for a declaration list.
 struct Declarations;
@@ -179,8 +211,8 @@ fn amount(value: &Value) -> Option<f32> {
     }
 }
 
-/// How one element's inline style affects what is seen of it.
-#[derive(Debug, Default, PartialEq, Eq)]
+/// How one element's style affects what is seen of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Effect {
     /// The element and everything in it render nothing, whatever the
     /// descendants say (`display: none`, zero opacity, scaled to nothing,
@@ -193,6 +225,27 @@ pub struct Effect {
     /// Whether text is drawn legibly: `Some(false)` for a zero font size or
     /// a transparent colour, `Some(true)` for a usable size again.
     pub legible: Option<bool>,
+}
+
+impl Effect {
+    /// Everything either judgement hides: how an element is judged with
+    /// and without rules that apply only under a condition (`self` is the
+    /// judgement without them, whose showing declarations are the ones
+    /// that stand).
+    pub fn hiding_union(self, other: Effect) -> Effect {
+        let hide = |mine: Option<bool>, theirs: Option<bool>| {
+            if theirs == Some(false) {
+                Some(false)
+            } else {
+                mine
+            }
+        };
+        Effect {
+            removed: self.removed || other.removed,
+            visible: hide(self.visible, other.visible),
+            legible: hide(self.legible, other.legible),
+        }
+    }
 }
 
 /// Far enough off screen that no window shows it (pixels).
@@ -391,6 +444,8 @@ fn hex_colour(hex: &str) -> Option<[u8; 4]> {
         _ => None,
     }
 }
+
+pub mod sheet;
 
 #[cfg(test)]
 mod tests;

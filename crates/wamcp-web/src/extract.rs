@@ -9,10 +9,16 @@
 //! document is iterative, so a page nested 100,000 levels deep is just a
 //! long page.
 
+use crate::css::sheet::{
+    Ancestors, Applies, MAX_CSS_NESTING, Sheets, media_attribute_applies, nests_too_deeply,
+};
 use crate::css::{Effect, Style};
 use crate::fence::is_invisible;
+use ego_tree::NodeId;
+use ego_tree::iter::Edge;
 use scraper::node::Element;
-use scraper::{Html, Node};
+use scraper::{ElementRef, Html, Node};
+use std::collections::HashMap;
 use url::Url;
 
 /// Outbound links listed after the text.
@@ -93,6 +99,9 @@ pub struct Page {
     pub text: String,
     /// Absolute https links, deduplicated, at most [`MAX_LINKS`]: (url, text).
     pub links: Vec<(String, String)>,
+    /// What the reader of the text should know about how it was read (the
+    /// style-sheet work limit cut in).
+    pub notes: Vec<String>,
 }
 
 /// The page's text, or why it cannot be read.
@@ -102,17 +111,18 @@ pub fn extract_html(html: &str, base: Option<&Url>) -> Result<Page, String> {
             "the page nests elements more than {depth} deep, which no real page does; it was not parsed"
         ));
     }
-    Ok(parse_and_render(html, base))
+    parse_and_render(html, base)
 }
 
-fn parse_and_render(html: &str, base: Option<&Url>) -> Page {
+fn parse_and_render(html: &str, base: Option<&Url>) -> Result<Page, String> {
     let document = Html::parse_document(html);
     let root = document.tree.root();
-    let title = find_first(root, &|e| e.name() == "title")
-        .map(|node| clean_inline(&collect_text(node, &Chrome::None)))
+    let looks = Looks::of(&document, Sheets::default())?;
+    let title = find_first(root, &looks, &|e| e.name() == "title")
+        .map(|node| clean_inline(&collect_text(node, &looks, &Chrome::None)))
         .filter(|t| !t.is_empty());
-    let links = collect_links(root, base);
-    let main = find_first(root, &|e| {
+    let links = collect_links(root, &looks, base);
+    let main = find_first(root, &looks, &|e| {
         matches!(e.name(), "main" | "article")
             || e.attr("role")
                 .is_some_and(|r| r.eq_ignore_ascii_case("main"))
@@ -129,10 +139,15 @@ fn parse_and_render(html: &str, base: Option<&Url>) -> Page {
     let text = readings
         .into_iter()
         .flatten()
-        .map(|(node, chrome)| render(node, &chrome))
+        .map(|(node, chrome)| render(node, &looks, &chrome))
         .find(|text| !text.trim().is_empty())
         .unwrap_or_default();
-    Page { title, text, links }
+    Ok(Page {
+        title,
+        text,
+        links,
+        notes: looks.notes,
+    })
 }
 
 /// `Some(limit)` when the element nesting goes past [`MAX_NESTING`], judged
@@ -208,6 +223,7 @@ pub fn extract_plain(text: &str) -> Page {
         title: None,
         text: tidy(text),
         links: Vec::new(),
+        notes: Vec::new(),
     }
 }
 
@@ -235,18 +251,100 @@ impl Chrome {
 
 type NodeRef<'a> = ego_tree::NodeRef<'a, Node>;
 
-/// What the markup and the inline style do to an element's visibility.
-fn effect_of(element: &Element) -> Effect {
-    if removed_by_markup(element) {
-        return Effect {
-            removed: true,
-            ..Effect::default()
-        };
+/// What the inline styles and the page's style sheets do to each element,
+/// worked out once before any reading.
+struct Looks {
+    /// Only elements whose style does something.
+    effects: HashMap<NodeId, Effect>,
+    notes: Vec<String>,
+}
+
+impl Looks {
+    /// `sheets` is empty; it receives the page's style sheets.
+    fn of(document: &Html, mut sheets: Sheets) -> Result<Looks, String> {
+        for element in document.root_element().descendent_elements() {
+            let value = element.value();
+            let is_css = value
+                .attr("type")
+                .is_none_or(|t| t.trim().is_empty() || t.trim().eq_ignore_ascii_case("text/css"));
+            if value.name() == "style" && is_css {
+                let applies = value
+                    .attr("media")
+                    .map_or(Applies::Always, media_attribute_applies);
+                let css: String = element.text().collect();
+                if nests_too_deeply(&css) {
+                    return Err(format!(
+                        "a style sheet in the page nests brackets more than {MAX_CSS_NESTING} deep, which no real \
+                         page does; it was not read"
+                    ));
+                }
+                sheets.add(&css, applies);
+            }
+        }
+        let mut effects = HashMap::new();
+        let (mut elements, mut unstyled) = (0usize, 0usize);
+        let mut ancestors = Ancestors::default();
+        for edge in document.tree.root().traverse() {
+            let (node, opening) = match edge {
+                Edge::Open(node) => (node, true),
+                Edge::Close(node) => (node, false),
+            };
+            let Some(element) = ElementRef::wrap(node) else {
+                continue;
+            };
+            if !opening {
+                ancestors.leave(element.value());
+                continue;
+            }
+            elements += 1;
+            let inline = element.value().attr("style").unwrap_or("");
+            let effect = if sheets.is_empty() {
+                Style::parse(inline).effect()
+            } else {
+                match sheets.styles_for(element, inline, &ancestors) {
+                    Some((base, None)) => base.effect(),
+                    Some((base, Some(with_conditions))) => {
+                        base.effect().hiding_union(with_conditions.effect())
+                    }
+                    None => {
+                        unstyled += 1;
+                        Style::parse(inline).effect()
+                    }
+                }
+            };
+            if effect != Effect::default() {
+                effects.insert(node.id(), effect);
+            }
+            ancestors.enter(element.value());
+        }
+        let mut notes = Vec::new();
+        if unstyled > 0 {
+            notes.push(format!(
+                "the page's style sheets are too large to apply in full: the last {unstyled} of {elements} elements \
+                 were judged by their inline style only, so text those sheets hide there may show"
+            ));
+        }
+        Ok(Looks { effects, notes })
     }
-    element
-        .attr("style")
-        .map(|style| Style::parse(style).effect())
-        .unwrap_or_default()
+
+    /// What the markup and the styles do to an element.
+    fn effect_of(&self, node: NodeRef, element: &Element) -> Effect {
+        if removed_by_markup(element) {
+            return Effect {
+                removed: true,
+                ..Effect::default()
+            };
+        }
+        self.effects.get(&node.id()).copied().unwrap_or_default()
+    }
+
+    /// Whether an element shows nothing of itself (for the title, link
+    /// texts and finding the main container; the rendering follows
+    /// inheritance).
+    fn is_hidden(&self, node: NodeRef, element: &Element) -> bool {
+        let effect = self.effect_of(node, element);
+        effect.removed || effect.visible == Some(false) || effect.legible == Some(false)
+    }
 }
 
 /// Never rendered whatever the style says: the elements above, `hidden`
@@ -261,13 +359,6 @@ fn removed_by_markup(element: &Element) -> bool {
         || (element.name() == "dialog" && element.attr("open").is_none())
 }
 
-/// Whether an element shows nothing of itself (for the title, link texts
-/// and finding the main container; the rendering follows inheritance).
-fn is_hidden(element: &Element) -> bool {
-    let effect = effect_of(element);
-    effect.removed || effect.visible == Some(false) || effect.legible == Some(false)
-}
-
 /// A closed `details` shows only its `summary`.
 fn is_closed_details(element: &Element) -> bool {
     element.name() == "details" && element.attr("open").is_none()
@@ -279,7 +370,11 @@ fn is_summary(node: &NodeRef) -> bool {
 
 /// First element (document order, skipping hidden subtrees) that `wanted`
 /// accepts.
-fn find_first<'a>(root: NodeRef<'a>, wanted: &dyn Fn(&Element) -> bool) -> Option<NodeRef<'a>> {
+fn find_first<'a>(
+    root: NodeRef<'a>,
+    looks: &Looks,
+    wanted: &dyn Fn(&Element) -> bool,
+) -> Option<NodeRef<'a>> {
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         if let Node::Element(element) = node.value() {
@@ -288,7 +383,7 @@ fn find_first<'a>(root: NodeRef<'a>, wanted: &dyn Fn(&Element) -> bool) -> Optio
             }
             if element.name() != "html"
                 && element.name() != "head"
-                && is_hidden(element)
+                && looks.is_hidden(node, element)
                 && element.name() != "title"
             {
                 continue;
@@ -311,14 +406,15 @@ fn push_in_order<T>(stack: &mut Vec<T>, items: impl Iterator<Item = T>) {
 }
 
 /// Text of a subtree with no structure (the title, a link's text).
-fn collect_text(node: NodeRef, chrome: &Chrome) -> String {
+fn collect_text(node: NodeRef, looks: &Looks, chrome: &Chrome) -> String {
     let mut out = String::new();
     let mut stack = vec![node];
     while let Some(current) = stack.pop() {
         match current.value() {
             Node::Text(text) => out.push_str(text),
             Node::Element(element)
-                if current != node && (is_hidden(element) || chrome.drops(element.name())) =>
+                if current != node
+                    && (looks.is_hidden(current, element) || chrome.drops(element.name())) =>
             {
                 continue;
             }
@@ -329,12 +425,12 @@ fn collect_text(node: NodeRef, chrome: &Chrome) -> String {
     out
 }
 
-fn collect_links(root: NodeRef, base: Option<&Url>) -> Vec<(String, String)> {
+fn collect_links(root: NodeRef, looks: &Looks, base: Option<&Url>) -> Vec<(String, String)> {
     let mut links: Vec<(String, String)> = Vec::new();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         if let Node::Element(element) = node.value() {
-            if is_hidden(element) && element.name() != "html" {
+            if looks.is_hidden(node, element) && element.name() != "html" {
                 continue;
             }
             if element.name() == "a"
@@ -342,7 +438,7 @@ fn collect_links(root: NodeRef, base: Option<&Url>) -> Vec<(String, String)> {
                 && let Some(url) = absolute_https(href, base)
                 && !links.iter().any(|(u, _)| *u == url)
             {
-                let text: String = clean_inline(&collect_text(node, &Chrome::None))
+                let text: String = clean_inline(&collect_text(node, looks, &Chrome::None))
                     .chars()
                     .take(MAX_LINK_TEXT_CHARS)
                     .collect();
@@ -393,7 +489,7 @@ impl Ink {
 }
 
 /// The visible text of a subtree, with line structure.
-fn render(root: NodeRef, chrome: &Chrome) -> String {
+fn render(root: NodeRef, looks: &Looks, chrome: &Chrome) -> String {
     let mut out = Writer::default();
     let mut stack = vec![Step::Enter(root, Ink::SHOWN)];
     let mut pre_depth = 0usize;
@@ -414,7 +510,7 @@ fn render(root: NodeRef, chrome: &Chrome) -> String {
             Node::Text(text) if ink.shows() => out.text(text, pre_depth > 0),
             Node::Element(element) => {
                 let name = element.name();
-                let effect = effect_of(element);
+                let effect = looks.effect_of(node, element);
                 if effect.removed || chrome.drops(name) {
                     continue;
                 }
@@ -621,6 +717,123 @@ mod tests {
             let text = text_of(&format!("<body>{html}</body>"));
             assert!(text.contains("shown"), "{html} -> {text:?}");
         }
+    }
+
+    /// The page's own style sheets, each rule around "SECRET" hidden and
+    /// each look-alike around "shown" kept.
+    #[test]
+    fn style_sheets_hide_as_a_browser_would() {
+        let hidden = [
+            (".sr{display:none}", r#"<p class="sr">SECRET</p>"#),
+            ("#inj{visibility:hidden}", r#"<p id="inj">SECRET</p>"#),
+            ("div.a.b{display:none}", r#"<div class="b a">SECRET</div>"#),
+            (
+                ".wrap p{display:none}",
+                r#"<div class="wrap"><section><p>SECRET</p></section></div>"#,
+            ),
+            (
+                ".wrap > span{font-size:0}",
+                r#"<div class="wrap"><span>SECRET</span></div>"#,
+            ),
+            (
+                "[data-x]{position:absolute;left:-10000px}",
+                r#"<div data-x>SECRET</div>"#,
+            ),
+            (
+                "@media screen{.x{display:none}}",
+                r#"<p class="x">SECRET</p>"#,
+            ),
+            (
+                "@media (max-width:600px){.x{display:none}}",
+                r#"<p class="x">SECRET</p>"#,
+            ),
+            (
+                ".x{display:none}@media (min-width:99999px){.x{display:block}}",
+                r#"<p class="x">SECRET</p>"#,
+            ),
+            (
+                ".x{display:none!important}",
+                r#"<p class="x" style="display:block">SECRET</p>"#,
+            ),
+            (
+                "p.x{display:none}.x{display:block}",
+                r#"<p class="x">SECRET</p>"#,
+            ),
+            (".x{display:\\6e one}", r#"<p class="x">SECRET</p>"#),
+            ("span:not(.keep){display:none}", r#"<span>SECRET</span>"#),
+            (
+                "/* c */ .x { DISPLAY : NONE }",
+                r#"<p class="x">SECRET</p>"#,
+            ),
+        ];
+        for (css, body) in hidden {
+            let html = format!("<head><style>{css}</style></head><body><p>shown</p>{body}</body>");
+            let text = text_of(&html);
+            assert!(!text.contains("SECRET"), "{css} {body} -> {text:?}");
+            assert!(text.contains("shown"), "{css} {body} -> {text:?}");
+        }
+        let visible = [
+            (
+                r#"<style>@media print{.x{display:none}}</style>"#,
+                r#"<p class="x">shown</p>"#,
+            ),
+            (
+                r#"<style media="print">.x{display:none}</style>"#,
+                r#"<p class="x">shown</p>"#,
+            ),
+            (
+                r#"<style type="text/plain">.x{display:none}</style>"#,
+                r#"<p class="x">shown</p>"#,
+            ),
+            (
+                r#"<style>.x{display:none}.x{display:block}</style>"#,
+                r#"<p class="x">shown</p>"#,
+            ),
+            (
+                r#"<style>.x{display:none}#y{display:block}</style>"#,
+                r#"<p class="x" id="y">shown</p>"#,
+            ),
+            (
+                r#"<style>.x{visibility:hidden}.x b{visibility:visible}</style>"#,
+                r#"<p class="x"><b>shown</b></p>"#,
+            ),
+            (
+                r#"<style>.hidden-xs{}</style>"#,
+                r#"<p class="hidden-xs">shown</p>"#,
+            ),
+            (r#"<style>p:hover{display:none}</style>"#, r#"<p>shown</p>"#),
+            (
+                r#"<style>.sr{display:none}</style>"#,
+                r#"<p class="srx">shown</p>"#,
+            ),
+        ];
+        for (head, body) in visible {
+            let text = text_of(&format!("<head>{head}</head><body>{body}</body>"));
+            assert!(text.contains("shown"), "{head} {body} -> {text:?}");
+        }
+    }
+
+    #[test]
+    fn the_style_sheet_work_limit_is_said_and_a_deep_sheet_refused() {
+        let document = Html::parse_document(
+            r#"<style>:not(.z){color:red}:not(.y){color:blue}</style><p>x</p><p>y</p>"#,
+        );
+        let looks = Looks::of(&document, Sheets::with_limit(5)).unwrap();
+        assert_eq!(looks.notes.len(), 1, "{:?}", looks.notes);
+        assert!(
+            looks.notes[0]
+                .starts_with("the page's style sheets are too large to apply in full: the last "),
+            "{:?}",
+            looks.notes
+        );
+        let unlimited = Looks::of(&document, Sheets::default()).unwrap();
+        assert!(unlimited.notes.is_empty());
+        let deep = format!("<style>{}</style><p>x</p>", ":not(".repeat(100));
+        let refused = extract_html(&deep, None).unwrap_err();
+        assert!(
+            refused.contains("nests brackets more than 32 deep"),
+            "{refused}"
+        );
     }
 
     #[test]

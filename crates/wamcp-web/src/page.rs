@@ -51,6 +51,8 @@ pub struct Extracted {
     pub title: Option<String>,
     pub lines: Vec<String>,
     pub links: Vec<(String, String)>,
+    /// Said after the fence: how the page was read, where that matters.
+    pub notes: Vec<String>,
 }
 
 /// Recently fetched pages, by the URL asked for.
@@ -162,6 +164,7 @@ pub fn extract_document(
         title: page.title,
         lines: wrap_lines(&page.text),
         links: page.links,
+        notes: page.notes,
     })
 }
 
@@ -298,6 +301,9 @@ pub fn render_range(
         }
     }
     let mut out = fence(&page.url, &body);
+    for note in &page.notes {
+        out.push_str(&format!("Note: {note}.\n"));
+    }
     if last < total {
         out.push_str(&format!(
             "Showing lines {start}-{last} of {total}. The page continues: call fetch_web_page(url={}, start_line={}).\n",
@@ -322,6 +328,7 @@ mod tests {
             title: Some("A page".into()),
             lines: (1..=lines).map(|i| format!("line {i}")).collect(),
             links: vec![("https://docs.test/b".into(), "B".into())],
+            notes: Vec::new(),
         }
     }
 

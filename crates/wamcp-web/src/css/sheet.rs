@@ -1,0 +1,528 @@
+//! The page's own `<style>` sheets, for the properties that hide.
+//!
+//! A class rule (`.sr{display:none}`, `#inj{visibility:hidden}`) hides as
+//! well as an inline style does, so the sheets in the page are parsed with
+//! `cssparser`, their selectors with the `selectors` engine `scraper` is
+//! built on (so matching is a browser's, combinators and `:not()`
+//! included), and each element's declarations are cascaded by importance,
+//! origin, specificity and source order. Remote sheets are never fetched.
+//!
+//! `@media`: screen and `all` apply, print- or speech-only rules do not.
+//! A rule behind a condition (`(max-width: 600px)`, `@supports`) may or
+//! may not apply on the reader's screen, so it may hide but never show:
+//! an element is judged both with and without such rules, and whatever
+//! either judgement hides stays hidden. That fails closed against text
+//! shown only at a width no screen has.
+
+use super::{Declaration, Rank, Style, declarations};
+use cssparser::{
+    AtRuleParser, CowRcStr, ParseError, Parser, ParserState, QualifiedRuleParser, StyleSheetParser,
+    Token,
+};
+use scraper::ElementRef;
+use scraper::selector::Simple;
+use selectors::attr::AttrSelectorOperator;
+use selectors::matching::{
+    MatchingContext, MatchingForInvalidation, MatchingMode, NeedsSelectorFlags, QuirksMode,
+    SelectorCaches, matches_selector,
+};
+use selectors::parser::{Combinator, Component, ParseRelative, Selector, SelectorList};
+use std::collections::HashMap;
+
+/// Selector tests allowed for one page (rules tried against elements).
+/// Indexing by id, class and tag keeps a real page far below it; a page
+/// built to exhaust it gets its remaining elements judged by their inline
+/// style alone, and the output says so.
+pub const MAX_SELECTOR_TESTS: usize = 2_000_000;
+
+/// Deeper bracket nesting than any real style sheet uses. Parsing nested
+/// blocks and selectors recurses, so a sheet of 100,000 `:not(` would
+/// exhaust the stack; a page with one is refused, as a page nesting
+/// elements too deeply is.
+pub const MAX_CSS_NESTING: usize = 32;
+
+/// Whether `css` nests brackets deeper than [`MAX_CSS_NESTING`], judged by
+/// a scan that knows comments, strings and escapes.
+pub fn nests_too_deeply(css: &str) -> bool {
+    let bytes = css.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 1,
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i = css[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |end| i + 2 + end + 1);
+            }
+            quote @ (b'"' | b'\'') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote && bytes[i] != b'\n' {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_CSS_NESTING {
+                    return true;
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// How a media query list applies to a reader's screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applies {
+    Always,
+    /// Only under a condition (width, orientation, `@supports`).
+    Sometimes,
+    Never,
+}
+
+struct Rule {
+    selector: Selector<Simple>,
+    /// A class (`.x`) or id (`#x`) some ancestor must have for the rule to
+    /// match (`.wrap .x span` needs a `.x` ancestor), checked before the
+    /// selector is tried.
+    ancestor: Option<String>,
+    declarations: Vec<Declaration>,
+    order: u64,
+    conditional: bool,
+}
+
+/// Every rule of the page's sheets, indexed by what its rightmost
+/// compound selector requires.
+pub struct Sheets {
+    rules: Vec<Rule>,
+    by_id: HashMap<String, Vec<usize>>,
+    by_class: HashMap<String, Vec<usize>>,
+    by_attribute: HashMap<String, Vec<usize>>,
+    by_tag: HashMap<String, Vec<usize>>,
+    anywhere: Vec<usize>,
+    caches: SelectorCaches,
+    tests: usize,
+    limit: usize,
+}
+
+impl Default for Sheets {
+    fn default() -> Sheets {
+        Sheets::with_limit(MAX_SELECTOR_TESTS)
+    }
+}
+
+impl Sheets {
+    /// Sheets that stop matching after `limit` selector tests.
+    pub fn with_limit(limit: usize) -> Sheets {
+        Sheets {
+            rules: Vec::new(),
+            by_id: HashMap::new(),
+            by_class: HashMap::new(),
+            by_attribute: HashMap::new(),
+            by_tag: HashMap::new(),
+            anywhere: Vec::new(),
+            caches: SelectorCaches::default(),
+            tests: 0,
+            limit,
+        }
+    }
+
+    /// Adds a sheet's text; `applies` comes from its `media` attribute.
+    pub fn add(&mut self, text: &str, applies: Applies) {
+        if applies == Applies::Never {
+            return;
+        }
+        let mut parser = Parser::new(text);
+        let mut reader = SheetReader {
+            conditional: applies == Applies::Sometimes,
+        };
+        let rules: Vec<ParsedRule> = StyleSheetParser::new(&mut parser, &mut reader)
+            .flatten()
+            .flatten()
+            .collect();
+        for (selectors, declarations, conditional) in rules {
+            if declarations.is_empty() {
+                continue;
+            }
+            // Each rule's declarations rank after the previous rule's.
+            let order = (self.rules.len() as u64) << 16;
+            for selector in selectors.slice() {
+                self.push(Rule {
+                    ancestor: ancestor_key(selector),
+                    selector: selector.clone(),
+                    declarations: declarations.clone(),
+                    order,
+                    conditional,
+                });
+            }
+        }
+    }
+
+    fn push(&mut self, rule: Rule) {
+        let at = self.rules.len();
+        // The most selective id, class, attribute or tag the rightmost
+        // compound requires: an element without it cannot match, so only
+        // elements with it try the rule.
+        let key = rule
+            .selector
+            .iter()
+            .filter_map(|component| match component {
+                Component::ID(id) => Some((Bucket::Id, id.0.to_string())),
+                Component::Class(class) => Some((Bucket::Class, class.0.to_string())),
+                Component::AttributeInNoNamespaceExists {
+                    local_name_lower, ..
+                } => Some((Bucket::Attribute, local_name_lower.0.to_string())),
+                // `[name="value"]` is indexed by both, lower-cased: the
+                // index only narrows, the selector still decides.
+                Component::AttributeInNoNamespace {
+                    local_name,
+                    operator: AttrSelectorOperator::Equal,
+                    value,
+                    ..
+                } => Some((
+                    Bucket::AttributeValue,
+                    attribute_key(&local_name.0, &value.0),
+                )),
+                Component::AttributeInNoNamespace { local_name, .. } => Some((
+                    Bucket::Attribute,
+                    local_name.0.to_string().to_ascii_lowercase(),
+                )),
+                Component::AttributeOther(attribute) => {
+                    Some((Bucket::Attribute, attribute.local_name_lower.0.to_string()))
+                }
+                Component::LocalName(name) => Some((Bucket::Tag, name.lower_name.0.to_string())),
+                _ => None,
+            })
+            .min_by_key(|(bucket, _)| *bucket);
+        let index = match key {
+            Some((Bucket::Id, key)) => self.by_id.entry(key).or_default(),
+            Some((Bucket::Class, key)) => self.by_class.entry(key).or_default(),
+            Some((Bucket::Attribute | Bucket::AttributeValue, key)) => {
+                self.by_attribute.entry(key).or_default()
+            }
+            Some((Bucket::Tag, key)) => self.by_tag.entry(key).or_default(),
+            None => &mut self.anywhere,
+        };
+        index.push(at);
+        self.rules.push(rule);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The element's style with and without conditional rules (the second
+    /// only when a conditional rule matched), its inline declarations
+    /// included; `ancestors` holds the classes and ids of its ancestors
+    /// (see [`Ancestors`]). `None` once the work limit is reached.
+    pub fn styles_for(
+        &mut self,
+        element: ElementRef,
+        inline: &str,
+        ancestors: &Ancestors,
+    ) -> Option<(Style, Option<Style>)> {
+        if self.tests >= self.limit {
+            return None;
+        }
+        let value = element.value();
+        let mut candidates: Vec<usize> = self.anywhere.clone();
+        if let Some(id) = value.id()
+            && let Some(rules) = self.by_id.get(id)
+        {
+            candidates.extend(rules);
+        }
+        for class in value.classes() {
+            if let Some(rules) = self.by_class.get(class) {
+                candidates.extend(rules);
+            }
+        }
+        for (name, attribute) in value.attrs() {
+            for key in [name.to_string(), attribute_key(name, attribute)] {
+                if let Some(rules) = self.by_attribute.get(&key) {
+                    candidates.extend(rules);
+                }
+            }
+        }
+        if let Some(rules) = self.by_tag.get(value.name()) {
+            candidates.extend(rules);
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        let rules = &self.rules;
+        candidates.retain(|&at| {
+            rules[at]
+                .ancestor
+                .as_ref()
+                .is_none_or(|key| ancestors.has(key))
+        });
+        if self.tests + candidates.len() > self.limit {
+            self.tests = self.limit;
+            return None;
+        }
+        self.tests += candidates.len();
+        let mut context = MatchingContext::new(
+            MatchingMode::Normal,
+            None,
+            &mut self.caches,
+            QuirksMode::NoQuirks,
+            NeedsSelectorFlags::No,
+            MatchingForInvalidation::No,
+        );
+        let matched: Vec<&Rule> = candidates
+            .into_iter()
+            .map(|at| &self.rules[at])
+            .filter(|rule| matches_selector(&rule.selector, 0, None, &element, &mut context))
+            .collect();
+        let ranked = |with_conditional: bool| {
+            let from_sheets = matched
+                .iter()
+                .filter(move |rule| with_conditional || !rule.conditional)
+                .flat_map(|rule| {
+                    rule.declarations.iter().enumerate().map(move |(at, d)| {
+                        let rank = Rank {
+                            important: d.2,
+                            inline: false,
+                            specificity: rule.selector.specificity(),
+                            order: rule.order + at as u64,
+                        };
+                        (rank, d.clone())
+                    })
+                });
+            Style::cascade(from_sheets.chain(super::inline_declarations(inline)))
+        };
+        let conditional = matched.iter().any(|rule| rule.conditional);
+        Some((ranked(false), conditional.then(|| ranked(true))))
+    }
+}
+
+/// Rule indexes, most selective first.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Bucket {
+    Id,
+    Class,
+    AttributeValue,
+    Attribute,
+    Tag,
+}
+
+/// The index key of an attribute with a value.
+fn attribute_key(name: &str, value: &str) -> String {
+    format!("{name}={value}").to_ascii_lowercase()
+}
+
+/// The first class or id required of an ancestor: in a compound left of
+/// the rightmost one, reached through descendant and child combinators
+/// only (a sibling is no ancestor).
+fn ancestor_key(selector: &Selector<Simple>) -> Option<String> {
+    let mut components = selector.iter();
+    for _ in components.by_ref() {}
+    loop {
+        match components.next_sequence()? {
+            Combinator::Descendant | Combinator::Child => {}
+            _ => return None,
+        }
+        for component in components.by_ref() {
+            match component {
+                Component::ID(id) => return Some(format!("#{}", id.0)),
+                Component::Class(class) => return Some(format!(".{}", class.0)),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The classes and ids of the elements enclosing the one being styled,
+/// kept by the caller's walk: [`Ancestors::enter`] an element after
+/// styling it, [`Ancestors::leave`] it when its subtree is done.
+#[derive(Default)]
+pub struct Ancestors {
+    counts: HashMap<String, usize>,
+}
+
+impl Ancestors {
+    fn keys(element: &scraper::node::Element) -> impl Iterator<Item = String> + '_ {
+        let id = element.id().map(|id| format!("#{id}"));
+        id.into_iter()
+            .chain(element.classes().map(|class| format!(".{class}")))
+    }
+
+    pub fn enter(&mut self, element: &scraper::node::Element) {
+        for key in Ancestors::keys(element) {
+            *self.counts.entry(key).or_default() += 1;
+        }
+    }
+
+    pub fn leave(&mut self, element: &scraper::node::Element) {
+        for key in Ancestors::keys(element) {
+            if let Some(count) = self.counts.get_mut(&key) {
+                *count -= 1;
+                if *count == 0 {
+                    self.counts.remove(&key);
+                }
+            }
+        }
+    }
+
+    fn has(&self, key: &str) -> bool {
+        self.counts.contains_key(key)
+    }
+}
+
+/// A qualified rule: its selectors, declarations and whether a condition
+/// guards it.
+type ParsedRule = (SelectorList<Simple>, Vec<Declaration>, bool);
+
+/// The `cssparser` callbacks for a sheet (and the body of `@media`).
+struct SheetReader {
+    conditional: bool,
+}
+
+/// What an at-rule's prelude decided.
+enum AtPrelude {
+    /// A block of rules applying as given.
+    Group(Applies),
+    /// Anything else (`@font-face`, `@keyframes`, `@import`...): skipped.
+    Other,
+}
+
+impl<'i> QualifiedRuleParser<'i> for SheetReader {
+    type Prelude = SelectorList<Simple>;
+    type QualifiedRule = Vec<ParsedRule>;
+    type Error = ();
+
+    fn parse_prelude(&mut self, input: &mut Parser<'i>) -> Result<Self::Prelude, ParseError<()>> {
+        SelectorList::parse(&scraper::selector::Parser, input, ParseRelative::No)
+            .map_err(|_| input.new_error_for_next_token())
+    }
+
+    fn parse_block(
+        &mut self,
+        prelude: Self::Prelude,
+        _: &ParserState,
+        input: &mut Parser<'i>,
+    ) -> Result<Self::QualifiedRule, ParseError<()>> {
+        let declarations = declarations(input);
+        Ok(vec![(prelude, declarations, self.conditional)])
+    }
+}
+
+impl<'i> AtRuleParser<'i> for SheetReader {
+    type Prelude = AtPrelude;
+    type AtRule = Vec<ParsedRule>;
+    type Error = ();
+
+    fn parse_prelude(
+        &mut self,
+        name: CowRcStr<'i>,
+        input: &mut Parser<'i>,
+    ) -> Result<AtPrelude, ParseError<()>> {
+        let prelude = match name.to_ascii_lowercase().as_str() {
+            "media" => AtPrelude::Group(media_applies(input)),
+            "supports" | "container" => AtPrelude::Group(Applies::Sometimes),
+            "layer" | "scope" => AtPrelude::Group(Applies::Always),
+            _ => AtPrelude::Other,
+        };
+        // The rest of the prelude is not needed.
+        while input.next().is_ok() {}
+        Ok(prelude)
+    }
+
+    fn parse_block(
+        &mut self,
+        prelude: AtPrelude,
+        _: &ParserState,
+        input: &mut Parser<'i>,
+    ) -> Result<Vec<ParsedRule>, ParseError<()>> {
+        let applies = match prelude {
+            AtPrelude::Group(applies) => applies,
+            AtPrelude::Other => Applies::Never,
+        };
+        if applies == Applies::Never {
+            return Ok(Vec::new());
+        }
+        let mut inner = SheetReader {
+            conditional: self.conditional || applies == Applies::Sometimes,
+        };
+        Ok(StyleSheetParser::new(input, &mut inner)
+            .flatten()
+            .flatten()
+            .collect())
+    }
+}
+
+/// How a media query list (`screen and (max-width: 600px), print`)
+/// applies to a reader's screen: the best of its queries.
+pub fn media_applies(input: &mut Parser) -> Applies {
+    let mut best = Applies::Never;
+    let mut query = Query::default();
+    loop {
+        let token = input.next().cloned();
+        match token {
+            Ok(Token::Comma) | Err(_) => {
+                best = better(best, query.applies());
+                query = Query::default();
+                if token.is_err() {
+                    return best;
+                }
+            }
+            Ok(Token::Ident(word)) => query.word(&word.to_ascii_lowercase()),
+            Ok(Token::ParenthesisBlock | Token::Function(_)) => query.condition = true,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// The same for a `media` attribute's text.
+pub fn media_attribute_applies(text: &str) -> Applies {
+    if text.trim().is_empty() {
+        return Applies::Always;
+    }
+    media_applies(&mut Parser::new(text))
+}
+
+fn better(a: Applies, b: Applies) -> Applies {
+    match (a, b) {
+        (Applies::Always, _) | (_, Applies::Always) => Applies::Always,
+        (Applies::Sometimes, _) | (_, Applies::Sometimes) => Applies::Sometimes,
+        _ => Applies::Never,
+    }
+}
+
+/// One media query being read.
+#[derive(Default)]
+struct Query {
+    /// A media type other than screen or all was named (print, speech).
+    other_type: bool,
+    negated: bool,
+    condition: bool,
+}
+
+impl Query {
+    fn word(&mut self, word: &str) {
+        match word {
+            "not" => self.negated = true,
+            "screen" | "all" | "only" | "and" | "or" => {}
+            _ => self.other_type = true,
+        }
+    }
+
+    fn applies(&self) -> Applies {
+        match (self.other_type, self.negated, self.condition) {
+            // `not print` applies to a screen; `not screen` does not, but
+            // a negation is judged as a condition either way.
+            (true, false, _) => Applies::Never,
+            (_, true, _) | (_, _, true) => Applies::Sometimes,
+            _ => Applies::Always,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,152 @@
+use super::*;
+
+#[test]
+fn media_lists_apply_to_a_screen_as_a_browser_would() {
+    for (media, want) in [
+        ("", Applies::Always),
+        ("screen", Applies::Always),
+        ("ALL", Applies::Always),
+        ("only screen", Applies::Always),
+        ("print, screen", Applies::Always),
+        ("print", Applies::Never),
+        ("speech", Applies::Never),
+        ("print and (color)", Applies::Never),
+        ("(max-width: 600px)", Applies::Sometimes),
+        ("only screen and (min-width: 1px)", Applies::Sometimes),
+        ("not print", Applies::Sometimes),
+        ("print, (orientation: portrait)", Applies::Sometimes),
+    ] {
+        assert_eq!(media_attribute_applies(media), want, "{media:?}");
+    }
+}
+
+fn style_of(css: &str, html: &str, limit: usize) -> Option<(Style, Option<Style>)> {
+    let mut sheets = Sheets::with_limit(limit);
+    sheets.add(css, Applies::Always);
+    let document = scraper::Html::parse_fragment(html);
+    let target = scraper::Selector::parse("#t").unwrap();
+    let element = document.select(&target).next().unwrap();
+    let mut ancestors = Ancestors::default();
+    for ancestor in element.ancestors().filter_map(scraper::ElementRef::wrap) {
+        ancestors.enter(ancestor.value());
+    }
+    sheets.styles_for(
+        element,
+        element.value().attr("style").unwrap_or(""),
+        &ancestors,
+    )
+}
+
+#[test]
+fn the_cascade_orders_by_importance_origin_specificity_and_source() {
+    let display = |css: &str, html: &str| {
+        let (base, _) = style_of(css, html, usize::MAX).unwrap();
+        base.keyword("display").map(str::to_string)
+    };
+    let html = r#"<div class="a"><p id="t" class="x y">text</p></div>"#;
+    assert_eq!(display(".x{display:none}", html).as_deref(), Some("none"));
+    assert_eq!(
+        display(".x{display:none}.y{display:block}", html).as_deref(),
+        Some("block")
+    );
+    assert_eq!(
+        display("p.x{display:none}.y{display:block}", html).as_deref(),
+        Some("none")
+    );
+    assert_eq!(
+        display(".a .x{display:none}#t{display:block}", html).as_deref(),
+        Some("block")
+    );
+    assert_eq!(
+        display("#t{display:none!important}#t{display:block}", html).as_deref(),
+        Some("none")
+    );
+    assert_eq!(
+        display(".x{display:\\6e one}", html).as_deref(),
+        Some("none")
+    );
+    assert_eq!(
+        display("div > p:not(.z){display:none}", html).as_deref(),
+        Some("none")
+    );
+    assert_eq!(display(".b .x{display:none}", html), None);
+    assert_eq!(display("p:hover{display:none}", html), None);
+    assert_eq!(display("@media print{.x{display:none}}", html), None);
+    assert_eq!(
+        display("@font-face{font-family:x}.x{display:none}", html).as_deref(),
+        Some("none")
+    );
+    let inline = r#"<p id="t" class="x" style="display:block">text</p>"#;
+    assert_eq!(
+        display(".x{display:none}", inline).as_deref(),
+        Some("block")
+    );
+    assert_eq!(
+        display(".x{display:none !important}", inline).as_deref(),
+        Some("none")
+    );
+}
+
+#[test]
+fn a_conditional_rule_is_judged_apart() {
+    let html = r#"<p id="t" class="x">text</p>"#;
+    let (base, conditional) = style_of(
+        ".x{display:none}@media (min-width:99999px){.x{display:block}}",
+        html,
+        usize::MAX,
+    )
+    .unwrap();
+    assert_eq!(base.keyword("display"), Some("none"));
+    assert_eq!(conditional.unwrap().keyword("display"), Some("block"));
+    let (base, conditional) = style_of(".y{display:none}", html, usize::MAX).unwrap();
+    assert_eq!(base.keyword("display"), None);
+    assert!(conditional.is_none());
+}
+
+#[test]
+fn the_work_limit_stops_matching() {
+    let rules: String = (0..50)
+        .map(|i| format!(":not(.z{i}){{display:none}}"))
+        .collect();
+    let html = r#"<p id="t">text</p>"#;
+    assert!(style_of(&rules, html, 49).is_none());
+    assert!(style_of(&rules, html, 50).is_some());
+}
+
+#[test]
+fn nesting_is_measured_outside_comments_and_strings() {
+    let deep = "@media screen{".repeat(MAX_CSS_NESTING + 1);
+    assert!(nests_too_deeply(&deep));
+    assert!(nests_too_deeply(&(":not(".repeat(100_000) + "p")));
+    assert!(!nests_too_deeply(&"@media screen{".repeat(MAX_CSS_NESTING)));
+    let quoted = format!(
+        ".x::after{{content:\"{}\"}}/* {} */.y{{}}",
+        "(".repeat(100),
+        "{".repeat(100)
+    );
+    assert!(!nests_too_deeply(&quoted));
+    assert!(!nests_too_deeply(&format!(
+        ".x{{content:\"\\\"{}\"}}",
+        "(".repeat(100)
+    )));
+    assert!(!nests_too_deeply(&"\\(".repeat(100)));
+}
+
+#[test]
+fn hostile_sheets_parse_without_trouble() {
+    let deep_blocks = "@media screen{".repeat(MAX_CSS_NESTING) + ".x{display:none}";
+    let deep_selector = ":not(".repeat(MAX_CSS_NESTING) + "p";
+    for css in [
+        "",
+        "}}}{{{",
+        "/* unterminated",
+        ".x{display:none",
+        "@media",
+        "@media screen{",
+        "@import url(https://evil.test/a.css);",
+        deep_blocks.as_str(),
+        deep_selector.as_str(),
+    ] {
+        let _ = style_of(css, r#"<p id="t" class="x">text</p>"#, usize::MAX);
+    }
+}
