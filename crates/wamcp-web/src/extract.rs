@@ -320,8 +320,8 @@ impl Looks {
         let mut notes = Vec::new();
         if unstyled > 0 {
             notes.push(format!(
-                "the page's style sheets are too large to apply in full: the last {unstyled} of {elements} elements \
-                 were judged by their inline style only, so text those sheets hide there may show"
+                "the page's style sheets are too large or too slow to apply in full: the last {unstyled} of {elements} \
+                 elements were judged by their inline style only, so text those sheets hide there may show"
             ));
         }
         Ok(Looks { effects, notes })
@@ -821,8 +821,9 @@ mod tests {
         let looks = Looks::of(&document, Sheets::with_limit(5)).unwrap();
         assert_eq!(looks.notes.len(), 1, "{:?}", looks.notes);
         assert!(
-            looks.notes[0]
-                .starts_with("the page's style sheets are too large to apply in full: the last "),
+            looks.notes[0].starts_with(
+                "the page's style sheets are too large or too slow to apply in full: the last 4 of 6 elements"
+            ),
             "{:?}",
             looks.notes
         );

@@ -26,14 +26,22 @@ use selectors::matching::{
     MatchingContext, MatchingForInvalidation, MatchingMode, NeedsSelectorFlags, QuirksMode,
     SelectorCaches, matches_selector,
 };
-use selectors::parser::{Combinator, Component, ParseRelative, Selector, SelectorList};
+use selectors::parser::{Combinator, Component, Selector};
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 /// Selector tests allowed for one page (rules tried against elements).
 /// Indexing by id, class and tag keeps a real page far below it; a page
 /// built to exhaust it gets its remaining elements judged by their inline
 /// style alone, and the output says so.
 pub const MAX_SELECTOR_TESTS: usize = 2_000_000;
+
+/// Time allowed for matching on one page. A sibling selector
+/// (`br:last-child ~ br`) walks the siblings before each element it is
+/// tried on, so a page of 40,000 siblings costs more per test than the
+/// test count shows; past this time the rest of the page is judged as
+/// past the test limit.
+pub const MAX_MATCHING_TIME: Duration = Duration::from_millis(300);
 
 /// Deeper bracket nesting than any real style sheet uses. Parsing nested
 /// blocks and selectors recurses, so a sheet of 100,000 `:not(` would
@@ -110,6 +118,7 @@ pub struct Sheets {
     caches: SelectorCaches,
     tests: usize,
     limit: usize,
+    deadline: Option<Instant>,
 }
 
 impl Default for Sheets {
@@ -131,6 +140,7 @@ impl Sheets {
             caches: SelectorCaches::default(),
             tests: 0,
             limit,
+            deadline: None,
         }
     }
 
@@ -153,7 +163,7 @@ impl Sheets {
             }
             // Each rule's declarations rank after the previous rule's.
             let order = (self.rules.len() as u64) << 16;
-            for selector in selectors.slice() {
+            for selector in &selectors {
                 self.push(Rule {
                     ancestor: ancestor_key(selector),
                     selector: selector.clone(),
@@ -228,7 +238,10 @@ impl Sheets {
         inline: &str,
         ancestors: &Ancestors,
     ) -> Option<(Style, Option<Style>)> {
-        if self.tests >= self.limit {
+        let now = Instant::now();
+        let deadline = *self.deadline.get_or_insert(now + MAX_MATCHING_TIME);
+        if self.tests >= self.limit || now >= deadline {
+            self.tests = self.limit;
             return None;
         }
         let value = element.value();
@@ -377,7 +390,7 @@ impl Ancestors {
 
 /// A qualified rule: its selectors, declarations and whether a condition
 /// guards it.
-type ParsedRule = (SelectorList<Simple>, Vec<Declaration>, bool);
+type ParsedRule = (Vec<Selector<Simple>>, Vec<Declaration>, bool);
 
 /// The `cssparser` callbacks for a sheet (and the body of `@media`).
 struct SheetReader {
@@ -392,14 +405,42 @@ enum AtPrelude {
     Other,
 }
 
+/// Reads selectors as `scraper` does, but without `:has()`: a selector that
+/// looks at what follows or encloses an element costs work proportional to
+/// the page for every element it is tried on, and nested ones multiply,
+/// so one short rule could keep a 2 MiB page busy for minutes. A rule
+/// using it is ignored.
+#[derive(Clone, Copy)]
+struct SelectorReader;
+
+impl<'i> selectors::parser::Parser<'i> for SelectorReader {
+    type Impl = Simple;
+    type Error = selectors::parser::SelectorParseErrorKind;
+
+    fn parse_is_and_where(&self) -> bool {
+        true
+    }
+
+    fn parse_has(&self) -> bool {
+        false
+    }
+}
+
 impl<'i> QualifiedRuleParser<'i> for SheetReader {
-    type Prelude = SelectorList<Simple>;
+    type Prelude = Vec<Selector<Simple>>;
     type QualifiedRule = Vec<ParsedRule>;
     type Error = ();
 
     fn parse_prelude(&mut self, input: &mut Parser<'i>) -> Result<Self::Prelude, ParseError<()>> {
-        SelectorList::parse(&scraper::selector::Parser, input, ParseRelative::No)
-            .map_err(|_| input.new_error_for_next_token())
+        // Each selector of the list on its own: one a static page cannot
+        // match (`.q:hover`) does not take `.q` down with it.
+        let selectors = input.parse_comma_separated_ignoring_errors(|one| {
+            Selector::parse(&SelectorReader, one)
+        });
+        if selectors.is_empty() {
+            return Err(input.new_error_for_next_token());
+        }
+        Ok(selectors)
     }
 
     fn parse_block(
