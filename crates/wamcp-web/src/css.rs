@@ -227,27 +227,6 @@ pub struct Effect {
     pub legible: Option<bool>,
 }
 
-impl Effect {
-    /// Everything either judgement hides: how an element is judged with
-    /// and without rules that apply only under a condition (`self` is the
-    /// judgement without them, whose showing declarations are the ones
-    /// that stand).
-    pub fn hiding_union(self, other: Effect) -> Effect {
-        let hide = |mine: Option<bool>, theirs: Option<bool>| {
-            if theirs == Some(false) {
-                Some(false)
-            } else {
-                mine
-            }
-        };
-        Effect {
-            removed: self.removed || other.removed,
-            visible: hide(self.visible, other.visible),
-            legible: hide(self.legible, other.legible),
-        }
-    }
-}
-
 /// Far enough off screen that no window shows it (pixels).
 const OFF_SCREEN_PX: f32 = 1000.0;
 
@@ -445,6 +424,7 @@ fn hex_colour(hex: &str) -> Option<[u8; 4]> {
     }
 }
 
+pub mod media;
 pub mod sheet;
 
 #[cfg(test)]

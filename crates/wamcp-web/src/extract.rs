@@ -9,9 +9,8 @@
 //! document is iterative, so a page nested 100,000 levels deep is just a
 //! long page.
 
-use crate::css::sheet::{
-    Ancestors, Applies, MAX_CSS_NESTING, Sheets, media_attribute_applies, nests_too_deeply,
-};
+use crate::css::media;
+use crate::css::sheet::{Ancestors, MAX_CSS_NESTING, Sheets, nests_too_deeply};
 use crate::css::{Effect, Style};
 use crate::fence::is_invisible;
 use ego_tree::NodeId;
@@ -268,9 +267,6 @@ impl Looks {
                 .attr("type")
                 .is_none_or(|t| t.trim().is_empty() || t.trim().eq_ignore_ascii_case("text/css"));
             if value.name() == "style" && is_css {
-                let applies = value
-                    .attr("media")
-                    .map_or(Applies::Always, media_attribute_applies);
                 let css: String = element.text().collect();
                 if nests_too_deeply(&css) {
                     return Err(format!(
@@ -278,7 +274,9 @@ impl Looks {
                          page does; it was not read"
                     ));
                 }
-                sheets.add(&css, applies);
+                if value.attr("media").is_none_or(media::attribute_matches) {
+                    sheets.add(&css);
+                }
             }
         }
         let mut effects = HashMap::new();
@@ -302,10 +300,7 @@ impl Looks {
                 Style::parse(inline).effect()
             } else {
                 match sheets.styles_for(element, inline, &ancestors) {
-                    Some((base, None)) => base.effect(),
-                    Some((base, Some(with_conditions))) => {
-                        base.effect().hiding_union(with_conditions.effect())
-                    }
+                    Some(style) => style.effect(),
                     None => {
                         unstyled += 1;
                         Style::parse(inline).effect()
@@ -744,7 +739,7 @@ mod tests {
                 r#"<p class="x">SECRET</p>"#,
             ),
             (
-                "@media (max-width:600px){.x{display:none}}",
+                "@media (min-width:768px){.x{display:none}}",
                 r#"<p class="x">SECRET</p>"#,
             ),
             (
@@ -761,6 +756,11 @@ mod tests {
             ),
             (".x{display:\\6e one}", r#"<p class="x">SECRET</p>"#),
             ("span:not(.keep){display:none}", r#"<span>SECRET</span>"#),
+            (".q:hover, .x{display:none}", r#"<p class="x">SECRET</p>"#),
+            (
+                ".x:has(b){display:none} .x{display:none}",
+                r#"<p class="x"><b>SECRET</b></p>"#,
+            ),
             (
                 "/* c */ .x { DISPLAY : NONE }",
                 r#"<p class="x">SECRET</p>"#,
@@ -802,6 +802,14 @@ mod tests {
                 r#"<p class="hidden-xs">shown</p>"#,
             ),
             (r#"<style>p:hover{display:none}</style>"#, r#"<p>shown</p>"#),
+            (
+                r#"<style>@media (max-width:767px){.x{display:none}}</style>"#,
+                r#"<p class="x">shown</p>"#,
+            ),
+            (
+                r#"<style>.d-none{display:none!important}@media (min-width:768px){.d-md-block{display:block!important}}</style>"#,
+                r#"<p class="d-none d-md-block">shown</p>"#,
+            ),
             (
                 r#"<style>.sr{display:none}</style>"#,
                 r#"<p class="srx">shown</p>"#,

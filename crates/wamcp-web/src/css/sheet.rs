@@ -7,17 +7,13 @@
 //! included), and each element's declarations are cascaded by importance,
 //! origin, specificity and source order. Remote sheets are never fetched.
 //!
-//! `@media`: screen and `all` apply, print- or speech-only rules do not.
-//! A rule behind a condition (`(max-width: 600px)`, `@supports`) may or
-//! may not apply on the reader's screen, so it may hide but never show:
-//! an element is judged both with and without such rules, and whatever
-//! either judgement hides stays hidden. That fails closed against text
-//! shown only at a width no screen has.
+//! `@media` and `@supports` are answered for a desktop window (see
+//! `media.rs`): a rule for phones does not hide what a desk reader sees,
+//! and a rule for a width no screen has does not show what it hides.
 
-use super::{Declaration, Rank, Style, declarations};
+use super::{Declaration, Rank, Style, declarations, media};
 use cssparser::{
     AtRuleParser, CowRcStr, ParseError, Parser, ParserState, QualifiedRuleParser, StyleSheetParser,
-    Token,
 };
 use scraper::ElementRef;
 use scraper::selector::Simple;
@@ -86,15 +82,6 @@ pub fn nests_too_deeply(css: &str) -> bool {
     false
 }
 
-/// How a media query list applies to a reader's screen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Applies {
-    Always,
-    /// Only under a condition (width, orientation, `@supports`).
-    Sometimes,
-    Never,
-}
-
 struct Rule {
     selector: Selector<Simple>,
     /// A class (`.x`) or id (`#x`) some ancestor must have for the rule to
@@ -103,7 +90,6 @@ struct Rule {
     ancestor: Option<String>,
     declarations: Vec<Declaration>,
     order: u64,
-    conditional: bool,
 }
 
 /// Every rule of the page's sheets, indexed by what its rightmost
@@ -144,20 +130,15 @@ impl Sheets {
         }
     }
 
-    /// Adds a sheet's text; `applies` comes from its `media` attribute.
-    pub fn add(&mut self, text: &str, applies: Applies) {
-        if applies == Applies::Never {
-            return;
-        }
+    /// Adds a sheet's text (one whose `media` attribute matches).
+    pub fn add(&mut self, text: &str) {
         let mut parser = Parser::new(text);
-        let mut reader = SheetReader {
-            conditional: applies == Applies::Sometimes,
-        };
+        let mut reader = SheetReader;
         let rules: Vec<ParsedRule> = StyleSheetParser::new(&mut parser, &mut reader)
             .flatten()
             .flatten()
             .collect();
-        for (selectors, declarations, conditional) in rules {
+        for (selectors, declarations) in rules {
             if declarations.is_empty() {
                 continue;
             }
@@ -169,7 +150,6 @@ impl Sheets {
                     selector: selector.clone(),
                     declarations: declarations.clone(),
                     order,
-                    conditional,
                 });
             }
         }
@@ -228,16 +208,15 @@ impl Sheets {
         self.rules.is_empty()
     }
 
-    /// The element's style with and without conditional rules (the second
-    /// only when a conditional rule matched), its inline declarations
-    /// included; `ancestors` holds the classes and ids of its ancestors
-    /// (see [`Ancestors`]). `None` once the work limit is reached.
+    /// The element's style, its inline declarations included; `ancestors`
+    /// holds the classes and ids of its ancestors (see [`Ancestors`]).
+    /// `None` once the work limit is reached.
     pub fn styles_for(
         &mut self,
         element: ElementRef,
         inline: &str,
         ancestors: &Ancestors,
-    ) -> Option<(Style, Option<Style>)> {
+    ) -> Option<Style> {
         let now = Instant::now();
         let deadline = *self.deadline.get_or_insert(now + MAX_MATCHING_TIME);
         if self.tests >= self.limit || now >= deadline {
@@ -293,25 +272,20 @@ impl Sheets {
             .map(|at| &self.rules[at])
             .filter(|rule| matches_selector(&rule.selector, 0, None, &element, &mut context))
             .collect();
-        let ranked = |with_conditional: bool| {
-            let from_sheets = matched
-                .iter()
-                .filter(move |rule| with_conditional || !rule.conditional)
-                .flat_map(|rule| {
-                    rule.declarations.iter().enumerate().map(move |(at, d)| {
-                        let rank = Rank {
-                            important: d.2,
-                            inline: false,
-                            specificity: rule.selector.specificity(),
-                            order: rule.order + at as u64,
-                        };
-                        (rank, d.clone())
-                    })
-                });
-            Style::cascade(from_sheets.chain(super::inline_declarations(inline)))
-        };
-        let conditional = matched.iter().any(|rule| rule.conditional);
-        Some((ranked(false), conditional.then(|| ranked(true))))
+        let from_sheets = matched.iter().flat_map(|rule| {
+            rule.declarations.iter().enumerate().map(move |(at, d)| {
+                let rank = Rank {
+                    important: d.2,
+                    inline: false,
+                    specificity: rule.selector.specificity(),
+                    order: rule.order + at as u64,
+                };
+                (rank, d.clone())
+            })
+        });
+        Some(Style::cascade(
+            from_sheets.chain(super::inline_declarations(inline)),
+        ))
     }
 }
 
@@ -388,19 +362,16 @@ impl Ancestors {
     }
 }
 
-/// A qualified rule: its selectors, declarations and whether a condition
-/// guards it.
-type ParsedRule = (Vec<Selector<Simple>>, Vec<Declaration>, bool);
+/// A qualified rule: its selectors and declarations.
+type ParsedRule = (Vec<Selector<Simple>>, Vec<Declaration>);
 
 /// The `cssparser` callbacks for a sheet (and the body of `@media`).
-struct SheetReader {
-    conditional: bool,
-}
+struct SheetReader;
 
 /// What an at-rule's prelude decided.
 enum AtPrelude {
-    /// A block of rules applying as given.
-    Group(Applies),
+    /// A block of rules, read when its condition holds.
+    Group(bool),
     /// Anything else (`@font-face`, `@keyframes`, `@import`...): skipped.
     Other,
 }
@@ -434,9 +405,8 @@ impl<'i> QualifiedRuleParser<'i> for SheetReader {
     fn parse_prelude(&mut self, input: &mut Parser<'i>) -> Result<Self::Prelude, ParseError<()>> {
         // Each selector of the list on its own: one a static page cannot
         // match (`.q:hover`) does not take `.q` down with it.
-        let selectors = input.parse_comma_separated_ignoring_errors(|one| {
-            Selector::parse(&SelectorReader, one)
-        });
+        let selectors = input
+            .parse_comma_separated_ignoring_errors(|one| Selector::parse(&SelectorReader, one));
         if selectors.is_empty() {
             return Err(input.new_error_for_next_token());
         }
@@ -450,7 +420,7 @@ impl<'i> QualifiedRuleParser<'i> for SheetReader {
         input: &mut Parser<'i>,
     ) -> Result<Self::QualifiedRule, ParseError<()>> {
         let declarations = declarations(input);
-        Ok(vec![(prelude, declarations, self.conditional)])
+        Ok(vec![(prelude, declarations)])
     }
 }
 
@@ -465,9 +435,9 @@ impl<'i> AtRuleParser<'i> for SheetReader {
         input: &mut Parser<'i>,
     ) -> Result<AtPrelude, ParseError<()>> {
         let prelude = match name.to_ascii_lowercase().as_str() {
-            "media" => AtPrelude::Group(media_applies(input)),
-            "supports" | "container" => AtPrelude::Group(Applies::Sometimes),
-            "layer" | "scope" => AtPrelude::Group(Applies::Always),
+            "media" => AtPrelude::Group(media::list_matches(input)),
+            "supports" => AtPrelude::Group(media::supports_matches(input)),
+            "layer" | "scope" => AtPrelude::Group(true),
             _ => AtPrelude::Other,
         };
         // The rest of the prelude is not needed.
@@ -481,87 +451,13 @@ impl<'i> AtRuleParser<'i> for SheetReader {
         _: &ParserState,
         input: &mut Parser<'i>,
     ) -> Result<Vec<ParsedRule>, ParseError<()>> {
-        let applies = match prelude {
-            AtPrelude::Group(applies) => applies,
-            AtPrelude::Other => Applies::Never,
-        };
-        if applies == Applies::Never {
+        if !matches!(prelude, AtPrelude::Group(true)) {
             return Ok(Vec::new());
         }
-        let mut inner = SheetReader {
-            conditional: self.conditional || applies == Applies::Sometimes,
-        };
-        Ok(StyleSheetParser::new(input, &mut inner)
+        Ok(StyleSheetParser::new(input, &mut SheetReader)
             .flatten()
             .flatten()
             .collect())
-    }
-}
-
-/// How a media query list (`screen and (max-width: 600px), print`)
-/// applies to a reader's screen: the best of its queries.
-pub fn media_applies(input: &mut Parser) -> Applies {
-    let mut best = Applies::Never;
-    let mut query = Query::default();
-    loop {
-        let token = input.next().cloned();
-        match token {
-            Ok(Token::Comma) | Err(_) => {
-                best = better(best, query.applies());
-                query = Query::default();
-                if token.is_err() {
-                    return best;
-                }
-            }
-            Ok(Token::Ident(word)) => query.word(&word.to_ascii_lowercase()),
-            Ok(Token::ParenthesisBlock | Token::Function(_)) => query.condition = true,
-            Ok(_) => {}
-        }
-    }
-}
-
-/// The same for a `media` attribute's text.
-pub fn media_attribute_applies(text: &str) -> Applies {
-    if text.trim().is_empty() {
-        return Applies::Always;
-    }
-    media_applies(&mut Parser::new(text))
-}
-
-fn better(a: Applies, b: Applies) -> Applies {
-    match (a, b) {
-        (Applies::Always, _) | (_, Applies::Always) => Applies::Always,
-        (Applies::Sometimes, _) | (_, Applies::Sometimes) => Applies::Sometimes,
-        _ => Applies::Never,
-    }
-}
-
-/// One media query being read.
-#[derive(Default)]
-struct Query {
-    /// A media type other than screen or all was named (print, speech).
-    other_type: bool,
-    negated: bool,
-    condition: bool,
-}
-
-impl Query {
-    fn word(&mut self, word: &str) {
-        match word {
-            "not" => self.negated = true,
-            "screen" | "all" | "only" | "and" | "or" => {}
-            _ => self.other_type = true,
-        }
-    }
-
-    fn applies(&self) -> Applies {
-        match (self.other_type, self.negated, self.condition) {
-            // `not print` applies to a screen; `not screen` does not, but
-            // a negation is judged as a condition either way.
-            (true, false, _) => Applies::Never,
-            (_, true, _) | (_, _, true) => Applies::Sometimes,
-            _ => Applies::Always,
-        }
     }
 }
 

@@ -1,28 +1,8 @@
 use super::*;
 
-#[test]
-fn media_lists_apply_to_a_screen_as_a_browser_would() {
-    for (media, want) in [
-        ("", Applies::Always),
-        ("screen", Applies::Always),
-        ("ALL", Applies::Always),
-        ("only screen", Applies::Always),
-        ("print, screen", Applies::Always),
-        ("print", Applies::Never),
-        ("speech", Applies::Never),
-        ("print and (color)", Applies::Never),
-        ("(max-width: 600px)", Applies::Sometimes),
-        ("only screen and (min-width: 1px)", Applies::Sometimes),
-        ("not print", Applies::Sometimes),
-        ("print, (orientation: portrait)", Applies::Sometimes),
-    ] {
-        assert_eq!(media_attribute_applies(media), want, "{media:?}");
-    }
-}
-
-fn style_of(css: &str, html: &str, limit: usize) -> Option<(Style, Option<Style>)> {
+fn style_of(css: &str, html: &str, limit: usize) -> Option<Style> {
     let mut sheets = Sheets::with_limit(limit);
-    sheets.add(css, Applies::Always);
+    sheets.add(css);
     let document = scraper::Html::parse_fragment(html);
     let target = scraper::Selector::parse("#t").unwrap();
     let element = document.select(&target).next().unwrap();
@@ -40,8 +20,8 @@ fn style_of(css: &str, html: &str, limit: usize) -> Option<(Style, Option<Style>
 #[test]
 fn the_cascade_orders_by_importance_origin_specificity_and_source() {
     let display = |css: &str, html: &str| {
-        let (base, _) = style_of(css, html, usize::MAX).unwrap();
-        base.keyword("display").map(str::to_string)
+        let style = style_of(css, html, usize::MAX).unwrap();
+        style.keyword("display").map(str::to_string)
     };
     let html = r#"<div class="a"><p id="t" class="x y">text</p></div>"#;
     assert_eq!(display(".x{display:none}", html).as_deref(), Some("none"));
@@ -88,19 +68,38 @@ fn the_cascade_orders_by_importance_origin_specificity_and_source() {
 }
 
 #[test]
-fn a_conditional_rule_is_judged_apart() {
-    let html = r#"<p id="t" class="x">text</p>"#;
-    let (base, conditional) = style_of(
-        ".x{display:none}@media (min-width:99999px){.x{display:block}}",
-        html,
-        usize::MAX,
-    )
-    .unwrap();
-    assert_eq!(base.keyword("display"), Some("none"));
-    assert_eq!(conditional.unwrap().keyword("display"), Some("block"));
-    let (base, conditional) = style_of(".y{display:none}", html, usize::MAX).unwrap();
-    assert_eq!(base.keyword("display"), None);
-    assert!(conditional.is_none());
+fn media_blocks_count_when_they_match_a_desktop_window() {
+    let display = |css: &str| {
+        style_of(css, r#"<p id="t" class="x">text</p>"#, usize::MAX)
+            .unwrap()
+            .keyword("display")
+            .map(str::to_string)
+    };
+    assert_eq!(
+        display("@media (min-width:768px){.x{display:none}}").as_deref(),
+        Some("none")
+    );
+    assert_eq!(display("@media (max-width:767px){.x{display:none}}"), None);
+    assert_eq!(
+        display(".x{display:none}@media (min-width:99999px){.x{display:block}}").as_deref(),
+        Some("none")
+    );
+    assert_eq!(
+        display("@supports (display:grid){.x{display:none}}").as_deref(),
+        Some("none")
+    );
+    assert_eq!(
+        display("@supports not (display:grid){.x{display:none}}"),
+        None
+    );
+    assert_eq!(
+        display("@container (min-width:1px){.x{display:none}}"),
+        None
+    );
+    assert_eq!(
+        display("@layer base{.x{display:none}}").as_deref(),
+        Some("none")
+    );
 }
 
 #[test]
