@@ -38,12 +38,15 @@ pub struct Style {
 }
 
 /// Where a declaration ranks in the cascade, lowest first: normal sheet
-/// rules by specificity then source order, then the normal inline style,
-/// then `!important` sheet rules, then `!important` inline declarations.
+/// rules (layered before unlayered) by specificity then source order, then
+/// the normal inline style, then `!important` sheet rules (unlayered before
+/// layered), then `!important` inline declarations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Rank {
     pub important: bool,
     pub inline: bool,
+    /// Whether the layer order favours it (see above).
+    pub unlayered: bool,
     pub specificity: u32,
     pub order: u64,
 }
@@ -93,6 +96,7 @@ pub fn inline_declarations(text: &str) -> impl Iterator<Item = (Rank, Declaratio
             let rank = Rank {
                 important: declaration.2,
                 inline: true,
+                unlayered: true,
                 specificity: 0,
                 order: at as u64,
             };
@@ -145,7 +149,13 @@ impl<'i> DeclarationParser<'i> for Declarations {
                 Err(_) => break,
             }
         }
-        Ok((name.to_ascii_lowercase(), value, important))
+        let name = name.to_ascii_lowercase();
+        if !is_valid(&name, &value) {
+            // A browser drops a declaration it cannot read, so the one
+            // before it stands: `display:none;display:bogus` hides.
+            return Err(input.new_error_for_next_token());
+        }
+        Ok((name, value, important))
     }
 }
 
@@ -168,6 +178,64 @@ impl<'i> RuleBodyItemParser<'i, Declaration, ()> for Declarations {
 
     fn parse_qualified(&self) -> bool {
         false
+    }
+}
+
+/// Keywords every property accepts.
+pub const WIDE_KEYWORDS: &[&str] = &["inherit", "initial", "unset", "revert", "revert-layer"];
+
+/// `display` keywords (outer, inner and the box values).
+const DISPLAY_KEYWORDS: &[&str] = &[
+    "none",
+    "contents",
+    "block",
+    "inline",
+    "run-in",
+    "flow",
+    "flow-root",
+    "table",
+    "flex",
+    "grid",
+    "ruby",
+    "list-item",
+    "inline-block",
+    "inline-table",
+    "inline-flex",
+    "inline-grid",
+    "table-row-group",
+    "table-header-group",
+    "table-footer-group",
+    "table-row",
+    "table-cell",
+    "table-column-group",
+    "table-column",
+    "table-caption",
+    "ruby-base",
+    "ruby-text",
+    "ruby-base-container",
+    "ruby-text-container",
+    "-webkit-box",
+    "-webkit-inline-box",
+    "-ms-flexbox",
+    "-ms-inline-flexbox",
+    "-ms-grid",
+    "-ms-inline-grid",
+];
+
+/// Whether a browser would accept `value` for one of the properties that
+/// decide visibility by keyword; other properties are not checked.
+fn is_valid(property: &str, value: &[Value]) -> bool {
+    let keywords = |allowed: &[&str]| {
+        !value.is_empty()
+            && value.iter().all(|v| {
+                matches!(v, Value::Ident(word) if allowed.contains(&word.as_str()) || WIDE_KEYWORDS.contains(&word.as_str()))
+            })
+    };
+    match property {
+        "display" => value.len() <= 3 && keywords(DISPLAY_KEYWORDS),
+        "visibility" => value.len() == 1 && keywords(&["visible", "hidden", "collapse"]),
+        "content-visibility" => value.len() == 1 && keywords(&["visible", "hidden", "auto"]),
+        _ => true,
     }
 }
 
@@ -320,7 +388,16 @@ impl Style {
     /// A zero font size hides text; a later usable size shows it again. A
     /// transparent colour hides it too.
     fn legibility(&self) -> Option<bool> {
-        if self.get("color").is_some_and(is_transparent) {
+        // The glyphs are painted with the fill colour when one is set, and
+        // with the background when it is clipped to the text (gradient
+        // headings: `background-clip: text; color: transparent`).
+        if let Some(fill) = self.get("-webkit-text-fill-color") {
+            return is_transparent(fill).then_some(false);
+        }
+        let painted_by_background = ["background-clip", "-webkit-background-clip"]
+            .iter()
+            .any(|p| self.keyword(p) == Some("text"));
+        if self.get("color").is_some_and(is_transparent) && !painted_by_background {
             return Some(false);
         }
         if let (Some(text), Some(background)) = (self.colour("color"), self.background())

@@ -11,7 +11,7 @@
 
 use crate::css::media;
 use crate::css::sheet::{Ancestors, MAX_CSS_NESTING, Sheets, nests_too_deeply};
-use crate::css::{Effect, Style};
+use crate::css::{Effect, Style, WIDE_KEYWORDS};
 use crate::fence::is_invisible;
 use ego_tree::NodeId;
 use ego_tree::iter::Edge;
@@ -31,7 +31,8 @@ const MAX_LINK_TEXT_CHARS: usize = 80;
 /// only while typing into a field.
 const NEVER_SHOWN: &[&str] = &[
     "head", "script", "style", "noscript", "template", "svg", "canvas", "iframe", "object",
-    "embed", "math", "noembed", "noframes", "video", "audio", "datalist",
+    "embed", "math", "noembed", "noframes", "video", "audio", "datalist", "progress", "meter",
+    "title",
 ];
 /// Page chrome dropped from every page.
 const ALWAYS_CHROME: &[&str] = &["nav", "footer", "form"];
@@ -266,7 +267,11 @@ impl Looks {
             let is_css = value
                 .attr("type")
                 .is_none_or(|t| t.trim().is_empty() || t.trim().eq_ignore_ascii_case("text/css"));
-            if value.name() == "style" && is_css {
+            // A template's content is inert: its sheets style nothing.
+            let inert = element
+                .ancestors()
+                .any(|a| matches!(a.value(), Node::Element(e) if e.name() == "template"));
+            if value.name() == "style" && is_css && !inert {
                 let css: String = element.text().collect();
                 if nests_too_deeply(&css) {
                     return Err(format!(
@@ -296,17 +301,18 @@ impl Looks {
             }
             elements += 1;
             let inline = element.value().attr("style").unwrap_or("");
-            let effect = if sheets.is_empty() {
-                Style::parse(inline).effect()
+            let style = if sheets.is_empty() {
+                Style::parse(inline)
             } else {
-                match sheets.styles_for(element, inline, &ancestors) {
-                    Some(style) => style.effect(),
-                    None => {
+                sheets
+                    .styles_for(element, inline, &ancestors)
+                    .unwrap_or_else(|| {
                         unstyled += 1;
-                        Style::parse(inline).effect()
-                    }
-                }
+                        Style::parse(inline)
+                    })
             };
+            let mut effect = style.effect();
+            effect.removed |= hidden_attribute_stands(element.value(), &style);
             if effect != Effect::default() {
                 effects.insert(node.id(), effect);
             }
@@ -342,16 +348,25 @@ impl Looks {
     }
 }
 
-/// Never rendered whatever the style says: the elements above, `hidden`
-/// (also `hidden="until-found"`, shown only when a search finds it),
-/// `aria-hidden="true"`, and a `dialog` that is not `open`.
+/// Never rendered whatever the style says: the elements above,
+/// `aria-hidden="true"` (the seed's rule: often decorative duplicates), a
+/// `dialog` that is not `open`, and a `popover` (shown only by script).
 fn removed_by_markup(element: &Element) -> bool {
     NEVER_SHOWN.contains(&element.name())
-        || element.attr("hidden").is_some()
         || element
             .attr("aria-hidden")
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
         || (element.name() == "dialog" && element.attr("open").is_none())
+        || element.attr("popover").is_some()
+}
+
+/// `hidden` (also `hidden="until-found"`, shown only when a search finds
+/// it) hides unless the page's own style gives the element a `display`.
+fn hidden_attribute_stands(element: &Element, style: &Style) -> bool {
+    element.attr("hidden").is_some()
+        && style
+            .keyword("display")
+            .is_none_or(|display| display == "none" || WIDE_KEYWORDS.contains(&display))
 }
 
 /// A closed `details` shows only its `summary`.
@@ -688,6 +703,12 @@ mod tests {
             r#"<div style="visibility:hidden"><b>SECRET</b></div>"#,
             r#"<div style="font-size:0"><b style="font-size:1em">SECRET</b></div>"#,
             r#"<div style="display:none"><p style="display:block;visibility:visible">SECRET</p></div>"#,
+            r#"<div style="display:none;display:bogus">SECRET</div>"#,
+            r#"<div popover>SECRET</div>"#,
+            r#"<progress value="1">SECRET</progress><meter>SECRET</meter>"#,
+            r#"<title>SECRET</title>"#,
+            r#"<div hidden style="display:revert">SECRET</div>"#,
+            r#"<span style="background-clip:text;color:transparent;-webkit-text-fill-color:transparent">SECRET</span>"#,
         ];
         for html in hidden {
             let text = text_of(&format!("<body><p>shown</p>{html}</body>"));
@@ -707,6 +728,10 @@ mod tests {
             r#"<div style="font-size:0"><b style="font-size:14px">shown</b></div>"#,
             r#"<span style="color:#fff;background:#000">shown</span>"#,
             r#"<video src="v.mp4"></video><p>shown</p>"#,
+            r#"<h1 style="background:linear-gradient(red,blue);background-clip:text;color:transparent">shown</h1>"#,
+            r#"<span style="color:transparent;-webkit-text-fill-color:#000">shown</span>"#,
+            r#"<div hidden style="display:block">shown</div>"#,
+            r#"<div style="display:bogus">shown</div>"#,
         ];
         for html in visible {
             let text = text_of(&format!("<body>{html}</body>"));
@@ -802,6 +827,10 @@ mod tests {
                 r#"<p class="hidden-xs">shown</p>"#,
             ),
             (r#"<style>p:hover{display:none}</style>"#, r#"<p>shown</p>"#),
+            (
+                r#"<template><style>p{display:none}</style></template>"#,
+                r#"<p>shown</p>"#,
+            ),
             (
                 r#"<style>@media (max-width:767px){.x{display:none}}</style>"#,
                 r#"<p class="x">shown</p>"#,

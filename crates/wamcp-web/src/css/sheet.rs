@@ -90,6 +90,8 @@ struct Rule {
     ancestor: Option<String>,
     declarations: Vec<Declaration>,
     order: u64,
+    /// Inside `@layer`: below unlayered rules, above them when important.
+    layered: bool,
 }
 
 /// Every rule of the page's sheets, indexed by what its rightmost
@@ -133,12 +135,12 @@ impl Sheets {
     /// Adds a sheet's text (one whose `media` attribute matches).
     pub fn add(&mut self, text: &str) {
         let mut parser = Parser::new(text);
-        let mut reader = SheetReader;
+        let mut reader = SheetReader { layered: false };
         let rules: Vec<ParsedRule> = StyleSheetParser::new(&mut parser, &mut reader)
             .flatten()
             .flatten()
             .collect();
-        for (selectors, declarations) in rules {
+        for (selectors, declarations, layered) in rules {
             if declarations.is_empty() {
                 continue;
             }
@@ -150,6 +152,7 @@ impl Sheets {
                     selector: selector.clone(),
                     declarations: declarations.clone(),
                     order,
+                    layered,
                 });
             }
         }
@@ -277,6 +280,9 @@ impl Sheets {
                 let rank = Rank {
                     important: d.2,
                     inline: false,
+                    // Unlayered rules beat layered ones; important layered
+                    // ones beat important unlayered ones.
+                    unlayered: d.2 == rule.layered,
                     specificity: rule.selector.specificity(),
                     order: rule.order + at as u64,
                 };
@@ -362,16 +368,21 @@ impl Ancestors {
     }
 }
 
-/// A qualified rule: its selectors and declarations.
-type ParsedRule = (Vec<Selector<Simple>>, Vec<Declaration>);
+/// A qualified rule: its selectors, declarations and whether it is in a
+/// layer.
+type ParsedRule = (Vec<Selector<Simple>>, Vec<Declaration>, bool);
 
 /// The `cssparser` callbacks for a sheet (and the body of `@media`).
-struct SheetReader;
+struct SheetReader {
+    layered: bool,
+}
 
 /// What an at-rule's prelude decided.
 enum AtPrelude {
     /// A block of rules, read when its condition holds.
     Group(bool),
+    /// `@layer name { ... }`.
+    Layer,
     /// Anything else (`@font-face`, `@keyframes`, `@import`...): skipped.
     Other,
 }
@@ -420,7 +431,7 @@ impl<'i> QualifiedRuleParser<'i> for SheetReader {
         input: &mut Parser<'i>,
     ) -> Result<Self::QualifiedRule, ParseError<()>> {
         let declarations = declarations(input);
-        Ok(vec![(prelude, declarations)])
+        Ok(vec![(prelude, declarations, self.layered)])
     }
 }
 
@@ -437,7 +448,8 @@ impl<'i> AtRuleParser<'i> for SheetReader {
         let prelude = match name.to_ascii_lowercase().as_str() {
             "media" => AtPrelude::Group(media::list_matches(input)),
             "supports" => AtPrelude::Group(media::supports_matches(input)),
-            "layer" | "scope" => AtPrelude::Group(true),
+            "layer" => AtPrelude::Layer,
+            "scope" => AtPrelude::Group(true),
             _ => AtPrelude::Other,
         };
         // The rest of the prelude is not needed.
@@ -451,10 +463,12 @@ impl<'i> AtRuleParser<'i> for SheetReader {
         _: &ParserState,
         input: &mut Parser<'i>,
     ) -> Result<Vec<ParsedRule>, ParseError<()>> {
-        if !matches!(prelude, AtPrelude::Group(true)) {
-            return Ok(Vec::new());
-        }
-        Ok(StyleSheetParser::new(input, &mut SheetReader)
+        let layered = match prelude {
+            AtPrelude::Group(true) => self.layered,
+            AtPrelude::Layer => true,
+            _ => return Ok(Vec::new()),
+        };
+        Ok(StyleSheetParser::new(input, &mut SheetReader { layered })
             .flatten()
             .flatten()
             .collect())

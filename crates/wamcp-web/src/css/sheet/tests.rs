@@ -100,6 +100,14 @@ fn media_blocks_count_when_they_match_a_desktop_window() {
         display("@layer base{.x{display:none}}").as_deref(),
         Some("none")
     );
+    assert_eq!(
+        display(".x{display:none}@layer b{.x{display:block}}").as_deref(),
+        Some("none")
+    );
+    assert_eq!(
+        display("@layer b{.x{display:none!important}}.x{display:block!important}").as_deref(),
+        Some("none")
+    );
 }
 
 #[test]
