@@ -275,9 +275,36 @@ fn component<'i>(token: &Token<'i>, input: &mut Parser<'i>, depth: usize) -> Val
 fn amount(value: &Value) -> Option<f32> {
     match value {
         Value::Number(n) | Value::Percent(n) | Value::Dimension(n, _) => Some(*n),
+        // `calc(0px)`, `min(0px, 1em)`, `clamp(0px, 0px, 0px)`: worked out
+        // when the arguments are plain amounts (units are not converted).
+        Value::Function(name, args) if is_math(name) => {
+            let numbers: Vec<f32> = args.iter().filter_map(amount).collect();
+            match (name.as_str(), &numbers[..]) {
+                ("calc", [only]) => Some(*only),
+                ("min", [first, rest @ ..]) => Some(rest.iter().fold(*first, |a, b| a.min(*b))),
+                ("max", [first, rest @ ..]) => Some(rest.iter().fold(*first, |a, b| a.max(*b))),
+                ("clamp", [low, value, high]) if low <= high => Some(value.clamp(*low, *high)),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }
+
+fn is_math(name: &str) -> bool {
+    matches!(name, "calc" | "min" | "max" | "clamp")
+}
+
+/// An opacity as a fraction (`50%` is 0.5).
+fn opacity(value: &Value) -> Option<f32> {
+    match value {
+        Value::Percent(p) => Some(p / 100.0),
+        other => amount(other),
+    }
+}
+
+/// Fainter than anyone can read.
+const MAX_INVISIBLE_OPACITY: f32 = 0.02;
 
 /// How one element's style affects what is seen of it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -290,9 +317,14 @@ pub struct Effect {
     /// `visibility`: `Some(false)` hides, `Some(true)` shows again (a
     /// descendant may undo an ancestor's `hidden`), `None` inherits.
     pub visible: Option<bool>,
-    /// Whether text is drawn legibly: `Some(false)` for a zero font size or
-    /// a transparent colour, `Some(true)` for a usable size again.
-    pub legible: Option<bool>,
+    /// Whether text has a size: `Some(false)` for a zero (or unreadably
+    /// small) font size, `Some(true)` for a usable size again, `None`
+    /// inherits. Colour is judged with the ancestors' colours, by
+    /// [`Paint`].
+    pub sized: Option<bool>,
+    /// Whether the text colour stands out from the background, where that
+    /// changes from the parent's (set by the caller from [`Paint`]).
+    pub coloured: Option<bool>,
 }
 
 /// Far enough off screen that no window shows it (pixels).
@@ -308,7 +340,8 @@ impl Style {
                 Some("visible") => Some(true),
                 _ => None,
             },
-            legible: self.legibility(),
+            sized: self.sizing(),
+            coloured: None,
         }
     }
 
@@ -316,7 +349,11 @@ impl Style {
         self.keyword("display") == Some("none")
             || self.keyword("content-visibility") == Some("hidden")
             // Fully transparent: nothing inside can be seen.
-            || self.get("opacity").and_then(|v| v.first()).and_then(amount) == Some(0.0)
+            || self
+                .get("opacity")
+                .and_then(|v| v.first())
+                .and_then(opacity)
+                .is_some_and(|o| o <= MAX_INVISIBLE_OPACITY)
             || self.get("transform").is_some_and(scales_to_nothing)
             || self.clipped_away()
             || self.collapsed()
@@ -385,55 +422,124 @@ impl Style {
             || (positioned && ["left", "top", "right", "bottom"].into_iter().any(far))
     }
 
-    /// A zero font size hides text; a later usable size shows it again. A
-    /// transparent colour hides it too.
-    fn legibility(&self) -> Option<bool> {
-        // The glyphs are painted with the fill colour when one is set, and
-        // with the background when it is clipped to the text (gradient
-        // headings: `background-clip: text; color: transparent`).
-        if let Some(fill) = self.get("-webkit-text-fill-color") {
-            return is_transparent(fill).then_some(false);
+    /// A zero or unreadably small font size hides text; a later usable
+    /// size shows it again. A size relative to the parent's (em, %,
+    /// `smaller`) stays unreadable inside an unreadable parent.
+    fn sizing(&self) -> Option<bool> {
+        let size = self
+            .get("font-size")
+            .and_then(|v| v.first())
+            .or_else(|| self.font_shorthand_size())?;
+        match size {
+            Value::Dimension(n, unit)
+                if matches!(unit.as_str(), "em" | "ex" | "ch" | "cap" | "ic" | "lh") =>
+            {
+                (*n <= 0.0).then_some(false)
+            }
+            Value::Percent(n) => (*n <= 0.0).then_some(false),
+            Value::Ident(word) => {
+                (!matches!(word.as_str(), "smaller" | "larger" | "inherit" | "unset"))
+                    .then_some(true)
+            }
+            other => amount(other).map(|n| n >= MIN_READABLE_PX),
         }
-        let painted_by_background = ["background-clip", "-webkit-background-clip"]
+    }
+
+    /// The size in a `font` shorthand (`font: 0/0 a`, `bold 12px serif`):
+    /// its first length, or a bare zero.
+    fn font_shorthand_size(&self) -> Option<&Value> {
+        self.get("font")?.iter().find(|v| {
+            matches!(v, Value::Dimension(..) | Value::Percent(..))
+                || matches!(v, Value::Number(n) if *n == 0.0)
+                || matches!(v, Value::Function(name, _) if is_math(name))
+        })
+    }
+
+    /// The colour the glyphs are painted with, when this style sets one
+    /// that can be read: the fill colour if set, else `color`.
+    pub fn text_colour(&self) -> Option<[u8; 4]> {
+        self.get("-webkit-text-fill-color")
+            .or_else(|| self.get("color"))
+            .and_then(colour_of)
+    }
+
+    /// The background, when this style sets one: `Some(Some(colour))` for
+    /// a plain colour, `Some(None)` for an image or gradient (whose colour
+    /// is unknown), `None` when not set.
+    pub fn background(&self) -> Option<Option<[u8; 4]>> {
+        if let Some(colour) = self.get("background-color") {
+            return Some(colour_of(colour));
+        }
+        let shorthand = self.get("background")?;
+        let image = shorthand
+            .iter()
+            .any(|v| matches!(v, Value::Function(..) | Value::Other));
+        Some(if image { None } else { colour_of(shorthand) })
+    }
+
+    /// Whether the glyphs are painted with a background this style sets
+    /// (gradient text: `background-clip: text` over an image or colour).
+    pub fn painted_by_background(&self) -> bool {
+        let clipped_to_text = ["background-clip", "-webkit-background-clip"]
             .iter()
             .any(|p| self.keyword(p) == Some("text"));
-        if self.get("color").is_some_and(is_transparent) && !painted_by_background {
-            return Some(false);
-        }
-        if let (Some(text), Some(background)) = (self.colour("color"), self.background())
-            && text == background
-        {
-            return Some(false);
-        }
-        // A size relative to the parent's (em, %, `larger`) stays zero inside
-        // a zero-sized parent; only an absolute one makes text readable again.
-        match self.get("font-size")?.first()? {
-            value if amount(value) == Some(0.0) => Some(false),
-            Value::Dimension(n, unit)
-                if *n > 0.0
-                    && !matches!(unit.as_str(), "em" | "ex" | "ch" | "cap" | "ic" | "lh") =>
-            {
-                Some(true)
-            }
-            Value::Ident(word)
-                if !matches!(word.as_str(), "smaller" | "larger" | "inherit" | "unset") =>
-            {
-                Some(true)
-            }
-            _ => None,
+        let has_background = ["background", "background-color", "background-image"]
+            .iter()
+            .any(|p| self.get(p).is_some());
+        clipped_to_text && has_background
+    }
+}
+
+/// Smaller text than any reader can read (pixels).
+const MIN_READABLE_PX: f32 = 3.0;
+
+/// The colours text inherits, and whether it can be seen against its
+/// background. The caller walks the tree with a stack of these.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Paint {
+    text: [u8; 4],
+    /// `None` under an image or gradient, or when the page's background
+    /// comes from a sheet that is never fetched.
+    background: Option<[u8; 4]>,
+    pub seen: bool,
+}
+
+impl Paint {
+    /// The page canvas: black text on white, or on an unknown background
+    /// when the page links style sheets that are never fetched.
+    pub fn canvas(background_known: bool) -> Paint {
+        Paint {
+            text: [0, 0, 0, 255],
+            background: background_known.then_some([255, 255, 255, 255]),
+            seen: true,
         }
     }
 
-    fn colour(&self, property: &str) -> Option<[u8; 4]> {
-        self.get(property).and_then(colour_of)
+    /// The paint of an element with `style` inside one painted `self`.
+    pub fn inside(&self, style: &Style) -> Paint {
+        let text = style.text_colour().unwrap_or(self.text);
+        let background = match style.background() {
+            // A mostly opaque colour replaces the background; a faint one
+            // leaves it as it was.
+            Some(Some(colour)) if colour[3] >= 128 => Some(colour),
+            Some(Some(_)) => self.background,
+            Some(None) => None,
+            None => self.background,
+        };
+        let seen = style.painted_by_background()
+            || (text[3] > 0 && background.is_none_or(|bg| !alike(text, bg)));
+        Paint {
+            text,
+            background,
+            seen,
+        }
     }
+}
 
-    /// The background colour, from `background-color` or a `background`
-    /// that is one colour.
-    fn background(&self) -> Option<[u8; 4]> {
-        self.colour("background-color")
-            .or_else(|| self.get("background").and_then(colour_of))
-    }
+/// Colours too close to tell apart (`#fefefe` on `#fff`).
+fn alike(a: [u8; 4], b: [u8; 4]) -> bool {
+    let distance: u32 = (0..3).map(|i| a[i].abs_diff(b[i]) as u32).sum();
+    distance <= 24
 }
 
 /// `scale(0)`, `scaleX(0)`, `scaleY(0)` or `scale(0, n)`: drawn at no size.
@@ -444,11 +550,6 @@ fn scales_to_nothing(values: &[Value]) -> bool {
         }
         _ => false,
     })
-}
-
-fn is_transparent(values: &[Value]) -> bool {
-    matches!(values, [Value::Ident(word)] if word == "transparent")
-        || colour_of(values).is_some_and(|[_, _, _, alpha]| alpha == 0)
 }
 
 /// A colour written as a hex value, `rgb()`/`rgba()` or one of the common
@@ -462,6 +563,11 @@ fn colour_of(values: &[Value]) -> Option<[u8; 4]> {
             "transparent" => Some([0, 0, 0, 0]),
             _ => None,
         },
+        [Value::Function(name, args)] if name == "hsl" || name == "hsla" => hsl_colour(args),
+        // Other colour spaces: only a zero alpha is understood.
+        [Value::Function(name, args)] if is_colour_function(name) => alpha_of(args)
+            .filter(|alpha| *alpha == 0)
+            .map(|_| [0, 0, 0, 0]),
         [Value::Function(name, args)] if name == "rgb" || name == "rgba" => {
             let numbers: Vec<&Value> = args.iter().filter(|v| !matches!(v, Value::Other)).collect();
             let channel = |v: &Value| match v {
@@ -482,6 +588,52 @@ fn colour_of(values: &[Value]) -> Option<[u8; 4]> {
         }
         _ => None,
     }
+}
+
+fn is_colour_function(name: &str) -> bool {
+    matches!(
+        name,
+        "hwb" | "lab" | "lch" | "oklab" | "oklch" | "color" | "color-mix" | "light-dark"
+    )
+}
+
+/// The alpha after a `/` (or a fourth comma-separated argument), 0 to 255.
+fn alpha_of(args: &[Value]) -> Option<u8> {
+    let numbers: Vec<&Value> = args.iter().filter(|v| !matches!(v, Value::Other)).collect();
+    let slash = args.iter().rposition(|v| *v == Value::Other);
+    let last = match (slash, numbers.len()) {
+        (Some(at), _) if at + 1 < args.len() => &args[at + 1],
+        (_, 4) => numbers[3],
+        _ => return None,
+    };
+    match last {
+        Value::Number(n) => Some((n.clamp(0.0, 1.0) * 255.0).round() as u8),
+        Value::Percent(p) => Some((p.clamp(0.0, 100.0) * 2.55).round() as u8),
+        other => amount(other).map(|n| (n.clamp(0.0, 1.0) * 255.0).round() as u8),
+    }
+}
+
+/// `hsl(h s l [/ a])`, in the comma or space syntax.
+fn hsl_colour(args: &[Value]) -> Option<[u8; 4]> {
+    let numbers: Vec<f32> = args.iter().filter_map(amount).collect();
+    let [hue, saturation, lightness, ..] = numbers[..] else {
+        return None;
+    };
+    let (s, l) = (
+        saturation.clamp(0.0, 100.0) / 100.0,
+        lightness.clamp(0.0, 100.0) / 100.0,
+    );
+    let channel = |n: f32| {
+        let k = (n + hue.rem_euclid(360.0) / 30.0) % 12.0;
+        let a = s * l.min(1.0 - l);
+        ((l - a * (k - 3.0).min(9.0 - k).clamp(-1.0, 1.0)) * 255.0).round() as u8
+    };
+    Some([
+        channel(0.0),
+        channel(8.0),
+        channel(4.0),
+        alpha_of(args).unwrap_or(255),
+    ])
 }
 
 fn hex_colour(hex: &str) -> Option<[u8; 4]> {

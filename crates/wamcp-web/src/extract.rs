@@ -11,7 +11,7 @@
 
 use crate::css::media;
 use crate::css::sheet::{Ancestors, MAX_CSS_NESTING, Sheets, nests_too_deeply};
-use crate::css::{Effect, Style, WIDE_KEYWORDS};
+use crate::css::{Effect, Paint, Style, WIDE_KEYWORDS};
 use crate::fence::is_invisible;
 use ego_tree::NodeId;
 use ego_tree::iter::Edge;
@@ -287,6 +287,17 @@ impl Looks {
         let mut effects = HashMap::new();
         let (mut elements, mut unstyled) = (0usize, 0usize);
         let mut ancestors = Ancestors::default();
+        // Linked sheets are never fetched; when a page has one, its
+        // background may be anything, so colours are judged only against
+        // backgrounds the page's own styles set.
+        let linked_sheets = document.root_element().descendent_elements().any(|e| {
+            e.value().name() == "link"
+                && e.value().attr("rel").is_some_and(|rel| {
+                    rel.split_ascii_whitespace()
+                        .any(|r| r.eq_ignore_ascii_case("stylesheet"))
+                })
+        });
+        let mut paints = vec![Paint::canvas(!linked_sheets)];
         for edge in document.tree.root().traverse() {
             let (node, opening) = match edge {
                 Edge::Open(node) => (node, true),
@@ -297,6 +308,7 @@ impl Looks {
             };
             if !opening {
                 ancestors.leave(element.value());
+                paints.pop();
                 continue;
             }
             elements += 1;
@@ -312,6 +324,10 @@ impl Looks {
                     })
             };
             let mut effect = style.effect();
+            let parent = paints.last().copied().unwrap_or(Paint::canvas(false));
+            let paint = parent.inside(&style);
+            effect.coloured = (paint.seen != parent.seen).then_some(paint.seen);
+            paints.push(paint);
             effect.removed |= hidden_attribute_stands(element.value(), &style);
             if effect != Effect::default() {
                 effects.insert(node.id(), effect);
@@ -344,7 +360,10 @@ impl Looks {
     /// inheritance).
     fn is_hidden(&self, node: NodeRef, element: &Element) -> bool {
         let effect = self.effect_of(node, element);
-        effect.removed || effect.visible == Some(false) || effect.legible == Some(false)
+        effect.removed
+            || effect.visible == Some(false)
+            || effect.sized == Some(false)
+            || effect.coloured == Some(false)
     }
 }
 
@@ -484,17 +503,19 @@ enum Step<'a> {
 #[derive(Clone, Copy)]
 struct Ink {
     visible: bool,
-    legible: bool,
+    sized: bool,
+    coloured: bool,
 }
 
 impl Ink {
     const SHOWN: Ink = Ink {
         visible: true,
-        legible: true,
+        sized: true,
+        coloured: true,
     };
 
     fn shows(self) -> bool {
-        self.visible && self.legible
+        self.visible && self.sized && self.coloured
     }
 }
 
@@ -526,7 +547,8 @@ fn render(root: NodeRef, looks: &Looks, chrome: &Chrome) -> String {
                 }
                 let ink = Ink {
                     visible: effect.visible.unwrap_or(ink.visible),
-                    legible: effect.legible.unwrap_or(ink.legible),
+                    sized: effect.sized.unwrap_or(ink.sized),
+                    coloured: effect.coloured.unwrap_or(ink.coloured),
                 };
                 match name {
                     "br" => out.end_line(),
@@ -705,6 +727,12 @@ mod tests {
             r#"<div style="display:none"><p style="display:block;visibility:visible">SECRET</p></div>"#,
             r#"<div style="display:none;display:bogus">SECRET</div>"#,
             r#"<div popover>SECRET</div>"#,
+            r#"<span style="font-size:1px">SECRET</span>"#,
+            r#"<span style="font:0/0 a">SECRET</span>"#,
+            r#"<p style="color:white">SECRET</p>"#,
+            r#"<div style="background:#000"><p style="color:#010101">SECRET</p></div>"#,
+            r#"<span style="color:hsl(0 0% 0% / 0)">SECRET</span>"#,
+            r#"<span style="opacity:0.01">SECRET</span>"#,
             r#"<progress value="1">SECRET</progress><meter>SECRET</meter>"#,
             r#"<title>SECRET</title>"#,
             r#"<div hidden style="display:revert">SECRET</div>"#,
@@ -719,7 +747,7 @@ mod tests {
             r#"<div class="hidden-xs">shown</div>"#,
             r#"<dialog open>shown</dialog>"#,
             r#"<details open><summary>shown</summary>shown too</details>"#,
-            r#"<span style="font-size:1px">shown</span>"#,
+            r#"<span style="font-size:6px">shown</span>"#,
             r#"<span style="opacity:0.1">shown</span>"#,
             r#"<div style="height:1px;overflow:hidden">shown</div>"#,
             r#"<div style="position:relative;left:-20px">shown</div>"#,
@@ -732,6 +760,9 @@ mod tests {
             r#"<span style="color:transparent;-webkit-text-fill-color:#000">shown</span>"#,
             r#"<div hidden style="display:block">shown</div>"#,
             r#"<div style="display:bogus">shown</div>"#,
+            r#"<div style="background:#000"><p style="color:#fff">shown</p></div>"#,
+            r#"<div style="background:url(hero.jpg)"><h1 style="color:white">shown</h1></div>"#,
+            r#"<div style="color:transparent"><span style="color:#000">shown</span></div>"#,
         ];
         for html in visible {
             let text = text_of(&format!("<body>{html}</body>"));
@@ -790,6 +821,10 @@ mod tests {
                 "/* c */ .x { DISPLAY : NONE }",
                 r#"<p class="x">SECRET</p>"#,
             ),
+            (
+                "body{background:#000;color:#fff}.x{color:#000}",
+                r#"<p class="x">SECRET</p>"#,
+            ),
         ];
         for (css, body) in hidden {
             let html = format!("<head><style>{css}</style></head><body><p>shown</p>{body}</body>");
@@ -827,6 +862,14 @@ mod tests {
                 r#"<p class="hidden-xs">shown</p>"#,
             ),
             (r#"<style>p:hover{display:none}</style>"#, r#"<p>shown</p>"#),
+            (
+                r#"<link rel="stylesheet" href="dark.css">"#,
+                r#"<p style="color:#fff">shown</p>"#,
+            ),
+            (
+                r#"<style>body{background:#111;color:#eee}</style>"#,
+                r#"<p>shown</p>"#,
+            ),
             (
                 r#"<template><style>p{display:none}</style></template>"#,
                 r#"<p>shown</p>"#,

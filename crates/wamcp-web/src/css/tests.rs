@@ -45,6 +45,9 @@ fn boxes_that_render_nothing_are_removed() {
         "opacity:0",
         "opacity:0.0",
         "opacity:0%",
+        "opacity:0.01",
+        "opacity:-1",
+        "opacity:calc(0)",
         "transform:scale(0)",
         "transform:translate(1px) scaleX(0)",
         "transform:scale(1, 0)",
@@ -103,31 +106,87 @@ fn visibility_hides_and_shows_again() {
 }
 
 #[test]
-fn unreadable_text_is_not_legible() {
+fn text_with_no_size_has_no_size() {
     for style in [
         "font-size:0",
         "font-size:0px",
         "font-size:0em",
-        "color:transparent",
-        "color:rgba(0,0,0,0)",
-        "color:#0000",
-        "color:#fff;background-color:#ffffff",
-        "color:white;background:#FFF",
-        "color:rgb(10 20 30);background:rgb(10,20,30)",
+        "font-size:calc(0px)",
+        "font-size:min(0px, 2em)",
+        "font-size:clamp(0px, 0px, 0px)",
+        "font-size:1px",
+        "font-size:0.1px",
+        "font-size:1e-9px",
+        "font:0/0 a",
+        "font:italic bold 1px serif",
     ] {
-        assert_eq!(effect(style).legible, Some(false), "{style:?}");
+        assert_eq!(effect(style).sized, Some(false), "{style:?}");
     }
     for (style, want) in [
-        ("font-size:1px", Some(true)),
+        ("font-size:3px", Some(true)),
         ("font-size:12px", Some(true)),
         ("font-size:medium", Some(true)),
-        ("color:#fff;background:#000", None),
-        ("color:#777", None),
-        ("color:rgba(0,0,0,0.5)", None),
-        ("background:white", None),
+        ("font:bold 14px/1.5 sans-serif", Some(true)),
+        ("font-size:0.5em", None),
+        ("font-size:80%", None),
+        ("font-size:smaller", None),
+        ("color:red", None),
     ] {
-        assert_eq!(effect(style).legible, want, "{style:?}");
+        assert_eq!(effect(style).sized, want, "{style:?}");
     }
+}
+
+/// Whether text styled `inner` inside an element styled `outer` on a white
+/// page can be seen.
+fn seen(outer: &str, inner: &str) -> bool {
+    Paint::canvas(true)
+        .inside(&Style::parse(outer))
+        .inside(&Style::parse(inner))
+        .seen
+}
+
+#[test]
+fn text_coloured_like_its_background_is_not_seen() {
+    for (outer, inner) in [
+        ("", "color:transparent"),
+        ("", "color:rgba(0,0,0,0)"),
+        ("", "color:#0000"),
+        ("", "color:hsl(0 0% 0% / 0)"),
+        ("", "color:hsla(120, 50%, 50%, 0)"),
+        ("", "color:color(srgb 0 0 0 / 0)"),
+        ("", "color:oklch(0.5 0.1 20 / 0%)"),
+        ("", "color:white"),
+        ("", "color:#fefefe"),
+        ("", "color:rgb(255 255 255)"),
+        ("", "color:hsl(0, 0%, 100%)"),
+        ("background:#000", "color:#000"),
+        ("background-color:#000", "color:#010101"),
+        ("color:#fff;background:#fff", ""),
+        ("", "color:#fff;background-color:#ffffff"),
+        ("", "color:red;-webkit-text-fill-color:transparent"),
+    ] {
+        assert!(!seen(outer, inner), "{outer:?} / {inner:?}");
+    }
+    for (outer, inner) in [
+        ("", ""),
+        ("", "color:#777"),
+        ("", "color:#eee"),
+        ("", "color:rgba(0,0,0,0.5)"),
+        ("background:#000", "color:#fff"),
+        ("background:url(hero.jpg)", "color:#fff"),
+        ("background:linear-gradient(#000,#333)", "color:white"),
+        ("color:transparent", "color:#000"),
+        (
+            "",
+            "color:transparent;background-clip:text;background-image:linear-gradient(red,blue)",
+        ),
+        ("", "color:transparent;-webkit-text-fill-color:#000"),
+        ("background:rgba(0,0,0,0.1)", "color:#333"),
+    ] {
+        assert!(seen(outer, inner), "{outer:?} / {inner:?}");
+    }
+    let unknown_page = Paint::canvas(false).inside(&Style::parse("color:#fff"));
+    assert!(unknown_page.seen, "a page with linked sheets may be dark");
 }
 
 #[test]
