@@ -327,8 +327,41 @@ pub struct Effect {
     pub coloured: Option<bool>,
 }
 
-/// Far enough off screen that no window shows it (pixels).
-const OFF_SCREEN_PX: f32 = 1000.0;
+/// Far enough past the left or top edge that a line of text is gone.
+const OFF_SCREEN_START_PX: f32 = 500.0;
+/// Far enough past the right or bottom edge of a 1280 x 800 window.
+const OFF_SCREEN_END_PX: f32 = 1000.0;
+
+/// A length in pixels (em as 16 px, viewport units for a 1280 x 800
+/// window, a percentage as a share of the window width).
+fn pixels(value: &Value) -> Option<f32> {
+    match value {
+        Value::Dimension(n, unit) => Some(match unit.as_str() {
+            "em" | "rem" => n * 16.0,
+            "vw" => n * 12.8,
+            "vh" => n * 8.0,
+            "pt" => n * 96.0 / 72.0,
+            "in" => n * 96.0,
+            "cm" => n * 96.0 / 2.54,
+            "mm" => n * 96.0 / 25.4,
+            _ => *n,
+        }),
+        Value::Percent(n) => Some(n * 12.8),
+        Value::Function(..) => amount(value),
+        _ => None,
+    }
+}
+
+/// A `transform` that moves the box far off the page.
+fn translates_away(values: &[Value]) -> bool {
+    values.iter().any(|v| match v {
+        Value::Function(name, args) if name.starts_with("translate") => args
+            .iter()
+            .filter_map(pixels)
+            .any(|px| px <= -OFF_SCREEN_START_PX),
+        _ => false,
+    })
+}
 
 impl Style {
     /// What this style does to the element's visibility.
@@ -355,6 +388,12 @@ impl Style {
                 .and_then(opacity)
                 .is_some_and(|o| o <= MAX_INVISIBLE_OPACITY)
             || self.get("transform").is_some_and(scales_to_nothing)
+            || self.get("scale").is_some_and(|v| v.iter().filter_map(amount).any(|n| n.abs() <= MAX_INVISIBLE_SCALE))
+            || self.get("zoom").and_then(|v| v.first()).and_then(opacity).is_some_and(|z| z <= MAX_INVISIBLE_SCALE)
+            || self.get("filter").is_some_and(|v| {
+                v.iter().any(|f| matches!(f, Value::Function(name, args) if name == "opacity"
+                    && args.first().and_then(opacity).is_some_and(|o| o <= MAX_INVISIBLE_OPACITY)))
+            })
             || self.clipped_away()
             || self.collapsed()
             || self.off_screen()
@@ -391,35 +430,62 @@ impl Style {
     /// A zero height or width whose overflow is hidden: the box shows
     /// nothing of its content. A small but non-zero box still shows some.
     fn collapsed(&self) -> bool {
-        let hides_overflow = ["overflow", "overflow-x", "overflow-y"]
-            .iter()
-            .any(|p| matches!(self.keyword(p), Some("hidden" | "clip")));
-        let zero = |p: &str| self.get(p).and_then(|v| v.first()).and_then(amount) == Some(0.0);
+        // A scroll container of no height cannot be scrolled either.
+        let hides_overflow = ["overflow", "overflow-x", "overflow-y"].iter().any(|p| {
+            self.get(p).is_some_and(|v| {
+                v.iter().any(|v| {
+                    matches!(v, Value::Ident(w) if matches!(w.as_str(), "hidden" | "clip" | "auto" | "scroll"))
+                })
+            })
+        });
+        let tiny = |p: &str| {
+            self.get(p)
+                .and_then(|v| v.first())
+                .and_then(|v| match v {
+                    Value::Number(n) => Some(*n),
+                    other => pixels(other),
+                })
+                .is_some_and(|px| px < MIN_READABLE_PX)
+        };
         hides_overflow
-            && ["height", "max-height", "width", "max-width"]
-                .into_iter()
-                .any(zero)
+            && [
+                "height",
+                "max-height",
+                "width",
+                "max-width",
+                "block-size",
+                "max-block-size",
+                "inline-size",
+                "max-inline-size",
+            ]
+            .into_iter()
+            .any(tiny)
     }
 
-    /// Positioned or indented a thousand pixels or more off the page.
+    /// Positioned, indented or moved far enough off the page that no
+    /// window shows it: 500 pixels past the left or top edge (text that
+    /// cannot be scrolled to), a thousand past the right or bottom.
     fn off_screen(&self) -> bool {
-        let far = |p: &str| {
-            self.get(p).is_some_and(|v| match v.first() {
-                Some(Value::Dimension(n, unit)) => {
-                    let px = match unit.as_str() {
-                        "em" | "rem" => n * 16.0,
-                        "vw" | "vh" => n * 10.0,
-                        _ => *n,
-                    };
-                    px <= -OFF_SCREEN_PX
-                }
-                Some(Value::Percent(n)) => *n <= -100.0,
-                _ => false,
-            })
+        let beyond = |p: &str, limit: f32| {
+            self.get(p)
+                .and_then(|v| v.first())
+                .and_then(pixels)
+                .is_some_and(|px| px <= -limit)
         };
         let positioned = matches!(self.keyword("position"), Some("absolute" | "fixed"));
-        far("text-indent")
-            || (positioned && ["left", "top", "right", "bottom"].into_iter().any(far))
+        let placed = positioned
+            && (["left", "top", "inset"]
+                .iter()
+                .any(|p| beyond(p, OFF_SCREEN_START_PX))
+                || ["right", "bottom"]
+                    .iter()
+                    .any(|p| beyond(p, OFF_SCREEN_END_PX)));
+        let moved = self.get("translate").is_some_and(|v| {
+            v.iter()
+                .filter_map(pixels)
+                .any(|px| px <= -OFF_SCREEN_START_PX)
+        }) || self.get("transform").is_some_and(translates_away);
+        beyond("text-indent", OFF_SCREEN_START_PX) || placed || moved
     }
 
     /// A zero or unreadably small font size hides text; a later usable
@@ -545,12 +611,21 @@ fn alike(a: [u8; 4], b: [u8; 4]) -> bool {
 /// `scale(0)`, `scaleX(0)`, `scaleY(0)` or `scale(0, n)`: drawn at no size.
 fn scales_to_nothing(values: &[Value]) -> bool {
     values.iter().any(|v| match v {
-        Value::Function(name, args) if name.starts_with("scale") => {
-            args.iter().filter_map(amount).any(|n| n == 0.0)
+        Value::Function(name, args) if name.starts_with("scale") => args
+            .iter()
+            .filter_map(amount)
+            .any(|n| n.abs() <= MAX_INVISIBLE_SCALE),
+        // matrix(a, b, c, d, tx, ty): no area when a, b, c, d are all zero.
+        Value::Function(name, args) if name == "matrix" => {
+            let numbers: Vec<f32> = args.iter().filter_map(amount).collect();
+            numbers.len() == 6 && numbers[..4].iter().all(|n| *n == 0.0)
         }
         _ => false,
     })
 }
+
+/// Drawn at less than a hundredth of its size: nothing a reader can read.
+const MAX_INVISIBLE_SCALE: f32 = 0.01;
 
 /// A colour written as a hex value, `rgb()`/`rgba()` or one of the common
 /// keywords; anything else is unknown (and never judged invisible).

@@ -749,7 +749,7 @@ mod tests {
             r#"<details open><summary>shown</summary>shown too</details>"#,
             r#"<span style="font-size:6px">shown</span>"#,
             r#"<span style="opacity:0.1">shown</span>"#,
-            r#"<div style="height:1px;overflow:hidden">shown</div>"#,
+            r#"<div style="height:1.5em;overflow:hidden">shown</div>"#,
             r#"<div style="position:relative;left:-20px">shown</div>"#,
             r#"<div style="display:none;display:block">shown</div>"#,
             r#"<div style="visibility:hidden"><b style="visibility:visible">shown</b></div>"#,
