@@ -12,6 +12,7 @@ use cssparser::{
     QualifiedRuleParser, RuleBodyItemParser, RuleBodyParser, Token, parse_important,
 };
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// One component of a declared value, escapes and comments resolved.
 #[derive(Clone, Debug, PartialEq)]
@@ -85,6 +86,94 @@ impl Style {
             _ => None,
         }
     }
+}
+
+/// Custom properties (`--name`) in scope, by name: inherited down the
+/// tree, read by `var()`.
+pub type Custom = Rc<HashMap<String, Vec<Value>>>;
+
+/// How deep `var()` may refer to `var()`, and how many values one
+/// substitution may produce: `--a: var(--b) var(--b)` nested a few dozen
+/// times would otherwise double its size at every step.
+const MAX_VAR_DEPTH: usize = 8;
+const MAX_VAR_VALUES: usize = 64;
+
+impl Style {
+    /// The custom properties in scope inside this element: the inherited
+    /// ones and its own, their `var()` resolved.
+    pub fn custom_properties(&self, inherited: &Custom) -> Custom {
+        let mut own = self
+            .properties
+            .iter()
+            .filter(|(name, _)| name.starts_with("--"))
+            .peekable();
+        if own.peek().is_none() {
+            return inherited.clone();
+        }
+        let own: Vec<(&String, &Vec<Value>)> = own.collect();
+        // Own properties may refer to each other (`--a: var(--b); --b: 0`):
+        // they are resolved against a scope that already holds them.
+        let mut raw = (**inherited).clone();
+        raw.extend(own.iter().map(|(name, value)| ((*name).clone(), (*value).clone())));
+        let raw: Custom = Rc::new(raw);
+        let mut scope = (*raw).clone();
+        for (name, value) in own {
+            scope.insert(name.clone(), substitute(value, &raw, 0));
+        }
+        Rc::new(scope)
+    }
+
+    /// Puts the values in `scope` in place of every `var()` (or its
+    /// fallback when the property is not set).
+    pub fn resolve_variables(&mut self, scope: &Custom) {
+        for (name, value) in self.properties.iter_mut() {
+            if !name.starts_with("--") && value.iter().any(has_var) {
+                *value = substitute(value, scope, 0);
+            }
+        }
+    }
+}
+
+fn has_var(value: &Value) -> bool {
+    match value {
+        Value::Function(name, args) => name == "var" || args.iter().any(has_var),
+        _ => false,
+    }
+}
+
+fn substitute(values: &[Value], scope: &Custom, depth: usize) -> Vec<Value> {
+    let mut out = Vec::new();
+    for value in values {
+        match value {
+            Value::Function(name, args) if name == "var" => {
+                if depth >= MAX_VAR_DEPTH {
+                    continue;
+                }
+                // var(--name) or var(--name, fallback...)
+                let fallback = args
+                    .iter()
+                    .position(|a| *a == Value::Other)
+                    .map_or(&[][..], |comma| &args[comma + 1..]);
+                let replacement = match args.first() {
+                    Some(Value::Ident(name)) => scope.get(name).map_or(fallback, Vec::as_slice),
+                    _ => fallback,
+                };
+                out.extend(substitute(replacement, scope, depth + 1));
+            }
+            Value::Function(name, args) if args.iter().any(has_var) => {
+                out.push(Value::Function(
+                    name.clone(),
+                    substitute(args, scope, depth),
+                ));
+            }
+            other => out.push(other.clone()),
+        }
+        if out.len() > MAX_VAR_VALUES {
+            out.truncate(MAX_VAR_VALUES);
+            break;
+        }
+    }
+    out
 }
 
 /// The declarations of an inline style, ranked in their order.
@@ -225,6 +314,10 @@ const DISPLAY_KEYWORDS: &[&str] = &[
 /// Whether a browser would accept `value` for one of the properties that
 /// decide visibility by keyword; other properties are not checked.
 fn is_valid(property: &str, value: &[Value]) -> bool {
+    // With var() the value is known only once the variables are.
+    if value.iter().any(has_var) {
+        return true;
+    }
     let keywords = |allowed: &[&str]| {
         !value.is_empty()
             && value.iter().all(|v| {

@@ -11,7 +11,7 @@
 
 use crate::css::media;
 use crate::css::sheet::{Ancestors, MAX_CSS_NESTING, Sheets, nests_too_deeply};
-use crate::css::{Effect, Paint, Style, WIDE_KEYWORDS};
+use crate::css::{Custom, Effect, Paint, Style, WIDE_KEYWORDS};
 use crate::fence::is_invisible;
 use ego_tree::NodeId;
 use ego_tree::iter::Edge;
@@ -298,6 +298,7 @@ impl Looks {
                 })
         });
         let mut paints = vec![Paint::canvas(!linked_sheets)];
+        let mut scopes: Vec<Custom> = vec![Custom::default()];
         for edge in document.tree.root().traverse() {
             let (node, opening) = match edge {
                 Edge::Open(node) => (node, true),
@@ -309,11 +310,12 @@ impl Looks {
             if !opening {
                 ancestors.leave(element.value());
                 paints.pop();
+                scopes.pop();
                 continue;
             }
             elements += 1;
             let inline = element.value().attr("style").unwrap_or("");
-            let style = if sheets.is_empty() {
+            let mut style = if sheets.is_empty() {
                 Style::parse(inline)
             } else {
                 sheets
@@ -323,6 +325,9 @@ impl Looks {
                         Style::parse(inline)
                     })
             };
+            let scope = style.custom_properties(scopes.last().unwrap_or(&Custom::default()));
+            style.resolve_variables(&scope);
+            scopes.push(scope);
             let mut effect = style.effect();
             let parent = paints.last().copied().unwrap_or(Paint::canvas(false));
             let paint = parent.inside(&style);
@@ -818,6 +823,22 @@ mod tests {
                 r#"<p class="x"><b>SECRET</b></p>"#,
             ),
             (
+                ":root{--d:none}.x{display:var(--d)}",
+                r#"<p class="x">SECRET</p>"#,
+            ),
+            (
+                ".x{display:var(--missing, none)}",
+                r#"<p class="x">SECRET</p>"#,
+            ),
+            (
+                ":root{--a:var(--b);--b:0}.x{font-size:var(--a)}",
+                r#"<p class="x">SECRET</p>"#,
+            ),
+            (
+                ".w{--h:hidden}.w p{visibility:var(--h)}",
+                r#"<div class="w"><p>SECRET</p></div>"#,
+            ),
+            (
                 "/* c */ .x { DISPLAY : NONE }",
                 r#"<p class="x">SECRET</p>"#,
             ),
@@ -863,6 +884,14 @@ mod tests {
             ),
             (r#"<style>p:hover{display:none}</style>"#, r#"<p>shown</p>"#),
             (
+                r#"<style>:root{--d:block}.x{display:none;display:var(--d)}</style>"#,
+                r#"<p class="x">shown</p>"#,
+            ),
+            (
+                r#"<style>.w{--h:hidden}.x{visibility:var(--h)}</style>"#,
+                r#"<p class="x">shown</p>"#,
+            ),
+            (
                 r#"<link rel="stylesheet" href="dark.css">"#,
                 r#"<p style="color:#fff">shown</p>"#,
             ),
@@ -891,6 +920,18 @@ mod tests {
             let text = text_of(&format!("<head>{head}</head><body>{body}</body>"));
             assert!(text.contains("shown"), "{head} {body} -> {text:?}");
         }
+    }
+
+    #[test]
+    fn variables_that_double_at_every_step_stay_small() {
+        let mut css = String::from(":root{--v0:none;");
+        for i in 1..30 {
+            css.push_str(&format!("--v{i}:var(--v{0}) var(--v{0});", i - 1));
+        }
+        css.push_str("}.x{display:var(--v29)}");
+        let html = format!("<style>{css}</style><p>shown</p><p class=\"x\">shown too</p>");
+        // Truncated to 64 values, `none none ...` is no display value.
+        assert_eq!(text_of(&html), "shown\nshown too");
     }
 
     #[test]
