@@ -114,7 +114,10 @@ impl Style {
         // Own properties may refer to each other (`--a: var(--b); --b: 0`):
         // they are resolved against a scope that already holds them.
         let mut raw = (**inherited).clone();
-        raw.extend(own.iter().map(|(name, value)| ((*name).clone(), (*value).clone())));
+        raw.extend(
+            own.iter()
+                .map(|(name, value)| ((*name).clone(), (*value).clone())),
+        );
         let raw: Custom = Rc::new(raw);
         let mut scope = (*raw).clone();
         for (name, value) in own {

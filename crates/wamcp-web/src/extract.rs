@@ -398,6 +398,23 @@ fn is_closed_details(element: &Element) -> bool {
     element.name() == "details" && element.attr("open").is_none()
 }
 
+/// The option a `select` shows: the last one marked `selected`, else the
+/// first.
+fn chosen_option(select: NodeRef) -> Option<NodeRef> {
+    let options = select
+        .descendants()
+        .filter(|n| matches!(n.value(), Node::Element(e) if e.name() == "option"));
+    let mut first = None;
+    let mut chosen = None;
+    for option in options {
+        first.get_or_insert(option);
+        if matches!(option.value(), Node::Element(e) if e.attr("selected").is_some()) {
+            chosen = Some(option);
+        }
+    }
+    chosen.or(first)
+}
+
 fn is_summary(node: &NodeRef) -> bool {
     matches!(node.value(), Node::Element(e) if e.name() == "summary")
 }
@@ -579,6 +596,11 @@ fn render(root: NodeRef, looks: &Looks, chrome: &Chrome) -> String {
                     _ => {}
                 }
                 stack.push(Step::Leave(name));
+                if name == "select" {
+                    // A closed list shows its chosen option only.
+                    stack.extend(chosen_option(node).map(|option| Step::Enter(option, ink)));
+                    continue;
+                }
                 let closed = is_closed_details(element);
                 let children = node.children().filter(|child| !closed || is_summary(child));
                 push_in_order(&mut stack, children.map(|child| Step::Enter(child, ink)));
@@ -731,6 +753,8 @@ mod tests {
             r#"<div style="font-size:0"><b style="font-size:1em">SECRET</b></div>"#,
             r#"<div style="display:none"><p style="display:block;visibility:visible">SECRET</p></div>"#,
             r#"<div style="display:none;display:bogus">SECRET</div>"#,
+            r#"<select><option>shown</option><option>SECRET</option></select>"#,
+            r#"<select><optgroup><option>SECRET</option><option selected>shown</option></optgroup></select>"#,
             r#"<div popover>SECRET</div>"#,
             r#"<span style="font-size:1px">SECRET</span>"#,
             r#"<span style="font:0/0 a">SECRET</span>"#,
