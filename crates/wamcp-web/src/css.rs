@@ -413,10 +413,8 @@ pub struct Effect {
     /// `visibility`: `Some(false)` hides, `Some(true)` shows again (a
     /// descendant may undo an ancestor's `hidden`), `None` inherits.
     pub visible: Option<bool>,
-    /// Whether text has a size: `Some(false)` for a zero (or unreadably
-    /// small) font size, `Some(true)` for a usable size again, `None`
-    /// inherits. Colour is judged with the ancestors' colours, by
-    /// [`Paint`].
+    /// Whether text is large enough to read (3 px), where that changes
+    /// from the parent's (set by the caller from [`Style::font_px`]).
     pub sized: Option<bool>,
     /// Whether the text colour stands out from the background, where that
     /// changes from the parent's (set by the caller from [`Paint`]).
@@ -431,19 +429,49 @@ const OFF_SCREEN_END_PX: f32 = 1000.0;
 /// A length in pixels (em as 16 px, viewport units for a 1280 x 800
 /// window, a percentage as a share of the window width).
 fn pixels(value: &Value) -> Option<f32> {
+    length_px(value, ROOT_FONT_PX, 1280.0)
+}
+
+/// The font size of the root, in pixels.
+pub const ROOT_FONT_PX: f32 = 16.0;
+
+/// A length in pixels: `em` against the font size `em`, a percentage of
+/// `hundred_percent`, viewport units for a 1280 x 800 window, `calc()`,
+/// `min()`, `max()` and `clamp()` worked out argument by argument.
+fn length_px(value: &Value, em: f32, hundred_percent: f32) -> Option<f32> {
     match value {
         Value::Dimension(n, unit) => Some(match unit.as_str() {
-            "em" | "rem" => n * 16.0,
+            "em" => n * em,
+            "ex" | "ch" | "cap" | "ic" => n * em * 0.5,
+            "lh" => n * em * 1.2,
+            "rem" => n * ROOT_FONT_PX,
             "vw" => n * 12.8,
             "vh" => n * 8.0,
+            "vmin" => n * 8.0,
+            "vmax" => n * 12.8,
             "pt" => n * 96.0 / 72.0,
+            "pc" => n * 16.0,
             "in" => n * 96.0,
             "cm" => n * 96.0 / 2.54,
             "mm" => n * 96.0 / 25.4,
+            "q" => n * 96.0 / 101.6,
             _ => *n,
         }),
-        Value::Percent(n) => Some(n * 12.8),
-        Value::Function(..) => amount(value),
+        Value::Percent(n) => Some(n / 100.0 * hundred_percent),
+        Value::Number(n) => Some(*n),
+        Value::Function(name, args) if is_math(name) => {
+            let lengths: Vec<f32> = args
+                .iter()
+                .filter_map(|a| length_px(a, em, hundred_percent))
+                .collect();
+            match (name.as_str(), &lengths[..]) {
+                ("calc", [only]) => Some(*only),
+                ("min", [first, rest @ ..]) => Some(rest.iter().fold(*first, |a, b| a.min(*b))),
+                ("max", [first, rest @ ..]) => Some(rest.iter().fold(*first, |a, b| a.max(*b))),
+                ("clamp", [low, value, high]) if low <= high => Some(value.clamp(*low, *high)),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }
@@ -469,7 +497,7 @@ impl Style {
                 Some("visible") => Some(true),
                 _ => None,
             },
-            sized: self.sizing(),
+            sized: None,
             coloured: None,
         }
     }
@@ -584,26 +612,28 @@ impl Style {
         beyond("text-indent", OFF_SCREEN_START_PX) || placed || moved
     }
 
-    /// A zero or unreadably small font size hides text; a later usable
-    /// size shows it again. A size relative to the parent's (em, %,
-    /// `smaller`) stays unreadable inside an unreadable parent.
-    fn sizing(&self) -> Option<bool> {
+    /// The font size in pixels inside a parent whose size is `parent`, if
+    /// this style sets one (`None`: inherited).
+    pub fn font_px(&self, parent: f32) -> Option<f32> {
         let size = self
             .get("font-size")
             .and_then(|v| v.first())
             .or_else(|| self.font_shorthand_size())?;
         match size {
-            Value::Dimension(n, unit)
-                if matches!(unit.as_str(), "em" | "ex" | "ch" | "cap" | "ic" | "lh") =>
-            {
-                (*n <= 0.0).then_some(false)
-            }
-            Value::Percent(n) => (*n <= 0.0).then_some(false),
-            Value::Ident(word) => {
-                (!matches!(word.as_str(), "smaller" | "larger" | "inherit" | "unset"))
-                    .then_some(true)
-            }
-            other => amount(other).map(|n| n >= MIN_READABLE_PX),
+            Value::Ident(word) => Some(match word.as_str() {
+                "xx-small" => 9.0,
+                "x-small" => 10.0,
+                "small" => 13.0,
+                "medium" | "initial" => ROOT_FONT_PX,
+                "large" => 18.0,
+                "x-large" => 24.0,
+                "xx-large" => 32.0,
+                "xxx-large" => 48.0,
+                "smaller" => parent / 1.2,
+                "larger" => parent * 1.2,
+                _ => return None,
+            }),
+            other => length_px(other, parent, parent),
         }
     }
 
@@ -653,7 +683,7 @@ impl Style {
 }
 
 /// Smaller text than any reader can read (pixels).
-const MIN_READABLE_PX: f32 = 3.0;
+pub const MIN_READABLE_PX: f32 = 3.0;
 
 /// The colours text inherits, and whether it can be seen against its
 /// background. The caller walks the tree with a stack of these.

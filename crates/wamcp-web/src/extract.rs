@@ -11,7 +11,7 @@
 
 use crate::css::media;
 use crate::css::sheet::{Ancestors, MAX_CSS_NESTING, Sheets, nests_too_deeply};
-use crate::css::{Custom, Effect, Paint, Style, WIDE_KEYWORDS};
+use crate::css::{Custom, Effect, MIN_READABLE_PX, Paint, ROOT_FONT_PX, Style, WIDE_KEYWORDS};
 use crate::fence::is_invisible;
 use ego_tree::NodeId;
 use ego_tree::iter::Edge;
@@ -299,6 +299,7 @@ impl Looks {
         });
         let mut paints = vec![Paint::canvas(!linked_sheets)];
         let mut scopes: Vec<Custom> = vec![Custom::default()];
+        let mut font_sizes: Vec<f32> = vec![ROOT_FONT_PX];
         for edge in document.tree.root().traverse() {
             let (node, opening) = match edge {
                 Edge::Open(node) => (node, true),
@@ -311,6 +312,7 @@ impl Looks {
                 ancestors.leave(element.value());
                 paints.pop();
                 scopes.pop();
+                font_sizes.pop();
                 continue;
             }
             elements += 1;
@@ -333,6 +335,11 @@ impl Looks {
             let paint = parent.inside(&style);
             effect.coloured = (paint.seen != parent.seen).then_some(paint.seen);
             paints.push(paint);
+            let parent_px = font_sizes.last().copied().unwrap_or(ROOT_FONT_PX);
+            let px = style.font_px(parent_px).unwrap_or(parent_px);
+            let readable = |px: f32| px >= MIN_READABLE_PX;
+            effect.sized = (readable(px) != readable(parent_px)).then_some(readable(px));
+            font_sizes.push(px);
             effect.removed |= hidden_attribute_stands(element.value(), &style);
             if effect != Effect::default() {
                 effects.insert(node.id(), effect);
@@ -757,6 +764,8 @@ mod tests {
             r#"<select><optgroup><option>SECRET</option><option selected>shown</option></optgroup></select>"#,
             r#"<div popover>SECRET</div>"#,
             r#"<span style="font-size:1px">SECRET</span>"#,
+            r#"<span style="font-size:0.1em">SECRET</span>"#,
+            r#"<div style="font-size:10%"><p style="font-size:10%">SECRET</p></div>"#,
             r#"<span style="font:0/0 a">SECRET</span>"#,
             r#"<p style="color:white">SECRET</p>"#,
             r#"<div style="background:#000"><p style="color:#010101">SECRET</p></div>"#,
@@ -777,6 +786,9 @@ mod tests {
             r#"<dialog open>shown</dialog>"#,
             r#"<details open><summary>shown</summary>shown too</details>"#,
             r#"<span style="font-size:6px">shown</span>"#,
+            r#"<p style="font-size:1rem">shown</p>"#,
+            r#"<p style="font-size:clamp(1rem,2vw,2rem)">shown</p>"#,
+            r#"<div style="font-size:0"><p style="font-size:1.25rem">shown</p></div>"#,
             r#"<span style="opacity:0.1">shown</span>"#,
             r#"<div style="height:1.5em;overflow:hidden">shown</div>"#,
             r#"<div style="position:relative;left:-20px">shown</div>"#,
@@ -907,6 +919,10 @@ mod tests {
                 r#"<p class="hidden-xs">shown</p>"#,
             ),
             (r#"<style>p:hover{display:none}</style>"#, r#"<p>shown</p>"#),
+            (
+                r#"<style>:root{--bs-body-font-size:1rem}body{font-size:var(--bs-body-font-size)}</style>"#,
+                r#"<p>shown</p>"#,
+            ),
             (
                 r#"<style>:root{--d:block}.x{display:none;display:var(--d)}</style>"#,
                 r#"<p class="x">shown</p>"#,

@@ -128,33 +128,38 @@ fn visibility_hides_and_shows_again() {
 }
 
 #[test]
-fn text_with_no_size_has_no_size() {
-    for style in [
-        "font-size:0",
-        "font-size:0px",
-        "font-size:0em",
-        "font-size:calc(0px)",
-        "font-size:min(0px, 2em)",
-        "font-size:clamp(0px, 0px, 0px)",
-        "font-size:1px",
-        "font-size:0.1px",
-        "font-size:1e-9px",
-        "font:0/0 a",
-        "font:italic bold 1px serif",
+fn font_sizes_are_worked_out_in_pixels() {
+    let px = |style: &str, parent: f32| Style::parse(style).font_px(parent);
+    for (style, parent, want) in [
+        ("font-size:0", 16.0, Some(0.0)),
+        ("font-size:12px", 16.0, Some(12.0)),
+        ("font-size:1rem", 4.0, Some(16.0)),
+        ("font-size:1.25rem", 16.0, Some(20.0)),
+        ("font-size:0.5em", 10.0, Some(5.0)),
+        ("font-size:0.1em", 16.0, Some(1.6)),
+        ("font-size:10%", 16.0, Some(1.6)),
+        ("font-size:2vw", 16.0, Some(25.6)),
+        ("font-size:0.5in", 16.0, Some(48.0)),
+        ("font-size:12pt", 16.0, Some(16.0)),
+        ("font-size:calc(0px)", 16.0, Some(0.0)),
+        ("font-size:min(0px, 2em)", 16.0, Some(0.0)),
+        ("font-size:clamp(1rem, 2vw, 2rem)", 16.0, Some(25.6)),
+        ("font-size:medium", 4.0, Some(16.0)),
+        ("font-size:smaller", 12.0, Some(10.0)),
+        ("font:0/0 a", 16.0, Some(0.0)),
+        ("font:bold 2vw/1.2 sans-serif", 16.0, Some(25.6)),
+        ("font:italic bold 1px serif", 16.0, Some(1.0)),
+        ("font-size:inherit", 16.0, None),
+        ("color:red", 16.0, None),
     ] {
-        assert_eq!(effect(style).sized, Some(false), "{style:?}");
-    }
-    for (style, want) in [
-        ("font-size:3px", Some(true)),
-        ("font-size:12px", Some(true)),
-        ("font-size:medium", Some(true)),
-        ("font:bold 14px/1.5 sans-serif", Some(true)),
-        ("font-size:0.5em", None),
-        ("font-size:80%", None),
-        ("font-size:smaller", None),
-        ("color:red", None),
-    ] {
-        assert_eq!(effect(style).sized, want, "{style:?}");
+        let got = px(style, parent);
+        assert!(
+            match (got, want) {
+                (Some(a), Some(b)) => (a - b).abs() < 0.01,
+                (a, b) => a == b,
+            },
+            "{style:?} in {parent}px: {got:?}"
+        );
     }
 }
 
