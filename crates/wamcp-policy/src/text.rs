@@ -19,20 +19,21 @@ mod confusables;
 /// hyphen, zero-width spaces and joiners, bidi marks, overrides and
 /// isolates, Hangul fillers, invisible operators, the BOM, shorthand and
 /// musical format controls, tag characters) and the interlinear annotation
-/// controls. Variation selectors are not here: they follow a visible
+/// controls, and the supplementary variation selectors (VS17-256), which
+/// no emoji uses and which can carry a byte each after any character. The
+/// sixteen basic variation selectors are not here: they follow a visible
 /// character and only pick its glyph, so an emoji in a commit message keeps
-/// working; [`reading_form`] drops them.
+/// working; [`reading_form`] and web text drop them too.
 pub fn is_invisible(c: char) -> bool {
     matches!(c,
         '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
         | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}'
         | '\u{3164}' | '\u{FEFF}' | '\u{FFA0}' | '\u{FFF0}'..='\u{FFFB}'
-        | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E00FF}'
-        | '\u{E01F0}'..='\u{E0FFF}')
+        | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E0FFF}')
 }
 
 /// Selects a glyph for the character before it and is drawn as nothing.
-fn is_variation_selector(c: char) -> bool {
+pub fn is_variation_selector(c: char) -> bool {
     matches!(c, '\u{180B}'..='\u{180D}' | '\u{180F}' | '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}')
 }
 
@@ -179,6 +180,7 @@ mod tests {
         ] {
             assert!(is_invisible(c), "{c:?}");
         }
+        assert!(is_invisible('\u{E0100}') && is_invisible('\u{E01EF}'));
         for c in ['a', ' ', '\u{00A0}', '\u{FE0F}', '\u{1F44D}', '\u{0301}'] {
             assert!(!is_invisible(c), "{c:?}");
         }

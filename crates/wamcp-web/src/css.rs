@@ -97,6 +97,9 @@ pub type Custom = Rc<HashMap<String, Vec<Value>>>;
 /// times would otherwise double its size at every step.
 const MAX_VAR_DEPTH: usize = 8;
 const MAX_VAR_VALUES: usize = 64;
+/// Custom properties kept in one scope; a page defining thousands on every
+/// element would otherwise copy them all at every element.
+const MAX_CUSTOM_PROPERTIES: usize = 256;
 
 impl Style {
     /// The custom properties in scope inside this element: the inherited
@@ -110,7 +113,16 @@ impl Style {
         if own.peek().is_none() {
             return inherited.clone();
         }
-        let own: Vec<(&String, &Vec<Value>)> = own.collect();
+        let room = MAX_CUSTOM_PROPERTIES.saturating_sub(inherited.len());
+        let own: Vec<(&String, &Vec<Value>)> = own
+            .filter(|(name, _)| inherited.contains_key(*name))
+            .chain(
+                self.properties
+                    .iter()
+                    .filter(|(name, _)| name.starts_with("--") && !inherited.contains_key(*name))
+                    .take(room),
+            )
+            .collect();
         // Own properties may refer to each other (`--a: var(--b); --b: 0`):
         // they are resolved against a scope that already holds them.
         let mut raw = (**inherited).clone();

@@ -27,12 +27,12 @@ const MAX_LINK_TEXT_CHARS: usize = 80;
 /// Elements whose content is never visible text: metadata and scripts,
 /// graphics, embedded documents, fallback content a browser shows only when
 /// it lacks a feature every current one has (`noembed`, `noframes`, the
-/// inside of `video` and `audio`), and `datalist` suggestions, which appear
-/// only while typing into a field.
+/// inside of `video` and `audio`, `rp` ruby parentheses), and `datalist`
+/// suggestions, which appear only while typing into a field.
 const NEVER_SHOWN: &[&str] = &[
     "head", "script", "style", "noscript", "template", "svg", "canvas", "iframe", "object",
     "embed", "math", "noembed", "noframes", "video", "audio", "datalist", "progress", "meter",
-    "title",
+    "title", "rp",
 ];
 /// Page chrome dropped from every page.
 const ALWAYS_CHROME: &[&str] = &["nav", "footer", "form"];
@@ -106,10 +106,8 @@ pub struct Page {
 
 /// The page's text, or why it cannot be read.
 pub fn extract_html(html: &str, base: Option<&Url>) -> Result<Page, String> {
-    if let Some(depth) = too_deep(html) {
-        return Err(format!(
-            "the page nests elements more than {depth} deep, which no real page does; it was not parsed"
-        ));
+    if let Some(problem) = unparsable_shape(html) {
+        return Err(problem);
     }
     parse_and_render(html, base)
 }
@@ -150,12 +148,13 @@ fn parse_and_render(html: &str, base: Option<&Url>) -> Result<Page, String> {
     })
 }
 
-/// `Some(limit)` when the element nesting goes past [`MAX_NESTING`], judged
-/// by a quick model of the tree builder: a stack of open elements, a close
-/// tag pops to its match (a stray one is ignored, as the parser ignores
-/// it), void and self-closed elements never open, and comments and the raw
-/// text of `script`/`style` hold no tags.
-fn too_deep(html: &str) -> Option<usize> {
+/// Why the page is not parsed, when the element nesting goes past
+/// [`MAX_NESTING`] or a tag carries more than [`MAX_ATTRIBUTES`]
+/// attributes, judged by a quick model of the tree builder: a stack of open
+/// elements, a close tag pops to its match (a stray one is ignored, as the
+/// parser ignores it), void and self-closed elements never open, and
+/// comments and the raw text of `script`/`style` hold no tags.
+fn unparsable_shape(html: &str) -> Option<String> {
     let bytes = html.as_bytes();
     let mut open: Vec<String> = Vec::new();
     let mut i = 0;
@@ -177,6 +176,11 @@ fn too_deep(html: &str) -> Option<usize> {
         let name = html[name_start..name_start + name_len].to_ascii_lowercase();
         let tag_end = find_from(bytes, name_start, b">", false).unwrap_or(bytes.len());
         let self_closed = bytes[..tag_end].ends_with(b"/");
+        if more_words_than(&bytes[name_start + name_len..tag_end], MAX_ATTRIBUTES) {
+            return Some(format!(
+                "a tag in the page has more than {MAX_ATTRIBUTES} attributes, which no real page does; it was not parsed"
+            ));
+        }
         i = tag_end;
         if closing {
             if let Some(at) = open.iter().rposition(|n| *n == name) {
@@ -194,11 +198,45 @@ fn too_deep(html: &str) -> Option<usize> {
         }
         open.push(name);
         if open.len() > MAX_NESTING {
-            return Some(MAX_NESTING);
+            return Some(format!(
+                "the page nests elements more than {MAX_NESTING} deep, which no real page does; it was not parsed"
+            ));
         }
     }
     None
 }
+
+/// More attributes on one tag than any real page uses. The HTML parser
+/// checks each new attribute against the ones before it, so a 2 MiB tag of
+/// 250,000 attributes took 15 s to parse.
+pub const MAX_ATTRIBUTES: usize = 1_000;
+
+/// Whether `tag` (the inside of a tag after its name) holds more than
+/// `limit` runs of non-space characters outside quoted values.
+fn more_words_than(tag: &[u8], limit: usize) -> bool {
+    let (mut count, mut in_word, mut quote) = (0usize, false, None);
+    for &b in tag {
+        match quote {
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None if b == b'"' || b == b'\'' => quote = Some(b),
+            None if b.is_ascii_whitespace() => in_word = false,
+            None if !in_word => {
+                count += 1;
+                if count > limit {
+                    return true;
+                }
+                in_word = true;
+            }
+            None => {}
+        }
+    }
+    false
+}
+
+/// More classes on one element than any real page uses: each one is an
+/// index lookup and an ancestor key for everything inside it.
+pub const MAX_CLASSES: usize = 1_000;
 
 /// Where `needle` next occurs at or after `from` (ASCII case ignored when
 /// asked).
@@ -316,14 +354,20 @@ impl Looks {
                 continue;
             }
             elements += 1;
+            if element.value().classes().nth(MAX_CLASSES).is_some() {
+                return Err(format!(
+                    "an element in the page has more than {MAX_CLASSES} classes, which no real page does; it was not read"
+                ));
+            }
             let inline = element.value().attr("style").unwrap_or("");
+            let mut cut = false;
             let mut style = if sheets.is_empty() {
                 Style::parse(inline)
             } else {
                 sheets
                     .styles_for(element, inline, &ancestors)
                     .unwrap_or_else(|| {
-                        unstyled += 1;
+                        cut = true;
                         Style::parse(inline)
                     })
             };
@@ -341,6 +385,12 @@ impl Looks {
             effect.sized = (readable(px) != readable(parent_px)).then_some(readable(px));
             font_sizes.push(px);
             effect.removed |= hidden_attribute_stands(element.value(), &style);
+            // Past the work limit nothing tells what the sheets hide: fail
+            // closed rather than show text a page may have hidden.
+            if cut {
+                unstyled += 1;
+                effect.removed = true;
+            }
             if effect != Effect::default() {
                 effects.insert(node.id(), effect);
             }
@@ -350,7 +400,7 @@ impl Looks {
         if unstyled > 0 {
             notes.push(format!(
                 "the page's style sheets are too large or too slow to apply in full: the last {unstyled} of {elements} \
-                 elements were judged by their inline style only, so text those sheets hide there may show"
+                 elements are not shown, since what the sheets hide there cannot be told"
             ));
         }
         Ok(Looks { effects, notes })
@@ -761,6 +811,8 @@ mod tests {
             r#"<div style="display:none"><p style="display:block;visibility:visible">SECRET</p></div>"#,
             r#"<div style="display:none;display:bogus">SECRET</div>"#,
             r#"<select><option>shown</option><option>SECRET</option></select>"#,
+            r#"<ruby>shown<rp>SECRET</rp><rt>x</rt></ruby>"#,
+            "shown\u{FE01}\u{E0153}\u{E0145}\u{E0143}<b>x</b>",
             r#"<select><optgroup><option>SECRET</option><option selected>shown</option></optgroup></select>"#,
             r#"<div popover>SECRET</div>"#,
             r#"<span style="font-size:1px">SECRET</span>"#,
@@ -963,6 +1015,12 @@ mod tests {
     }
 
     #[test]
+    fn variation_selectors_cannot_carry_hidden_bytes() {
+        let text = text_of("<p>ok\u{FE0F}\u{E0153}\u{E0145}\u{E0143} done \u{1F44D}\u{FE0F}</p>");
+        assert_eq!(text, "ok done \u{1F44D}");
+    }
+
+    #[test]
     fn variables_that_double_at_every_step_stay_small() {
         let mut css = String::from(":root{--v0:none;");
         for i in 1..30 {
@@ -983,13 +1041,33 @@ mod tests {
         assert_eq!(looks.notes.len(), 1, "{:?}", looks.notes);
         assert!(
             looks.notes[0].starts_with(
-                "the page's style sheets are too large or too slow to apply in full: the last 4 of 6 elements"
+                "the page's style sheets are too large or too slow to apply in full: the last 4 of 6 elements are not shown"
             ),
             "{:?}",
             looks.notes
         );
         let unlimited = Looks::of(&document, Sheets::default()).unwrap();
         assert!(unlimited.notes.is_empty());
+        let many = format!(
+            "<p {}>x</p>",
+            (0..1001)
+                .map(|i| format!("a{i}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let refused = extract_html(&many, None).unwrap_err();
+        assert!(refused.contains("more than 1000 attributes"), "{refused}");
+        let quoted = format!("<p title=\"{}\">x</p>", "a ".repeat(5000));
+        assert!(extract_html(&quoted, None).is_ok());
+        let classes = format!(
+            "<p class=\"{}\">x</p>",
+            (0..1001)
+                .map(|i| format!("c{i}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let refused = extract_html(&classes, None).unwrap_err();
+        assert!(refused.contains("more than 1000 classes"), "{refused}");
         let deep = format!("<style>{}</style><p>x</p>", ":not(".repeat(100));
         let refused = extract_html(&deep, None).unwrap_err();
         assert!(

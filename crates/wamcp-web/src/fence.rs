@@ -60,10 +60,13 @@ pub fn neutralise_markers(content: &str) -> String {
     out
 }
 
-/// What a reader cannot see: the shared invisible set, and control
-/// characters other than tab and newline.
+/// What web text loses: the shared invisible set, variation selectors
+/// (a run of them after any character can spell out hidden bytes), and
+/// control characters other than tab and newline.
 pub fn is_invisible(c: char) -> bool {
-    wamcp_policy::text::is_invisible(c) || (c.is_control() && c != '\t' && c != '\n')
+    wamcp_policy::text::is_invisible(c)
+        || wamcp_policy::text::is_variation_selector(c)
+        || (c.is_control() && c != '\t' && c != '\n')
 }
 
 /// `--- END …` becomes `---[escaped] END …`: still readable, no longer a
