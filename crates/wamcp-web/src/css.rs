@@ -501,9 +501,9 @@ fn translates_away(values: &[Value]) -> bool {
 
 impl Style {
     /// What this style does to the element's visibility.
-    pub fn effect(&self) -> Effect {
+    pub fn effect(&self, tag: &str) -> Effect {
         Effect {
-            removed: self.removes(),
+            removed: self.removes(tag),
             visible: match self.keyword("visibility") {
                 Some("hidden" | "collapse") => Some(false),
                 Some("visible") => Some(true),
@@ -514,31 +514,54 @@ impl Style {
         }
     }
 
-    fn removes(&self) -> bool {
-        self.keyword("display") == Some("none")
-            || self.keyword("content-visibility") == Some("hidden")
-            // Fully transparent: nothing inside can be seen.
-            || self
-                .get("opacity")
+    fn removes(&self, tag: &str) -> bool {
+        // Transforms, heights and widths do nothing to an inline box.
+        let boxed = !self.is_inline(tag);
+        let faint = |property: &str| {
+            self.get(property)
                 .and_then(|v| v.first())
                 .and_then(opacity)
                 .is_some_and(|o| o <= MAX_INVISIBLE_OPACITY)
-            || self.get("transform").is_some_and(scales_to_nothing)
-            || self.get("scale").is_some_and(|v| v.iter().filter_map(amount).any(|n| n.abs() <= MAX_INVISIBLE_SCALE))
-            || self.get("zoom").and_then(|v| v.first()).and_then(opacity).is_some_and(|z| z <= MAX_INVISIBLE_SCALE)
-            || self.get("filter").is_some_and(|v| {
-                v.iter().any(|f| matches!(f, Value::Function(name, args) if name == "opacity"
-                    && args.first().and_then(opacity).is_some_and(|o| o <= MAX_INVISIBLE_OPACITY)))
+        };
+        let shrunk = |property: &str| {
+            self.get(property).is_some_and(|v| {
+                v.iter()
+                    .filter_map(amount)
+                    .any(|n| n.abs() <= MAX_INVISIBLE_SCALE)
             })
+        };
+        self.keyword("display") == Some("none")
+            || self.keyword("content-visibility") == Some("hidden")
+            || faint("opacity")
+            || self
+                .get("zoom")
+                .and_then(|v| v.first())
+                .and_then(opacity)
+                .is_some_and(|z| z <= MAX_INVISIBLE_SCALE)
+            || self.get("filter").is_some_and(filters_away)
+            || (boxed && self.get("transform").is_some_and(transforms_away))
+            || (boxed && shrunk("scale"))
             || self.clipped_away()
-            || self.collapsed()
-            || self.off_screen()
+            || (boxed && self.collapsed())
+            || self.off_screen(boxed)
+    }
+
+    /// Whether the element lays out as an inline box: its `display`, or
+    /// for the phrasing elements, their default.
+    fn is_inline(&self, tag: &str) -> bool {
+        match self.keyword("display") {
+            Some(display) if !WIDE_KEYWORDS.contains(&display) => display == "inline",
+            _ => INLINE_ELEMENTS.contains(&tag),
+        }
     }
 
     /// `clip: rect(...)` with no area (the "visually hidden" pattern), or a
     /// `clip-path` that keeps nothing.
     fn clipped_away(&self) -> bool {
+        // `clip` applies to absolutely positioned boxes only.
+        let positioned = matches!(self.keyword("position"), Some("absolute" | "fixed"));
         let clip = match self.get("clip") {
+            _ if !positioned => false,
             Some([Value::Function(name, args)]) if name == "rect" => {
                 let sides: Vec<f32> = args.iter().filter_map(amount).collect();
                 // top right bottom left: empty when bottom <= top or right <= left.
@@ -583,7 +606,24 @@ impl Style {
                 })
                 .is_some_and(|px| px < MIN_READABLE_PX)
         };
+        // Padding gives the box room (`height:0; padding-bottom:56%`
+        // keeps a video's aspect ratio).
+        let padded = [
+            "padding",
+            "padding-top",
+            "padding-bottom",
+            "padding-block",
+            "padding-left",
+            "padding-right",
+            "padding-inline",
+        ]
+        .iter()
+        .any(|p| {
+            self.get(p)
+                .is_some_and(|v| v.iter().filter_map(amount).any(|n| n > 0.0))
+        });
         hides_overflow
+            && !padded
             && [
                 "height",
                 "max-height",
@@ -601,7 +641,7 @@ impl Style {
     /// Positioned, indented or moved far enough off the page that no
     /// window shows it: 500 pixels past the left or top edge (text that
     /// cannot be scrolled to), a thousand past the right or bottom.
-    fn off_screen(&self) -> bool {
+    fn off_screen(&self, boxed: bool) -> bool {
         let beyond = |p: &str, limit: f32| {
             self.get(p)
                 .and_then(|v| v.first())
@@ -616,11 +656,12 @@ impl Style {
                 || ["right", "bottom"]
                     .iter()
                     .any(|p| beyond(p, OFF_SCREEN_END_PX)));
-        let moved = self.get("translate").is_some_and(|v| {
-            v.iter()
-                .filter_map(pixels)
-                .any(|px| px <= -OFF_SCREEN_START_PX)
-        }) || self.get("transform").is_some_and(translates_away);
+        let moved = boxed
+            && (self.get("translate").is_some_and(|v| {
+                v.iter()
+                    .filter_map(pixels)
+                    .any(|px| px <= -OFF_SCREEN_START_PX)
+            }) || self.get("transform").is_some_and(translates_away));
         beyond("text-indent", OFF_SCREEN_START_PX) || placed || moved
     }
 
@@ -681,6 +722,21 @@ impl Style {
         Some(if image { None } else { colour_of(shorthand) })
     }
 
+    /// Whether the glyphs are drawn another way than filled: a text
+    /// shadow or a stroke.
+    pub fn outlines_text(&self) -> bool {
+        let shadow = self
+            .get("text-shadow")
+            .is_some_and(|v| !matches!(v, [Value::Ident(none)] if none == "none"));
+        let stroke = ["-webkit-text-stroke", "-webkit-text-stroke-width"]
+            .iter()
+            .any(|p| {
+                self.get(p)
+                    .is_some_and(|v| v.iter().filter_map(pixels).any(|px| px > 0.0))
+            });
+        shadow || stroke
+    }
+
     /// Whether the glyphs are painted with a background this style sets
     /// (gradient text: `background-clip: text` over an image or colour).
     pub fn painted_by_background(&self) -> bool {
@@ -731,7 +787,8 @@ impl Paint {
             None => self.background,
         };
         let seen = style.painted_by_background()
-            || (text[3] > 0 && background.is_none_or(|bg| !alike(text, bg)));
+            || style.outlines_text()
+            || (text[3] > MAX_INVISIBLE_ALPHA && background.is_none_or(|bg| !alike(text, bg)));
         Paint {
             text,
             background,
@@ -740,6 +797,9 @@ impl Paint {
     }
 }
 
+/// An alpha (of 255) too faint to read.
+const MAX_INVISIBLE_ALPHA: u8 = 5;
+
 /// Colours too close to tell apart (`#fefefe` on `#fff`).
 fn alike(a: [u8; 4], b: [u8; 4]) -> bool {
     let distance: u32 = (0..3).map(|i| a[i].abs_diff(b[i]) as u32).sum();
@@ -747,8 +807,20 @@ fn alike(a: [u8; 4], b: [u8; 4]) -> bool {
 }
 
 /// `scale(0)`, `scaleX(0)`, `scaleY(0)` or `scale(0, n)`: drawn at no size.
-fn scales_to_nothing(values: &[Value]) -> bool {
+fn transforms_away(values: &[Value]) -> bool {
     values.iter().any(|v| match v {
+        // Turned edge-on (a quarter turn about a screen axis) or skewed
+        // flat: no area left.
+        Value::Function(name, args)
+            if matches!(
+                name.as_str(),
+                "rotatex" | "rotatey" | "skew" | "skewx" | "skewy"
+            ) =>
+        {
+            args.iter()
+                .filter_map(degrees)
+                .any(|d| (d.rem_euclid(180.0) - 90.0).abs() < 0.5)
+        }
         Value::Function(name, args) if name.starts_with("scale") => args
             .iter()
             .filter_map(amount)
@@ -762,8 +834,47 @@ fn scales_to_nothing(values: &[Value]) -> bool {
     })
 }
 
-/// Drawn at less than a hundredth of its size: nothing a reader can read.
-const MAX_INVISIBLE_SCALE: f32 = 0.01;
+/// Drawn so small that 16 px text is under 3 px: nothing a reader can read.
+const MAX_INVISIBLE_SCALE: f32 = 0.15;
+
+/// An angle in degrees.
+fn degrees(value: &Value) -> Option<f32> {
+    match value {
+        Value::Dimension(n, unit) => Some(match unit.as_str() {
+            "deg" => *n,
+            "rad" => n.to_degrees(),
+            "grad" => n * 0.9,
+            "turn" => n * 360.0,
+            _ => return None,
+        }),
+        _ => None,
+    }
+}
+
+/// `filter: opacity(0)` or a blur that leaves no letter readable.
+fn filters_away(values: &[Value]) -> bool {
+    values.iter().any(|f| match f {
+        Value::Function(name, args) if name == "opacity" => args
+            .first()
+            .and_then(opacity)
+            .is_some_and(|o| o <= MAX_INVISIBLE_OPACITY),
+        Value::Function(name, args) if name == "blur" => args
+            .first()
+            .and_then(pixels)
+            .is_some_and(|px| px >= MAX_READABLE_BLUR_PX),
+        _ => false,
+    })
+}
+
+/// A blur radius past which body text cannot be read.
+const MAX_READABLE_BLUR_PX: f32 = 8.0;
+
+/// Elements that are inline boxes unless their style says otherwise.
+const INLINE_ELEMENTS: &[&str] = &[
+    "a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "data", "dfn", "em", "font", "i", "kbd",
+    "label", "mark", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "time",
+    "tt", "u", "var",
+];
 
 /// A colour written as a hex value, `rgb()`/`rgba()` or one of the common
 /// keywords; anything else is unknown (and never judged invisible).

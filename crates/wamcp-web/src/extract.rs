@@ -374,7 +374,7 @@ impl Looks {
             let scope = style.custom_properties(scopes.last().unwrap_or(&Custom::default()));
             style.resolve_variables(&scope);
             scopes.push(scope);
-            let mut effect = style.effect();
+            let mut effect = style.effect(element.value().name());
             let parent = paints.last().copied().unwrap_or(Paint::canvas(false));
             let paint = parent.inside(&style);
             effect.coloured = (paint.seen != parent.seen).then_some(paint.seen);
@@ -803,7 +803,8 @@ mod tests {
             r#"<div style="height:0;overflow:hidden">SECRET</div>"#,
             r#"<span style="clip:rect(0 0 0 0);position:absolute">SECRET</span>"#,
             r#"<span style="clip-path:inset(50%)">SECRET</span>"#,
-            r#"<span style="transform:scale(0)">SECRET</span>"#,
+            r#"<div style="transform:scale(0)">SECRET</div>"#,
+            r#"<span style="display:inline-block;transform:scale(0)">SECRET</span>"#,
             r#"<div style="content-visibility:hidden">SECRET</div>"#,
             r#"<span style="color:#fff;background:#fff">SECRET</span>"#,
             r#"<div style="visibility:hidden"><b>SECRET</b></div>"#,
@@ -853,6 +854,11 @@ mod tests {
             r#"<span style="color:transparent;-webkit-text-fill-color:#000">shown</span>"#,
             r#"<div hidden style="display:block">shown</div>"#,
             r#"<div style="display:bogus">shown</div>"#,
+            r#"<span style="transform:scale(0)">shown</span>"#,
+            r#"<span style="width:0;overflow:hidden">shown</span>"#,
+            r#"<div style="height:0;padding-bottom:56.25%;overflow:hidden;position:relative"><p style="position:absolute;top:0">shown</p></div>"#,
+            r#"<span style="color:transparent;text-shadow:0 0 2px #000">shown</span>"#,
+            r#"<span style="color:transparent;-webkit-text-stroke:1px #000">shown</span>"#,
             r#"<div style="background:#000"><p style="color:#fff">shown</p></div>"#,
             r#"<div style="background:url(hero.jpg)"><h1 style="color:white">shown</h1></div>"#,
             r#"<div style="color:transparent"><span style="color:#000">shown</span></div>"#,

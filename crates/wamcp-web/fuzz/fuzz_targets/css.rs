@@ -12,10 +12,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let effect = Style::parse(text).effect();
+    let effect = Style::parse(text).effect("div");
     // The cascade is order-based: an unrelated declaration in front (after
     // a `;` that closes whatever came before) changes nothing.
-    let prefixed = Style::parse(&format!("color:red;{text}")).effect();
+    let prefixed = Style::parse(&format!("color:red;{text}")).effect("div");
     if !text.contains("color") && !text.trim_start().starts_with(['{', '(', '[', '"', '\'', '\\', '/']) {
         assert_eq!(effect, prefixed, "{text:?}");
     }

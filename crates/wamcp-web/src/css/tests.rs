@@ -1,7 +1,7 @@
 use super::*;
 
 fn effect(style: &str) -> Effect {
-    Style::parse(style).effect()
+    Style::parse(style).effect("div")
 }
 
 #[test]
@@ -52,8 +52,8 @@ fn boxes_that_render_nothing_are_removed() {
         "transform:translate(1px) scaleX(0)",
         "transform:scale(1, 0)",
         "clip:rect(0 0 0 0);position:absolute",
-        "clip:rect(0,0,0,0)",
-        "clip:rect(1px, 1px, 1px, 1px)",
+        "clip:rect(0,0,0,0);position:absolute",
+        "position:fixed;clip:rect(1px, 1px, 1px, 1px)",
         "clip-path:inset(50%)",
         "clip-path:inset(0 0 100% 0)",
         "clip-path:circle(0)",
@@ -74,6 +74,11 @@ fn boxes_that_render_nothing_are_removed() {
         "translate:-9999px 0",
         "transform:matrix(0,0,0,0,0,0)",
         "transform:scale(.001)",
+        "transform:scale(.05)",
+        "transform:rotateX(90deg)",
+        "transform:rotateY(0.25turn)",
+        "transform:skewX(90deg)",
+        "filter:blur(50px)",
         "scale:0",
         "zoom:0.01",
         "filter:opacity(0)",
@@ -103,6 +108,10 @@ fn small_or_partial_boxes_stay() {
         "position:absolute;left:-200px",
         "transform:translateX(-20px)",
         "transform:scale(0.9)",
+        "transform:rotateX(45deg)",
+        "filter:blur(1px)",
+        "clip:rect(0 0 0 0)",
+        "height:0;padding-bottom:56.25%;overflow:hidden",
         "filter:opacity(0.5)",
         "zoom:0.8",
         "position:relative;left:-20px",
