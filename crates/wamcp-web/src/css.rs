@@ -285,6 +285,30 @@ impl<'i> RuleBodyItemParser<'i, Declaration, ()> for Declarations {
     }
 }
 
+/// CSS system colours and `currentcolor`, valid wherever a colour is.
+const SYSTEM_COLOURS: &[&str] = &[
+    "currentcolor",
+    "canvas",
+    "canvastext",
+    "linktext",
+    "visitedtext",
+    "activetext",
+    "buttonface",
+    "buttontext",
+    "buttonborder",
+    "field",
+    "fieldtext",
+    "highlight",
+    "highlighttext",
+    "selecteditem",
+    "selecteditemtext",
+    "mark",
+    "marktext",
+    "graytext",
+    "accentcolor",
+    "accentcolortext",
+];
+
 /// Keywords every property accepts.
 pub const WIDE_KEYWORDS: &[&str] = &["inherit", "initial", "unset", "revert", "revert-layer"];
 
@@ -343,6 +367,17 @@ fn is_valid(property: &str, value: &[Value]) -> bool {
         "display" => value.len() <= 3 && keywords(DISPLAY_KEYWORDS),
         "visibility" => value.len() == 1 && keywords(&["visible", "hidden", "collapse"]),
         "content-visibility" => value.len() == 1 && keywords(&["visible", "hidden", "auto"]),
+        // An unknown name is dropped, so `color:white;color:nonsense` stays
+        // white; functions this module cannot read are taken as valid.
+        "color" | "background-color" => match value {
+            [Value::Ident(word)] => {
+                colour_of(value).is_some()
+                    || WIDE_KEYWORDS.contains(&word.as_str())
+                    || SYSTEM_COLOURS.contains(&word.as_str())
+            }
+            [Value::Hash(_)] => colour_of(value).is_some(),
+            _ => true,
+        },
         _ => true,
     }
 }
@@ -360,6 +395,8 @@ fn component<'i>(token: &Token<'i>, input: &mut Parser<'i>, depth: usize) -> Val
         Token::Percentage { unit_value, .. } => Value::Percent(unit_value * 100.0),
         Token::Dimension { value, unit, .. } => Value::Dimension(*value, unit.to_ascii_lowercase()),
         Token::Hash(hash) | Token::IDHash(hash) => Value::Hash(hash.to_ascii_lowercase()),
+        // `url(x)` without quotes is one token; read it as the function.
+        Token::UnquotedUrl(_) => Value::Function("url".into(), Vec::new()),
         Token::Function(_) if depth >= MAX_FUNCTION_DEPTH => Value::Other,
         Token::Function(name) => {
             let name = name.to_ascii_lowercase();
@@ -716,10 +753,18 @@ impl Style {
             return Some(colour_of(colour));
         }
         let shorthand = self.get("background")?;
-        let image = shorthand
+        // An image or gradient covers the colour; otherwise the colour is
+        // the one component that reads as one (`#000 repeat`).
+        let image = shorthand.iter().any(|v| {
+            matches!(v, Value::Function(name, _) if name == "url" || name.ends_with("gradient") || name == "image-set")
+        });
+        if image {
+            return Some(None);
+        }
+        shorthand
             .iter()
-            .any(|v| matches!(v, Value::Function(..) | Value::Other));
-        Some(if image { None } else { colour_of(shorthand) })
+            .find_map(|v| colour_of(std::slice::from_ref(v)))
+            .map(Some)
     }
 
     /// Whether the glyphs are drawn another way than filled: a text
@@ -762,6 +807,8 @@ pub struct Paint {
     /// comes from a sheet that is never fetched.
     background: Option<[u8; 4]>,
     pub seen: bool,
+    /// The product of the element's and its ancestors' opacity.
+    opacity: f32,
 }
 
 impl Paint {
@@ -772,13 +819,36 @@ impl Paint {
             text: [0, 0, 0, 255],
             background: background_known.then_some([255, 255, 255, 255]),
             seen: true,
+            opacity: 1.0,
         }
     }
 
-    /// The paint of an element with `style` inside one painted `self`.
-    pub fn inside(&self, style: &Style) -> Paint {
-        let text = style.text_colour().unwrap_or(self.text);
-        let background = match style.background() {
+    /// Whether the element and its ancestors together are too faint to
+    /// read.
+    pub fn faded(&self) -> bool {
+        self.opacity <= MAX_INVISIBLE_OPACITY
+    }
+
+    /// The paint of an element with `style` inside one painted `self`;
+    /// `hints` are its presentational attributes, which its style beats.
+    pub fn inside(&self, style: &Style, hints: Hints) -> Paint {
+        let text = style
+            .text_colour()
+            .or(hints.text)
+            .or_else(|| {
+                style
+                    .keyword("color")
+                    .filter(|w| *w == "currentcolor")
+                    .map(|_| self.text)
+            })
+            .unwrap_or(self.text);
+        let dark_scheme = style.get("color-scheme").is_some_and(|v| {
+            v.iter().any(|w| *w == Value::Ident("dark".into()))
+                && !v.iter().any(|w| *w == Value::Ident("light".into()))
+        });
+        let background = match style.background().or(hints.background.map(Some)) {
+            _ if dark_scheme => None,
+            None if style.keyword("background") == Some("currentcolor") => Some(text),
             // A mostly opaque colour replaces the background; a faint one
             // leaves it as it was.
             Some(Some(colour)) if colour[3] >= 128 => Some(colour),
@@ -789,12 +859,53 @@ impl Paint {
         let seen = style.painted_by_background()
             || style.outlines_text()
             || (text[3] > MAX_INVISIBLE_ALPHA && background.is_none_or(|bg| !alike(text, bg)));
+        let own_opacity = style
+            .get("opacity")
+            .and_then(|v| v.first())
+            .and_then(opacity)
+            .map_or(1.0, |o| o.clamp(0.0, 1.0));
         Paint {
             text,
             background,
             seen,
+            opacity: self.opacity * own_opacity,
         }
     }
+}
+
+/// Colours an element's attributes give it (`bgcolor`, `<font color>`,
+/// `<body text>`), below any style.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Hints {
+    pub text: Option<[u8; 4]>,
+    pub background: Option<[u8; 4]>,
+}
+
+impl Hints {
+    /// Reads the colour attributes of an element named `tag`.
+    pub fn of(tag: &str, attribute: impl Fn(&str) -> Option<String>) -> Hints {
+        let colour = |name: &str| attribute(name).and_then(|value| attribute_colour(&value));
+        Hints {
+            text: match tag {
+                "font" => colour("color"),
+                "body" => colour("text"),
+                _ => None,
+            },
+            background: colour("bgcolor"),
+        }
+    }
+}
+
+/// A colour attribute: `#rgb`, `#rrggbb`, the same without `#`, or a name.
+fn attribute_colour(value: &str) -> Option<[u8; 4]> {
+    let value = value.trim();
+    let hex = value.strip_prefix('#').unwrap_or(value);
+    if hex.len() == 3 || hex.len() == 6 {
+        if let Some(colour) = hex_colour(&hex.to_ascii_lowercase()) {
+            return Some(colour);
+        }
+    }
+    colour_of(&[Value::Ident(value.to_ascii_lowercase())])
 }
 
 /// An alpha (of 255) too faint to read.
@@ -882,16 +993,23 @@ fn colour_of(values: &[Value]) -> Option<[u8; 4]> {
     match values {
         [Value::Hash(hex)] => hex_colour(hex),
         [Value::Ident(word)] => match word.as_str() {
-            "white" => Some([255, 255, 255, 255]),
-            "black" => Some([0, 0, 0, 255]),
             "transparent" => Some([0, 0, 0, 0]),
-            _ => None,
+            // The light scheme's system colours.
+            "canvas" | "field" => Some([255, 255, 255, 255]),
+            "canvastext" | "fieldtext" => Some([0, 0, 0, 255]),
+            named => cssparser::color::parse_named_color(named)
+                .ok()
+                .map(|(r, g, b)| [r, g, b, 255]),
         },
         [Value::Function(name, args)] if name == "hsl" || name == "hsla" => hsl_colour(args),
-        // Other colour spaces: only a zero alpha is understood.
-        [Value::Function(name, args)] if is_colour_function(name) => alpha_of(args)
-            .filter(|alpha| *alpha == 0)
-            .map(|_| [0, 0, 0, 0]),
+        [Value::Function(name, args)] if name == "hwb" => hwb_colour(args),
+        [Value::Function(name, args)] if name == "color" => srgb_colour(args),
+        [Value::Function(name, args)] if is_colour_function(name) => grey_by_lightness(name, args)
+            .or_else(|| {
+                alpha_of(args)
+                    .filter(|alpha| *alpha == 0)
+                    .map(|_| [0, 0, 0, 0])
+            }),
         [Value::Function(name, args)] if name == "rgb" || name == "rgba" => {
             let numbers: Vec<&Value> = args.iter().filter(|v| !matches!(v, Value::Other)).collect();
             let channel = |v: &Value| match v {
@@ -912,6 +1030,83 @@ fn colour_of(values: &[Value]) -> Option<[u8; 4]> {
         }
         _ => None,
     }
+}
+
+/// `hwb(h w b)`: white and black mixed into a hue.
+fn hwb_colour(args: &[Value]) -> Option<[u8; 4]> {
+    let numbers: Vec<f32> = args.iter().filter_map(amount).collect();
+    let [hue, white, black, ..] = numbers[..] else {
+        return None;
+    };
+    let (w, b) = (
+        white.clamp(0.0, 100.0) / 100.0,
+        black.clamp(0.0, 100.0) / 100.0,
+    );
+    let alpha = alpha_of(args).unwrap_or(255);
+    if w + b >= 1.0 {
+        let grey = (w / (w + b) * 255.0).round() as u8;
+        return Some([grey, grey, grey, alpha]);
+    }
+    let [r, g, bl, _] = hsl_colour(&[
+        Value::Number(hue),
+        Value::Percent(100.0),
+        Value::Percent(50.0),
+    ])?;
+    let mix = |c: u8| ((c as f32 / 255.0 * (1.0 - w - b) + w) * 255.0).round() as u8;
+    Some([mix(r), mix(g), mix(bl), alpha])
+}
+
+/// `color(srgb r g b [/ a])` (and `srgb-linear`, read the same).
+fn srgb_colour(args: &[Value]) -> Option<[u8; 4]> {
+    let Some(Value::Ident(space)) = args.first() else {
+        return None;
+    };
+    if !space.starts_with("srgb") {
+        return None;
+    }
+    let channels: Vec<f32> = args[1..]
+        .iter()
+        .take_while(|v| **v != Value::Other)
+        .filter_map(|v| match v {
+            Value::Percent(p) => Some(p / 100.0),
+            other => amount(other),
+        })
+        .collect();
+    let [r, g, b] = channels[..] else {
+        return None;
+    };
+    let channel = |c: f32| (c.clamp(0.0, 1.0) * 255.0).round() as u8;
+    Some([
+        channel(r),
+        channel(g),
+        channel(b),
+        alpha_of(args).unwrap_or(255),
+    ])
+}
+
+/// A near-grey `lab()`, `lch()`, `oklab()` or `oklch()`, by its lightness
+/// alone (enough to tell white from black); a coloured one is unknown.
+fn grey_by_lightness(name: &str, args: &[Value]) -> Option<[u8; 4]> {
+    let values: Vec<&Value> = args.iter().take_while(|v| **v != Value::Other).collect();
+    let [lightness, second, third] = values[..] else {
+        return None;
+    };
+    let ok = name.starts_with("ok");
+    let light = match lightness {
+        Value::Percent(p) => p / 100.0,
+        other if ok => amount(other)?,
+        other => amount(other)? / 100.0,
+    };
+    // Chroma (lch) or the two axes (lab) must be near zero.
+    let limit = if ok { 0.02 } else { 5.0 };
+    let near_zero = |v: &Value| amount(v).is_some_and(|n| n.abs() <= limit);
+    let grey = if name.ends_with("lch") {
+        near_zero(second)
+    } else {
+        near_zero(second) && near_zero(third)
+    };
+    let level = (light.clamp(0.0, 1.0) * 255.0).round() as u8;
+    grey.then_some([level, level, level, alpha_of(args).unwrap_or(255)])
 }
 
 fn is_colour_function(name: &str) -> bool {

@@ -11,7 +11,9 @@
 
 use crate::css::media;
 use crate::css::sheet::{Ancestors, MAX_CSS_NESTING, Sheets, nests_too_deeply};
-use crate::css::{Custom, Effect, MIN_READABLE_PX, Paint, ROOT_FONT_PX, Style, WIDE_KEYWORDS};
+use crate::css::{
+    Custom, Effect, Hints, MIN_READABLE_PX, Paint, ROOT_FONT_PX, Style, WIDE_KEYWORDS,
+};
 use crate::fence::is_invisible;
 use ego_tree::NodeId;
 use ego_tree::iter::Edge;
@@ -335,7 +337,18 @@ impl Looks {
                         .any(|r| r.eq_ignore_ascii_case("stylesheet"))
                 })
         });
-        let mut paints = vec![Paint::canvas(!linked_sheets)];
+        // `<meta name="color-scheme" content="dark">` paints the page dark.
+        let dark_page = document.root_element().descendent_elements().any(|e| {
+            e.value().name() == "meta"
+                && e.value()
+                    .attr("name")
+                    .is_some_and(|n| n.eq_ignore_ascii_case("color-scheme"))
+                && e.value().attr("content").is_some_and(|c| {
+                    let c = c.to_ascii_lowercase();
+                    c.contains("dark") && !c.contains("light")
+                })
+        });
+        let mut paints = vec![Paint::canvas(!linked_sheets && !dark_page)];
         let mut scopes: Vec<Custom> = vec![Custom::default()];
         let mut font_sizes: Vec<f32> = vec![ROOT_FONT_PX];
         for edge in document.tree.root().traverse() {
@@ -376,7 +389,12 @@ impl Looks {
             scopes.push(scope);
             let mut effect = style.effect(element.value().name());
             let parent = paints.last().copied().unwrap_or(Paint::canvas(false));
-            let paint = parent.inside(&style);
+            let hints = Hints::of(element.value().name(), |name| {
+                element.value().attr(name).map(str::to_string)
+            });
+            let paint = parent.inside(&style, hints);
+            // Opacity multiplies down the tree: 0.1 inside 0.1 is 0.01.
+            effect.removed |= paint.faded();
             effect.coloured = (paint.seen != parent.seen).then_some(paint.seen);
             paints.push(paint);
             let parent_px = font_sizes.last().copied().unwrap_or(ROOT_FONT_PX);
@@ -824,6 +842,9 @@ mod tests {
             r#"<div style="background:#000"><p style="color:#010101">SECRET</p></div>"#,
             r#"<span style="color:hsl(0 0% 0% / 0)">SECRET</span>"#,
             r#"<span style="opacity:0.01">SECRET</span>"#,
+            r#"<div style="opacity:.1"><p style="opacity:.1">SECRET</p></div>"#,
+            r#"<font color="white">SECRET</font>"#,
+            r##"<div bgcolor="black"><font color="#000">SECRET</font></div>"##,
             r#"<progress value="1">SECRET</progress><meter>SECRET</meter>"#,
             r#"<title>SECRET</title>"#,
             r#"<div hidden style="display:revert">SECRET</div>"#,
@@ -858,6 +879,7 @@ mod tests {
             r#"<span style="width:0;overflow:hidden">shown</span>"#,
             r#"<div style="height:0;padding-bottom:56.25%;overflow:hidden;position:relative"><p style="position:absolute;top:0">shown</p></div>"#,
             r#"<span style="color:transparent;text-shadow:0 0 2px #000">shown</span>"#,
+            r#"<table bgcolor="black"><tr><td><font color="white">shown</font></td></tr></table>"#,
             r#"<span style="color:transparent;-webkit-text-stroke:1px #000">shown</span>"#,
             r#"<div style="background:#000"><p style="color:#fff">shown</p></div>"#,
             r#"<div style="background:url(hero.jpg)"><h1 style="color:white">shown</h1></div>"#,
@@ -992,6 +1014,14 @@ mod tests {
             (
                 r#"<link rel="stylesheet" href="dark.css">"#,
                 r#"<p style="color:#fff">shown</p>"#,
+            ),
+            (
+                r#"<meta name="color-scheme" content="dark">"#,
+                r#"<p style="color:#fff">shown</p>"#,
+            ),
+            (
+                r#"<style>:root{color-scheme:dark}</style>"#,
+                r#"<p style="color:white">shown</p>"#,
             ),
             (
                 r#"<style>body{background:#111;color:#eee}</style>"#,

@@ -176,8 +176,8 @@ fn font_sizes_are_worked_out_in_pixels() {
 /// page can be seen.
 fn seen(outer: &str, inner: &str) -> bool {
     Paint::canvas(true)
-        .inside(&Style::parse(outer))
-        .inside(&Style::parse(inner))
+        .inside(&Style::parse(outer), Hints::default())
+        .inside(&Style::parse(inner), Hints::default())
         .seen
 }
 
@@ -200,6 +200,32 @@ fn text_coloured_like_its_background_is_not_seen() {
         ("color:#fff;background:#fff", ""),
         ("", "color:#fff;background-color:#ffffff"),
         ("", "color:red;-webkit-text-fill-color:transparent"),
+        ("", "color:snow"),
+        ("", "color:ivory"),
+        ("background:navy", "color:navy"),
+        ("", "color:oklch(1 0 0)"),
+        ("", "color:lab(100 0 0)"),
+        ("", "color:hwb(0 100% 0%)"),
+        ("", "color:color(srgb 1 1 1)"),
+        ("", "color:Canvas"),
+        ("", "color:white;color:nonsense"),
+        ("", "color:rgba(0,0,0,0.01)"),
+        ("background:rgb(0,0,0)", "color:#000"),
+        ("background:#000 repeat", "color:black"),
+        ("", "color:#000;background:currentcolor"),
+        ("", "color:snow"),
+        ("", "color:ivory"),
+        ("background:navy", "color:navy"),
+        ("", "color:oklch(1 0 0)"),
+        ("", "color:lab(100 0 0)"),
+        ("", "color:hwb(0 100% 0%)"),
+        ("", "color:color(srgb 1 1 1)"),
+        ("", "color:Canvas"),
+        ("", "color:white;color:nonsense"),
+        ("", "color:rgba(0,0,0,0.01)"),
+        ("background:rgb(0,0,0)", "color:#000"),
+        ("background:#000 repeat", "color:black"),
+        ("", "color:#000;background:currentcolor"),
     ] {
         assert!(!seen(outer, inner), "{outer:?} / {inner:?}");
     }
@@ -218,10 +244,18 @@ fn text_coloured_like_its_background_is_not_seen() {
         ),
         ("", "color:transparent;-webkit-text-fill-color:#000"),
         ("background:rgba(0,0,0,0.1)", "color:#333"),
+        ("background:none", "color:#000"),
+        ("", "color:oklch(0.6 0.2 30)"),
+        ("", "color:red;color:LinkText"),
+        ("color-scheme:dark", "color:white"),
+        ("background:none", "color:#000"),
+        ("", "color:oklch(0.6 0.2 30)"),
+        ("", "color:red;color:LinkText"),
+        ("color-scheme:dark", "color:white"),
     ] {
         assert!(seen(outer, inner), "{outer:?} / {inner:?}");
     }
-    let unknown_page = Paint::canvas(false).inside(&Style::parse("color:#fff"));
+    let unknown_page = Paint::canvas(false).inside(&Style::parse("color:#fff"), Hints::default());
     assert!(unknown_page.seen, "a page with linked sheets may be dark");
 }
 
