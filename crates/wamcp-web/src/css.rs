@@ -900,10 +900,10 @@ impl Hints {
 fn attribute_colour(value: &str) -> Option<[u8; 4]> {
     let value = value.trim();
     let hex = value.strip_prefix('#').unwrap_or(value);
-    if hex.len() == 3 || hex.len() == 6 {
-        if let Some(colour) = hex_colour(&hex.to_ascii_lowercase()) {
-            return Some(colour);
-        }
+    if (hex.len() == 3 || hex.len() == 6)
+        && let Some(colour) = hex_colour(&hex.to_ascii_lowercase())
+    {
+        return Some(colour);
     }
     colour_of(&[Value::Ident(value.to_ascii_lowercase())])
 }
