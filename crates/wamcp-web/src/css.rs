@@ -472,6 +472,10 @@ pub struct Effect {
 
 /// Far enough past the left or top edge that a line of text is gone.
 const OFF_SCREEN_START_PX: f32 = 500.0;
+/// The reader's window (see `media.rs`).
+const WINDOW_WIDTH_PX: f32 = 1280.0;
+const WINDOW_HEIGHT_PX: f32 = 800.0;
+
 /// Far enough past the right or bottom edge of a 1280 x 800 window.
 const OFF_SCREEN_END_PX: f32 = 1000.0;
 
@@ -699,7 +703,25 @@ impl Style {
                     .filter_map(pixels)
                     .any(|px| px <= -OFF_SCREEN_START_PX)
             }) || self.get("transform").is_some_and(translates_away));
-        beyond("text-indent", OFF_SCREEN_START_PX) || placed || moved
+        // A fixed box sits in the window, which does not scroll: past
+        // either far edge it is never seen.
+        let at_least = |p: &str, limit: f32| {
+            self.get(p)
+                .and_then(|v| v.first())
+                .and_then(pixels)
+                .is_some_and(|px| px >= limit)
+        };
+        let outside_window = self.keyword("position") == Some("fixed")
+            && (["top", "bottom"]
+                .iter()
+                .any(|p| at_least(p, WINDOW_HEIGHT_PX))
+                || ["left", "right"]
+                    .iter()
+                    .any(|p| at_least(p, WINDOW_WIDTH_PX))
+                || ["right", "bottom"]
+                    .iter()
+                    .any(|p| beyond(p, OFF_SCREEN_START_PX)));
+        beyond("text-indent", OFF_SCREEN_START_PX) || placed || moved || outside_window
     }
 
     /// The font size in pixels inside a parent whose size is `parent`, if

@@ -933,6 +933,10 @@ mod tests {
             ),
             (".x{display:\\6e one}", r#"<p class="x">SECRET</p>"#),
             ("span:not(.keep){display:none}", r#"<span>SECRET</span>"#),
+            (
+                "@scope (.card){p{display:none}}",
+                r#"<div class="card"><p>SECRET</p></div>"#,
+            ),
             (".q:hover, .x{display:none}", r#"<p class="x">SECRET</p>"#),
             (
                 ".x:has(b){display:none} .x{display:none}",
@@ -999,6 +1003,10 @@ mod tests {
                 r#"<p class="hidden-xs">shown</p>"#,
             ),
             (r#"<style>p:hover{display:none}</style>"#, r#"<p>shown</p>"#),
+            (
+                r#"<style>@scope (.card){p{display:none}}</style>"#,
+                r#"<p>shown</p>"#,
+            ),
             (
                 r#"<style>:root{--bs-body-font-size:1rem}body{font-size:var(--bs-body-font-size)}</style>"#,
                 r#"<p>shown</p>"#,

@@ -14,6 +14,7 @@
 use super::{Declaration, Rank, Style, declarations, media};
 use cssparser::{
     AtRuleParser, CowRcStr, ParseError, Parser, ParserState, QualifiedRuleParser, StyleSheetParser,
+    Token,
 };
 use scraper::ElementRef;
 use scraper::selector::Simple;
@@ -92,6 +93,8 @@ struct Rule {
     order: u64,
     /// Inside `@layer`: below unlayered rules, above them when important.
     layered: bool,
+    /// Inside `@scope (.x)`: the class or id an ancestor must have.
+    scope: Option<String>,
 }
 
 /// Every rule of the page's sheets, indexed by what its rightmost
@@ -135,24 +138,25 @@ impl Sheets {
     /// Adds a sheet's text (one whose `media` attribute matches).
     pub fn add(&mut self, text: &str) {
         let mut parser = Parser::new(text);
-        let mut reader = SheetReader { layered: false };
+        let mut reader = SheetReader::default();
         let rules: Vec<ParsedRule> = StyleSheetParser::new(&mut parser, &mut reader)
             .flatten()
             .flatten()
             .collect();
-        for (selectors, declarations, layered) in rules {
-            if declarations.is_empty() {
+        for rule in rules {
+            if rule.declarations.is_empty() {
                 continue;
             }
             // Each rule's declarations rank after the previous rule's.
             let order = (self.rules.len() as u64) << 16;
-            for selector in &selectors {
+            for selector in &rule.selectors {
                 self.push(Rule {
                     ancestor: ancestor_key(selector),
                     selector: selector.clone(),
-                    declarations: declarations.clone(),
+                    declarations: rule.declarations.clone(),
                     order,
-                    layered,
+                    layered: rule.layered,
+                    scope: rule.scope.clone(),
                 });
             }
         }
@@ -252,10 +256,11 @@ impl Sheets {
         candidates.dedup();
         let rules = &self.rules;
         candidates.retain(|&at| {
-            rules[at]
-                .ancestor
-                .as_ref()
-                .is_none_or(|key| ancestors.has(key))
+            let rule = &rules[at];
+            [&rule.ancestor, &rule.scope]
+                .into_iter()
+                .flatten()
+                .all(|key| ancestors.has(key))
         });
         if self.tests + candidates.len() > self.limit {
             self.tests = self.limit;
@@ -368,13 +373,20 @@ impl Ancestors {
     }
 }
 
-/// A qualified rule: its selectors, declarations and whether it is in a
-/// layer.
-type ParsedRule = (Vec<Selector<Simple>>, Vec<Declaration>, bool);
+/// A qualified rule as read, with the blocks around it.
+struct ParsedRule {
+    selectors: Vec<Selector<Simple>>,
+    declarations: Vec<Declaration>,
+    layered: bool,
+    scope: Option<String>,
+}
 
-/// The `cssparser` callbacks for a sheet (and the body of `@media`).
+/// The `cssparser` callbacks for a sheet (and the body of an at-rule):
+/// what the blocks around the rules being read say.
+#[derive(Clone, Default)]
 struct SheetReader {
     layered: bool,
+    scope: Option<String>,
 }
 
 /// What an at-rule's prelude decided.
@@ -383,6 +395,9 @@ enum AtPrelude {
     Group(bool),
     /// `@layer name { ... }`.
     Layer,
+    /// `@scope (.x) { ... }` with a class or id as its root; a root this
+    /// reader cannot express skips the block.
+    Scope(Option<String>),
     /// Anything else (`@font-face`, `@keyframes`, `@import`...): skipped.
     Other,
 }
@@ -431,7 +446,12 @@ impl<'i> QualifiedRuleParser<'i> for SheetReader {
         input: &mut Parser<'i>,
     ) -> Result<Self::QualifiedRule, ParseError<()>> {
         let declarations = declarations(input);
-        Ok(vec![(prelude, declarations, self.layered)])
+        Ok(vec![ParsedRule {
+            selectors: prelude,
+            declarations,
+            layered: self.layered,
+            scope: self.scope.clone(),
+        }])
     }
 }
 
@@ -449,7 +469,7 @@ impl<'i> AtRuleParser<'i> for SheetReader {
             "media" => AtPrelude::Group(media::list_matches(input)),
             "supports" => AtPrelude::Group(media::supports_matches(input)),
             "layer" => AtPrelude::Layer,
-            "scope" => AtPrelude::Group(true),
+            "scope" => AtPrelude::Scope(scope_root(input)),
             _ => AtPrelude::Other,
         };
         // The rest of the prelude is not needed.
@@ -463,16 +483,40 @@ impl<'i> AtRuleParser<'i> for SheetReader {
         _: &ParserState,
         input: &mut Parser<'i>,
     ) -> Result<Vec<ParsedRule>, ParseError<()>> {
-        let layered = match prelude {
-            AtPrelude::Group(true) => self.layered,
-            AtPrelude::Layer => true,
+        let mut inner = self.clone();
+        match prelude {
+            AtPrelude::Group(true) => {}
+            AtPrelude::Layer => inner.layered = true,
+            // Nested scopes keep the innermost root.
+            AtPrelude::Scope(Some(root)) => inner.scope = Some(root),
             _ => return Ok(Vec::new()),
-        };
-        Ok(StyleSheetParser::new(input, &mut SheetReader { layered })
+        }
+        Ok(StyleSheetParser::new(input, &mut inner)
             .flatten()
             .flatten()
             .collect())
     }
+}
+
+/// The root of `@scope (.card)` or `@scope (#main)`, as an ancestor key;
+/// anything more (a compound, a `to (...)` limit) is `None`.
+fn scope_root(input: &mut Parser) -> Option<String> {
+    let Ok(Token::ParenthesisBlock) = input.next().cloned() else {
+        return None;
+    };
+    let root = input
+        .parse_nested_block(|inner| {
+            let tokens: Vec<Token> = std::iter::from_fn(|| inner.next().ok().cloned()).collect();
+            Ok::<_, ParseError<()>>(match &tokens[..] {
+                [Token::Delim('.'), Token::Ident(class)] => Some(format!(".{class}")),
+                [Token::IDHash(id)] => Some(format!("#{id}")),
+                _ => None,
+            })
+        })
+        .ok()
+        .flatten()?;
+    // A scope limit (`to (...)`) is more than an ancestor test says.
+    input.next().is_err().then_some(root)
 }
 
 #[cfg(test)]

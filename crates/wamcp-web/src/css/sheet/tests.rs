@@ -100,6 +100,8 @@ fn media_blocks_count_when_they_match_a_desktop_window() {
         display("@layer base{.x{display:none}}").as_deref(),
         Some("none")
     );
+    assert_eq!(display("@scope (.card){.x{display:none}}"), None);
+    assert_eq!(display("@scope (.card) to (.end){.x{display:none}}"), None);
     assert_eq!(
         display(".x{display:none}@layer b{.x{display:block}}").as_deref(),
         Some("none")
