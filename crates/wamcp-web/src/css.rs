@@ -1196,6 +1196,7 @@ fn hex_colour(hex: &str) -> Option<[u8; 4]> {
 
 pub mod media;
 pub mod sheet;
+pub mod statics;
 
 #[cfg(test)]
 mod tests;

@@ -938,6 +938,13 @@ mod tests {
                 r#"<div class="card"><p>SECRET</p></div>"#,
             ),
             (".q:hover, .x{display:none}", r#"<p class="x">SECRET</p>"#),
+            ("span:read-only{display:none}", r#"<span>SECRET</span>"#),
+            ("span:not(:focus){display:none}", r#"<span>SECRET</span>"#),
+            (
+                "input:checked + span{display:none}",
+                r#"<input checked><span>SECRET</span>"#,
+            ),
+            ("div::first-line{color:white}", r#"<div>SECRET</div>"#),
             (
                 ".x:has(b){display:none} .x{display:none}",
                 r#"<p class="x"><b>SECRET</b></p>"#,
@@ -1003,6 +1010,15 @@ mod tests {
                 r#"<p class="hidden-xs">shown</p>"#,
             ),
             (r#"<style>p:hover{display:none}</style>"#, r#"<p>shown</p>"#),
+            (r#"<style>p:focus{display:none}</style>"#, r#"<p>shown</p>"#),
+            (
+                r#"<style>input:checked + p{display:none}</style>"#,
+                r#"<input><p>shown</p>"#,
+            ),
+            (
+                r#"<style>p::before{content:'x';display:none}</style>"#,
+                r#"<p>shown</p>"#,
+            ),
             (
                 r#"<style>@scope (.card){p{display:none}}</style>"#,
                 r#"<p>shown</p>"#,

@@ -11,7 +11,7 @@
 //! `media.rs`): a rule for phones does not hide what a desk reader sees,
 //! and a rule for a width no screen has does not show what it hides.
 
-use super::{Declaration, Rank, Style, declarations, media};
+use super::{Declaration, Rank, Style, declarations, media, statics};
 use cssparser::{
     AtRuleParser, CowRcStr, ParseError, Parser, ParserState, QualifiedRuleParser, StyleSheetParser,
     Token,
@@ -429,9 +429,13 @@ impl<'i> QualifiedRuleParser<'i> for SheetReader {
     type Error = ();
 
     fn parse_prelude(&mut self, input: &mut Parser<'i>) -> Result<Self::Prelude, ParseError<()>> {
-        // Each selector of the list on its own: one a static page cannot
-        // match (`.q:hover`) does not take `.q` down with it.
-        let selectors = input
+        // Read as a page at rest matches it (`statics.rs`), and each
+        // selector of the list on its own: one the engine cannot read does
+        // not take the others down with it.
+        let start = input.position();
+        while input.next().is_ok() {}
+        let text = statics::at_rest(input.slice_from(start));
+        let selectors = Parser::new(&text)
             .parse_comma_separated_ignoring_errors(|one| Selector::parse(&SelectorReader, one));
         if selectors.is_empty() {
             return Err(input.new_error_for_next_token());
