@@ -39,17 +39,32 @@ pub struct Style {
 }
 
 /// Where a declaration ranks in the cascade, lowest first: normal sheet
-/// rules (layered before unlayered) by specificity then source order, then
-/// the normal inline style, then `!important` sheet rules (unlayered before
-/// layered), then `!important` inline declarations.
+/// rules (by layer, then specificity, then source order), then the normal
+/// inline style, then `!important` sheet rules, then `!important` inline
+/// declarations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Rank {
     pub important: bool,
     pub inline: bool,
-    /// Whether the layer order favours it (see above).
-    pub unlayered: bool,
+    /// The layer's weight: for normal declarations later layers win and
+    /// unlayered rules win over all; for important ones the order turns
+    /// round (see [`Rank::layer_weight`]).
+    pub layer: u32,
     pub specificity: u32,
     pub order: u64,
+}
+
+impl Rank {
+    /// The weight of a declaration in layer `layer` (its index in the
+    /// order layers were first named; `None` for no layer).
+    pub fn layer_weight(layer: Option<u32>, important: bool) -> u32 {
+        match (layer, important) {
+            (None, false) => u32::MAX,
+            (Some(index), false) => index,
+            (None, true) => 0,
+            (Some(index), true) => u32::MAX - 1 - index,
+        }
+    }
 }
 
 impl Style {
@@ -200,7 +215,7 @@ pub fn inline_declarations(text: &str) -> impl Iterator<Item = (Rank, Declaratio
             let rank = Rank {
                 important: declaration.2,
                 inline: true,
-                unlayered: true,
+                layer: u32::MAX,
                 specificity: 0,
                 order: at as u64,
             };

@@ -24,7 +24,9 @@ use selectors::matching::{
     SelectorCaches, matches_selector,
 };
 use selectors::parser::{Combinator, Component, Selector};
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 /// Selector tests allowed for one page (rules tried against elements).
@@ -91,8 +93,8 @@ struct Rule {
     ancestor: Option<String>,
     declarations: Vec<Declaration>,
     order: u64,
-    /// Inside `@layer`: below unlayered rules, above them when important.
-    layered: bool,
+    /// The `@layer` it is in (see [`Rank::layer_weight`]).
+    layer: Option<u32>,
     /// Inside `@scope (.x)`: the class or id an ancestor must have.
     scope: Option<String>,
 }
@@ -110,6 +112,8 @@ pub struct Sheets {
     tests: usize,
     limit: usize,
     deadline: Option<Instant>,
+    /// Layer names across all of the page's sheets, in order.
+    layers: Rc<RefCell<Vec<String>>>,
 }
 
 impl Default for Sheets {
@@ -132,13 +136,17 @@ impl Sheets {
             tests: 0,
             limit,
             deadline: None,
+            layers: Rc::default(),
         }
     }
 
     /// Adds a sheet's text (one whose `media` attribute matches).
     pub fn add(&mut self, text: &str) {
         let mut parser = Parser::new(text);
-        let mut reader = SheetReader::default();
+        let mut reader = SheetReader {
+            layers: self.layers.clone(),
+            ..SheetReader::default()
+        };
         let rules: Vec<ParsedRule> = StyleSheetParser::new(&mut parser, &mut reader)
             .flatten()
             .flatten()
@@ -155,7 +163,7 @@ impl Sheets {
                     selector: selector.clone(),
                     declarations: rule.declarations.clone(),
                     order,
-                    layered: rule.layered,
+                    layer: rule.layer,
                     scope: rule.scope.clone(),
                 });
             }
@@ -285,9 +293,7 @@ impl Sheets {
                 let rank = Rank {
                     important: d.2,
                     inline: false,
-                    // Unlayered rules beat layered ones; important layered
-                    // ones beat important unlayered ones.
-                    unlayered: d.2 == rule.layered,
+                    layer: Rank::layer_weight(rule.layer, d.2),
                     specificity: rule.selector.specificity(),
                     order: rule.order + at as u64,
                 };
@@ -377,7 +383,7 @@ impl Ancestors {
 struct ParsedRule {
     selectors: Vec<Selector<Simple>>,
     declarations: Vec<Declaration>,
-    layered: bool,
+    layer: Option<u32>,
     scope: Option<String>,
 }
 
@@ -385,16 +391,44 @@ struct ParsedRule {
 /// what the blocks around the rules being read say.
 #[derive(Clone, Default)]
 struct SheetReader {
-    layered: bool,
+    layer: Option<u32>,
     scope: Option<String>,
+    /// Layer names in the order they were first named, shared by every
+    /// block of the page's sheets.
+    layers: Rc<RefCell<Vec<String>>>,
+}
+
+impl SheetReader {
+    /// The index of layer `name` (nested inside the current one), named now
+    /// if it is new; an anonymous layer is always new.
+    fn layer_named(&self, name: Option<String>) -> u32 {
+        let mut layers = self.layers.borrow_mut();
+        let full = match (&name, self.layer) {
+            (Some(name), Some(outer)) => Some(format!("{}.{name}", layers[outer as usize])),
+            (Some(name), None) => Some(name.clone()),
+            (None, _) => None,
+        };
+        let existing = full
+            .as_ref()
+            .and_then(|f| layers.iter().position(|l| l == f));
+        let index = existing.unwrap_or_else(|| {
+            let anonymous = format!("anonymous {}", layers.len());
+            layers.push(full.unwrap_or(anonymous));
+            layers.len() - 1
+        });
+        u32::try_from(index)
+            .unwrap_or(u32::MAX - 2)
+            .min(u32::MAX - 2)
+    }
 }
 
 /// What an at-rule's prelude decided.
 enum AtPrelude {
     /// A block of rules, read when its condition holds.
     Group(bool),
-    /// `@layer name { ... }`.
-    Layer,
+    /// `@layer name { ... }` (no name: an anonymous layer), or the
+    /// statement `@layer a, b;` naming layers in order.
+    Layer(Vec<String>),
     /// `@scope (.x) { ... }` with a class or id as its root; a root this
     /// reader cannot express skips the block.
     Scope(Option<String>),
@@ -453,7 +487,7 @@ impl<'i> QualifiedRuleParser<'i> for SheetReader {
         Ok(vec![ParsedRule {
             selectors: prelude,
             declarations,
-            layered: self.layered,
+            layer: self.layer,
             scope: self.scope.clone(),
         }])
     }
@@ -472,13 +506,27 @@ impl<'i> AtRuleParser<'i> for SheetReader {
         let prelude = match name.to_ascii_lowercase().as_str() {
             "media" => AtPrelude::Group(media::list_matches(input)),
             "supports" => AtPrelude::Group(media::supports_matches(input)),
-            "layer" => AtPrelude::Layer,
+            "layer" => AtPrelude::Layer(layer_names(input)),
             "scope" => AtPrelude::Scope(scope_root(input)),
             _ => AtPrelude::Other,
         };
         // The rest of the prelude is not needed.
         while input.next().is_ok() {}
         Ok(prelude)
+    }
+
+    fn rule_without_block(
+        &mut self,
+        prelude: AtPrelude,
+        _: &ParserState,
+    ) -> Result<Vec<ParsedRule>, ()> {
+        // `@layer a, b;` fixes the order of layers named later.
+        if let AtPrelude::Layer(names) = prelude {
+            for name in names {
+                self.layer_named(Some(name));
+            }
+        }
+        Ok(Vec::new())
     }
 
     fn parse_block(
@@ -490,7 +538,9 @@ impl<'i> AtRuleParser<'i> for SheetReader {
         let mut inner = self.clone();
         match prelude {
             AtPrelude::Group(true) => {}
-            AtPrelude::Layer => inner.layered = true,
+            AtPrelude::Layer(names) => {
+                inner.layer = Some(self.layer_named(names.into_iter().next()))
+            }
             // Nested scopes keep the innermost root.
             AtPrelude::Scope(Some(root)) => inner.scope = Some(root),
             _ => return Ok(Vec::new()),
@@ -500,6 +550,23 @@ impl<'i> AtRuleParser<'i> for SheetReader {
             .flatten()
             .collect())
     }
+}
+
+/// The layer names of an `@layer` prelude (`a, b.c`).
+fn layer_names(input: &mut Parser) -> Vec<String> {
+    let mut names = vec![String::new()];
+    while let Ok(token) = input.next().cloned() {
+        match token {
+            Token::Ident(part) => names
+                .last_mut()
+                .map(|n| n.push_str(&part))
+                .unwrap_or_default(),
+            Token::Delim('.') => names.last_mut().map(|n| n.push('.')).unwrap_or_default(),
+            Token::Comma => names.push(String::new()),
+            _ => {}
+        }
+    }
+    names.into_iter().filter(|n| !n.is_empty()).collect()
 }
 
 /// The root of `@scope (.card)` or `@scope (#main)`, as an ancestor key;

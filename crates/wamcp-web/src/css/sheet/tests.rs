@@ -101,6 +101,23 @@ fn media_blocks_count_when_they_match_a_desktop_window() {
         Some("none")
     );
     assert_eq!(display("@scope (.card){.x{display:none}}"), None);
+    assert_eq!(
+        display("@layer b, a; @layer a{.x{display:none}} @layer b{.x{display:block}}").as_deref(),
+        Some("none")
+    );
+    assert_eq!(
+        display("@layer a{.x{display:none}} @layer b{.x{display:block}}").as_deref(),
+        Some("block")
+    );
+    assert_eq!(
+        display("@layer a{.x{display:none!important}} @layer b{.x{display:block!important}}")
+            .as_deref(),
+        Some("none")
+    );
+    assert_eq!(
+        display("@layer a{@layer c{.x{display:none}}} @layer a.c{.x{color:red}} .y{}").as_deref(),
+        Some("none")
+    );
     assert_eq!(display("@scope (.card) to (.end){.x{display:none}}"), None);
     assert_eq!(
         display(".x{display:none}@layer b{.x{display:block}}").as_deref(),
