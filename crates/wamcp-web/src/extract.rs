@@ -311,8 +311,16 @@ impl Looks {
             let inert = element
                 .ancestors()
                 .any(|a| matches!(a.value(), Node::Element(e) if e.name() == "template"));
-            if value.name() == "style" && is_css && !inert {
-                let css: String = element.text().collect();
+            // A sheet linked as a `data:` URL is part of the page, not a
+            // remote sheet: it is read like a `<style>`.
+            let css = match value.name() {
+                "style" if is_css && !inert => Some(element.text().collect::<String>()),
+                "link" if !inert && is_stylesheet_link(value) => {
+                    value.attr("href").and_then(data_url_text)
+                }
+                _ => None,
+            };
+            if let Some(css) = css {
                 if nests_too_deeply(&css) {
                     return Err(format!(
                         "a style sheet in the page nests brackets more than {MAX_CSS_NESTING} deep, which no real \
@@ -331,11 +339,10 @@ impl Looks {
         // background may be anything, so colours are judged only against
         // backgrounds the page's own styles set.
         let linked_sheets = document.root_element().descendent_elements().any(|e| {
-            e.value().name() == "link"
-                && e.value().attr("rel").is_some_and(|rel| {
-                    rel.split_ascii_whitespace()
-                        .any(|r| r.eq_ignore_ascii_case("stylesheet"))
-                })
+            is_stylesheet_link(e.value())
+                && e.value()
+                    .attr("href")
+                    .is_some_and(|href| data_url_text(href).is_none())
         });
         // `<meta name="color-scheme" content="dark">` paints the page dark.
         let dark_page = document.root_element().descendent_elements().any(|e| {
@@ -445,6 +452,40 @@ impl Looks {
             || effect.sized == Some(false)
             || effect.coloured == Some(false)
     }
+}
+
+/// A `<link rel="stylesheet">`.
+fn is_stylesheet_link(element: &Element) -> bool {
+    element.name() == "link"
+        && element.attr("rel").is_some_and(|rel| {
+            rel.split_ascii_whitespace()
+                .any(|r| r.eq_ignore_ascii_case("stylesheet"))
+        })
+}
+
+/// The text of a `data:` URL (`data:text/css,.x%7Bdisplay:none%7D`, or
+/// base64), if `href` is one.
+fn data_url_text(href: &str) -> Option<String> {
+    let href = href.trim();
+    let rest = href
+        .get(..5)
+        .filter(|scheme| scheme.eq_ignore_ascii_case("data:"))
+        .map(|_| &href[5..])?;
+    let (meta, data) = rest.split_once(',')?;
+    let decoded: Vec<u8> = percent_encoding::percent_decode_str(data).collect();
+    let bytes = if meta.to_ascii_lowercase().ends_with(";base64") {
+        use base64::Engine as _;
+        let compact: Vec<u8> = decoded
+            .into_iter()
+            .filter(|b| !b.is_ascii_whitespace())
+            .collect();
+        base64::engine::general_purpose::STANDARD
+            .decode(compact)
+            .ok()?
+    } else {
+        decoded
+    };
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Never rendered whatever the style says: the elements above,
@@ -1130,6 +1171,17 @@ mod tests {
         assert!(refused.contains("more than 1000 classes"), "{refused}");
         let deep = format!("<style>{}</style><p>x</p>", ":not(".repeat(100));
         let refused = extract_html(&deep, None).unwrap_err();
+        let data = |href: &str| {
+            text_of(&format!(
+                r#"<link rel="stylesheet" href="{href}"><p>shown</p><p class="x">SECRET</p>"#
+            ))
+        };
+        assert_eq!(data("data:text/css,.x%7Bdisplay:none%7D"), "shown");
+        assert_eq!(
+            data("data:text/css;base64,LnggeyBkaXNwbGF5OiBub25lIH0="),
+            "shown"
+        );
+        assert_eq!(data("https://evil.test/x.css"), "shown\nSECRET");
         assert!(
             refused.contains("nests brackets more than 32 deep"),
             "{refused}"
