@@ -94,6 +94,48 @@ impl Style {
         self.properties.get(property).map(Vec::as_slice)
     }
 
+    /// Replaces the value of `property`.
+    pub fn set(&mut self, property: &str, value: Vec<Value>) {
+        self.properties.insert(property.to_string(), value);
+    }
+
+    /// The declared opacity, as a fraction.
+    pub fn opacity(&self) -> Option<f32> {
+        self.get("opacity")
+            .and_then(|v| v.first())
+            .and_then(opacity)
+    }
+
+    /// The names of the animations that keep their last frame (`forwards`,
+    /// `both`, or running forever).
+    pub fn lasting_animations(&self) -> Vec<String> {
+        let lasting = |words: &[Value]| {
+            words.iter().any(|w| {
+                matches!(w, Value::Ident(word) if matches!(word.as_str(), "forwards" | "both" | "infinite"))
+            })
+        };
+        let fill = self.get("animation-fill-mode").is_some_and(lasting)
+            || self.get("animation-iteration-count").is_some_and(lasting);
+        let mut names = Vec::new();
+        if let Some(shorthand) = self.get("animation")
+            && (fill || lasting(shorthand))
+        {
+            names.extend(shorthand.iter().filter_map(|v| match v {
+                Value::Ident(word) => Some(word.clone()),
+                _ => None,
+            }));
+        }
+        if let Some(declared) = self.get("animation-name")
+            && fill
+        {
+            names.extend(declared.iter().filter_map(|v| match v {
+                Value::Ident(word) => Some(word.clone()),
+                _ => None,
+            }));
+        }
+        names
+    }
+
     /// The single keyword `property` is set to, if that is what it is.
     pub fn keyword(&self, property: &str) -> Option<&str> {
         match self.get(property)? {

@@ -391,6 +391,9 @@ impl Looks {
                         Style::parse(inline)
                     })
             };
+            if let Some(end) = sheets.animated_opacity(&style) {
+                style.set("opacity", vec![crate::css::Value::Number(end)]);
+            }
             let scope = style.custom_properties(scopes.last().unwrap_or(&Custom::default()));
             style.resolve_variables(&scope);
             scopes.push(scope);
@@ -975,6 +978,14 @@ mod tests {
             (".x{display:\\6e one}", r#"<p class="x">SECRET</p>"#),
             ("span:not(.keep){display:none}", r#"<span>SECRET</span>"#),
             (
+                "@keyframes f{to{opacity:0}}.x{opacity:0;animation:f 1s forwards}",
+                r#"<p class="x">SECRET</p>"#,
+            ),
+            (
+                "@keyframes f{to{opacity:1}}.x{opacity:0;animation:f 1s}",
+                r#"<p class="x">SECRET</p>"#,
+            ),
+            (
                 "@scope (.card){p{display:none}}",
                 r#"<div class="card"><p>SECRET</p></div>"#,
             ),
@@ -1052,6 +1063,10 @@ mod tests {
             ),
             (r#"<style>p:hover{display:none}</style>"#, r#"<p>shown</p>"#),
             (r#"<style>p:focus{display:none}</style>"#, r#"<p>shown</p>"#),
+            (
+                r#"<style>@keyframes fadeIn{from{opacity:0}to{opacity:1}}.hero{opacity:0;animation:fadeIn 1s ease forwards}</style>"#,
+                r#"<p class="hero">shown</p>"#,
+            ),
             (
                 r#"<style>input:checked + p{display:none}</style>"#,
                 r#"<input><p>shown</p>"#,

@@ -114,6 +114,8 @@ pub struct Sheets {
     deadline: Option<Instant>,
     /// Layer names across all of the page's sheets, in order.
     layers: Rc<RefCell<Vec<String>>>,
+    /// `@keyframes` by name: the opacity its last frame sets, if any.
+    keyframes: Rc<RefCell<HashMap<String, f32>>>,
 }
 
 impl Default for Sheets {
@@ -137,6 +139,7 @@ impl Sheets {
             limit,
             deadline: None,
             layers: Rc::default(),
+            keyframes: Rc::default(),
         }
     }
 
@@ -145,6 +148,7 @@ impl Sheets {
         let mut parser = Parser::new(text);
         let mut reader = SheetReader {
             layers: self.layers.clone(),
+            keyframes: self.keyframes.clone(),
             ..SheetReader::default()
         };
         let rules: Vec<ParsedRule> = StyleSheetParser::new(&mut parser, &mut reader)
@@ -217,6 +221,17 @@ impl Sheets {
         };
         index.push(at);
         self.rules.push(rule);
+    }
+
+    /// The opacity an element ends at after its animations, when one of
+    /// them is a page's fade-in that stays (`opacity: 0; animation: fadeIn
+    /// 1s forwards` is how landing pages reveal their text).
+    pub fn animated_opacity(&self, style: &Style) -> Option<f32> {
+        let keyframes = self.keyframes.borrow();
+        style
+            .lasting_animations()
+            .iter()
+            .find_map(|name| keyframes.get(name).copied())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -396,6 +411,7 @@ struct SheetReader {
     /// Layer names in the order they were first named, shared by every
     /// block of the page's sheets.
     layers: Rc<RefCell<Vec<String>>>,
+    keyframes: Rc<RefCell<HashMap<String, f32>>>,
 }
 
 impl SheetReader {
@@ -432,6 +448,8 @@ enum AtPrelude {
     /// `@scope (.x) { ... }` with a class or id as its root; a root this
     /// reader cannot express skips the block.
     Scope(Option<String>),
+    /// `@keyframes name { ... }`.
+    Keyframes(Option<String>),
     /// Anything else (`@font-face`, `@keyframes`, `@import`...): skipped.
     Other,
 }
@@ -508,6 +526,14 @@ impl<'i> AtRuleParser<'i> for SheetReader {
             "supports" => AtPrelude::Group(media::supports_matches(input)),
             "layer" => AtPrelude::Layer(layer_names(input)),
             "scope" => AtPrelude::Scope(scope_root(input)),
+            "keyframes" | "-webkit-keyframes" => {
+                AtPrelude::Keyframes(match input.next().cloned() {
+                    Ok(Token::Ident(name) | Token::QuotedString(name)) => {
+                        Some(name.to_ascii_lowercase())
+                    }
+                    _ => None,
+                })
+            }
             _ => AtPrelude::Other,
         };
         // The rest of the prelude is not needed.
@@ -535,6 +561,12 @@ impl<'i> AtRuleParser<'i> for SheetReader {
         _: &ParserState,
         input: &mut Parser<'i>,
     ) -> Result<Vec<ParsedRule>, ParseError<()>> {
+        if let AtPrelude::Keyframes(Some(name)) = prelude {
+            if let Some(opacity) = final_opacity(input) {
+                self.keyframes.borrow_mut().insert(name, opacity);
+            }
+            return Ok(Vec::new());
+        }
         let mut inner = self.clone();
         match prelude {
             AtPrelude::Group(true) => {}
@@ -550,6 +582,37 @@ impl<'i> AtRuleParser<'i> for SheetReader {
             .flatten()
             .collect())
     }
+}
+
+/// The opacity the last frame (`to` or `100%`) of a `@keyframes` block
+/// sets, if it sets one.
+fn final_opacity(input: &mut Parser) -> Option<f32> {
+    let mut last_frame = false;
+    let mut opacity = None;
+    while let Ok(token) = input.next().cloned() {
+        match token {
+            Token::Ident(word) => last_frame = word.eq_ignore_ascii_case("to"),
+            Token::Percentage { unit_value, .. } => last_frame = unit_value >= 1.0,
+            Token::CurlyBracketBlock if last_frame => {
+                let frame = input
+                    .parse_nested_block(|inner| Ok::<_, ParseError<()>>(declarations(inner)))
+                    .unwrap_or_default();
+                let style = Style::cascade(frame.into_iter().enumerate().map(|(at, d)| {
+                    let rank = Rank {
+                        important: false,
+                        inline: false,
+                        layer: 0,
+                        specificity: 0,
+                        order: at as u64,
+                    };
+                    (rank, d)
+                }));
+                opacity = style.opacity().or(opacity);
+            }
+            _ => {}
+        }
+    }
+    opacity
 }
 
 /// The layer names of an `@layer` prelude (`a, b.c`).
