@@ -35,7 +35,10 @@ pub enum Value {
 /// (lower-cased) with the value that wins.
 #[derive(Debug, Default)]
 pub struct Style {
-    properties: HashMap<String, Vec<Value>>,
+    /// Shared with the declarations they came from: a `*` rule of forty
+    /// declarations reaches every element, and copying them each time cost
+    /// more than matching.
+    properties: HashMap<Rc<str>, Rc<Vec<Value>>>,
 }
 
 /// Where a declaration ranks in the cascade, lowest first: normal sheet
@@ -70,33 +73,34 @@ impl Rank {
 impl Style {
     /// An inline `style` attribute on its own.
     pub fn parse(text: &str) -> Style {
-        Style::cascade(inline_declarations(text))
+        let declarations = inline_declarations(text);
+        Style::cascade(declarations.iter().map(|(rank, d)| (*rank, d)))
     }
 
     /// The winner of each property among ranked declarations.
-    pub fn cascade(declarations: impl IntoIterator<Item = (Rank, Declaration)>) -> Style {
-        let mut winners: HashMap<String, (Rank, Vec<Value>)> = HashMap::new();
+    pub fn cascade<'a>(declarations: impl IntoIterator<Item = (Rank, &'a Declaration)>) -> Style {
+        let mut winners: HashMap<&Rc<str>, (Rank, &Rc<Vec<Value>>)> = HashMap::new();
         for (rank, (name, value, _)) in declarations {
-            if winners.get(&name).is_none_or(|(best, _)| *best <= rank) {
+            if winners.get(name).is_none_or(|(best, _)| *best <= rank) {
                 winners.insert(name, (rank, value));
             }
         }
         Style {
             properties: winners
                 .into_iter()
-                .map(|(name, (_, value))| (name, value))
+                .map(|(name, (_, value))| (name.clone(), value.clone()))
                 .collect(),
         }
     }
 
     /// The winning value of `property`, if declared.
     pub fn get(&self, property: &str) -> Option<&[Value]> {
-        self.properties.get(property).map(Vec::as_slice)
+        self.properties.get(property).map(|value| value.as_slice())
     }
 
     /// Replaces the value of `property`.
     pub fn set(&mut self, property: &str, value: Vec<Value>) {
-        self.properties.insert(property.to_string(), value);
+        self.properties.insert(Rc::from(property), Rc::new(value));
     }
 
     /// The declared opacity, as a fraction.
@@ -147,7 +151,7 @@ impl Style {
 
 /// Custom properties (`--name`) in scope, by name: inherited down the
 /// tree, read by `var()`.
-pub type Custom = Rc<HashMap<String, Vec<Value>>>;
+pub type Custom = Rc<HashMap<Rc<str>, Rc<Vec<Value>>>>;
 
 /// How deep `var()` may refer to `var()`, and how many values one
 /// substitution may produce: `--a: var(--b) var(--b)` nested a few dozen
@@ -167,11 +171,21 @@ impl Style {
             .iter()
             .filter(|(name, _)| name.starts_with("--"))
             .peekable();
-        if own.peek().is_none() {
+        // Nothing new (a `*` rule setting the same values on every
+        // element): the parent's scope serves.
+        if own.peek().is_none()
+            || self
+                .properties
+                .iter()
+                .filter(|(name, _)| name.starts_with("--"))
+                .all(|(name, value)| {
+                    inherited.get(name) == Some(value) && !value.iter().any(has_var)
+                })
+        {
             return inherited.clone();
         }
         let room = MAX_CUSTOM_PROPERTIES.saturating_sub(inherited.len());
-        let own: Vec<(&String, &Vec<Value>)> = own
+        let own: Vec<(&Rc<str>, &Rc<Vec<Value>>)> = own
             .filter(|(name, _)| inherited.contains_key(*name))
             .chain(
                 self.properties
@@ -190,7 +204,7 @@ impl Style {
         let raw: Custom = Rc::new(raw);
         let mut scope = (*raw).clone();
         for (name, value) in own {
-            scope.insert(name.clone(), substitute(value, &raw, 0));
+            scope.insert(name.clone(), Rc::new(substitute(value, &raw, 0)));
         }
         Rc::new(scope)
     }
@@ -200,7 +214,7 @@ impl Style {
     pub fn resolve_variables(&mut self, scope: &Custom) {
         for (name, value) in self.properties.iter_mut() {
             if !name.starts_with("--") && value.iter().any(has_var) {
-                *value = substitute(value, scope, 0);
+                *value = Rc::new(substitute(value, scope, 0));
             }
         }
     }
@@ -227,7 +241,9 @@ fn substitute(values: &[Value], scope: &Custom, depth: usize) -> Vec<Value> {
                     .position(|a| *a == Value::Other)
                     .map_or(&[][..], |comma| &args[comma + 1..]);
                 let replacement = match args.first() {
-                    Some(Value::Ident(name)) => scope.get(name).map_or(fallback, Vec::as_slice),
+                    Some(Value::Ident(name)) => scope
+                        .get(name.as_str())
+                        .map_or(fallback, |value| value.as_slice()),
                     _ => fallback,
                 };
                 out.extend(substitute(replacement, scope, depth + 1));
@@ -249,7 +265,7 @@ fn substitute(values: &[Value], scope: &Custom, depth: usize) -> Vec<Value> {
 }
 
 /// The declarations of an inline style, ranked in their order.
-pub fn inline_declarations(text: &str) -> impl Iterator<Item = (Rank, Declaration)> {
+pub fn inline_declarations(text: &str) -> Vec<(Rank, Declaration)> {
     declarations(&mut Parser::new(text))
         .into_iter()
         .enumerate()
@@ -263,6 +279,7 @@ pub fn inline_declarations(text: &str) -> impl Iterator<Item = (Rank, Declaratio
             };
             (rank, declaration)
         })
+        .collect()
 }
 
 /// Reads a declaration list; what cannot be parsed is skipped, as a
@@ -274,7 +291,7 @@ fn declarations(input: &mut Parser) -> Vec<Declaration> {
 }
 
 /// A property (lower-cased), its value, and whether it is `!important`.
-pub type Declaration = (String, Vec<Value>, bool);
+pub type Declaration = (Rc<str>, Rc<Vec<Value>>, bool);
 
 /// The `cssparser` callbacks for a declaration list.
 struct Declarations;
@@ -316,7 +333,7 @@ impl<'i> DeclarationParser<'i> for Declarations {
             // before it stands: `display:none;display:bogus` hides.
             return Err(input.new_error_for_next_token());
         }
-        Ok((name, value, important))
+        Ok((Rc::from(name), Rc::new(value), important))
     }
 }
 

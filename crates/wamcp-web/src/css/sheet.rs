@@ -35,7 +35,8 @@ use std::time::{Duration, Instant};
 /// style alone, and the output says so.
 pub const MAX_SELECTOR_TESTS: usize = 2_000_000;
 
-/// Time allowed for matching on one page. A sibling selector
+/// Time allowed for matching and cascading on one page (a rule of ten
+/// thousand declarations reaches every element it matches). A sibling selector
 /// (`br:last-child ~ br`) walks the siblings before each element it is
 /// tried on, so a page of 40,000 siblings costs more per test than the
 /// test count shows; past this time the rest of the page is judged as
@@ -111,7 +112,8 @@ pub struct Sheets {
     caches: SelectorCaches,
     tests: usize,
     limit: usize,
-    deadline: Option<Instant>,
+    /// Time spent matching and cascading so far.
+    spent: Duration,
     /// Layer names across all of the page's sheets, in order.
     layers: Rc<RefCell<Vec<String>>>,
     /// `@keyframes` by name: the opacity its last frame sets, if any.
@@ -137,7 +139,7 @@ impl Sheets {
             caches: SelectorCaches::default(),
             tests: 0,
             limit,
-            deadline: None,
+            spent: Duration::ZERO,
             layers: Rc::default(),
             keyframes: Rc::default(),
         }
@@ -247,9 +249,8 @@ impl Sheets {
         inline: &str,
         ancestors: &Ancestors,
     ) -> Option<Style> {
-        let now = Instant::now();
-        let deadline = *self.deadline.get_or_insert(now + MAX_MATCHING_TIME);
-        if self.tests >= self.limit || now >= deadline {
+        let started = Instant::now();
+        if self.tests >= self.limit || self.spent >= MAX_MATCHING_TIME {
             self.tests = self.limit;
             return None;
         }
@@ -303,6 +304,7 @@ impl Sheets {
             .map(|at| &self.rules[at])
             .filter(|rule| matches_selector(&rule.selector, 0, None, &element, &mut context))
             .collect();
+        let inline = super::inline_declarations(inline);
         let from_sheets = matched.iter().flat_map(|rule| {
             rule.declarations.iter().enumerate().map(move |(at, d)| {
                 let rank = Rank {
@@ -312,12 +314,12 @@ impl Sheets {
                     specificity: rule.selector.specificity(),
                     order: rule.order + at as u64,
                 };
-                (rank, d.clone())
+                (rank, d)
             })
         });
-        Some(Style::cascade(
-            from_sheets.chain(super::inline_declarations(inline)),
-        ))
+        let style = Style::cascade(from_sheets.chain(inline.iter().map(|(rank, d)| (*rank, d))));
+        self.spent += started.elapsed();
+        Some(style)
     }
 }
 
@@ -597,7 +599,7 @@ fn final_opacity(input: &mut Parser) -> Option<f32> {
                 let frame = input
                     .parse_nested_block(|inner| Ok::<_, ParseError<()>>(declarations(inner)))
                     .unwrap_or_default();
-                let style = Style::cascade(frame.into_iter().enumerate().map(|(at, d)| {
+                let style = Style::cascade(frame.iter().enumerate().map(|(at, d)| {
                     let rank = Rank {
                         important: false,
                         inline: false,
