@@ -450,7 +450,9 @@ fn is_valid(property: &str, value: &[Value]) -> bool {
                     || SYSTEM_COLOURS.contains(&word.as_str())
             }
             [Value::Hash(_)] => colour_of(value).is_some(),
-            _ => true,
+            [Value::Function(..)] => true,
+            // A colour is one component: `black red` is no colour.
+            _ => false,
         },
         _ => true,
     }
@@ -705,7 +707,10 @@ impl Style {
     /// nothing of its content. A small but non-zero box still shows some.
     fn collapsed(&self) -> bool {
         // A scroll container of no height cannot be scrolled either.
-        let hides_overflow = ["overflow", "overflow-x", "overflow-y"].iter().any(|p| {
+        let contains_paint = self.get("contain").is_some_and(|v| {
+            v.iter().any(|w| matches!(w, Value::Ident(w) if matches!(w.as_str(), "paint" | "strict" | "content")))
+        });
+        let hides_overflow = contains_paint || ["overflow", "overflow-x", "overflow-y"].iter().any(|p| {
             self.get(p).is_some_and(|v| {
                 v.iter().any(|v| {
                     matches!(v, Value::Ident(w) if matches!(w.as_str(), "hidden" | "clip" | "auto" | "scroll"))
@@ -795,7 +800,26 @@ impl Style {
                 || ["right", "bottom"]
                     .iter()
                     .any(|p| beyond(p, OFF_SCREEN_START_PX)));
-        beyond("text-indent", OFF_SCREEN_START_PX) || placed || moved || outside_window
+        // However it is positioned, a box a thousand pixels before the
+        // page's start (by offset or margin) is out of reach.
+        let offset = !matches!(self.keyword("position"), None | Some("static"));
+        let pushed_out = [
+            "margin-left",
+            "margin-top",
+            "margin-inline-start",
+            "margin-block-start",
+        ]
+        .iter()
+        .any(|p| beyond(p, OFF_SCREEN_END_PX))
+            || (offset && ["left", "top"].iter().any(|p| beyond(p, OFF_SCREEN_END_PX)));
+        let shoved_left = matches!(self.keyword("position"), Some("absolute" | "fixed"))
+            && ["right"].iter().any(|p| at_least(p, WINDOW_WIDTH_PX));
+        beyond("text-indent", OFF_SCREEN_START_PX)
+            || placed
+            || moved
+            || outside_window
+            || pushed_out
+            || shoved_left
     }
 
     /// The font size in pixels inside a parent whose size is `parent`, if

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 /// Indexing by id, class and tag keeps a real page far below it; a page
 /// built to exhaust it gets its remaining elements judged by their inline
 /// style alone, and the output says so.
-pub const MAX_SELECTOR_TESTS: usize = 2_000_000;
+pub const MAX_SELECTOR_TESTS: usize = 4_000_000;
 
 /// Time allowed for matching and cascading on one page (a rule of ten
 /// thousand declarations reaches every element it matches). A sibling selector
@@ -344,15 +344,18 @@ fn attribute_key(name: &str, value: &str) -> String {
 fn ancestor_key(selector: &Selector<Simple>) -> Option<String> {
     let mut components = selector.iter();
     for _ in components.by_ref() {}
+    // Once a descendant or child step is taken, every compound further
+    // left is an ancestor or an ancestor's sibling; only the compounds
+    // reached by such a step are ancestors themselves.
     loop {
-        match components.next_sequence()? {
-            Combinator::Descendant | Combinator::Child => {}
-            _ => return None,
-        }
+        let is_ancestor = matches!(
+            components.next_sequence()?,
+            Combinator::Descendant | Combinator::Child
+        );
         for component in components.by_ref() {
             match component {
-                Component::ID(id) => return Some(format!("#{}", id.0)),
-                Component::Class(class) => return Some(format!(".{}", class.0)),
+                Component::ID(id) if is_ancestor => return Some(format!("#{}", id.0)),
+                Component::Class(class) if is_ancestor => return Some(format!(".{}", class.0)),
                 _ => {}
             }
         }

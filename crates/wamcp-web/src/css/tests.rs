@@ -66,6 +66,11 @@ fn boxes_that_render_nothing_are_removed() {
         "text-indent:-9999px",
         "content-visibility:hidden",
         "position:absolute;left:-999px",
+        "margin-top:-5000px",
+        "margin-left:-5000px",
+        "position:relative;left:-3000px",
+        "position:absolute;right:100vw",
+        "contain:paint;height:0",
         "position:absolute;top:-600px",
         "position:fixed;right:-2000px",
         "position:fixed;top:900px",
@@ -123,7 +128,6 @@ fn small_or_partial_boxes_stay() {
         "left:-9999px",
         "text-indent:-2em",
         "content-visibility:auto",
-        "margin-left:-5000px;position:static;display:block",
     ] {
         assert_eq!(effect(style), Effect::default(), "{style:?}");
     }

@@ -130,6 +130,26 @@ fn media_blocks_count_when_they_match_a_desktop_window() {
 }
 
 #[test]
+fn rules_needing_an_ancestor_skip_elements_without_one() {
+    // `.space-y-4 > :not([hidden]) ~ :not([hidden])`: the parent must
+    // have the class, whatever the siblings are.
+    let css = ".space-y-4 > :not([hidden]) ~ :not([hidden]){display:none}";
+    let inside = r#"<div class="space-y-4"><p>a</p><p id="t">b</p></div>"#;
+    let outside = r#"<div><p>a</p><p id="t">b</p></div>"#;
+    let display = |html: &str| {
+        style_of(css, html, usize::MAX)
+            .unwrap()
+            .keyword("display")
+            .map(str::to_string)
+    };
+    assert_eq!(display(inside).as_deref(), Some("none"));
+    assert_eq!(display(outside), None);
+    let mut sheets = Sheets::default();
+    sheets.add(css);
+    assert_eq!(sheets.rules[0].ancestor.as_deref(), Some(".space-y-4"));
+}
+
+#[test]
 fn the_work_limit_stops_matching() {
     let rules: String = (0..50)
         .map(|i| format!(":not(.z{i}){{display:none}}"))
