@@ -869,22 +869,31 @@ impl Style {
     /// a plain colour, `Some(None)` for an image or gradient (whose colour
     /// is unknown), `None` when not set.
     pub fn background(&self) -> Option<Option<[u8; 4]>> {
-        if let Some(colour) = self.get("background-color") {
-            return Some(colour_of(colour));
+        // The image, from the longhand when set (`none` cancels the
+        // shorthand's), else from the shorthand.
+        let image = match self.get("background-image") {
+            Some([Value::Ident(none)]) if none == "none" => None,
+            Some(longhand) => image_of(longhand),
+            None => self.get("background").and_then(|v| image_of(v)),
+        };
+        let colour = self
+            .get("background-color")
+            .and_then(colour_of)
+            .or_else(|| {
+                // The one component of the shorthand that reads as a colour
+                // (`#000 repeat`).
+                self.get("background")?
+                    .iter()
+                    .find_map(|v| colour_of(std::slice::from_ref(v)))
+            });
+        match (image, colour) {
+            // A gradient of one colour is that colour over the other.
+            (Some(Some(flat)), Some(under)) if flat[3] < 128 => Some(Some(under)),
+            (Some(flat), _) => Some(flat),
+            (None, Some(colour)) => Some(Some(colour)),
+            (None, None) if self.get("background-color").is_some() => Some(None),
+            (None, None) => None,
         }
-        let shorthand = self.get("background")?;
-        // An image or gradient covers the colour; otherwise the colour is
-        // the one component that reads as one (`#000 repeat`).
-        let image = shorthand.iter().any(|v| {
-            matches!(v, Value::Function(name, _) if name == "url" || name.ends_with("gradient") || name == "image-set")
-        });
-        if image {
-            return Some(None);
-        }
-        shorthand
-            .iter()
-            .find_map(|v| colour_of(std::slice::from_ref(v)))
-            .map(Some)
     }
 
     /// Whether the glyphs are drawn another way than filled: a text
@@ -1122,6 +1131,11 @@ fn colour_of(values: &[Value]) -> Option<[u8; 4]> {
                 .map(|(r, g, b)| [r, g, b, 255]),
         },
         [Value::Function(name, args)] if name == "hsl" || name == "hsla" => hsl_colour(args),
+        // The light scheme's half.
+        [Value::Function(name, args)] if name == "light-dark" => args
+            .first()
+            .and_then(|a| colour_of(std::slice::from_ref(a))),
+        [Value::Function(name, args)] if name == "color-mix" => mixed_colour(args),
         [Value::Function(name, args)] if name == "hwb" => hwb_colour(args),
         [Value::Function(name, args)] if name == "color" => srgb_colour(args),
         [Value::Function(name, args)] if is_colour_function(name) => grey_by_lightness(name, args)
@@ -1150,6 +1164,37 @@ fn colour_of(values: &[Value]) -> Option<[u8; 4]> {
         }
         _ => None,
     }
+}
+
+/// `color-mix(in srgb, a p%, b q%)`, mixed in sRGB whatever the space
+/// named (close enough to tell white from black).
+fn mixed_colour(args: &[Value]) -> Option<[u8; 4]> {
+    let mut parts: Vec<([u8; 4], Option<f32>)> = Vec::new();
+    for arg in args {
+        match arg {
+            Value::Percent(p) => {
+                if let Some(last) = parts.last_mut() {
+                    last.1 = Some(p / 100.0);
+                }
+            }
+            other => {
+                if let Some(colour) = colour_of(std::slice::from_ref(other)) {
+                    parts.push((colour, None));
+                }
+            }
+        }
+    }
+    let [(a, pa), (b, pb)] = parts[..] else {
+        return None;
+    };
+    let share_a = match (pa, pb) {
+        (Some(pa), _) => pa,
+        (None, Some(pb)) => 1.0 - pb,
+        (None, None) => 0.5,
+    }
+    .clamp(0.0, 1.0);
+    let mix = |i: usize| (a[i] as f32 * share_a + b[i] as f32 * (1.0 - share_a)).round() as u8;
+    Some([mix(0), mix(1), mix(2), mix(3)])
 }
 
 /// `hwb(h w b)`: white and black mixed into a hue.
@@ -1202,6 +1247,28 @@ fn srgb_colour(args: &[Value]) -> Option<[u8; 4]> {
         channel(b),
         alpha_of(args).unwrap_or(255),
     ])
+}
+
+/// The image in a background value: `Some(None)` for a picture or a
+/// gradient of several colours (what is under the text is unknown),
+/// `Some(Some(colour))` for a gradient of one colour, `None` for no image.
+fn image_of(values: &[Value]) -> Option<Option<[u8; 4]>> {
+    values.iter().find_map(|v| match v {
+        Value::Function(name, args) if name.ends_with("gradient") => {
+            let stops: Vec<[u8; 4]> = args
+                .iter()
+                .filter_map(|a| colour_of(std::slice::from_ref(a)))
+                .collect();
+            let uniform = stops
+                .first()
+                .filter(|first| stops.iter().all(|s| s == *first));
+            Some(uniform.copied())
+        }
+        Value::Function(name, _) if name == "url" || name == "image-set" || name == "image" => {
+            Some(None)
+        }
+        _ => None,
+    })
 }
 
 /// A near-grey `lab()`, `lch()`, `oklab()` or `oklch()`, by its lightness
