@@ -874,7 +874,7 @@ impl Style {
         let image = match self.get("background-image") {
             Some([Value::Ident(none)]) if none == "none" => None,
             Some(longhand) => image_of(longhand),
-            None => self.get("background").and_then(|v| image_of(v)),
+            None => self.get("background").and_then(image_of),
         };
         let colour = self
             .get("background-color")
