@@ -302,6 +302,7 @@ struct Looks {
 impl Looks {
     /// `sheets` is empty; it receives the page's style sheets.
     fn of(document: &Html, mut sheets: Sheets) -> Result<Looks, String> {
+        sheets.quirks = document.quirks_mode == markup5ever::interface::QuirksMode::Quirks;
         for element in document.root_element().descendent_elements() {
             let value = element.value();
             let is_css = value
@@ -978,6 +979,10 @@ mod tests {
             (".x{display:\\6e one}", r#"<p class="x">SECRET</p>"#),
             ("span:not(.keep){display:none}", r#"<span>SECRET</span>"#),
             (
+                ".w{container-type:inline-size}@container (min-width:400px){.x{display:none}}",
+                r#"<div class="w"><p class="x">SECRET</p></div>"#,
+            ),
+            (
                 "@keyframes f{to{opacity:0}}.x{opacity:0;animation:f 1s forwards}",
                 r#"<p class="x">SECRET</p>"#,
             ),
@@ -1134,6 +1139,15 @@ mod tests {
     fn variation_selectors_cannot_carry_hidden_bytes() {
         let text = text_of("<p>ok\u{FE0F}\u{E0153}\u{E0145}\u{E0143} done \u{1F44D}\u{FE0F}</p>");
         assert_eq!(text, "ok done \u{1F44D}");
+    }
+
+    #[test]
+    fn a_page_without_a_doctype_matches_classes_in_any_case() {
+        let sheet = "<style>.note{display:none}#hide{display:none}</style>";
+        let quirks = format!(r#"<html>{sheet}<p>shown</p><p class="NOTE">a</p><p id="HIDE">b</p>"#);
+        assert_eq!(text_of(&quirks), "shown");
+        let standard = format!("<!DOCTYPE html>{quirks}");
+        assert_eq!(text_of(&standard), "shown\na\nb");
     }
 
     #[test]

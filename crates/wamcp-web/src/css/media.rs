@@ -5,8 +5,8 @@
 //! whole menus and columns that way (`d-none d-md-block`). So queries are
 //! evaluated, as a browser evaluates them, for a 1280 x 800 screen with a
 //! mouse, light colours and 16 px text. A feature this module does not
-//! know is false, as it is in a browser that does not know it; so is a
-//! container query (no element here is a sized container).
+//! know is false, as it is in a browser that does not know it. Container
+//! queries are answered as if the container were the window.
 
 use cssparser::{Parser, Token};
 
@@ -36,6 +36,18 @@ pub fn attribute_matches(text: &str) -> bool {
 /// supports what pages test for, except what they test is missing.
 pub fn supports_matches(input: &mut Parser) -> bool {
     !matches!(input.next(), Ok(Token::Ident(word)) if word.eq_ignore_ascii_case("not"))
+}
+
+/// Whether a container query holds, answered for a container as wide as
+/// the window (most are close on a desktop; a narrower one could only
+/// make fewer width conditions true). A leading container name is skipped;
+/// `style()` queries are false.
+pub fn container_matches(input: &mut Parser) -> bool {
+    let start = input.state();
+    if !matches!(input.next(), Ok(Token::Ident(_))) {
+        input.reset(&start);
+    }
+    condition(input, 0, false)
 }
 
 /// One query or condition: media types, `not`, `only`, `and`, `or` and

@@ -116,6 +116,9 @@ pub struct Sheets {
     spent: Duration,
     /// Layer names across all of the page's sheets, in order.
     layers: Rc<RefCell<Vec<String>>>,
+    /// The page is in quirks mode (no doctype): ids and classes match in
+    /// any case, as browsers match them there.
+    pub quirks: bool,
     /// `@keyframes` by name: the opacity its last frame sets, if any.
     keyframes: Rc<RefCell<HashMap<String, f32>>>,
 }
@@ -141,6 +144,7 @@ impl Sheets {
             limit,
             spent: Duration::ZERO,
             layers: Rc::default(),
+            quirks: false,
             keyframes: Rc::default(),
         }
     }
@@ -185,8 +189,12 @@ impl Sheets {
             .selector
             .iter()
             .filter_map(|component| match component {
-                Component::ID(id) => Some((Bucket::Id, id.0.to_string())),
-                Component::Class(class) => Some((Bucket::Class, class.0.to_string())),
+                // Ids and classes are indexed lower-cased: a page in quirks
+                // mode matches them in any case, and the index only narrows.
+                Component::ID(id) => Some((Bucket::Id, id.0.to_string().to_ascii_lowercase())),
+                Component::Class(class) => {
+                    Some((Bucket::Class, class.0.to_string().to_ascii_lowercase()))
+                }
                 Component::AttributeInNoNamespaceExists {
                     local_name_lower, ..
                 } => Some((Bucket::Attribute, local_name_lower.0.to_string())),
@@ -257,12 +265,12 @@ impl Sheets {
         let value = element.value();
         let mut candidates: Vec<usize> = self.anywhere.clone();
         if let Some(id) = value.id()
-            && let Some(rules) = self.by_id.get(id)
+            && let Some(rules) = self.by_id.get(&id.to_ascii_lowercase())
         {
             candidates.extend(rules);
         }
         for class in value.classes() {
-            if let Some(rules) = self.by_class.get(class) {
+            if let Some(rules) = self.by_class.get(&class.to_ascii_lowercase()) {
                 candidates.extend(rules);
             }
         }
@@ -295,7 +303,11 @@ impl Sheets {
             MatchingMode::Normal,
             None,
             &mut self.caches,
-            QuirksMode::NoQuirks,
+            if self.quirks {
+                QuirksMode::Quirks
+            } else {
+                QuirksMode::NoQuirks
+            },
             NeedsSelectorFlags::No,
             MatchingForInvalidation::No,
         );
@@ -354,8 +366,12 @@ fn ancestor_key(selector: &Selector<Simple>) -> Option<String> {
         );
         for component in components.by_ref() {
             match component {
-                Component::ID(id) if is_ancestor => return Some(format!("#{}", id.0)),
-                Component::Class(class) if is_ancestor => return Some(format!(".{}", class.0)),
+                Component::ID(id) if is_ancestor => {
+                    return Some(format!("#{}", id.0.to_ascii_lowercase()));
+                }
+                Component::Class(class) if is_ancestor => {
+                    return Some(format!(".{}", class.0.to_ascii_lowercase()));
+                }
                 _ => {}
             }
         }
@@ -372,9 +388,14 @@ pub struct Ancestors {
 
 impl Ancestors {
     fn keys(element: &scraper::node::Element) -> impl Iterator<Item = String> + '_ {
-        let id = element.id().map(|id| format!("#{id}"));
-        id.into_iter()
-            .chain(element.classes().map(|class| format!(".{class}")))
+        let id = element
+            .id()
+            .map(|id| format!("#{}", id.to_ascii_lowercase()));
+        id.into_iter().chain(
+            element
+                .classes()
+                .map(|class| format!(".{}", class.to_ascii_lowercase())),
+        )
     }
 
     pub fn enter(&mut self, element: &scraper::node::Element) {
@@ -529,6 +550,7 @@ impl<'i> AtRuleParser<'i> for SheetReader {
         let prelude = match name.to_ascii_lowercase().as_str() {
             "media" => AtPrelude::Group(media::list_matches(input)),
             "supports" => AtPrelude::Group(media::supports_matches(input)),
+            "container" => AtPrelude::Group(media::container_matches(input)),
             "layer" => AtPrelude::Layer(layer_names(input)),
             "scope" => AtPrelude::Scope(scope_root(input)),
             "keyframes" | "-webkit-keyframes" => {
@@ -647,8 +669,10 @@ fn scope_root(input: &mut Parser) -> Option<String> {
         .parse_nested_block(|inner| {
             let tokens: Vec<Token> = std::iter::from_fn(|| inner.next().ok().cloned()).collect();
             Ok::<_, ParseError<()>>(match &tokens[..] {
-                [Token::Delim('.'), Token::Ident(class)] => Some(format!(".{class}")),
-                [Token::IDHash(id)] => Some(format!("#{id}")),
+                [Token::Delim('.'), Token::Ident(class)] => {
+                    Some(format!(".{}", class.to_ascii_lowercase()))
+                }
+                [Token::IDHash(id)] => Some(format!("#{}", id.to_ascii_lowercase())),
                 _ => None,
             })
         })

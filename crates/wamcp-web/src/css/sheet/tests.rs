@@ -93,7 +93,11 @@ fn media_blocks_count_when_they_match_a_desktop_window() {
         None
     );
     assert_eq!(
-        display("@container (min-width:1px){.x{display:none}}"),
+        display("@container (min-width:1px){.x{display:none}}").as_deref(),
+        Some("none")
+    );
+    assert_eq!(
+        display("@container card (min-width:99999px){.x{display:none}}"),
         None
     );
     assert_eq!(
