@@ -1,10 +1,12 @@
 //! A web page as the text a person reading it sees.
 //!
 //! Pages hide text for machines in many places: comments, `<template>`,
-//! scripts, elements marked `hidden` or `aria-hidden`, inline
-//! `display:none`, zero-width and bidi characters that split a word so a
-//! filter misses it. None of that is shown to a reader, so none of it is
-//! shown to the model. Navigation and footers are dropped too; headers and
+//! scripts, elements marked `hidden` or `aria-hidden`, styles (inline or in
+//! the page's sheets) that remove a box, shrink, fade or colour its text
+//! away or move it off the page, zero-width and bidi characters that split
+//! a word so a filter misses it. None of that is shown to a reader, so none
+//! of it is shown to the model. [`Looks`] works out what the styles do to
+//! every element once, with inheritance (`css/` reads the CSS). Navigation and footers are dropped too; headers and
 //! sidebars only when the page marks its main content. The walk over the
 //! document is iterative, so a page nested 100,000 levels deep is just a
 //! long page.

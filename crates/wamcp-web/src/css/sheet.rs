@@ -30,17 +30,17 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 /// Selector tests allowed for one page (rules tried against elements).
-/// Indexing by id, class and tag keeps a real page far below it; a page
-/// built to exhaust it gets its remaining elements judged by their inline
-/// style alone, and the output says so.
+/// Indexing by id, class, attribute, tag and required ancestor keeps a
+/// real page far below it; past it the rest of a page is not shown (the
+/// caller fails closed), and the output says so.
 pub const MAX_SELECTOR_TESTS: usize = 4_000_000;
 
 /// Time allowed for matching and cascading on one page (a rule of ten
 /// thousand declarations reaches every element it matches). A sibling selector
 /// (`br:last-child ~ br`) walks the siblings before each element it is
 /// tried on, so a page of 40,000 siblings costs more per test than the
-/// test count shows; past this time the rest of the page is judged as
-/// past the test limit.
+/// test count shows; past this time the page is treated as past the test
+/// limit.
 pub const MAX_MATCHING_TIME: Duration = Duration::from_millis(300);
 
 /// Deeper bracket nesting than any real style sheet uses. Parsing nested
