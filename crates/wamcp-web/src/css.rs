@@ -662,6 +662,12 @@ impl Style {
             || (boxed && self.get("transform").is_some_and(transforms_away))
             || (boxed && shrunk("scale"))
             || self.clipped_away()
+            // Letters drawn on top of each other read as a smudge.
+            || self
+                .get("letter-spacing")
+                .and_then(|v| v.first())
+                .and_then(pixels)
+                .is_some_and(|px| px <= -PILED_LETTERS_PX)
             || (boxed && self.collapsed())
             || self.off_screen(boxed)
     }
@@ -924,6 +930,9 @@ fn filters_away(values: &[Value]) -> bool {
         _ => false,
     })
 }
+
+/// Negative letter spacing that piles 16 px letters onto each other.
+const PILED_LETTERS_PX: f32 = 8.0;
 
 /// A blur radius past which body text cannot be read.
 const MAX_READABLE_BLUR_PX: f32 = 8.0;
