@@ -502,14 +502,7 @@ fn amount(value: &Value) -> Option<f32> {
         // `calc(0px)`, `min(0px, 1em)`, `clamp(0px, 0px, 0px)`: worked out
         // when the arguments are plain amounts (units are not converted).
         Value::Function(name, args) if is_math(name) => {
-            let numbers: Vec<f32> = args.iter().filter_map(amount).collect();
-            match (name.as_str(), &numbers[..]) {
-                ("calc", [only]) => Some(*only),
-                ("min", [first, rest @ ..]) => Some(rest.iter().fold(*first, |a, b| a.min(*b))),
-                ("max", [first, rest @ ..]) => Some(rest.iter().fold(*first, |a, b| a.max(*b))),
-                ("clamp", [low, value, high]) if low <= high => Some(value.clamp(*low, *high)),
-                _ => None,
-            }
+            math(name, &args.iter().filter_map(amount).collect::<Vec<_>>())
         }
         _ => None,
     }
@@ -517,6 +510,18 @@ fn amount(value: &Value) -> Option<f32> {
 
 fn is_math(name: &str) -> bool {
     matches!(name, "calc" | "min" | "max" | "clamp")
+}
+
+/// A math function over its arguments, already worked out: `calc()` of one
+/// term, `min()`, `max()`, `clamp()`.
+fn math(name: &str, values: &[f32]) -> Option<f32> {
+    match (name, values) {
+        ("calc", [only]) => Some(*only),
+        ("min", [first, rest @ ..]) => Some(rest.iter().fold(*first, |a, b| a.min(*b))),
+        ("max", [first, rest @ ..]) => Some(rest.iter().fold(*first, |a, b| a.max(*b))),
+        ("clamp", [low, value, high]) if low <= high => Some(value.clamp(*low, *high)),
+        _ => None,
+    }
 }
 
 /// An opacity as a fraction (`50%` is 0.5).
@@ -596,13 +601,7 @@ fn length_px(value: &Value, em: f32, hundred_percent: f32) -> Option<f32> {
                 .iter()
                 .filter_map(|a| length_px(a, em, hundred_percent))
                 .collect();
-            match (name.as_str(), &lengths[..]) {
-                ("calc", [only]) => Some(*only),
-                ("min", [first, rest @ ..]) => Some(rest.iter().fold(*first, |a, b| a.min(*b))),
-                ("max", [first, rest @ ..]) => Some(rest.iter().fold(*first, |a, b| a.max(*b))),
-                ("clamp", [low, value, high]) if low <= high => Some(value.clamp(*low, *high)),
-                _ => None,
-            }
+            math(name, &lengths)
         }
         _ => None,
     }
@@ -637,12 +636,6 @@ impl Style {
     fn removes(&self, tag: &str) -> bool {
         // Transforms, heights and widths do nothing to an inline box.
         let boxed = !self.is_inline(tag);
-        let faint = |property: &str| {
-            self.get(property)
-                .and_then(|v| v.first())
-                .and_then(opacity)
-                .is_some_and(|o| o <= MAX_INVISIBLE_OPACITY)
-        };
         let shrunk = |property: &str| {
             self.get(property).is_some_and(|v| {
                 v.iter()
@@ -652,7 +645,7 @@ impl Style {
         };
         self.keyword("display") == Some("none")
             || self.keyword("content-visibility") == Some("hidden")
-            || faint("opacity")
+            || self.opacity().is_some_and(|o| o <= MAX_INVISIBLE_OPACITY)
             || self
                 .get("zoom")
                 .and_then(|v| v.first())

@@ -305,21 +305,41 @@ impl Looks {
     /// `sheets` is empty; it receives the page's style sheets.
     fn of(document: &Html, mut sheets: Sheets) -> Result<Looks, String> {
         sheets.quirks = document.quirks_mode == markup5ever::interface::QuirksMode::Quirks;
+        // Linked sheets are never fetched; when a page has one, its
+        // background may be anything, so colours are judged only against
+        // backgrounds the page's own styles set. So too when
+        // `<meta name="color-scheme" content="dark">` paints the page dark.
+        let mut background_known = true;
         for element in document.root_element().descendent_elements() {
             let value = element.value();
+            if value.name() == "meta"
+                && value
+                    .attr("name")
+                    .is_some_and(|n| n.eq_ignore_ascii_case("color-scheme"))
+                && value.attr("content").is_some_and(|c| {
+                    let c = c.to_ascii_lowercase();
+                    c.contains("dark") && !c.contains("light")
+                })
+            {
+                background_known = false;
+            }
             let is_css = value
                 .attr("type")
                 .is_none_or(|t| t.trim().is_empty() || t.trim().eq_ignore_ascii_case("text/css"));
             // A template's content is inert: its sheets style nothing.
-            let inert = element
-                .ancestors()
-                .any(|a| matches!(a.value(), Node::Element(e) if e.name() == "template"));
+            let inert = || {
+                element
+                    .ancestors()
+                    .any(|a| matches!(a.value(), Node::Element(e) if e.name() == "template"))
+            };
             // A sheet linked as a `data:` URL is part of the page, not a
             // remote sheet: it is read like a `<style>`.
             let css = match value.name() {
-                "style" if is_css && !inert => Some(element.text().collect::<String>()),
-                "link" if !inert && is_stylesheet_link(value) => {
-                    value.attr("href").and_then(data_url_text)
+                "style" if is_css && !inert() => Some(element.text().collect::<String>()),
+                "link" if is_stylesheet_link(value) => {
+                    let data = value.attr("href").and_then(data_url_text);
+                    background_known &= data.is_some();
+                    data.filter(|_| !inert())
                 }
                 _ => None,
             };
@@ -338,27 +358,7 @@ impl Looks {
         let mut effects = HashMap::new();
         let (mut elements, mut unstyled) = (0usize, 0usize);
         let mut ancestors = Ancestors::default();
-        // Linked sheets are never fetched; when a page has one, its
-        // background may be anything, so colours are judged only against
-        // backgrounds the page's own styles set.
-        let linked_sheets = document.root_element().descendent_elements().any(|e| {
-            is_stylesheet_link(e.value())
-                && e.value()
-                    .attr("href")
-                    .is_some_and(|href| data_url_text(href).is_none())
-        });
-        // `<meta name="color-scheme" content="dark">` paints the page dark.
-        let dark_page = document.root_element().descendent_elements().any(|e| {
-            e.value().name() == "meta"
-                && e.value()
-                    .attr("name")
-                    .is_some_and(|n| n.eq_ignore_ascii_case("color-scheme"))
-                && e.value().attr("content").is_some_and(|c| {
-                    let c = c.to_ascii_lowercase();
-                    c.contains("dark") && !c.contains("light")
-                })
-        });
-        let mut paints = vec![Paint::canvas(!linked_sheets && !dark_page)];
+        let mut paints = vec![Paint::canvas(background_known)];
         let mut scopes: Vec<Custom> = vec![Custom::default()];
         let mut font_sizes: Vec<f32> = vec![ROOT_FONT_PX];
         for edge in document.tree.root().traverse() {

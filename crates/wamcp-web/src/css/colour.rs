@@ -228,14 +228,9 @@ pub(super) fn colour_of(values: &[Value]) -> Option<[u8; 4]> {
                 Value::Percent(p) => Some((p.clamp(0.0, 100.0) * 2.55).round() as u8),
                 _ => None,
             };
-            let alpha = |v: &Value| match v {
-                Value::Number(n) => Some((n.clamp(0.0, 1.0) * 255.0).round() as u8),
-                Value::Percent(p) => Some((p.clamp(0.0, 100.0) * 2.55).round() as u8),
-                _ => None,
-            };
             match numbers[..] {
                 [r, g, b] => Some([channel(r)?, channel(g)?, channel(b)?, 255]),
-                [r, g, b, a] => Some([channel(r)?, channel(g)?, channel(b)?, alpha(a)?]),
+                [r, g, b, _] => Some([channel(r)?, channel(g)?, channel(b)?, alpha_of(args)?]),
                 _ => None,
             }
         }
