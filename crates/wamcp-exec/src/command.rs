@@ -101,7 +101,7 @@ impl Policy<'_> {
 /// commands; those are refused here, before anything starts, with the
 /// reason (the standard library and the confining helper would refuse them
 /// too, less clearly).
-fn windows_program(program: String, args: &[String]) -> Result<String, ToolError> {
+pub fn windows_program(program: String, args: &[String]) -> Result<String, ToolError> {
     let Some(resolved) = wamcp_platform::search_path::resolve_program(&program) else {
         return Ok(program);
     };
@@ -348,7 +348,7 @@ fn powershell_command(argv: &[wamcp_policy::command::tokenize::Arg]) -> Result<C
 
 /// The directory to run in: the one asked for, else the server's working
 /// directory, else the first root; it must be inside a writable root.
-pub(crate) fn working_directory(
+pub fn working_directory(
     asked: Option<&str>,
     cwd: &Path,
     roots: &[PathBuf],

@@ -21,18 +21,20 @@ pub enum Group {
     Build,
     Docs,
     Net,
+    Env,
     Search,
     Research,
 }
 
 impl Group {
     /// Every group, in canonical order.
-    pub const ALL: [Group; 7] = [
+    pub const ALL: [Group; 8] = [
         Group::Core,
         Group::Edit,
         Group::Build,
         Group::Docs,
         Group::Net,
+        Group::Env,
         Group::Search,
         Group::Research,
     ];
@@ -55,6 +57,7 @@ impl Group {
             Group::Build => "build",
             Group::Docs => "docs",
             Group::Net => "net",
+            Group::Env => "env",
             Group::Search => "search",
             Group::Research => "research",
         }
@@ -205,17 +208,18 @@ mod tests {
             (
                 Some("all"),
                 false,
-                "core,edit,build,docs,net,search,research",
+                "core,edit,build,docs,net,env,search,research",
                 false,
             ),
             (
                 Some("ALL,core"),
                 false,
-                "core,edit,build,docs,net,search,research",
+                "core,edit,build,docs,net,env,search,research",
                 false,
             ),
             (Some("core,docs,search"), false, "core,docs,search", false),
             (Some("research"), false, "core,research", false),
+            (Some("env"), false, "core,env", false),
             (Some("cpp"), false, "core,edit,build,docs,net", true),
             (Some("core,cpp"), false, "core,edit,build,docs,net", true),
             (Some("all,bogus"), false, "core,edit,build,docs,net", true),
@@ -231,7 +235,7 @@ mod tests {
             (
                 Some("all"),
                 true,
-                "core,edit,build,docs,net,search,research",
+                "core,edit,build,docs,net,env,search,research",
                 false,
             ),
         ];
@@ -251,7 +255,7 @@ mod tests {
             selection.error.as_deref(),
             Some(
                 "Unknown tool groups 'cpp', 'shell' in 'core, Cpp ,shell,cpp'. Valid names: core, \
-                 edit, build, docs, net, search, research, all. Using the default set \
+                 edit, build, docs, net, env, search, research, all. Using the default set \
                  (core,edit,build,docs,net)."
             )
         );

@@ -7,6 +7,7 @@
 //! reverse.
 
 pub mod command;
+pub mod devenv;
 pub mod error;
 pub mod grants;
 pub mod groups;

@@ -11,6 +11,8 @@ use crate::registry::{self, ToolEntry};
 use crate::settings::{self, ROOTS_SEPARATOR};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
+use wamcp_devenv::audit_log::{AuditLog, Entry};
+use wamcp_devenv::capability::Catalog;
 use wamcp_exec::build::Builds;
 use wamcp_exec::command::Policy;
 use wamcp_exec::confine::Sandbox;
@@ -66,6 +68,15 @@ pub struct ServerContext {
     pub command_rules_file: Option<PathBuf>,
     /// How commands are confined by the operating system.
     pub sandbox: Sandbox,
+    /// The user's capability catalog, a trust file like the rules.
+    pub capabilities_file: Option<PathBuf>,
+    /// The capability catalog, loaded on first use.
+    catalog: OnceLock<Catalog>,
+    /// `env_inspect`'s last snapshot.
+    pub env_cache: wamcp_devenv::snapshot::Cache,
+    /// The audit trail of execution-capable calls; `None` without a
+    /// per-user data directory.
+    pub audit: Option<AuditLog>,
     /// Built on first use: start-up stays fast for sessions that never
     /// touch the network.
     web: OnceLock<Result<WebClient, String>>,
@@ -221,6 +232,10 @@ impl ServerContext {
         };
 
         let command_rules_file = resolution.get(settings::COMMAND_RULES).map(|p| cwd.join(p));
+        let capabilities_file = resolution
+            .get(settings::CAPABILITIES_FILE)
+            .map(|p| cwd.join(p));
+        let audit = config::user_data_dir(env).map(|d| AuditLog::new(d.join("wamcp")));
         let sandbox = command_sandbox(env, &resolution, &mut warnings);
         let search_budget = search_budget(resolution.get(settings::SEARCH_BUDGET), &mut warnings);
 
@@ -247,6 +262,10 @@ impl ServerContext {
             command_rules: std::sync::OnceLock::new(),
             command_rules_file,
             sandbox,
+            capabilities_file,
+            catalog: OnceLock::new(),
+            env_cache: Default::default(),
+            audit,
             groups,
             resolution,
             web: OnceLock::new(),
@@ -385,6 +404,7 @@ impl ServerContext {
             .iter()
             .chain(Some(&self.granted_hosts_file))
             .chain(&self.command_rules_file)
+            .chain(&self.capabilities_file)
             .chain(&self.config_location)
             .map(|p| resolve_lenient(p))
             .collect();
@@ -453,6 +473,43 @@ impl ServerContext {
                 &roots,
             )
         })
+    }
+
+    /// The capability catalog, loaded (and the user's file read) on first
+    /// use. A user file a command could rewrite is not read, and counts as
+    /// a mistake: nothing runs until it is moved.
+    pub fn catalog(&self) -> &Catalog {
+        self.catalog.get_or_init(|| {
+            let file = self.capabilities_file.clone();
+            if let Some(path) = &file
+                && let Some(root) = root_holding(path, &self.run_roots())
+            {
+                let mut catalog = Catalog::load(None);
+                catalog.user_file = file.clone();
+                catalog.errors.push(format!(
+                    "{} is inside the writable root {}, where commands can rewrite it; it is not read, and no \
+                     capability runs until the user moves it outside the writable roots",
+                    path.display(),
+                    root.display()
+                ));
+                return catalog;
+            }
+            Catalog::load(file)
+        })
+    }
+
+    /// Appends to the audit trail, off the protocol thread; a trail that
+    /// cannot be written is logged, and the call's answer says so.
+    pub async fn audit(&self, entry: Entry) -> Option<String> {
+        let log = self.audit.clone()?;
+        let written = tokio::task::spawn_blocking(move || log.append(entry)).await;
+        let problem = match written {
+            Ok(Ok(())) => return None,
+            Ok(Err(e)) => e.to_string(),
+            Err(e) => e.to_string(),
+        };
+        tracing::warn!("the audit trail could not be written: {problem}");
+        Some(problem)
     }
 
     /// The command rules as `wamcp config --check` proves them: the

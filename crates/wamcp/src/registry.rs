@@ -178,6 +178,31 @@ impl Hints {
     };
 }
 
+impl Hints {
+    /// The hints that differ from what the MCP spec assumes when one is
+    /// absent (not read-only, destructive, not idempotent, open world),
+    /// and only those that mean something: the destructive and idempotent
+    /// hints are defined for tools that write. Every hint costs tokens on
+    /// every turn; an absent one tells a client exactly the same.
+    fn annotations(self) -> Option<ToolAnnotations> {
+        let mut a = ToolAnnotations::new();
+        if self.read_only {
+            a = a.read_only(true);
+        } else {
+            if !self.destructive {
+                a = a.destructive(false);
+            }
+            if self.idempotent {
+                a = a.idempotent(true);
+            }
+        }
+        if !self.open_world {
+            a = a.open_world(false);
+        }
+        (a != ToolAnnotations::new()).then_some(a)
+    }
+}
+
 /// Runs blocking work (file-system walks, searches) off the async runtime,
 /// so a long search never stalls the protocol loop.
 pub async fn blocking<T: Send + 'static>(
@@ -249,6 +274,7 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::build_project::BuildProject>(),
     entry::<tools::compile_shader::CompileShader>(),
     entry::<tools::run_powershell::RunPowershell>(),
+    entry::<tools::capability_run::CapabilityRun>(),
     entry::<tools::get_system_info::GetSystemInfo>(),
     entry::<tools::get_gpu_info::GetGpuInfo>(),
     entry::<tools::get_server_info::GetServerInfo>(),
@@ -257,6 +283,10 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::get_github_latest_release::GetGithubLatestRelease>(),
     entry::<tools::fetch_web_page::FetchWebPage>(),
     entry::<tools::web_search::WebSearch>(),
+    entry::<tools::env_inspect::EnvInspect>(),
+    entry::<tools::tool_discover::ToolDiscover>(),
+    entry::<tools::workflow_plan::WorkflowPlan>(),
+    entry::<tools::logs_query::LogsQuery>(),
 ];
 
 impl ToolEntry {
@@ -266,12 +296,11 @@ impl ToolEntry {
 
     /// The definition `tools/list` sends.
     pub fn definition(&self) -> Tool {
-        let annotations = ToolAnnotations::new()
-            .read_only(self.hints.read_only)
-            .destructive(self.hints.destructive)
-            .idempotent(self.hints.idempotent)
-            .open_world(self.hints.open_world);
-        Tool::new(self.name, self.description, (self.schema)()).with_annotations(annotations)
+        let tool = Tool::new(self.name, self.description, (self.schema)());
+        match self.hints.annotations() {
+            Some(annotations) => tool.with_annotations(annotations),
+            None => tool,
+        }
     }
 
     pub fn call(&self, call: ToolCall, arguments: JsonObject) -> CallFuture {
@@ -380,6 +409,15 @@ fn slim(value: &mut Value) {
         Value::Object(map) => {
             if map.get("default") == Some(&Value::Null) {
                 map.remove("default");
+            }
+            // An optional parameter is simply left out; `"type": ["string",
+            // "null"]` says the same at twice the price (null is still read).
+            if let Some(Value::Array(types)) = map.get("type")
+                && let [one, Value::String(null)] = types.as_slice()
+                && null == "null"
+            {
+                let one = one.clone();
+                map.insert("type".into(), one);
             }
             if map.get("format").and_then(Value::as_str).is_some_and(|f| {
                 f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float"

@@ -26,6 +26,7 @@ pub const COMMAND_RULES: &str = "WAMCP_COMMAND_RULES";
 pub const COMMAND_SANDBOX: &str = "WAMCP_COMMAND_SANDBOX";
 pub const COMMAND_WRITABLE: &str = "WAMCP_COMMAND_WRITABLE";
 pub const SEARCH_BUDGET: &str = "WAMCP_SEARCH_BUDGET_SECONDS";
+pub const CAPABILITIES_FILE: &str = "WAMCP_CAPABILITIES_FILE";
 
 /// Environment-only: they choose the file and the profile, so they cannot
 /// live inside either.
@@ -108,6 +109,15 @@ pub const SETTINGS: &[Setting] = &[
                       they cannot be confined). Confined, they write only inside the writable roots, their own \
                       temp directory and WAMCP_COMMAND_WRITABLE, and reach the network only when their rule \
                       says so.",
+    },
+    Setting {
+        name: CAPABILITIES_FILE,
+        default: "none: the built-in capabilities only",
+        description: "A JSON file of capabilities for capability_run and workflow_plan: \
+                      {\"replace_builtin\": false, \"capabilities\": [{\"id\", \"description\", \"safety\", \
+                      \"tags\", \"argv\": [[...], ...], \"network\"}]}. Entries add to or replace built-in ones \
+                      with the same id. While the file has a mistake, or lies inside a writable root, no \
+                      capability runs. The model can never write this file.",
     },
     Setting {
         name: SEARCH_BUDGET,

@@ -22,7 +22,12 @@ fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
         tools.extend(["write_file", "edit_file"]);
     }
     if groups.contains(&"build") {
-        tools.extend(["build_project", "compile_shader", "run_powershell"]);
+        tools.extend([
+            "build_project",
+            "compile_shader",
+            "run_powershell",
+            "capability_run",
+        ]);
     }
     tools.push(CORE[5]);
     if groups.contains(&"build") {
@@ -41,6 +46,14 @@ fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
     }
     if groups.contains(&"search") || groups.contains(&"research") {
         tools.push("web_search");
+    }
+    if groups.contains(&"env") {
+        tools.extend([
+            "env_inspect",
+            "tool_discover",
+            "workflow_plan",
+            "logs_query",
+        ]);
     }
     tools
 }
@@ -65,7 +78,9 @@ async fn tools_list_follows_wamcp_tools() {
         (Some(" Core , DOCS,docs "), &["core", "docs"], ""),
         (
             Some("all"),
-            &["core", "edit", "build", "docs", "net", "search", "research"],
+            &[
+                "core", "edit", "build", "docs", "net", "env", "search", "research",
+            ],
             "",
         ),
         (

@@ -17,7 +17,7 @@ pub struct Params {
     /// Directory to build in, inside a writable root.
     #[serde(default)]
     pub working_directory: Option<String>,
-    /// Seconds before the build and everything it started are killed (1-1800).
+    /// Seconds before the build's process tree is killed (1-1800).
     #[serde(default = "six_hundred")]
     pub timeout_seconds: i64,
 }
@@ -34,7 +34,7 @@ impl ToolDef for BuildProject {
     const GROUPS: &'static [Group] = &[Group::Build];
     const DESCRIPTION: &'static str = "Run a build (cmake, ninja, msbuild, dotnet, cargo, compilers, python build \
         scripts) and get its errors and warnings deduplicated with file, line and code, then a verdict, instead \
-        of the raw log. A failed build with nothing recognised shows the end of the log.";
+        of the raw log.";
     const HINTS: Hints = Hints::RUNS_PROGRAMS;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

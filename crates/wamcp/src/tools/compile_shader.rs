@@ -13,7 +13,7 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Shader file: .vert .frag .comp .geom .tesc .tese .mesh .task .rgen .rchit .rahit .rmiss .rint .rcall, .glsl, .hlsl or .fx.
+    /// Shader file: a GLSL stage extension (.vert, .frag, .comp...), .glsl, .hlsl or .fx.
     pub source: String,
     /// Output file; default: the source path plus .spv, .dxil or .cso.
     #[serde(default)]

@@ -23,7 +23,7 @@ impl ToolDef for DownloadFile {
     const NAME: &'static str = "download_file";
     const GROUPS: &'static [Group] = &[Group::Net];
     const DESCRIPTION: &'static str = "Download a file (up to 500 MiB) from GitHub's hosts into the server's download \
-        root. Never overwrites: an existing name is an error. Returns the saved path and size.";
+        root. Never overwrites: an existing name is an error.";
     const HINTS: Hints = Hints {
         read_only: false,
         destructive: false,

@@ -9,7 +9,7 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// https URL on github.com, api.github.com, raw.githubusercontent.com, objects/release-assets.githubusercontent.com or premake.github.io.
+    /// https URL on GitHub's hosts or premake.github.io.
     pub url: String,
 }
 

@@ -30,9 +30,8 @@ impl ToolDef for FetchWebPage {
     type Params = Params;
     const NAME: &'static str = "fetch_web_page";
     const GROUPS: &'static [Group] = &[Group::Docs, Group::Research];
-    const DESCRIPTION: &'static str = "Read a documentation web page as plain text (what a reader sees; hidden \
-        text, scripts and navigation removed), in pages of numbered lines, with its outbound links. Reads \
-        documentation hosts and hosts the user granted.";
+    const DESCRIPTION: &'static str = "Read a documentation web page as the text a reader sees, in pages of \
+        numbered lines, with its outbound links. Reads documentation hosts and hosts the user granted.";
     const HINTS: Hints = Hints::NETWORK_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

@@ -32,7 +32,7 @@ impl ToolDef for FindFiles {
     const NAME: &'static str = "find_files";
     const GROUPS: &'static [Group] = &[Group::Core];
     const DESCRIPTION: &'static str = "Find files by name pattern under a directory, recursively, skipping \
-        build and version-control directories. Use it to learn which files exist before reading.";
+        build and version-control directories.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

@@ -12,7 +12,7 @@ impl ToolDef for GetGpuInfo {
     const NAME: &'static str = "get_gpu_info";
     const GROUPS: &'static [Group] = &[Group::Build];
     const DESCRIPTION: &'static str = "Report GPU adapters with driver versions and memory, Vulkan devices \
-        (vulkaninfo), the shader toolchain found on PATH, and graphics SDK variables. A probe that failed says so.";
+        (vulkaninfo), the shader toolchain found on PATH, and graphics SDK variables.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, _params: NoParams) -> Result<ToolOutput, ToolError> {

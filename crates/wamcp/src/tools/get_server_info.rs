@@ -20,9 +20,9 @@ impl ToolDef for GetServerInfo {
     type Params = NoParams;
     const NAME: &'static str = "get_server_info";
     const GROUPS: &'static [Group] = &[Group::Core];
-    const DESCRIPTION: &'static str = "Report this server's configuration: active tool groups and the \
-        tools each group holds, writable roots, network and documentation hosts, and any configuration \
-        error. Call it to learn why a tool is missing or a path or host was refused.";
+    const DESCRIPTION: &'static str = "Report this server's configuration: tool groups and their tools, \
+        writable roots, allowed hosts, configuration errors. Call it to learn why a tool is missing or a path \
+        or host was refused.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, _params: NoParams) -> Result<ToolOutput, ToolError> {
@@ -102,6 +102,19 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         ("command_confinement_detail", json!(sandbox.detail)),
         ("command_writable", json!(ctx.sandbox.caches().entries)),
         ("command_writable_system", json!(SYSTEM_WRITABLE)),
+        (
+            "capabilities_file",
+            json!(
+                ctx.capabilities_file
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+            ),
+        ),
+        ("capabilities_errors", json!(ctx.catalog().errors)),
+        (
+            "audit_log_dir",
+            json!(ctx.audit.as_ref().map(|a| a.dir().display().to_string())),
+        ),
     ];
     if let Some(object) = info.as_object_mut() {
         object.extend(confinement.map(|(k, v)| (k.to_string(), v)));

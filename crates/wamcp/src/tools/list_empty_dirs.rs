@@ -19,8 +19,8 @@ impl ToolDef for ListEmptyDirs {
     type Params = Params;
     const NAME: &'static str = "list_empty_dirs";
     const GROUPS: &'static [Group] = &[Group::Core];
-    const DESCRIPTION: &'static str = "Find directories that hold no files at any depth, deepest first, so \
-        they can be removed in that order.";
+    const DESCRIPTION: &'static str = "Find directories with no files at any depth, deepest first (the \
+        order to remove them in).";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

@@ -2,9 +2,11 @@
 //! registry table decides which are live.
 
 pub mod build_project;
+pub mod capability_run;
 pub mod compile_shader;
 pub mod download_file;
 pub mod edit_file;
+pub mod env_inspect;
 pub mod fetch_https_response;
 pub mod fetch_web_page;
 pub mod find_files;
@@ -14,10 +16,13 @@ pub mod get_server_info;
 pub mod get_system_info;
 pub mod list_directory;
 pub mod list_empty_dirs;
+pub mod logs_query;
 pub mod read_file;
 pub mod run_powershell;
 pub mod search_files;
+pub mod tool_discover;
 pub mod web_search;
+pub mod workflow_plan;
 pub mod write_file;
 
 use crate::consent::Answer;

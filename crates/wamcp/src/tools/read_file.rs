@@ -25,8 +25,8 @@ impl ToolDef for ReadFile {
     type Params = Params;
     const NAME: &'static str = "read_file";
     const GROUPS: &'static [Group] = &[Group::Core];
-    const DESCRIPTION: &'static str = "Read a text file and return its lines as plain text, up to 2000 lines \
-        or 256 KiB per call. A longer file ends with the exact call that reads on.";
+    const DESCRIPTION: &'static str = "Read a text file's lines, up to 2000 lines or 256 KiB per call; a \
+        longer file ends with the exact call that reads on.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

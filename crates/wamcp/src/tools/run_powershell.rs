@@ -13,7 +13,7 @@ use wamcp_policy::groups::Group;
 pub struct Params {
     /// One program and its arguments, e.g. "git status" or "cmake --build build".
     pub command: String,
-    /// Seconds before the command and everything it started are killed (1-600).
+    /// Seconds before the command's process tree is killed (1-600).
     #[serde(default = "three_hundred")]
     pub timeout_seconds: i64,
     /// Directory to run in, inside a writable root.

@@ -26,6 +26,7 @@ const WAMCP_VARS: &[&str] = &[
     "WAMCP_HOST_GRANT_PERSIST",
     "WAMCP_SEARCH_BACKEND",
     "WAMCP_COMMAND_RULES",
+    "WAMCP_CAPABILITIES_FILE",
 ];
 
 /// A sandbox: a home directory with per-user config and data dirs, and a

@@ -1,0 +1,548 @@
+//! `capability_run`: plan or run one catalog capability.
+//!
+//! A plan names exactly what would run — the argv, the executable file and
+//! its SHA-256 — so that a person (or a host's permission prompt) reviews
+//! something concrete. A run given the reviewed identity refuses with
+//! `stale_plan` when the file found now is another one (a different `PATH`,
+//! an upgrade, a planted binary). Runs go through the same OS confinement
+//! as every other command, with no shell and stdin closed.
+
+use crate::audit_log::Entry;
+use crate::sources::Sources;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use wamcp_exec::confine::{Sandbox, refusal_note};
+use wamcp_exec::{Progress, RunSpec};
+use wamcp_policy::command::hardening::child_env;
+use wamcp_policy::command::rules::program_name;
+use wamcp_policy::devenv::audit::{Event, Outcome};
+use wamcp_policy::devenv::catalog::{self, Capability};
+use wamcp_policy::devenv::safety::Safety;
+use wamcp_policy::error::{ErrorType, ToolError};
+
+pub const MAX_CAPABILITY_CHARS: usize = 256;
+pub const MAX_EXTRA_ARGS: usize = 128;
+pub const MAX_ARG_CHARS: usize = 32_768;
+pub const MAX_EXPECTED_CHARS: usize = 4096;
+pub const DEFAULT_TIMEOUT_SECONDS: i64 = 120;
+pub const MAX_TIMEOUT_SECONDS: i64 = 600;
+/// Characters of output kept from the end of each stream.
+pub const STDOUT_TAIL_CHARS: usize = 8000;
+pub const STDERR_TAIL_CHARS: usize = 4000;
+
+/// The catalog in force and what went wrong loading the user's part.
+#[derive(Clone, Debug)]
+pub struct Catalog {
+    pub capabilities: Vec<Capability>,
+    pub user_file: Option<PathBuf>,
+    pub errors: Vec<String>,
+}
+
+impl Catalog {
+    /// The built-in catalog merged with `user_file`'s; a broken user file
+    /// leaves the built-in one in force and its problems in `errors`.
+    pub fn load(user_file: Option<PathBuf>) -> Catalog {
+        let builtin = catalog::builtin();
+        let Some(path) = user_file else {
+            return Catalog {
+                capabilities: builtin,
+                user_file: None,
+                errors: Vec::new(),
+            };
+        };
+        let read = std::fs::File::open(&path).and_then(|file| {
+            let mut text = String::new();
+            file.take(catalog::MAX_FILE_BYTES as u64 + 1)
+                .read_to_string(&mut text)
+                .map(|_| text)
+        });
+        let (capabilities, errors) = match read {
+            Ok(text) => match catalog::parse(&text, true) {
+                Ok(user) => (catalog::merge(builtin, Some(user)), Vec::new()),
+                Err(problems) => (builtin, problems),
+            },
+            Err(e) => (builtin, vec![format!("cannot be read: {e}")]),
+        };
+        let shown = path.display().to_string();
+        Catalog {
+            capabilities,
+            errors: errors
+                .into_iter()
+                .map(|e| format!("{shown}: {e}"))
+                .collect(),
+            user_file: Some(path),
+        }
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Capability> {
+        self.capabilities.iter().find(|c| c.id == id)
+    }
+}
+
+/// The alternative that would run: its argv and the file found for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    pub argv: Vec<String>,
+    pub executable: PathBuf,
+}
+
+/// The first alternative whose program is found.
+pub fn resolve(sources: &dyn Sources, capability: &Capability) -> Option<Resolved> {
+    capability.argv.iter().find_map(|argv| {
+        let program = Path::new(&argv[0]);
+        let executable = if program.is_absolute() {
+            program.is_file().then(|| program.to_path_buf())
+        } else {
+            sources.program(&argv[0])
+        }?;
+        Some(Resolved {
+            argv: argv.clone(),
+            executable,
+        })
+    })
+}
+
+/// What identifies the executable a plan reviewed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    /// `file`, or `app_execution_alias` for the Store's zero-byte stand-ins,
+    /// which cannot be opened and are identified by their path.
+    pub kind: &'static str,
+    pub sha256: String,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The executable's identity, read now.
+pub fn identity(path: &Path) -> std::io::Result<Identity> {
+    let alias = path
+        .to_string_lossy()
+        .to_ascii_lowercase()
+        .contains("\\microsoft\\windowsapps\\");
+    match std::fs::File::open(path) {
+        Ok(mut file) => {
+            let mut hasher = Sha256::new();
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                let n = file.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                hasher.update(&buf[..n]);
+            }
+            Ok(Identity {
+                kind: "file",
+                sha256: hex(&hasher.finalize()),
+            })
+        }
+        Err(_) if alias => Ok(Identity {
+            kind: "app_execution_alias",
+            sha256: hex(&Sha256::digest(
+                path.to_string_lossy().to_lowercase().as_bytes(),
+            )),
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+/// A `capability_run` call as received.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    pub capability: String,
+    pub extra_args: Vec<String>,
+    pub cwd: Option<String>,
+    pub execute: bool,
+    pub expected_executable: Option<String>,
+    pub expected_identity_kind: Option<String>,
+    pub expected_identity_sha256: Option<String>,
+    pub timeout_seconds: i64,
+}
+
+fn invalid(message: String) -> ToolError {
+    ToolError::new(ErrorType::InvalidInput, message)
+        .recover("DO NOT retry the identical call; fix the argument the message names.")
+        .detail("status", "invalid_input")
+}
+
+/// Checks the call's arguments (the limits of the seed).
+pub fn validate(req: &Request) -> Result<(), ToolError> {
+    let id_chars = req.capability.chars().count();
+    if req.capability.trim().is_empty() || id_chars > MAX_CAPABILITY_CHARS {
+        return Err(invalid(format!(
+            "capability must be 1-{MAX_CAPABILITY_CHARS} characters (got {id_chars})."
+        )));
+    }
+    if req.extra_args.len() > MAX_EXTRA_ARGS {
+        return Err(invalid(format!(
+            "extra_args holds {} items; at most {MAX_EXTRA_ARGS}.",
+            req.extra_args.len()
+        )));
+    }
+    if let Some((n, _)) = req
+        .extra_args
+        .iter()
+        .enumerate()
+        .find(|(_, a)| a.contains('\0') || a.chars().count() > MAX_ARG_CHARS)
+    {
+        return Err(invalid(format!(
+            "extra_args item {} holds a NUL character or is longer than {MAX_ARG_CHARS} characters.",
+            n + 1
+        )));
+    }
+    if !(1..=MAX_TIMEOUT_SECONDS).contains(&req.timeout_seconds) {
+        return Err(invalid(format!(
+            "timeout_seconds must be 1-{MAX_TIMEOUT_SECONDS} (got {}).",
+            req.timeout_seconds
+        )));
+    }
+    if req
+        .expected_executable
+        .as_ref()
+        .is_some_and(|e| e.chars().count() > MAX_EXPECTED_CHARS)
+    {
+        return Err(invalid(format!(
+            "expected_executable is longer than {MAX_EXPECTED_CHARS} characters."
+        )));
+    }
+    if let Some(kind) = &req.expected_identity_kind
+        && !["file", "app_execution_alias"].contains(&kind.as_str())
+    {
+        return Err(invalid(format!(
+            "expected_executable_identity_kind must be 'file' or 'app_execution_alias' (got '{kind}')."
+        )));
+    }
+    if let Some(sha) = &req.expected_identity_sha256
+        && (sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
+        return Err(invalid(
+            "expected_executable_identity_sha256 must be 64 hexadecimal characters.".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Everything decided before anything runs.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub capability: Capability,
+    pub effective: Safety,
+    pub extra_args: Vec<String>,
+    pub resolved: Option<Resolved>,
+    pub identity: Option<Identity>,
+    pub cwd: PathBuf,
+    pub timeout: Duration,
+}
+
+impl Prepared {
+    /// The argv that would run: the alternative found (else the first) and
+    /// the extra arguments.
+    pub fn argv(&self) -> Vec<String> {
+        let base = match &self.resolved {
+            Some(r) => r.argv.clone(),
+            None => self.capability.argv[0].clone(),
+        };
+        base.into_iter()
+            .chain(self.extra_args.iter().cloned())
+            .collect()
+    }
+
+    pub fn audit(
+        &self,
+        outcome: Outcome,
+        started: Option<Instant>,
+        detail: Option<String>,
+    ) -> Entry {
+        Entry {
+            tool: "capability_run",
+            subject: Some(self.capability.id.clone()),
+            safety: Some(self.effective),
+            event: Event::Execution,
+            outcome,
+            duration: started.map_or(Duration::ZERO, |s| s.elapsed()),
+            detail,
+        }
+    }
+
+    /// The fields every answer about this capability carries.
+    fn view(&self, status: &str) -> Value {
+        json!({
+            "status": status,
+            "capability": self.capability.id,
+            "description": self.capability.description,
+            "safety": self.capability.safety,
+            "effective_safety": self.effective,
+            "approval_required": self.effective == Safety::ApprovalRequired,
+            "argv": self.argv(),
+            "executable": self.resolved.as_ref().map(|r| r.executable.display().to_string()),
+            "executable_identity_kind": self.identity.as_ref().map(|i| i.kind),
+            "executable_identity_sha256": self.identity.as_ref().map(|i| i.sha256.clone()),
+            "cwd": self.cwd.display().to_string(),
+            "network": self.capability.network,
+            "timeout_seconds": self.timeout.as_secs(),
+        })
+    }
+}
+
+/// Finds the capability, the directory and the executable. `roots` are
+/// the writable roots (the directory must lie in one).
+pub fn prepare(
+    req: &Request,
+    catalog: &Catalog,
+    sources: &dyn Sources,
+    server_cwd: &Path,
+    roots: &[PathBuf],
+) -> Result<Prepared, ToolError> {
+    validate(req)?;
+    let Some(capability) = catalog.get(req.capability.trim()) else {
+        let known: Vec<&str> = catalog.capabilities.iter().map(|c| c.id.as_str()).collect();
+        if !catalog.errors.is_empty() {
+            return Err(ToolError::new(
+                ErrorType::ConfigurationError,
+                format!(
+                    "No capability '{}' is loaded, and the user's catalog could not be used: {}",
+                    req.capability,
+                    catalog.errors.join("; ")
+                ),
+            )
+            .recover("DO NOT retry; tell the user their capability file needs fixing (get_server_info shows the problems).")
+            .detail("status", "configuration_error"));
+        }
+        return Err(ToolError::new(
+            ErrorType::UnknownCapability,
+            format!("No capability is called '{}'.", req.capability),
+        )
+        .recover(format!(
+            "DO NOT retry the identical call. Known capabilities: {}.",
+            known.join(", ")
+        ))
+        .recover("workflow_plan finds the capability that fits a task.")
+        .detail("status", "unknown_capability"));
+    };
+    // The user's file may have removed or restricted a built-in entry:
+    // while it cannot be used, nothing runs (plans still show the problem).
+    if req.execute && !catalog.errors.is_empty() {
+        return Err(ToolError::new(
+            ErrorType::ConfigurationError,
+            format!(
+                "The user's capability catalog cannot be used, so no capability runs: {}",
+                catalog.errors.join("; ")
+            ),
+        )
+        .recover("DO NOT retry; tell the user their capability file needs fixing (get_server_info shows the problems).")
+        .detail("status", "configuration_error"));
+    }
+    let cwd = wamcp_exec::command::working_directory(req.cwd.as_deref(), server_cwd, roots)
+        .map_err(|e| e.detail("status", "invalid_input"))?;
+    let resolved = resolve(sources, capability);
+    let identity = resolved.as_ref().and_then(|r| identity(&r.executable).ok());
+    Ok(Prepared {
+        capability: capability.clone(),
+        effective: capability
+            .safety
+            .with_extra_args(!req.extra_args.is_empty()),
+        extra_args: req.extra_args.clone(),
+        resolved,
+        identity,
+        cwd,
+        timeout: Duration::from_secs(req.timeout_seconds as u64),
+    })
+}
+
+/// The answer to `execute=false`.
+pub fn plan(p: &Prepared) -> Value {
+    if p.resolved.is_none() {
+        return unavailable(p);
+    }
+    let mut view = p.view("planned");
+    view["next"] = Value::String(
+        "To run exactly this, call capability_run again with execute=true and expected_executable, \
+         expected_executable_identity_kind and expected_executable_identity_sha256 set to the values above."
+            .into(),
+    );
+    view
+}
+
+fn unavailable(p: &Prepared) -> Value {
+    let mut view = p.view("unavailable");
+    view["reason"] = Value::String(format!(
+        "none of the configured programs ({}) was found on PATH",
+        p.capability.programs().collect::<Vec<_>>().join(", ")
+    ));
+    view
+}
+
+/// Why an execution does not start, when it does not.
+pub enum Gate {
+    /// Free to run (approval, when required, is the caller's to obtain).
+    Open,
+    Refused(Value),
+}
+
+/// The checks between a plan and a run: forbidden, not installed, and the
+/// reviewed identity.
+pub fn gate(p: &Prepared, req: &Request) -> Gate {
+    if p.effective == Safety::Forbidden {
+        let mut view = p.view("blocked");
+        view["reason"] = "the capability is classified forbidden and never runs".into();
+        return Gate::Refused(view);
+    }
+    let Some(resolved) = &p.resolved else {
+        return Gate::Refused(unavailable(p));
+    };
+    let now = resolved.executable.display().to_string();
+    let mut stale = Vec::new();
+    if let Some(expected) = &req.expected_executable
+        && !same_path(expected, &now)
+    {
+        stale.push(format!("the executable is now '{now}', not '{expected}'"));
+    }
+    match (
+        &p.identity,
+        &req.expected_identity_kind,
+        &req.expected_identity_sha256,
+    ) {
+        (None, Some(_), _) | (None, _, Some(_)) => {
+            stale.push("the executable can no longer be read to check its identity".into())
+        }
+        (Some(id), kind, sha) => {
+            if kind.as_deref().is_some_and(|k| k != id.kind) {
+                stale.push(format!("its identity kind is now '{}'", id.kind));
+            }
+            if sha
+                .as_deref()
+                .is_some_and(|s| !s.eq_ignore_ascii_case(&id.sha256))
+            {
+                stale.push("its SHA-256 differs from the reviewed one".into());
+            }
+        }
+        (None, None, None) => {}
+    }
+    if stale.is_empty() {
+        Gate::Open
+    } else {
+        let mut view = p.view("stale_plan");
+        view["reason"] = Value::String(stale.join("; "));
+        view["next"] =
+            "Nothing ran. Plan again (execute=false), review the new executable, then run with its identity.".into();
+        Gate::Refused(view)
+    }
+}
+
+fn same_path(a: &str, b: &str) -> bool {
+    if cfg!(windows) {
+        a.replace('/', "\\")
+            .eq_ignore_ascii_case(&b.replace('/', "\\"))
+    } else {
+        a == b
+    }
+}
+
+/// The last `n` characters of `text`, and how many were left out.
+fn tail(text: &str, n: usize) -> (String, usize) {
+    let count = text.chars().count();
+    if count <= n {
+        return (text.to_string(), 0);
+    }
+    (text.chars().skip(count - n).collect(), count - n)
+}
+
+/// Runs a prepared capability that passed the gate (and approval).
+pub async fn execute(
+    p: &Prepared,
+    sandbox: &Sandbox,
+    roots: &[PathBuf],
+    progress: Option<Progress<'_>>,
+) -> (Value, Entry) {
+    let started = Instant::now();
+    let refused = |why: String, view: Value| {
+        let mut view = view;
+        view["status"] = "failed".into();
+        view["reason"] = Value::String(why);
+        (
+            view,
+            p.audit(
+                Outcome::NotExecuted,
+                Some(started),
+                Some("not started".into()),
+            ),
+        )
+    };
+    let Some(resolved) = &p.resolved else {
+        return (unavailable(p), p.audit(Outcome::NotExecuted, None, None));
+    };
+    let argv = p.argv();
+    let mut program = resolved.executable.display().to_string();
+    if cfg!(windows) {
+        // A batch file runs through cmd.exe, which would read some
+        // arguments as commands: those are refused before anything starts.
+        program = match wamcp_exec::command::windows_program(program, &argv[1..]) {
+            Ok(program) => program,
+            Err(e) => return refused(e.message, p.view("failed")),
+        };
+    }
+    let confinement = match sandbox.confinement(roots, p.capability.network) {
+        Ok(c) => c,
+        Err(e) => return refused(e.message, p.view("failed")),
+    };
+    let spec = RunSpec {
+        program,
+        args: argv[1..].to_vec(),
+        env: child_env(&program_name(&argv[0]), |k| std::env::var(k).ok()),
+        cwd: p.cwd.clone(),
+        timeout: p.timeout,
+        keep_head: 0,
+        // Bytes: enough for the character tails below in any script.
+        keep_tail: STDOUT_TAIL_CHARS * 4,
+        confinement,
+    };
+    let out = match wamcp_exec::run_reporting(&spec, progress).await {
+        Ok(out) => out,
+        Err(e) => {
+            return refused(
+                format!("could not start '{}': {e}", argv[0]),
+                p.view("failed"),
+            );
+        }
+    };
+    let outcome = Outcome::of_run(out.exit_code, out.timed_out);
+    let status = match outcome {
+        Outcome::Succeeded => "completed",
+        Outcome::Failed => "failed",
+        _ => "unknown",
+    };
+    let (stdout, stdout_cut) = tail(&out.stdout.render(), STDOUT_TAIL_CHARS);
+    let stderr_text = out.stderr.render();
+    let (stderr, stderr_cut) = tail(&stderr_text, STDERR_TAIL_CHARS);
+    let mut view = p.view(status);
+    view["exit_code"] = json!(out.exit_code);
+    view["timed_out"] = json!(out.timed_out);
+    view["duration_ms"] = json!(out.elapsed.as_millis() as u64);
+    view["confined"] = json!(out.confined);
+    view["stdout_tail"] = Value::String(stdout);
+    view["stdout_omitted_chars"] = json!(stdout_cut);
+    view["stderr_tail"] = Value::String(stderr);
+    view["stderr_omitted_chars"] = json!(stderr_cut);
+    if out.timed_out {
+        view["reason"] = Value::String(format!(
+            "killed after {} s with everything it started; what it changed before that is not known",
+            p.timeout.as_secs()
+        ));
+    }
+    if let Some(note) = refusal_note(out.confined, out.exit_code, &stderr_text) {
+        view["note"] = Value::String(note);
+    }
+    let detail = match (out.timed_out, out.exit_code) {
+        (true, _) => "timed out".to_string(),
+        (false, Some(code)) => format!("exit code {code}"),
+        (false, None) => "killed by a signal".to_string(),
+    };
+    (view, p.audit(outcome, Some(started), Some(detail)))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,12 @@
+//! The development-environment agent (seed 002): what this machine has,
+//! which capability fits a task, running it under the same confinement as
+//! every command, and a trail a person can read afterwards. Decisions
+//! (routing, safety classes, the catalog format, audit outcomes) live in
+//! `wamcp_policy::devenv`; this crate asks the machine and runs things.
+
+pub mod audit_log;
+pub mod capability;
+pub mod discover;
+pub mod snapshot;
+pub mod sources;
+pub mod workflow;

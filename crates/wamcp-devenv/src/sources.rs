@@ -1,0 +1,60 @@
+//! Where the snapshot and discovery get their raw answers. A trait, so the
+//! decisions made from the answers (tri-state, degraded, the Windows facts)
+//! are tested on every host with answers of our choosing, failures included.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+pub use wamcp_platform::probe::{OsRow, Output, RegValue};
+
+pub trait Sources: Sync {
+    /// The program a command would start for `name` (the child's `PATH`,
+    /// without directories the agent can write).
+    fn program(&self, name: &str) -> Option<PathBuf>;
+    fn text_file(&self, path: &Path) -> io::Result<String>;
+    fn file_exists(&self, path: &Path) -> io::Result<bool>;
+    fn machine_value(&self, key: &str, value: &str) -> Result<Option<RegValue>, String>;
+    fn machine_subkeys(&self, key: &str) -> Result<Option<Vec<String>>, String>;
+    fn optional_feature(&self, name: &str) -> Result<Option<u32>, String>;
+    fn operating_system(&self) -> Result<OsRow, String>;
+    /// Runs a probe program in a neutral directory (never the project: its
+    /// files must not steer a probe, as `rust-toolchain.toml` steers cargo).
+    fn output(&self, program: &Path, args: &[&str], timeout: Duration) -> Result<Output, String>;
+}
+
+/// The machine itself.
+pub struct System;
+
+impl Sources for System {
+    fn program(&self, name: &str) -> Option<PathBuf> {
+        wamcp_platform::search_path::find_program(name)
+    }
+
+    fn text_file(&self, path: &Path) -> io::Result<String> {
+        std::fs::read_to_string(path)
+    }
+
+    fn file_exists(&self, path: &Path) -> io::Result<bool> {
+        path.try_exists()
+    }
+
+    fn machine_value(&self, key: &str, value: &str) -> Result<Option<RegValue>, String> {
+        wamcp_platform::probe::machine_value(key, value)
+    }
+
+    fn machine_subkeys(&self, key: &str) -> Result<Option<Vec<String>>, String> {
+        wamcp_platform::probe::machine_subkeys(key)
+    }
+
+    fn optional_feature(&self, name: &str) -> Result<Option<u32>, String> {
+        wamcp_platform::probe::optional_feature_state(name)
+    }
+
+    fn operating_system(&self) -> Result<OsRow, String> {
+        wamcp_platform::probe::operating_system()
+    }
+
+    fn output(&self, program: &Path, args: &[&str], timeout: Duration) -> Result<Output, String> {
+        wamcp_platform::probe::output_within(program, args, &std::env::temp_dir(), timeout)
+    }
+}

@@ -1,0 +1,8 @@
+//! Decisions of the development-environment agent (seed 002): safety
+//! classes, the capability catalog's format, workflow routing and the audit
+//! trail's outcomes and chain. The crate `wamcp-devenv` does the I/O.
+
+pub mod audit;
+pub mod catalog;
+pub mod routing;
+pub mod safety;

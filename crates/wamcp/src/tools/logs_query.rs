@@ -1,0 +1,80 @@
+//! `logs_query`: the audit trail, newest last, with what its chain shows.
+
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use wamcp_policy::devenv::audit::Filter;
+use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::groups::Group;
+
+const MAX_LAST_N: i64 = 200;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// How many of the newest matching records (1-200).
+    #[serde(default = "twenty")]
+    pub last_n: i64,
+    /// failures = failed or unknown outcome.
+    #[serde(default = "everything")]
+    pub filter: Filter,
+}
+
+fn twenty() -> i64 {
+    20
+}
+
+fn everything() -> Filter {
+    Filter::All
+}
+
+pub struct LogsQuery;
+
+impl ToolDef for LogsQuery {
+    type Params = Params;
+    const NAME: &'static str = "logs_query";
+    const GROUPS: &'static [Group] = &[Group::Env];
+    const DESCRIPTION: &'static str = "Read the audit trail of capability runs: what ran, its safety class, \
+        outcome and duration (never commands or output), and whether records were edited or removed.";
+    const HINTS: Hints = Hints::LOCAL_READ;
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        if !(1..=MAX_LAST_N).contains(&p.last_n) {
+            return Err(ToolError::new(
+                ErrorType::InvalidInput,
+                format!("last_n must be 1-{MAX_LAST_N} (got {}).", p.last_n),
+            )
+            .recover("DO NOT retry the identical call; pick a number in range.")
+            .detail("status", "invalid_input"));
+        }
+        let Some(log) = call.ctx.audit.clone() else {
+            return Err(ToolError::new(
+                ErrorType::ConfigurationError,
+                "There is no per-user data directory, so no audit trail is kept.",
+            )
+            .detail("status", "configuration_error"));
+        };
+        blocking(move || {
+            let reading = log.read();
+            let matching: Vec<_> = reading
+                .records
+                .iter()
+                .filter(|r| p.filter.admits(r))
+                .collect();
+            let shown = &matching[matching.len().saturating_sub(p.last_n as usize)..];
+            Ok(json!({
+                "status": "ok",
+                "filter": p.filter,
+                "retained_records": reading.records.len(),
+                "matching_records": matching.len(),
+                "records": shown,
+                "chain_intact": reading.problems.is_empty(),
+                "chain_problems": reading.problems,
+                "log_dir": log.dir().display().to_string(),
+            }))
+        })
+        .await
+        .map(ToolOutput::Data)
+    }
+}

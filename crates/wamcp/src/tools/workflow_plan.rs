@@ -1,0 +1,67 @@
+//! `workflow_plan`: the capability a task calls for, and the steps around it.
+
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use wamcp_devenv::capability::MAX_ARG_CHARS;
+use wamcp_devenv::sources::System;
+use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::groups::Group;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// What the user wants done, in their words.
+    pub task: String,
+    /// Anything else that names the project's languages or tools.
+    #[serde(default)]
+    pub context: String,
+    /// The project directory (inside a writable root).
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+pub struct WorkflowPlan;
+
+impl ToolDef for WorkflowPlan {
+    type Params = Params;
+    const NAME: &'static str = "workflow_plan";
+    const GROUPS: &'static [Group] = &[Group::Env];
+    const DESCRIPTION: &'static str = "Choose the catalog capability a task calls for, or say that none \
+        fits or that several tie, with every candidate's evidence and the inspect, route, execute and verify \
+        steps.";
+    const HINTS: Hints = Hints::LOCAL_READ;
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        for (name, text) in [("task", &p.task), ("context", &p.context)] {
+            let chars = text.chars().count();
+            if chars > MAX_ARG_CHARS || (name == "task" && text.trim().is_empty()) {
+                return Err(ToolError::new(
+                    ErrorType::InvalidInput,
+                    format!("{name} must be 1-{MAX_ARG_CHARS} characters (got {chars})."),
+                )
+                .recover("DO NOT retry the identical call; describe the task in a sentence.")
+                .detail("status", "invalid_input"));
+            }
+        }
+        let ctx = call.ctx.clone();
+        blocking(move || {
+            let roots = ctx.run_roots();
+            let cwd =
+                match wamcp_exec::command::working_directory(p.cwd.as_deref(), &ctx.cwd, &roots) {
+                    Ok(dir) => dir,
+                    Err(e) if p.cwd.is_some() => return Err(e.detail("status", "invalid_input")),
+                    Err(_) => ctx.cwd.clone(),
+                };
+            Ok(wamcp_devenv::workflow::plan(
+                &p.task,
+                &p.context,
+                ctx.catalog(),
+                &System,
+                &cwd,
+            ))
+        })
+        .await
+        .map(ToolOutput::Data)
+    }
+}
