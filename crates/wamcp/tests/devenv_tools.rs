@@ -6,7 +6,7 @@ mod common;
 
 use common::Sandbox;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A program every test host has, and argv that writes `file` in the
 /// working directory with it.
