@@ -235,6 +235,40 @@ fn a_prompt_rule_asks_the_user_in_both_eras() {
     }
 }
 
+/// An approval-required capability asks the user in both eras; only a yes
+/// runs it, and the trail records the question and what followed.
+#[test]
+fn an_approval_required_capability_asks_in_both_eras() {
+    let Some(python) = python() else { return };
+    for mode in ["legacy", "auto"] {
+        for (answer, runs) in [("yes", true), ("no", false), ("decline", false)] {
+            let (sandbox, project) = Sandbox::with_project();
+            let catalog = sandbox.write(
+                "caps.json",
+                r#"{"capabilities": [{"id": "publish", "description": "Publish.", "safety": "approval-required",
+                   "argv": [["touch", "published.txt"]]}]}"#,
+            );
+            let sandbox = sandbox.set("WAMCP_CAPABILITIES_FILE", catalog.display().to_string());
+            let args = json!({"capability": "publish", "cwd": "proj", "execute": true});
+            let (seen, _) = run_script(
+                &python,
+                &sandbox,
+                "mcp_consent.py",
+                &[mode, answer, "capability_run", &args.to_string(), BIN],
+            );
+            let questions = seen["questions"].as_array().unwrap();
+            assert_eq!(questions.len(), 1, "{mode} {answer}: {seen}");
+            let question = questions[0].as_str().unwrap();
+            assert!(question.contains("    touch published.txt\n"), "{question}");
+            assert!(question.contains("classified approval-required"), "{question}");
+            assert_eq!(project.join("published.txt").exists(), runs, "{mode} {answer}: {seen}");
+            assert_eq!(seen["is_error"], false, "{mode} {answer}: {seen}");
+            let result: Value = serde_json::from_str(seen["text"].as_str().unwrap()).unwrap();
+            assert_eq!(result["status"], if runs { "completed" } else { "blocked" }, "{result}");
+        }
+    }
+}
+
 /// Writing a file that changes what an agent may do (here `.mcp.json`)
 /// asks the user in both eras; only a yes writes it.
 #[test]
