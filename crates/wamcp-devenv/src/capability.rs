@@ -94,7 +94,8 @@ pub fn resolve(sources: &dyn Sources, capability: &Capability) -> Option<Resolve
     capability.argv.iter().find_map(|argv| {
         let program = Path::new(&argv[0]);
         let executable = if program.is_absolute() {
-            program.is_file().then(|| program.to_path_buf())
+            (program.is_file() && wamcp_platform::search_path::is_trusted_program(program))
+                .then(|| program.to_path_buf())
         } else {
             sources.program(&argv[0])
         }?;
@@ -370,7 +371,8 @@ pub fn plan(p: &Prepared) -> Value {
 fn unavailable(p: &Prepared) -> Value {
     let mut view = p.view("unavailable");
     view["reason"] = Value::String(format!(
-        "none of the configured programs ({}) was found on PATH",
+        "none of the configured programs ({}) was found on PATH, or as an absolute path outside the writable \
+         roots",
         p.capability.programs().collect::<Vec<_>>().join(", ")
     ));
     view

@@ -60,6 +60,16 @@ pub fn child_path() -> Option<OsString> {
     std::env::join_paths(kept).ok()
 }
 
+/// Whether the program file `path` (absolute) lies outside every
+/// directory the agent can write, judged like a `PATH` entry: a catalog
+/// that names `/proj/.venv/bin/ruff` would otherwise run whatever the agent
+/// last wrote there.
+pub fn is_trusted_program(path: &Path) -> bool {
+    let distrusted = DISTRUSTED.read().unwrap_or_else(|e| e.into_inner());
+    path.parent()
+        .is_some_and(|dir| is_trusted(dir, &distrusted))
+}
+
 /// An absolute directory outside every distrusted one (compared as written
 /// and resolved, and without case on Windows). One that cannot be resolved
 /// is not trusted: a path the resolver gives up on (too long, a loop) may

@@ -433,10 +433,7 @@ async fn runs_are_confined_and_a_timeout_is_unknown() {
     .await;
     assert_eq!(escape["confined"], true, "{escape:#}");
     assert_eq!(escape["status"], "failed", "{escape:#}");
-    assert!(
-        !Path::new(&canary).exists(),
-        "the confined run wrote outside the roots"
-    );
+    assert!(!canary.exists(), "the confined run wrote outside the roots");
     let slow = run(
         &client,
         json!({"capability": "slow", "cwd": "proj", "execute": true, "timeout_seconds": 1}),
@@ -446,5 +443,42 @@ async fn runs_are_confined_and_a_timeout_is_unknown() {
     assert_eq!(slow["timed_out"], true);
     let log = records(&client, "failures").await;
     assert_eq!(outcomes(&log), ["failed exit code 1", "unknown timed out"]);
+    client.close().await;
+}
+
+/// A catalog may name a program by absolute path, but never one inside a
+/// writable root: the agent could have written it.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_program_inside_a_writable_root_is_never_run() {
+    let (sandbox, project) = Sandbox::with_project();
+    let planted = project.join("tool");
+    std::fs::copy("/usr/bin/touch", &planted).unwrap();
+    let file = sandbox.write(
+        "caps/capabilities.json",
+        &json!({"capabilities": [
+            capability("planted", "read-only", json!([planted.display().to_string(), "planted.txt"])),
+            capability("system", "read-only", json!(["/usr/bin/touch", "system.txt"])),
+        ]})
+        .to_string(),
+    );
+    let client = sandbox
+        .set("WAMCP_CAPABILITIES_FILE", file.display().to_string())
+        .connect()
+        .await;
+    let planted_run = run(
+        &client,
+        json!({"capability": "planted", "cwd": "proj", "execute": true}),
+    )
+    .await;
+    assert_eq!(planted_run["status"], "unavailable", "{planted_run:#}");
+    assert!(!project.join("planted.txt").exists());
+    let system = run(
+        &client,
+        json!({"capability": "system", "cwd": "proj", "execute": true}),
+    )
+    .await;
+    assert_eq!(system["status"], "completed", "{system:#}");
+    assert!(project.join("system.txt").exists());
     client.close().await;
 }

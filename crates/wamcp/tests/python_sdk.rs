@@ -260,11 +260,22 @@ fn an_approval_required_capability_asks_in_both_eras() {
             assert_eq!(questions.len(), 1, "{mode} {answer}: {seen}");
             let question = questions[0].as_str().unwrap();
             assert!(question.contains("    touch published.txt\n"), "{question}");
-            assert!(question.contains("classified approval-required"), "{question}");
-            assert_eq!(project.join("published.txt").exists(), runs, "{mode} {answer}: {seen}");
+            assert!(
+                question.contains("classified approval-required"),
+                "{question}"
+            );
+            assert_eq!(
+                project.join("published.txt").exists(),
+                runs,
+                "{mode} {answer}: {seen}"
+            );
             assert_eq!(seen["is_error"], false, "{mode} {answer}: {seen}");
             let result: Value = serde_json::from_str(seen["text"].as_str().unwrap()).unwrap();
-            assert_eq!(result["status"], if runs { "completed" } else { "blocked" }, "{result}");
+            assert_eq!(
+                result["status"],
+                if runs { "completed" } else { "blocked" },
+                "{result}"
+            );
         }
     }
 }
