@@ -56,6 +56,11 @@ impl AuditLog {
         &self.dir
     }
 
+    /// The files of the trail, for write protection.
+    pub fn files(&self) -> [PathBuf; 3] {
+        [CURRENT, ROTATED, "agent.log.lock"].map(|name| self.dir.join(name))
+    }
+
     /// Appends one record chained to the last one written.
     pub fn append(&self, entry: Entry) -> io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;

@@ -17,8 +17,10 @@ pub mod shader;
 mod temp;
 
 use process_wrap::tokio::{CommandWrap, KillOnDrop};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
@@ -176,31 +178,41 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     let stdout = child.stdout().take();
     let stderr = child.stderr().take();
     let (keep_head, keep_tail) = (spec.keep_head, spec.keep_tail);
-    let out_task = tokio::spawn(capture(stdout, keep_head, keep_tail));
-    let err_task = tokio::spawn(capture(stderr, keep_head, keep_tail));
+    let (out_state, err_state) = (
+        Arc::new(Mutex::new(Ring::new(keep_head, keep_tail))),
+        Arc::new(Mutex::new(Ring::new(keep_head, keep_tail))),
+    );
+    let out_task = tokio::spawn(capture(stdout, out_state.clone()));
+    let err_task = tokio::spawn(capture(stderr, err_state.clone()));
     let (exit_code, timed_out) = match tokio::time::timeout(spec.timeout, child.wait()).await {
-        Ok(status) => (status?.code(), false),
+        Ok(status) => {
+            // What the command left running in its job or group (`sleep
+            // 300 &`) ends with it: it would hold the output pipes open,
+            // and the command's answer would wait for it.
+            let _ = Box::into_pin(child.kill()).await;
+            (status?.code(), false)
+        }
         Err(_) => {
             // Kills the job or the process group: grandchildren included.
             Box::into_pin(child.kill()).await?;
             (None, true)
         }
     };
-    // After a kill, a grandchild that escaped the tree could hold the pipes
-    // open; do not wait for it forever.
-    let collect = |mut task: tokio::task::JoinHandle<Captured>| async move {
-        match tokio::time::timeout(Duration::from_secs(5), &mut task).await {
-            Ok(captured) => captured.unwrap_or_default(),
-            Err(_) => {
-                // Dropping the handle would leave the task reading forever,
-                // holding the pipe (a descriptor per stream per call).
-                task.abort();
-                Captured::default()
-            }
+    // A grandchild that escaped the tree could hold the pipes open; do not
+    // wait for it forever, and keep what was read before giving up.
+    let collect = |mut task: tokio::task::JoinHandle<()>, state: Arc<Mutex<Ring>>| async move {
+        if tokio::time::timeout(Duration::from_secs(5), &mut task)
+            .await
+            .is_err()
+        {
+            // Dropping the handle would leave the task reading forever,
+            // holding the pipe (a descriptor per stream per call).
+            task.abort();
         }
+        state.lock().unwrap_or_else(|e| e.into_inner()).captured()
     };
-    let stdout = collect(out_task).await;
-    let stderr = collect(err_task).await;
+    let stdout = collect(out_task, out_state).await;
+    let stderr = collect(err_task, err_state).await;
     if let Some(temp) = temp {
         temp.remove().await;
     }
@@ -245,38 +257,68 @@ pub async fn run_reporting(
     }
 }
 
-/// Reads a stream to its end, keeping its first `head` and last `tail` bytes.
-async fn capture(stream: Option<impl AsyncRead + Unpin>, head: usize, tail: usize) -> Captured {
-    let mut captured = Captured::default();
+/// A stream's first `head` bytes and last `tail` bytes, as read so far:
+/// shared with the reader, so an abandoned read still yields its output.
+struct Ring {
+    head: Vec<u8>,
+    keep_head: usize,
+    tail: VecDeque<u8>,
+    keep_tail: usize,
+    total: u64,
+}
+
+impl Ring {
+    fn new(keep_head: usize, keep_tail: usize) -> Ring {
+        Ring {
+            head: Vec::new(),
+            keep_head,
+            tail: VecDeque::with_capacity(keep_tail.min(64 * 1024)),
+            keep_tail,
+            total: 0,
+        }
+    }
+
+    fn push(&mut self, mut chunk: &[u8]) {
+        self.total += chunk.len() as u64;
+        let room = self.keep_head - self.head.len();
+        if room > 0 {
+            let take = room.min(chunk.len());
+            self.head.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+        }
+        if self.keep_tail == 0 {
+            return;
+        }
+        let chunk = &chunk[chunk.len().saturating_sub(self.keep_tail)..];
+        let overflow = (self.tail.len() + chunk.len()).saturating_sub(self.keep_tail);
+        self.tail.drain(..overflow);
+        self.tail.extend(chunk);
+    }
+
+    fn captured(&self) -> Captured {
+        Captured {
+            head: self.head.clone(),
+            tail: self.tail.iter().copied().collect(),
+            total: self.total,
+        }
+    }
+}
+
+/// Reads a stream to its end into `ring`.
+async fn capture(stream: Option<impl AsyncRead + Unpin>, ring: Arc<Mutex<Ring>>) {
     let Some(mut stream) = stream else {
-        return captured;
+        return;
     };
-    let mut ring: std::collections::VecDeque<u8> = std::collections::VecDeque::with_capacity(tail);
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         let n = match stream.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        captured.total += n as u64;
-        let mut chunk = &buf[..n];
-        let room = head - captured.head.len();
-        if room > 0 {
-            let take = room.min(chunk.len());
-            captured.head.extend_from_slice(&chunk[..take]);
-            chunk = &chunk[take..];
-        }
-        for &b in chunk {
-            if ring.len() == tail {
-                ring.pop_front();
-            }
-            if tail > 0 {
-                ring.push_back(b);
-            }
-        }
+        ring.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(&buf[..n]);
     }
-    captured.tail = ring.into_iter().collect();
-    captured
 }
 
 #[cfg(test)]
@@ -362,12 +404,17 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let captured = rt.block_on(capture(Some(&data[..]), 10, 5));
+        let read = |bytes: &[u8]| {
+            let ring = Arc::new(Mutex::new(Ring::new(10, 5)));
+            rt.block_on(capture(Some(bytes), ring.clone()));
+            let captured = ring.lock().unwrap().captured();
+            captured
+        };
+        let captured = read(&data);
         assert_eq!(captured.head, (0..10u8).collect::<Vec<_>>());
         assert_eq!(captured.tail, (95..100u8).collect::<Vec<_>>());
         assert_eq!(captured.total, 100);
-        let whole = rt.block_on(capture(Some(&b"short"[..]), 10, 5));
-        assert_eq!(whole.render(), "short");
+        assert_eq!(read(b"short").render(), "short");
         let text = Captured {
             head: b"abc".to_vec(),
             tail: b"xyz".to_vec(),
@@ -404,6 +451,57 @@ mod tests {
         assert!(
             after <= before,
             "{before} descriptors before, {after} after"
+        );
+    }
+
+    /// A command that leaves a background child behind: the child ends with
+    /// the command, so the answer comes at once and carries the output.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_background_child_ends_with_the_command_and_the_output_stays() {
+        let out = run(&shell("sleep 300 & echo started")).await.unwrap();
+        assert_eq!(out.exit_code, Some(0));
+        assert_eq!(out.stdout.render(), "started\n");
+        assert!(out.elapsed < Duration::from_secs(4), "{:?}", out.elapsed);
+    }
+
+    /// An escaped process holding the pipes: what the command printed before
+    /// it exited is still returned.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn output_read_before_an_escaped_process_held_the_pipes_is_kept() {
+        let marker = format!("wamcp-held-{}", std::process::id());
+        let out = run(&shell(&format!(
+            "echo before; setsid sh -c 'sleep 30; echo {marker}' &"
+        )))
+        .await
+        .unwrap();
+        let _ = std::process::Command::new("pkill")
+            .args(["-f", &marker])
+            .status();
+        assert_eq!(out.stdout.render(), "before\n");
+    }
+
+    #[test]
+    fn the_ring_keeps_head_and_tail_across_chunks() {
+        let mut ring = Ring::new(3, 4);
+        for chunk in [&b"ab"[..], b"cdef", b"", b"ghijk", b"l"] {
+            ring.push(chunk);
+        }
+        let c = ring.captured();
+        assert_eq!(
+            (c.head.as_slice(), c.tail.as_slice(), c.total),
+            (&b"abc"[..], &b"ijkl"[..], 12)
+        );
+        let mut none = Ring::new(0, 0);
+        none.push(b"xyz");
+        assert_eq!(
+            none.captured(),
+            Captured {
+                head: vec![],
+                tail: vec![],
+                total: 3
+            }
         );
     }
 

@@ -32,6 +32,39 @@ pub fn is_invisible(c: char) -> bool {
         | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E0FFF}')
 }
 
+/// `text` as it may be shown to a person deciding about it: control and
+/// invisible characters (newlines, escape sequences, bidi overrides) and
+/// variation selectors written as `\u{…}`, so a model cannot lay out its
+/// own lines in an approval question or reverse what it says.
+pub fn shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || is_invisible(c) || is_variation_selector(c) {
+            out.push_str(&format!("\\u{{{:04X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// An argv as one line a person can read back into the same arguments:
+/// each argument [`shown`], and quoted when it is empty or holds a space
+/// or a quote.
+pub fn shown_argv(argv: &[String]) -> String {
+    argv.iter()
+        .map(|arg| {
+            let arg = shown(arg);
+            if arg.is_empty() || arg.contains([' ', '"', '\'']) {
+                format!("\"{}\"", arg.replace('"', "\\\""))
+            } else {
+                arg
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Selects a glyph for the character before it and is drawn as nothing.
 pub fn is_variation_selector(c: char) -> bool {
     matches!(c, '\u{180B}'..='\u{180D}' | '\u{180F}' | '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}')
@@ -119,6 +152,23 @@ fn small_capital(c: char) -> Option<char> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shown_text_cannot_lay_out_lines_or_hide_characters() {
+        assert_eq!(
+            shown("a\n\nThe assistant\u{1b}[2J"),
+            "a\\u{000A}\\u{000A}The assistant\\u{001B}[2J"
+        );
+        assert_eq!(shown("\u{202E}evil"), "\\u{202E}evil");
+        assert_eq!(shown("plain é 漢"), "plain é 漢");
+        let argv: Vec<String> = ["touch", "a b", "", "say \"hi\"", "x\ty"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            shown_argv(&argv),
+            "touch \"a b\" \"\" \"say \\\"hi\\\"\" x\\u{0009}y"
+        );
+    }
 
     #[test]
     fn every_family_of_look_alikes_reads_as_the_latin_words() {

@@ -279,14 +279,14 @@ impl ServerContext {
         // root, as `input/config.json` does when the server starts in the
         // project) could turn confinement off for the next start: set it
         // aside and run on the environment and defaults.
-        let roots = context.run_roots();
+        let places = context.command_writable_places();
         let inside = context
             .config_file
             .as_ref()
-            .and_then(|file| root_holding(file, &roots).map(|r| (file, r)));
+            .and_then(|file| root_holding(file, &places).map(|r| (file, r)));
         if let Some((file, root)) = inside {
             let message = format!(
-                "The config file {} is inside the writable root {}, where commands can rewrite it; it was not \
+                "The config file {} is inside {}, where commands can write; it was not \
                  used. Move it outside the writable roots (for example to the per-user location) or name one \
                  there with WAMCP_CONFIG_FILE.",
                 file.display(),
@@ -302,6 +302,11 @@ impl ServerContext {
         // Programs are never looked up where the agent can write.
         let mut agent_writable = context.writable_roots();
         agent_writable.extend(
+            wamcp_exec::confine::SYSTEM_WRITABLE
+                .iter()
+                .map(|p| resolve_lenient(Path::new(p))),
+        );
+        agent_writable.extend(
             context
                 .sandbox
                 .caches()
@@ -316,9 +321,10 @@ impl ServerContext {
     /// Hosts the grants file grants now, read fresh, or why it grants none.
     pub fn file_grants(&self) -> Result<Vec<String>, String> {
         // A grants file inside a root could be rewritten by any command.
-        if let Some(root) = root_holding(&self.granted_hosts_file, &self.run_roots()) {
+        if let Some(root) = root_holding(&self.granted_hosts_file, &self.command_writable_places())
+        {
             return Err(format!(
-                "{} is inside the writable root {}, where commands can rewrite it, so it grants nothing; \
+                "{} is inside {}, where commands can write, so it grants nothing; \
                  move it outside the writable roots (WAMCP_ALLOWED_HOSTS_FILE)",
                 self.granted_hosts_file.display(),
                 root.display()
@@ -407,8 +413,34 @@ impl ServerContext {
             .chain(&self.capabilities_file)
             .chain(&self.config_location)
             .map(|p| resolve_lenient(p))
+            .chain(
+                self.audit
+                    .iter()
+                    .flat_map(|a| a.files())
+                    .map(|p| resolve_lenient(&p)),
+            )
             .collect();
         (roots, protected)
+    }
+
+    /// Every place a confined command may write: the writable roots, the
+    /// caches and the system places (`/dev/shm`). A trust file in any of
+    /// them could be rewritten by the next command, so none is read there.
+    pub fn command_writable_places(&self) -> Vec<PathBuf> {
+        let mut places = self.run_roots();
+        places.extend(
+            self.sandbox
+                .caches()
+                .entries
+                .iter()
+                .map(|entry| resolve_lenient(Path::new(entry))),
+        );
+        places.extend(
+            wamcp_exec::confine::SYSTEM_WRITABLE
+                .iter()
+                .filter_map(|p| resolve_existing(Path::new(p))),
+        );
+        places
     }
 
     /// The writable roots that exist and still resolve to themselves. One
@@ -466,7 +498,7 @@ impl ServerContext {
     /// The command rules, loaded (and the user's file read) on first use.
     pub fn command_rules(&self) -> &RuleSet {
         self.command_rules.get_or_init(|| {
-            let roots = self.run_roots();
+            let roots = self.command_writable_places();
             load_command_rules(
                 RuleSet::builtin(),
                 self.command_rules_file.as_deref(),
@@ -482,13 +514,13 @@ impl ServerContext {
         self.catalog.get_or_init(|| {
             let file = self.capabilities_file.clone();
             if let Some(path) = &file
-                && let Some(root) = root_holding(path, &self.run_roots())
+                && let Some(root) = root_holding(path, &self.command_writable_places())
             {
                 let mut catalog = Catalog::load(None);
                 catalog.user_file = file.clone();
                 catalog.errors.push(format!(
-                    "{} is inside the writable root {}, where commands can rewrite it; it is not read, and no \
-                     capability runs until the user moves it outside the writable roots",
+                    "{} is inside {}, where commands can write; it is not read, and no capability runs until \
+                     the user moves it outside the writable roots and caches",
                     path.display(),
                     root.display()
                 ));
@@ -515,7 +547,7 @@ impl ServerContext {
     /// The command rules as `wamcp config --check` proves them: the
     /// built-in grammars and rules run their examples too.
     pub fn checked_command_rules(&self) -> RuleSet {
-        let roots = self.run_roots();
+        let roots = self.command_writable_places();
         load_command_rules(
             RuleSet::builtin_checked(),
             self.command_rules_file.as_deref(),
@@ -563,8 +595,8 @@ fn load_command_rules(mut rules: RuleSet, file: Option<&Path>, roots: &[PathBuf]
         // and dropping them would lose the restrictions they add.
         if let Some(root) = root_holding(path, roots) {
             rules.block(format!(
-                "the rules file {} is inside the writable root {}, where commands can rewrite it; no command \
-                 runs until the user moves it outside the writable roots",
+                "the rules file {} is inside {}, where commands can write; no command runs until the user \
+                 moves it outside the writable roots and caches",
                 path.display(),
                 root.display()
             ));

@@ -320,6 +320,16 @@ async fn refusals_run_nothing_and_are_recorded() {
         .await;
     assert_eq!(bad["type"], "INVALID_INPUT");
 
+    let all = records(&client, "all").await;
+    let unnamed: Vec<&Value> = all["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["detail"] == "unknown_capability")
+        .collect();
+    assert_eq!(unnamed.len(), 1);
+    // The model's text for a capability that does not exist is not kept.
+    assert_eq!(unnamed[0].get("subject"), None);
     let log = records(&client, "approvals").await;
     let approvals: Vec<String> = outcomes(&log);
     assert_eq!(
@@ -355,7 +365,7 @@ async fn a_catalog_the_agent_could_rewrite_runs_nothing_and_cannot_be_written() 
         info["capabilities_errors"][0]
             .as_str()
             .unwrap()
-            .contains("inside the writable root"),
+            .contains("where commands can write"),
         "{info:#}"
     );
     let error = client
@@ -480,5 +490,72 @@ async fn a_program_inside_a_writable_root_is_never_run() {
     .await;
     assert_eq!(system["status"], "completed", "{system:#}");
     assert!(project.join("system.txt").exists());
+    client.close().await;
+}
+
+/// The trail in a place commands can write proves nothing, and says so.
+#[tokio::test]
+async fn a_trail_inside_a_writable_root_is_reported() {
+    let (sandbox, project, _file) =
+        with_catalog(json!([capability("plain", "read-only", writer("c.txt"))]));
+    let data = project.join(".data");
+    let sandbox = sandbox
+        .set("XDG_DATA_HOME", data.display().to_string())
+        .set("LOCALAPPDATA", data.display().to_string());
+    let client = sandbox.connect().await;
+    run(&client, json!({"capability": "plain", "cwd": "proj"})).await;
+    let reading = records(&client, "all").await;
+    assert_eq!(reading["chain_intact"], false);
+    assert!(
+        reading["chain_problems"]
+            .to_string()
+            .contains("where commands can write"),
+        "{reading:#}"
+    );
+    let trail = data.join("wamcp").join("agent.log");
+    assert!(trail.exists());
+    let write = client
+        .error_of(
+            "write_file",
+            json!({"path": trail.display().to_string(), "content": "", "overwrite": true}),
+        )
+        .await;
+    assert_eq!(write["type"], "PROTECTED_PATH");
+    client.close().await;
+}
+
+/// A catalog in a cache confined commands may write is no more trusted
+/// than one in a root: a command could rewrite it between sessions.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_catalog_in_a_writable_cache_runs_nothing() {
+    let sandbox = Sandbox::with_project().0;
+    let cache = sandbox.home().join(".cache").join("pip");
+    std::fs::create_dir_all(&cache).unwrap();
+    let file = cache.join("caps.json");
+    std::fs::write(
+        &file,
+        json!({"capabilities": [capability("plain", "read-only", writer("c.txt"))]}).to_string(),
+    )
+    .unwrap();
+    let client = sandbox
+        .set("WAMCP_CAPABILITIES_FILE", file.display().to_string())
+        .connect()
+        .await;
+    let info = client.server_info().await;
+    assert!(
+        info["capabilities_errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("where commands can write"),
+        "{info:#}"
+    );
+    let error = client
+        .error_of(
+            "capability_run",
+            json!({"capability": "plain", "execute": true, "cwd": "proj"}),
+        )
+        .await;
+    assert_eq!(error["type"], "CONFIGURATION_ERROR");
     client.close().await;
 }

@@ -249,7 +249,22 @@ fn an_approval_required_capability_asks_in_both_eras() {
                    "argv": [["touch", "published.txt"]]}]}"#,
             );
             let sandbox = sandbox.set("WAMCP_CAPABILITIES_FILE", catalog.display().to_string());
+            // An argument laid out to read like the end of the question.
+            let spoof = "x\n\nin proj. It is classified read-only.\u{1b}[2J";
             let args = json!({"capability": "publish", "cwd": "proj", "execute": true});
+            let (spoofed, _) = run_script(
+                &python,
+                &sandbox,
+                "mcp_consent.py",
+                &[mode, "no", "capability_run", &json!({"capability": "publish", "cwd": "proj", "execute": true, "extra_args": [spoof]}).to_string(), BIN],
+            );
+            let question = spoofed["questions"][0].as_str().unwrap();
+            assert!(
+                question.contains(
+                    "published.txt \"x\\u{000A}\\u{000A}in proj. It is classified read-only.\\u{001B}[2J\"\n"
+                ),
+                "{question}"
+            );
             let (seen, _) = run_script(
                 &python,
                 &sandbox,

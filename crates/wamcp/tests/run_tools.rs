@@ -248,7 +248,7 @@ async fn trust_files_inside_a_writable_root_are_not_trusted() {
     let info = client.server_info().await;
     let config_error = info["config_error"].as_str().unwrap_or_default();
     assert!(
-        config_error.contains("is inside the writable root")
+        config_error.contains("where commands can write")
             && config_error.contains("it was not used"),
         "{info}"
     );

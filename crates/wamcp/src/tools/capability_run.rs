@@ -14,6 +14,10 @@ use wamcp_policy::devenv::audit::{Event, Outcome};
 use wamcp_policy::devenv::safety::Safety;
 use wamcp_policy::error::ToolError;
 use wamcp_policy::groups::Group;
+use wamcp_policy::text::{shown, shown_argv};
+
+/// The longest command line an approval question shows.
+const MAX_QUESTION_ARGV_CHARS: usize = 4000;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -75,7 +79,10 @@ impl ToolDef for CapabilityRun {
         let prepared = match prepared {
             Ok(p) => p,
             Err(e) => {
-                let subject = Some(request.capability.chars().take(256).collect());
+                // Only a capability the catalog knows is named: the model's
+                // text would let it fill the trail (and rotate it) faster.
+                let known = call.ctx.catalog().get(request.capability.trim()).is_some();
+                let subject = known.then(|| request.capability.trim().to_string());
                 call.ctx
                     .audit(Entry {
                         tool: "capability_run",
@@ -115,11 +122,25 @@ async fn decide(call: &ToolCall, p: &Prepared, request: &Request) -> (Value, Ent
     }
     if p.effective == Safety::ApprovalRequired {
         let asked = Instant::now();
+        let argv = shown_argv(&p.argv());
+        // A question nobody can read to the end is no approval.
+        if argv.chars().count() > MAX_QUESTION_ARGV_CHARS {
+            let mut view = capability::plan(p);
+            view["status"] = "blocked".into();
+            view["reason"] = Value::String(format!(
+                "the command line is {} characters long, too long to show the user for approval (at most \
+                 {MAX_QUESTION_ARGV_CHARS}); pass fewer or shorter extra_args",
+                argv.chars().count()
+            ));
+            return (
+                view,
+                p.audit(Outcome::NotExecuted, None, Some("too long to ask".into())),
+            );
+        }
         let question = format!(
-            "The assistant wants to run the capability '{}':\n\n    {}\n\nin {}. It is {}. Allow it this once?",
+            "The assistant wants to run the capability '{}':\n\n    {argv}\n\nin {}. It is {}. Allow it this once?",
             p.capability.id,
-            p.argv().join(" "),
-            p.cwd.display(),
+            shown(&p.cwd.display().to_string()),
             if p.capability.safety == Safety::ApprovalRequired {
                 "classified approval-required".to_string()
             } else {

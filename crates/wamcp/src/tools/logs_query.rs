@@ -55,8 +55,23 @@ impl ToolDef for LogsQuery {
             )
             .detail("status", "configuration_error"));
         };
+        let ctx = call.ctx.clone();
         blocking(move || {
-            let reading = log.read();
+            let mut reading = log.read();
+            let places = ctx.command_writable_places();
+            let dir = dunce::canonicalize(log.dir()).unwrap_or_else(|_| log.dir().to_path_buf());
+            if let Some(place) = places.iter().find(|p| dir.starts_with(p)) {
+                reading.problems.push(format!(
+                    "the trail is inside {}, where commands can write: its records prove nothing",
+                    place.display()
+                ));
+            }
+            // Rotation keeps two segments: a flood of calls pushes older
+            // records out, and the sequence numbers show how many.
+            let dropped = reading
+                .records
+                .first()
+                .map_or(0, |r| r.seq.saturating_sub(1));
             let matching: Vec<_> = reading
                 .records
                 .iter()
@@ -67,6 +82,7 @@ impl ToolDef for LogsQuery {
                 "status": "ok",
                 "filter": p.filter,
                 "retained_records": reading.records.len(),
+                "rotated_out_records": dropped,
                 "matching_records": matching.len(),
                 "records": shown,
                 "chain_intact": reading.problems.is_empty(),

@@ -33,6 +33,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use wamcp_exec::command::{Approval, NEEDS_APPROVAL};
 use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::text::shown;
 
 /// Parameters of a tool that takes none. Unknown arguments are refused rather
 /// than ignored, so a model learns that it passed something meaningless.
@@ -73,7 +74,8 @@ where
         .and_then(|j| j.as_str())
         .unwrap_or_default();
     let question = format!(
-        "The assistant wants to run:\n\n    {command}\n\nThe '{rule}' rules ask first: {why}. Allow it this once?"
+        "The assistant wants to run:\n\n    {}\n\nThe '{rule}' rules ask first: {why}. Allow it this once?",
+        shown(command)
     );
     match call.ask(&question, false).await {
         Answer::Yes { .. } => run(Approval::Granted).await,
@@ -102,7 +104,7 @@ async fn approve_trust_write(call: &ToolCall, raw: &str) -> Result<Option<PathBu
     };
     let question = format!(
         "The assistant wants to write\n\n    {}\n\nwhich is {why}. Allow this write once?",
-        path.display()
+        shown(&path.display().to_string())
     );
     match call.ask(&question, false).await {
         Answer::Yes { .. } => Ok(Some(path)),
