@@ -407,8 +407,7 @@ mod tests {
         let read = |bytes: &[u8]| {
             let ring = Arc::new(Mutex::new(Ring::new(10, 5)));
             rt.block_on(capture(Some(bytes), ring.clone()));
-            let captured = ring.lock().unwrap().captured();
-            captured
+            ring.lock().map(|r| r.captured()).unwrap()
         };
         let captured = read(&data);
         assert_eq!(captured.head, (0..10u8).collect::<Vec<_>>());
