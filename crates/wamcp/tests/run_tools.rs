@@ -270,7 +270,7 @@ async fn trust_files_inside_a_writable_root_are_not_trusted() {
         error["message"]
             .as_str()
             .unwrap()
-            .contains("where commands can rewrite it; no command runs"),
+            .contains("where commands can write; no command runs"),
         "{error}"
     );
 }
