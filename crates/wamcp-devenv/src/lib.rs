@@ -7,6 +7,8 @@
 pub mod audit_log;
 pub mod capability;
 pub mod discover;
+pub mod ecosystem;
+pub mod mcp_audit;
 pub mod snapshot;
 pub mod sources;
 pub mod workflow;

@@ -22,7 +22,7 @@ pub mod leftovers;
 mod list;
 mod paths;
 mod read;
-mod regular;
+pub mod regular;
 mod search;
 mod walk;
 mod write;

@@ -102,3 +102,19 @@ mod tests {
         assert!(open_regular(&dir.path().join("f")).is_ok());
     }
 }
+
+/// The bytes of the regular file `path`, refused (`InvalidData`) when it
+/// holds more than `cap`: for small configuration files, read whole.
+pub fn read_small(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_regular(path)?;
+    let mut bytes = Vec::new();
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {cap} bytes"),
+        ));
+    }
+    Ok(bytes)
+}

@@ -4,5 +4,6 @@
 
 pub mod audit;
 pub mod catalog;
+pub mod mcp_config;
 pub mod routing;
 pub mod safety;

@@ -287,6 +287,8 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::tool_discover::ToolDiscover>(),
     entry::<tools::workflow_plan::WorkflowPlan>(),
     entry::<tools::logs_query::LogsQuery>(),
+    entry::<tools::ecosystem_scan::EcosystemScan>(),
+    entry::<tools::mcp_audit::McpAudit>(),
 ];
 
 impl ToolEntry {

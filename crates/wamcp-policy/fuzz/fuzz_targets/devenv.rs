@@ -2,13 +2,14 @@
 //! parsing never panics; a catalog that parses holds only entries the
 //! format allows (no relative program paths, no NUL); routing over it
 //! reports every capability once and selects only one with discriminating
-//! evidence; a trail reads back without panicking, and an intact chain
-//! built from it reads clean.
+//! evidence; a client configuration summarises to names, phrases, counts
+//! and flags only; a trail reads back without panicking.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use wamcp_policy::devenv::audit::read_chain;
 use wamcp_policy::devenv::catalog::parse;
+use wamcp_policy::devenv::mcp_config::{summarize_json, summarize_toml};
 use wamcp_policy::devenv::routing::{route, Selection};
 
 fuzz_target!(|data: &[u8]| {
@@ -33,6 +34,18 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(routed.candidates.len(), parsed.capabilities.len());
         if routed.selection == Selection::Selected {
             assert!(routed.candidates[0].discriminating_score > 0);
+        }
+    }
+    // A client configuration of any content: never a panic, and a summary
+    // made only of names, fixed phrases, counts and flags.
+    for summary in [summarize_json(text, Some("/p")), summarize_toml(text)] {
+        for server in &summary.servers {
+            let shown = serde_json::to_value(server).unwrap();
+            let keys: Vec<&String> = shown.as_object().unwrap().keys().collect();
+            assert_eq!(
+                keys,
+                ["name", "valid", "transport", "arg_count", "has_command", "has_url", "has_env", "problems"]
+            );
         }
     }
     let reading = read_chain(text.lines().map(|l| ("agent.log", l)));

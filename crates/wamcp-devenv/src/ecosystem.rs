@@ -1,0 +1,288 @@
+//! `ecosystem_scan`: the agent tooling that shapes this project — MCP
+//! servers, Claude Code and Codex settings, skills, agents, plugins, hooks,
+//! instruction files — where it overlaps, and a reversible plan to tidy it.
+//!
+//! Like `mcp_audit` it reports names, counts and presence, never a value:
+//! a hook's command, a permission rule's text, a server's arguments stay in
+//! their files. Names shown are escaped (`text::shown`): they are written
+//! by whoever wrote the files.
+
+use crate::mcp_audit::{Place, UserDirs, audit, host_places, project_places};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+use wamcp_policy::devenv::mcp_config::Summary;
+use wamcp_policy::text::shown;
+
+/// Entries listed per directory (skills, agents, extensions...).
+const MAX_LISTED: usize = 200;
+/// The most a settings file may hold to be read.
+const MAX_SETTINGS_BYTES: u64 = 2 * 1024 * 1024;
+
+/// What to scan.
+pub struct Scan<'a> {
+    pub cwd: &'a Path,
+    pub include_host: bool,
+    pub include_packages: bool,
+    pub user: UserDirs,
+}
+
+/// Runs the scan.
+pub fn scan(request: &Scan) -> Value {
+    let key = request.cwd.display().to_string();
+    let mut places = project_places(request.cwd);
+    if request.include_host {
+        places.extend(host_places(&request.user));
+    }
+    let (mcp, read) = audit(&places, Some(&key));
+    let mut view = json!({
+        "status": "ok",
+        "cwd": key,
+        "include_host": request.include_host,
+        "include_packages": request.include_packages,
+        "mcp": mcp,
+        "project": agent_files(request.cwd, "project"),
+    });
+    if request.include_host
+        && let Some(home) = &request.user.home
+    {
+        view["host"] = agent_files(home, "host");
+    }
+    if request.include_packages
+        && let Some(home) = &request.user.home
+    {
+        view["packages"] = json!({
+            "vscode_extensions": names_in(&home.join(".vscode").join("extensions"), false),
+            "cursor_extensions": names_in(&home.join(".cursor").join("extensions"), false),
+        });
+    }
+    let (overlaps, plan) = overlaps(&read);
+    view["overlaps"] = Value::Array(overlaps);
+    view["consolidation_plan"] = Value::Array(plan);
+    view
+}
+
+/// Instruction files, Claude Code's settings, skills, agents, commands,
+/// and plugin manifests under `base` (a project, or the home directory).
+fn agent_files(base: &Path, scope: &str) -> Value {
+    let claude = base.join(".claude");
+    let instructions: Vec<Value> = [
+        "AGENTS.md",
+        "CLAUDE.md",
+        "CLAUDE.local.md",
+        "GEMINI.md",
+        ".cursorrules",
+        ".github/copilot-instructions.md",
+    ]
+    .iter()
+    .filter_map(|name| {
+        let meta = std::fs::metadata(base.join(name)).ok()?;
+        meta.is_file()
+            .then(|| json!({"path": name, "bytes": meta.len()}))
+    })
+    .collect();
+    let settings: Vec<Value> = ["settings.json", "settings.local.json"]
+        .iter()
+        .filter_map(|name| claude_settings(&claude.join(name)))
+        .collect();
+    let plugins: Vec<Value> = [".claude-plugin/plugin.json", ".codex-plugin/plugin.json"]
+        .iter()
+        .filter_map(|name| {
+            plugin_name(&base.join(name)).map(|n| json!({"manifest": name, "name": n}))
+        })
+        .collect();
+    json!({
+        "scope": scope,
+        "instructions": instructions,
+        "claude_settings": settings,
+        "skills": names_in(&claude.join("skills"), true),
+        "agents": names_in(&claude.join("agents"), false),
+        "commands": names_in(&claude.join("commands"), false),
+        "codex_skills": names_in(&base.join(".agents").join("skills"), true),
+        "plugins": plugins,
+    })
+}
+
+fn read_json(path: &Path) -> Option<Result<Value, String>> {
+    match wamcp_fs::regular::read_small(path, MAX_SETTINGS_BYTES) {
+        Ok(bytes) => Some(
+            serde_json::from_slice(&bytes)
+                .map_err(|e| format!("not valid JSON (line {}, column {})", e.line(), e.column())),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => Some(Err(format!("not read: {e}"))),
+    }
+}
+
+/// A settings file's hooks per event, permission rule counts and the
+/// plugins it enables.
+fn claude_settings(path: &Path) -> Option<Value> {
+    let shown_path = path.display().to_string();
+    let settings = match read_json(path)? {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => {
+            return Some(json!({"path": shown_path, "valid": false, "error": "not a JSON object"}));
+        }
+        Err(e) => return Some(json!({"path": shown_path, "valid": false, "error": e})),
+    };
+    let mut hooks = Map::new();
+    if let Some(Value::Object(events)) = settings.get("hooks") {
+        for (event, groups) in events {
+            let count: usize = groups
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|g| g.get("hooks").and_then(Value::as_array).map_or(0, Vec::len))
+                .sum();
+            hooks.insert(shown(event), json!(count));
+        }
+    }
+    let permissions: Map<String, Value> = ["allow", "ask", "deny"]
+        .iter()
+        .filter_map(|kind| {
+            let rules = settings.get("permissions")?.get(kind)?.as_array()?;
+            Some((kind.to_string(), json!(rules.len())))
+        })
+        .collect();
+    let plugins: Vec<String> = settings
+        .get("enabledPlugins")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(_, on)| on.as_bool() == Some(true))
+        .map(|(name, _)| shown(name))
+        .take(MAX_LISTED)
+        .collect();
+    Some(json!({
+        "path": shown_path,
+        "valid": true,
+        "hooks": hooks,
+        "permission_rules": permissions,
+        "enabled_plugins": plugins,
+        "mcp_servers_enabled_here": settings.get("enabledMcpjsonServers").and_then(Value::as_array).map(Vec::len),
+    }))
+}
+
+fn plugin_name(path: &Path) -> Option<String> {
+    match read_json(path)? {
+        Ok(v) => v.get("name").and_then(Value::as_str).map(shown),
+        Err(_) => Some("(invalid manifest)".into()),
+    }
+}
+
+/// Entry names in `dir` (directories when `dirs`, else file stems), sorted,
+/// at most [`MAX_LISTED`].
+fn names_in(dir: &Path, dirs: bool) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir() == dirs))
+        .filter_map(|e| {
+            let path = e.path();
+            let name = if dirs {
+                path.file_name()?
+            } else {
+                path.file_stem()?
+            };
+            Some(shown(&name.to_string_lossy()))
+        })
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names.truncate(MAX_LISTED);
+    names
+}
+
+/// A server as the overlap report names it.
+fn named(place: &Place, name: &str) -> Value {
+    json!({"server": shown(name), "file": place.path.display().to_string(), "scope": place.scope})
+}
+
+/// Overlaps between the configured servers and the plan that resolves
+/// them, every step reversible by restoring the file.
+fn overlaps(read: &[(Place, Summary)]) -> (Vec<Value>, Vec<Value>) {
+    let servers: Vec<(&Place, &wamcp_policy::devenv::mcp_config::Server)> = read
+        .iter()
+        .flat_map(|(place, summary)| summary.servers.iter().map(move |s| (place, s)))
+        .collect();
+    let mut found = Vec::new();
+    let mut plan = Vec::new();
+    let mut step = |action: String, place: &Place, name: &str| {
+        plan.push(json!({
+            "step": plan.len() + 1,
+            "action": action,
+            "file": place.path.display().to_string(),
+            "server": shown(name),
+            "undo": "restore the file from the copy made before this step",
+        }));
+    };
+    let mut by_identity: BTreeMap<&str, Vec<(&Place, &str)>> = BTreeMap::new();
+    for (place, server) in &servers {
+        if let Some(id) = &server.identity {
+            by_identity
+                .entry(id.as_str())
+                .or_default()
+                .push((place, &server.name));
+        }
+    }
+    for same in by_identity.values().filter(|v| v.len() > 1) {
+        found.push(json!({
+            "kind": "same_server",
+            "detail": "these entries start the same program with the same arguments, or reach the same URL",
+            "servers": same.iter().map(|(p, n)| named(p, n)).collect::<Vec<_>>(),
+        }));
+        for (place, name) in &same[1..] {
+            step(
+                format!(
+                    "copy the file, then remove '{}': the first entry already runs it",
+                    shown(name)
+                ),
+                place,
+                name,
+            );
+        }
+    }
+    let mut by_name: BTreeMap<&str, Vec<&Place>> = BTreeMap::new();
+    for (place, server) in &servers {
+        by_name.entry(server.name.as_str()).or_default().push(place);
+    }
+    for (name, places) in by_name.iter().filter(|(_, p)| p.len() > 1) {
+        found.push(json!({
+            "kind": "same_name",
+            "detail": "one name in several files: a client uses one of them and hides the others",
+            "servers": places.iter().map(|p| named(p, name)).collect::<Vec<_>>(),
+        }));
+    }
+    let files: Vec<&(&Place, &wamcp_policy::devenv::mcp_config::Server)> =
+        servers.iter().filter(|(_, s)| s.serves_files).collect();
+    let wamcp = servers
+        .iter()
+        .any(|(_, s)| s.program.as_deref() == Some("wamcp"));
+    if files.len() > 1 {
+        found.push(json!({
+            "kind": "filesystem_servers",
+            "detail": "several servers read and write files; a model picks between look-alike tools",
+            "servers": files.iter().map(|(p, s)| named(p, &s.name)).collect::<Vec<_>>(),
+        }));
+    }
+    if wamcp {
+        for (place, server) in &files {
+            found.push(json!({
+                "kind": "shadows_wamcp",
+                "detail": "wamcp's core and edit tools read, search and edit files already",
+                "servers": [named(place, &server.name)],
+            }));
+            step(
+                format!(
+                    "copy the file, then disable '{}': wamcp's file tools cover it",
+                    shown(&server.name)
+                ),
+                place,
+                &server.name,
+            );
+        }
+    }
+    (found, plan)
+}

@@ -1,0 +1,59 @@
+//! `ecosystem_scan`: the agent tooling around this project, and its overlaps.
+
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use crate::tools::mcp_audit::project_dir;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use wamcp_devenv::ecosystem::{Scan, scan};
+use wamcp_devenv::mcp_audit::UserDirs;
+use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::groups::Group;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Project directory (default: the server's working directory).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Also scan the user's own client configuration.
+    #[serde(default)]
+    pub include_host: bool,
+    /// Also list editor extensions (needs include_host).
+    #[serde(default)]
+    pub include_packages: bool,
+}
+
+pub struct EcosystemScan;
+
+impl ToolDef for EcosystemScan {
+    type Params = Params;
+    const NAME: &'static str = "ecosystem_scan";
+    const GROUPS: &'static [Group] = &[Group::Env];
+    const DESCRIPTION: &'static str = "Inventory the agent tooling around this project (MCP servers, Claude \
+        Code settings and hooks, skills, agents, plugins, instruction files), the overlaps between them, and a \
+        reversible plan to consolidate. Names and counts only, never values.";
+    const HINTS: Hints = Hints::LOCAL_READ;
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        if p.include_packages && !p.include_host {
+            return Err(ToolError::new(
+                ErrorType::InvalidInput,
+                "include_packages lists what is installed for the user, so it needs include_host=true.",
+            )
+            .recover("DO NOT retry the identical call; set include_host=true too, or drop include_packages.")
+            .detail("status", "invalid_input"));
+        }
+        let ctx = call.ctx.clone();
+        blocking(move || {
+            let cwd = project_dir(&ctx.cwd, p.cwd.as_deref())?;
+            Ok(scan(&Scan {
+                cwd: &cwd,
+                include_host: p.include_host,
+                include_packages: p.include_packages,
+                user: UserDirs::from_env(),
+            }))
+        })
+        .await
+        .map(ToolOutput::Data)
+    }
+}

@@ -1,0 +1,83 @@
+//! `mcp_audit`: the MCP servers a project's clients are configured with.
+
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::path::PathBuf;
+use wamcp_devenv::mcp_audit::{UserDirs, audit, explicit_place, host_places, project_places};
+use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::groups::Group;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Project directory (default: the server's working directory).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Also read the user's own client configuration.
+    #[serde(default)]
+    pub include_host: bool,
+    /// One more configuration file to read (JSON, or TOML for Codex).
+    #[serde(default)]
+    pub config_path: Option<String>,
+}
+
+pub struct McpAudit;
+
+impl ToolDef for McpAudit {
+    type Params = Params;
+    const NAME: &'static str = "mcp_audit";
+    const GROUPS: &'static [Group] = &[Group::Env];
+    const DESCRIPTION: &'static str = "List the MCP servers this project's clients are configured with \
+        (Claude Code, VS Code, Cursor, Codex), as structure only: name, validity, transport, argument count, \
+        whether a command, URL or environment is set. Never values.";
+    const HINTS: Hints = Hints::LOCAL_READ;
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        let ctx = call.ctx.clone();
+        blocking(move || {
+            let cwd = project_dir(&ctx.cwd, p.cwd.as_deref())?;
+            let mut places = project_places(&cwd);
+            if p.include_host {
+                places.extend(host_places(&UserDirs::from_env()));
+            }
+            if let Some(raw) = p
+                .config_path
+                .as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+            {
+                places.push(explicit_place(ctx.cwd.join(raw)));
+            }
+            let key = cwd.display().to_string();
+            let (mut view, _) = audit(&places, Some(&key));
+            view["cwd"] = key.into();
+            view["include_host"] = p.include_host.into();
+            Ok(view)
+        })
+        .await
+        .map(ToolOutput::Data)
+    }
+}
+
+/// The project directory: `asked` resolved against the server's working
+/// directory, which must exist and be a directory.
+pub fn project_dir(
+    server_cwd: &std::path::Path,
+    asked: Option<&str>,
+) -> Result<PathBuf, ToolError> {
+    let Some(raw) = asked.map(str::trim).filter(|s| !s.is_empty()) else {
+        return Ok(server_cwd.to_path_buf());
+    };
+    match dunce::canonicalize(server_cwd.join(raw)) {
+        Ok(dir) if dir.is_dir() => Ok(dir),
+        Ok(_) => Err(invalid(format!("'{raw}' is not a directory."))),
+        Err(e) => Err(invalid(format!("'{raw}' cannot be used: {e}."))),
+    }
+}
+
+fn invalid(message: String) -> ToolError {
+    ToolError::new(ErrorType::InvalidInput, message)
+        .recover("DO NOT retry the identical call; pass an existing project directory.")
+        .detail("status", "invalid_input")
+}
