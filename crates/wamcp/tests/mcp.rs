@@ -53,6 +53,8 @@ fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
             "tool_discover",
             "workflow_plan",
             "logs_query",
+            "ecosystem_scan",
+            "mcp_audit",
         ]);
     }
     tools
