@@ -201,23 +201,32 @@ pub fn validate(req: &Request) -> Result<(), ToolError> {
             req.timeout_seconds
         )));
     }
-    if req
-        .expected_executable
-        .as_ref()
-        .is_some_and(|e| e.chars().count() > MAX_EXPECTED_CHARS)
-    {
+    validate_expected(
+        req.expected_executable.as_deref(),
+        req.expected_identity_kind.as_deref(),
+        req.expected_identity_sha256.as_deref(),
+    )
+}
+
+/// Checks the `expected_executable*` arguments a run repeats from its plan.
+pub fn validate_expected(
+    executable: Option<&str>,
+    kind: Option<&str>,
+    sha: Option<&str>,
+) -> Result<(), ToolError> {
+    if executable.is_some_and(|e| e.chars().count() > MAX_EXPECTED_CHARS) {
         return Err(invalid(format!(
             "expected_executable is longer than {MAX_EXPECTED_CHARS} characters."
         )));
     }
-    if let Some(kind) = &req.expected_identity_kind
-        && !["file", "app_execution_alias"].contains(&kind.as_str())
+    if let Some(kind) = kind
+        && !["file", "app_execution_alias"].contains(&kind)
     {
         return Err(invalid(format!(
             "expected_executable_identity_kind must be 'file' or 'app_execution_alias' (got '{kind}')."
         )));
     }
-    if let Some(sha) = &req.expected_identity_sha256
+    if let Some(sha) = sha
         && (sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()))
     {
         return Err(invalid(
@@ -396,34 +405,13 @@ pub fn gate(p: &Prepared, req: &Request) -> Gate {
     let Some(resolved) = &p.resolved else {
         return Gate::Refused(unavailable(p));
     };
-    let now = resolved.executable.display().to_string();
-    let mut stale = Vec::new();
-    if let Some(expected) = &req.expected_executable
-        && !same_path(expected, &now)
-    {
-        stale.push(format!("the executable is now '{now}', not '{expected}'"));
-    }
-    match (
-        &p.identity,
-        &req.expected_identity_kind,
-        &req.expected_identity_sha256,
-    ) {
-        (None, Some(_), _) | (None, _, Some(_)) => {
-            stale.push("the executable can no longer be read to check its identity".into())
-        }
-        (Some(id), kind, sha) => {
-            if kind.as_deref().is_some_and(|k| k != id.kind) {
-                stale.push(format!("its identity kind is now '{}'", id.kind));
-            }
-            if sha
-                .as_deref()
-                .is_some_and(|s| !s.eq_ignore_ascii_case(&id.sha256))
-            {
-                stale.push("its SHA-256 differs from the reviewed one".into());
-            }
-        }
-        (None, None, None) => {}
-    }
+    let stale = stale_reasons(
+        &resolved.executable,
+        p.identity.as_ref(),
+        req.expected_executable.as_deref(),
+        req.expected_identity_kind.as_deref(),
+        req.expected_identity_sha256.as_deref(),
+    );
     if stale.is_empty() {
         Gate::Open
     } else {
@@ -433,6 +421,39 @@ pub fn gate(p: &Prepared, req: &Request) -> Gate {
             "Nothing ran. Plan again (execute=false), review the new executable, then run with its identity.".into();
         Gate::Refused(view)
     }
+}
+
+/// How the executable found now differs from the one a plan reviewed
+/// (`expected_*`, each checked when given); empty when it does not.
+pub fn stale_reasons(
+    now: &Path,
+    identity: Option<&Identity>,
+    expected: Option<&str>,
+    kind: Option<&str>,
+    sha: Option<&str>,
+) -> Vec<String> {
+    let now = now.display().to_string();
+    let mut stale = Vec::new();
+    if let Some(expected) = expected
+        && !same_path(expected, &now)
+    {
+        stale.push(format!("the executable is now '{now}', not '{expected}'"));
+    }
+    match (identity, kind, sha) {
+        (None, Some(_), _) | (None, _, Some(_)) => {
+            stale.push("the executable can no longer be read to check its identity".into())
+        }
+        (Some(id), kind, sha) => {
+            if kind.is_some_and(|k| k != id.kind) {
+                stale.push(format!("its identity kind is now '{}'", id.kind));
+            }
+            if sha.is_some_and(|s| !s.eq_ignore_ascii_case(&id.sha256)) {
+                stale.push("its SHA-256 differs from the reviewed one".into());
+            }
+        }
+        (None, None, None) => {}
+    }
+    stale
 }
 
 fn same_path(a: &str, b: &str) -> bool {

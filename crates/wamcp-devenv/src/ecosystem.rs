@@ -11,10 +11,11 @@ use crate::mcp_audit::{Place, UserDirs, audit, host_places, project_places};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
-use wamcp_policy::devenv::mcp_config::Summary;
+use wamcp_policy::devenv::mcp_config::{Server, Summary};
 use wamcp_policy::text::shown;
 
-/// Entries listed per directory (skills, agents, extensions...).
+/// Entries listed per directory (skills, agents, extensions...), and
+/// overlaps and plan steps per answer.
 const MAX_LISTED: usize = 200;
 /// The most a settings file may hold to be read.
 const MAX_SETTINGS_BYTES: u64 = 2 * 1024 * 1024;
@@ -56,9 +57,13 @@ pub fn scan(request: &Scan) -> Value {
             "cursor_extensions": names_in(&home.join(".cursor").join("extensions"), false),
         });
     }
-    let (overlaps, plan) = overlaps(&read);
+    let (mut overlaps, mut plan) = overlaps(&read);
+    let cut = overlaps.len().saturating_sub(MAX_LISTED) + plan.len().saturating_sub(MAX_LISTED);
+    overlaps.truncate(MAX_LISTED);
+    plan.truncate(MAX_LISTED);
     view["overlaps"] = Value::Array(overlaps);
     view["consolidation_plan"] = Value::Array(plan);
+    view["overlaps_or_steps_not_listed"] = json!(cut);
     view
 }
 
@@ -128,11 +133,13 @@ fn claude_settings(path: &Path) -> Option<Value> {
     let mut hooks = Map::new();
     if let Some(Value::Object(events)) = settings.get("hooks") {
         for (event, groups) in events {
+            // Only hook objects count: a malformed entry runs nothing.
             let count: usize = groups
                 .as_array()
                 .into_iter()
                 .flatten()
-                .map(|g| g.get("hooks").and_then(Value::as_array).map_or(0, Vec::len))
+                .filter_map(|g| g.get("hooks")?.as_array())
+                .map(|hooks| hooks.iter().filter(|h| h.is_object()).count())
                 .sum();
             hooks.insert(shown(event), json!(count));
         }
@@ -164,10 +171,11 @@ fn claude_settings(path: &Path) -> Option<Value> {
 }
 
 fn plugin_name(path: &Path) -> Option<String> {
-    match read_json(path)? {
+    let name = match read_json(path)? {
         Ok(v) => v.get("name").and_then(Value::as_str).map(shown),
-        Err(_) => Some("(invalid manifest)".into()),
-    }
+        Err(_) => None,
+    };
+    Some(name.unwrap_or_else(|| "(invalid manifest)".into()))
 }
 
 /// Entry names in `dir` (directories when `dirs`, else file stems), sorted,
@@ -178,7 +186,11 @@ fn names_in(dir: &Path, dirs: bool) -> Vec<String> {
     };
     let mut names: Vec<String> = entries
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir() == dirs))
+        // Linked entries are left out: a link may lead anywhere.
+        .filter(|e| {
+            e.file_type()
+                .is_ok_and(|t| if dirs { t.is_dir() } else { t.is_file() })
+        })
         .filter_map(|e| {
             let path = e.path();
             let name = if dirs {
@@ -195,92 +207,98 @@ fn names_in(dir: &Path, dirs: bool) -> Vec<String> {
     names
 }
 
-/// A server as the overlap report names it.
-fn named(place: &Place, name: &str) -> Value {
-    json!({"server": shown(name), "file": place.path.display().to_string(), "scope": place.scope})
+/// A server as the overlap report names it (its name is already escaped).
+fn named(place: &Place, server: &Server) -> Value {
+    json!({
+        "server": server.name,
+        "file": place.path.display().to_string(),
+        "section": server.section,
+        "scope": place.scope,
+    })
 }
 
 /// Overlaps between the configured servers and the plan that resolves
-/// them, every step reversible by restoring the file.
+/// them, every step reversible by restoring the file. Entries are compared
+/// by content only within one scope: a project file is the agent's to
+/// write, so comparing it with the user's own files would let it confirm
+/// a guess about a value there (and steer the plan to remove the user's
+/// entry). Across scopes only names are compared, and only reported.
 fn overlaps(read: &[(Place, Summary)]) -> (Vec<Value>, Vec<Value>) {
-    let servers: Vec<(&Place, &wamcp_policy::devenv::mcp_config::Server)> = read
+    let servers: Vec<(&Place, &Server)> = read
         .iter()
         .flat_map(|(place, summary)| summary.servers.iter().map(move |s| (place, s)))
         .collect();
     let mut found = Vec::new();
     let mut plan = Vec::new();
-    let mut step = |action: String, place: &Place, name: &str| {
+    let mut step = |action: &str, place: &Place, server: &Server| {
         plan.push(json!({
             "step": plan.len() + 1,
             "action": action,
             "file": place.path.display().to_string(),
-            "server": shown(name),
+            "section": server.section,
+            "server": server.name,
             "undo": "restore the file from the copy made before this step",
         }));
     };
-    let mut by_identity: BTreeMap<&str, Vec<(&Place, &str)>> = BTreeMap::new();
+    let mut by_identity: BTreeMap<(&str, &str), Vec<(&Place, &Server)>> = BTreeMap::new();
     for (place, server) in &servers {
         if let Some(id) = &server.identity {
             by_identity
-                .entry(id.as_str())
+                .entry((place.scope, id.as_str()))
                 .or_default()
-                .push((place, &server.name));
+                .push((place, server));
         }
     }
     for same in by_identity.values().filter(|v| v.len() > 1) {
         found.push(json!({
             "kind": "same_server",
-            "detail": "these entries start the same program with the same arguments, or reach the same URL",
-            "servers": same.iter().map(|(p, n)| named(p, n)).collect::<Vec<_>>(),
+            "detail": "these entries are identical but for their names",
+            "servers": same.iter().map(|(p, s)| named(p, s)).collect::<Vec<_>>(),
         }));
-        for (place, name) in &same[1..] {
+        for (place, server) in &same[1..] {
             step(
-                format!(
-                    "copy the file, then remove '{}': the first entry already runs it",
-                    shown(name)
-                ),
+                "copy the file, then remove this entry: an identical one comes first",
                 place,
-                name,
+                server,
             );
         }
     }
-    let mut by_name: BTreeMap<&str, Vec<&Place>> = BTreeMap::new();
+    let mut by_name: BTreeMap<&str, Vec<(&Place, &Server)>> = BTreeMap::new();
     for (place, server) in &servers {
-        by_name.entry(server.name.as_str()).or_default().push(place);
+        by_name
+            .entry(server.name.as_str())
+            .or_default()
+            .push((place, server));
     }
-    for (name, places) in by_name.iter().filter(|(_, p)| p.len() > 1) {
+    for same in by_name.values().filter(|v| v.len() > 1) {
         found.push(json!({
             "kind": "same_name",
-            "detail": "one name in several files: a client uses one of them and hides the others",
-            "servers": places.iter().map(|p| named(p, name)).collect::<Vec<_>>(),
+            "detail": "one name in several places: a client uses one of them and hides the others",
+            "servers": same.iter().map(|(p, s)| named(p, s)).collect::<Vec<_>>(),
         }));
     }
-    let files: Vec<&(&Place, &wamcp_policy::devenv::mcp_config::Server)> =
-        servers.iter().filter(|(_, s)| s.serves_files).collect();
-    let wamcp = servers
-        .iter()
-        .any(|(_, s)| s.program.as_deref() == Some("wamcp"));
+    let files: Vec<&(&Place, &Server)> = servers.iter().filter(|(_, s)| s.serves_files).collect();
     if files.len() > 1 {
         found.push(json!({
             "kind": "filesystem_servers",
             "detail": "several servers read and write files; a model picks between look-alike tools",
-            "servers": files.iter().map(|(p, s)| named(p, &s.name)).collect::<Vec<_>>(),
+            "servers": files.iter().map(|(p, s)| named(p, s)).collect::<Vec<_>>(),
         }));
     }
-    if wamcp {
-        for (place, server) in &files {
+    for (place, server) in &files {
+        let wamcp_beside = servers
+            .iter()
+            .any(|(p, s)| p.scope == place.scope && s.program.as_deref() == Some("wamcp"));
+        if wamcp_beside {
             found.push(json!({
                 "kind": "shadows_wamcp",
-                "detail": "wamcp's core and edit tools read, search and edit files already",
-                "servers": [named(place, &server.name)],
+                "detail": "wamcp, configured in the same scope, reads, searches and edits files already",
+                "servers": [named(place, server)],
             }));
             step(
-                format!(
-                    "copy the file, then disable '{}': wamcp's file tools cover it",
-                    shown(&server.name)
-                ),
+                "copy the file, then disable this entry: wamcp's file tools cover it",
                 place,
-                &server.name,
+                server,
             );
         }
     }

@@ -9,6 +9,7 @@ pub mod capability;
 pub mod discover;
 pub mod ecosystem;
 pub mod mcp_audit;
+pub mod packages;
 pub mod snapshot;
 pub mod sources;
 pub mod workflow;

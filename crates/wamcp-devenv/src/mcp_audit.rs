@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use wamcp_policy::devenv::mcp_config::{Summary, summarize_json, summarize_toml};
+use wamcp_policy::devenv::mcp_config::{Summary, summarize_json, summarize_jsonc, summarize_toml};
 
 /// The most a configuration file may hold to be read.
 pub const MAX_CONFIG_BYTES: u64 = 2 * 1024 * 1024;
@@ -131,8 +131,12 @@ pub fn explicit_place(path: PathBuf) -> Place {
 /// Reads one place: its servers, or why there are none.
 pub fn read_place(place: &Place, project_key: Option<&str>) -> (Value, Summary) {
     let shown = place.path.display().to_string();
-    let text = match wamcp_fs::regular::read_small(&place.path, MAX_CONFIG_BYTES) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+    let read = wamcp_fs::regular::read_small(&place.path, MAX_CONFIG_BYTES).and_then(|bytes| {
+        String::from_utf8(bytes)
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not valid UTF-8"))
+    });
+    let text = match read {
+        Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let view = json!({"path": shown, "scope": place.scope, "client": place.client, "exists": false});
             return (
@@ -147,13 +151,15 @@ pub fn read_place(place: &Place, project_key: Option<&str>) -> (Value, Summary) 
             let summary = Summary {
                 valid: false,
                 error: Some(format!("not read: {e}")),
-                servers: Vec::new(),
+                ..Summary::default()
             };
             return (file_view(place, &summary), summary);
         }
     };
     let summary = if place.toml {
         summarize_toml(&text)
+    } else if place.client == "vscode" {
+        summarize_jsonc(&text, project_key)
     } else {
         summarize_json(&text, project_key)
     };
@@ -169,6 +175,7 @@ fn file_view(place: &Place, summary: &Summary) -> Value {
         "valid": summary.valid,
         "error": summary.error,
         "servers": summary.servers,
+        "servers_not_listed": summary.servers_not_listed,
     })
 }
 

@@ -5,5 +5,6 @@
 pub mod audit;
 pub mod catalog;
 pub mod mcp_config;
+pub mod packages;
 pub mod routing;
 pub mod safety;

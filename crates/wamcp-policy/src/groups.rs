@@ -22,19 +22,21 @@ pub enum Group {
     Docs,
     Net,
     Env,
+    Packages,
     Search,
     Research,
 }
 
 impl Group {
     /// Every group, in canonical order.
-    pub const ALL: [Group; 8] = [
+    pub const ALL: [Group; 9] = [
         Group::Core,
         Group::Edit,
         Group::Build,
         Group::Docs,
         Group::Net,
         Group::Env,
+        Group::Packages,
         Group::Search,
         Group::Research,
     ];
@@ -58,6 +60,7 @@ impl Group {
             Group::Docs => "docs",
             Group::Net => "net",
             Group::Env => "env",
+            Group::Packages => "packages",
             Group::Search => "search",
             Group::Research => "research",
         }
@@ -208,13 +211,13 @@ mod tests {
             (
                 Some("all"),
                 false,
-                "core,edit,build,docs,net,env,search,research",
+                "core,edit,build,docs,net,env,packages,search,research",
                 false,
             ),
             (
                 Some("ALL,core"),
                 false,
-                "core,edit,build,docs,net,env,search,research",
+                "core,edit,build,docs,net,env,packages,search,research",
                 false,
             ),
             (Some("core,docs,search"), false, "core,docs,search", false),
@@ -235,7 +238,7 @@ mod tests {
             (
                 Some("all"),
                 true,
-                "core,edit,build,docs,net,env,search,research",
+                "core,edit,build,docs,net,env,packages,search,research",
                 false,
             ),
         ];
@@ -255,7 +258,7 @@ mod tests {
             selection.error.as_deref(),
             Some(
                 "Unknown tool groups 'cpp', 'shell' in 'core, Cpp ,shell,cpp'. Valid names: core, \
-                 edit, build, docs, net, env, search, research, all. Using the default set \
+                 edit, build, docs, net, env, packages, search, research, all. Using the default set \
                  (core,edit,build,docs,net)."
             )
         );

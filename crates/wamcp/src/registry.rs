@@ -289,6 +289,8 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::logs_query::LogsQuery>(),
     entry::<tools::ecosystem_scan::EcosystemScan>(),
     entry::<tools::mcp_audit::McpAudit>(),
+    entry::<tools::package_search::PackageSearch>(),
+    entry::<tools::package_install::PackageInstall>(),
 ];
 
 impl ToolEntry {

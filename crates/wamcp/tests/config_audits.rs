@@ -190,7 +190,6 @@ async fn ecosystem_scan_finds_overlaps_and_plans_reversible_steps() {
             "filesystem_servers",
             "same_name",
             "same_server",
-            "same_server",
             "shadows_wamcp",
             "shadows_wamcp"
         ],
@@ -213,10 +212,6 @@ async fn ecosystem_scan_finds_overlaps_and_plans_reversible_steps() {
         same.contains(&vec!["files".to_string(), "fs-again".to_string()]),
         "{same:?}"
     );
-    assert!(
-        same.contains(&vec!["wamcp".to_string(), "wamcp".to_string()]),
-        "{same:?}"
-    );
     let steps = scan["consolidation_plan"].as_array().unwrap();
     let planned: Vec<String> = steps
         .iter()
@@ -228,17 +223,13 @@ async fn ecosystem_scan_finds_overlaps_and_plans_reversible_steps() {
             )
         })
         .collect();
-    assert!(
-        planned
-            .iter()
-            .any(|p| p.starts_with("fs-again copy the file, then remove")),
-        "{planned:?}"
-    );
-    assert!(
-        planned
-            .iter()
-            .any(|p| p.starts_with("files copy the file, then disable")),
-        "{planned:?}"
+    assert_eq!(
+        planned,
+        [
+            "fs-again copy the file, then remove this entry: an identical one comes first",
+            "files copy the file, then disable this entry: wamcp's file tools cover it",
+            "fs-again copy the file, then disable this entry: wamcp's file tools cover it",
+        ]
     );
     assert!(
         steps
@@ -265,5 +256,34 @@ async fn ecosystem_scan_finds_overlaps_and_plans_reversible_steps() {
     .await;
     assert!(wide["host"].is_object());
     assert_eq!(wide["packages"]["vscode_extensions"], json!([]));
+    client.close().await;
+}
+
+/// A project file (the agent's to write) is never compared by content with
+/// the user's files: it can neither confirm a guess about a value there nor
+/// make the plan remove the user's entry.
+#[tokio::test]
+async fn a_project_entry_cannot_probe_or_remove_a_host_entry() {
+    let (sandbox, project) = Sandbox::with_project();
+    let entry = json!({"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"T": SECRET}});
+    std::fs::write(
+        sandbox.home().join(".claude.json"),
+        json!({"mcpServers": {"github": entry}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        project.join(".mcp.json"),
+        json!({"mcpServers": {"aaa": entry}}).to_string(),
+    )
+    .unwrap();
+    let client = sandbox.set("WAMCP_TOOLS", "core,env").connect().await;
+    let scan = data(
+        &client,
+        "ecosystem_scan",
+        json!({"cwd": "proj", "include_host": true}),
+    )
+    .await;
+    assert_eq!(scan["overlaps"], json!([]), "{scan:#}");
+    assert_eq!(scan["consolidation_plan"], json!([]));
     client.close().await;
 }

@@ -57,6 +57,9 @@ fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
             "mcp_audit",
         ]);
     }
+    if groups.contains(&"packages") {
+        tools.extend(["package_search", "package_install"]);
+    }
     tools
 }
 
@@ -81,7 +84,7 @@ async fn tools_list_follows_wamcp_tools() {
         (
             Some("all"),
             &[
-                "core", "edit", "build", "docs", "net", "env", "search", "research",
+                "core", "edit", "build", "docs", "net", "env", "packages", "search", "research",
             ],
             "",
         ),

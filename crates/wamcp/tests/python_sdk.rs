@@ -295,6 +295,45 @@ fn an_approval_required_capability_asks_in_both_eras() {
     }
 }
 
+/// An install asks the user, runs only on a yes, and is verified by asking
+/// the package manager afterwards; the trail records it.
+#[test]
+fn an_install_is_approved_then_verified() {
+    let Some(python) = python() else { return };
+    for (answer, installed) in [("yes", true), ("no", false)] {
+        let (sandbox, log, state) = common::with_fake_winget();
+        let args = json!({"package_id": "Fake.Tool", "execute": true});
+        let (seen, _) = run_script(
+            &python,
+            &sandbox,
+            "mcp_consent.py",
+            &["legacy", answer, "package_install", &args.to_string(), BIN],
+        );
+        let question = seen["questions"][0].as_str().unwrap();
+        assert!(
+            question.contains("winget install --id Fake.Tool --exact --source winget"),
+            "{question}"
+        );
+        assert_eq!(state.exists(), installed, "{answer}: {seen}");
+        let result: Value = serde_json::from_str(seen["text"].as_str().unwrap()).unwrap();
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        if installed {
+            assert_eq!(result["status"], "completed", "{result:#}");
+            assert_eq!(result["installed_before"], false);
+            assert_eq!(result["installed_after"], true);
+            assert_eq!(
+                result["verification"],
+                "the installer succeeded and the package is now listed as installed"
+            );
+            let calls: Vec<&str> = log.lines().map(|l| l.split(' ').next().unwrap()).collect();
+            assert_eq!(calls, ["list", "install", "list"], "{log}");
+        } else {
+            assert_eq!(result["status"], "blocked", "{result:#}");
+            assert_eq!(log, "");
+        }
+    }
+}
+
 /// Writing a file that changes what an agent may do (here `.mcp.json`)
 /// asks the user in both eras; only a yes writes it.
 #[test]

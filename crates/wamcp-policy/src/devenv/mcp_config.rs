@@ -5,8 +5,10 @@
 //! person needs to see the shape — each server's name, whether its entry
 //! is valid, the transport, how many arguments, whether a command, URL or
 //! environment is present — and never one of those values. Two entries
-//! that run the same thing are recognised by comparing them here, so the
-//! comparison needs no value to leave either.
+//! are "the same server" only when everything but the name is identical
+//! (command, arguments, environment, headers, URL, exactly); the caller
+//! compares them only within one trust scope, so a file the agent writes
+//! cannot be used to confirm a guess about a value in the user's files.
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -14,7 +16,11 @@ use sha2::{Digest, Sha256};
 /// One server entry.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Server {
+    /// As written, with control and invisible characters escaped.
     pub name: String,
+    /// Where in the file: `mcpServers`, `servers`, `projects.mcpServers`
+    /// (`~/.claude.json`'s entries for this project) or `mcp_servers`.
+    pub section: &'static str,
     pub valid: bool,
     /// `stdio`, `http`, `sse` or `unknown`.
     pub transport: &'static str,
@@ -43,13 +49,37 @@ pub struct Summary {
     /// Why the file is not valid JSON/TOML or has no recognisable shape.
     pub error: Option<String>,
     pub servers: Vec<Server>,
+    /// Servers past [`MAX_SERVERS`], counted and not listed.
+    pub servers_not_listed: usize,
 }
+
+/// Servers listed per file; a file with more is not a real configuration,
+/// and listing them all would flood the answer.
+pub const MAX_SERVERS: usize = 200;
 
 /// Reads a JSON client configuration: Claude Code and Cursor
 /// (`mcpServers`), VS Code (`servers`), and `~/.claude.json`, whose
 /// projects carry their own `mcpServers` (`project` picks one by path).
 pub fn summarize_json(text: &str, project: Option<&str>) -> Summary {
-    let value: Value = match serde_json::from_str(text.trim_start_matches('\u{feff}')) {
+    summarize_json_text(text, project, false)
+}
+
+/// Like [`summarize_json`], for VS Code's files, which may hold comments
+/// and trailing commas (JSONC).
+pub fn summarize_jsonc(text: &str, project: Option<&str>) -> Summary {
+    summarize_json_text(text, project, true)
+}
+
+fn summarize_json_text(text: &str, project: Option<&str>, jsonc: bool) -> Summary {
+    let text = text.trim_start_matches('\u{feff}');
+    let stripped;
+    let text = if jsonc {
+        stripped = strip_jsonc(text);
+        stripped.as_str()
+    } else {
+        text
+    };
+    let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
             return invalid(format!(
@@ -67,7 +97,7 @@ pub fn summarize_json(text: &str, project: Option<&str>) -> Summary {
     for key in ["mcpServers", "servers"] {
         if let Some(table) = root.get(key) {
             found = true;
-            servers.extend(entries(table));
+            servers.extend(entries(table, key));
         }
     }
     if let (Some(project), Some(Value::Object(projects))) = (project, root.get("projects"))
@@ -75,20 +105,78 @@ pub fn summarize_json(text: &str, project: Option<&str>) -> Summary {
         && let Some(table) = this.get("mcpServers")
     {
         found = true;
-        servers.extend(entries(table));
+        servers.extend(entries(table, "projects.mcpServers"));
     }
     if !found {
         return Summary {
             valid: true,
-            error: None,
-            servers,
+            ..Summary::default()
         };
     }
+    listed(servers)
+}
+
+fn listed(mut servers: Vec<Server>) -> Summary {
+    let valid = servers.iter().all(|s| s.valid);
+    let servers_not_listed = servers.len().saturating_sub(MAX_SERVERS);
+    servers.truncate(MAX_SERVERS);
     Summary {
-        valid: servers.iter().all(|s| s.valid),
+        valid,
         error: None,
         servers,
+        servers_not_listed,
     }
+}
+
+/// JSON with `//` and `/* */` comments and trailing commas made plain
+/// JSON; strings are left as they are.
+pub fn strip_jsonc(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '"' {
+            out.push(c);
+            i += 1;
+            while i < chars.len() {
+                out.push(chars[i]);
+                if chars[i] == '\\' && i + 1 < chars.len() {
+                    out.push(chars[i + 1]);
+                    i += 2;
+                    continue;
+                }
+                i += 1;
+                if chars[i - 1] == '"' {
+                    break;
+                }
+            }
+        } else if c == '/' && chars.get(i + 1) == Some(&'/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && chars.get(i + 1) == Some(&'*') {
+            i += 2;
+            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                // Newlines kept, so an error's line number still fits the file.
+                if chars[i] == '\n' {
+                    out.push('\n');
+                }
+                i += 1;
+            }
+            i += 2;
+        } else if c == ',' {
+            let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
+            if !matches!(next, Some('}' | ']')) {
+                out.push(c);
+            }
+            i += 1;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Reads a Codex `config.toml` (`[mcp_servers.<name>]`).
@@ -111,12 +199,7 @@ pub fn summarize_toml(text: &str) -> Summary {
     };
     // TOML and JSON hold the same shapes here; one reader judges both.
     let json = serde_json::to_value(servers).unwrap_or(Value::Null);
-    let servers = entries(&json);
-    Summary {
-        valid: servers.iter().all(|s| s.valid),
-        error: None,
-        servers,
-    }
+    listed(entries(&json, "mcp_servers"))
 }
 
 fn invalid(error: String) -> Summary {
@@ -124,13 +207,15 @@ fn invalid(error: String) -> Summary {
         valid: false,
         error: Some(error),
         servers: Vec::new(),
+        servers_not_listed: 0,
     }
 }
 
-fn entries(table: &Value) -> Vec<Server> {
+fn entries(table: &Value, section: &'static str) -> Vec<Server> {
     let Value::Object(map) = table else {
         return vec![Server {
             name: String::new(),
+            section,
             valid: false,
             transport: "unknown",
             arg_count: 0,
@@ -144,11 +229,11 @@ fn entries(table: &Value) -> Vec<Server> {
         }];
     };
     map.iter()
-        .map(|(name, entry)| server(name, entry))
+        .map(|(name, entry)| server(name, entry, section))
         .collect()
 }
 
-fn server(name: &str, entry: &Value) -> Server {
+fn server(name: &str, entry: &Value, section: &'static str) -> Server {
     let mut problems = Vec::new();
     let empty = Map::new();
     let fields = match entry {
@@ -200,42 +285,46 @@ fn server(name: &str, entry: &Value) -> Server {
     }) {
         problems.push("env is not an object of strings".into());
     }
+    fn text(v: Option<&Value>) -> Option<&str> {
+        v.and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+    }
     match transport {
-        "stdio"
-            if command
-                .and_then(Value::as_str)
-                .is_none_or(|c| c.trim().is_empty()) =>
-        {
+        "stdio" if text(command).is_none() => {
             problems.push("a stdio server needs a command".into())
         }
-        "http" | "sse"
-            if url
-                .and_then(Value::as_str)
-                .is_none_or(|u| u.trim().is_empty()) =>
-        {
+        "http" | "sse" if text(url).is_none() => {
             problems.push("an http or sse server needs a url".into())
+        }
+        "http" | "sse"
+            if !text(url)
+                .and_then(|u| url::Url::parse(u).ok())
+                .is_some_and(|u| matches!(u.scheme(), "http" | "https")) =>
+        {
+            problems.push("the url is not an http or https URL".into())
         }
         "unknown" if problems.is_empty() => problems.push("neither a command nor a url".into()),
         _ => {}
     }
-    let identity = identity(command, args, url);
     let program = command.and_then(Value::as_str).map(program_name);
-    let file_words = ["filesystem", "file-system"];
-    let serves_files = file_words
-        .iter()
-        .any(|w| name.to_ascii_lowercase().contains(w))
+    // The reference filesystem server and its ports are published as
+    // `...server-filesystem` (npm, PyPI); a path that merely contains the
+    // word is not one.
+    let serves_files = name.to_ascii_lowercase().contains("filesystem")
         || args
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .filter_map(Value::as_str)
             .any(|a| {
-                file_words
-                    .iter()
-                    .any(|w| a.to_ascii_lowercase().contains(w))
+                let a = a.to_ascii_lowercase();
+                let package = a.split('@').find(|p| !p.is_empty()).unwrap_or(&a);
+                package.ends_with("server-filesystem") || package.ends_with("mcp-filesystem")
             });
     Server {
-        name: name.to_string(),
+        name: crate::text::shown(name),
+        section,
         valid: problems.is_empty(),
         transport,
         arg_count,
@@ -243,7 +332,7 @@ fn server(name: &str, entry: &Value) -> Server {
         has_url,
         has_env,
         problems,
-        identity,
+        identity: Some(identity(entry, transport)),
         program,
         serves_files,
     }
@@ -261,33 +350,32 @@ fn program_name(command: &str) -> String {
         .to_string()
 }
 
-/// The command and arguments, or the URL, hashed.
-fn identity(command: Option<&Value>, args: Option<&Value>, url: Option<&Value>) -> Option<String> {
-    let mut hasher = Sha256::new();
-    if let Some(url) = url.and_then(Value::as_str) {
-        hasher.update(b"url\0");
-        hasher.update(
-            url.trim()
-                .trim_end_matches('/')
-                .to_ascii_lowercase()
-                .as_bytes(),
-        );
-    } else {
-        let command = command.and_then(Value::as_str)?;
-        hasher.update(b"command\0");
-        hasher.update(program_name(command).as_bytes());
-        for arg in args.and_then(Value::as_array).into_iter().flatten() {
-            hasher.update(b"\0");
-            hasher.update(arg.as_str().unwrap_or_default().as_bytes());
+/// Everything in the entry, hashed: two entries are the same server only
+/// when every field but the name is identical (key order aside; the
+/// transport compared as understood, so `"type": "stdio"` beside a command
+/// is the same as no type).
+fn identity(entry: &Value, transport: &str) -> String {
+    fn canonical(v: &Value) -> Value {
+        match v {
+            Value::Object(map) => {
+                let sorted: std::collections::BTreeMap<&String, Value> =
+                    map.iter().map(|(k, v)| (k, canonical(v))).collect();
+                serde_json::to_value(sorted).unwrap_or(Value::Null)
+            }
+            Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+            other => other.clone(),
         }
     }
-    Some(
-        hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect(),
-    )
+    let mut entry = canonical(entry);
+    if let Value::Object(map) = &mut entry {
+        map.remove("type");
+        map.remove("transport");
+    }
+    let text = format!("{transport}\0{entry}");
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -389,35 +477,91 @@ mod tests {
             summarize_json("{}", None),
             Summary {
                 valid: true,
-                error: None,
-                servers: vec![]
+                ..Summary::default()
             }
         );
     }
 
     #[test]
-    fn the_same_server_twice_is_recognised_without_showing_it() {
-        let a = summarize_json(
-            r#"{"mcpServers": {"fs": {"command": "C:\\Tools\\node.exe", "args": ["srv.js", "/p"]}}}"#,
-            None,
+    fn the_same_server_is_an_identical_entry_and_nothing_less() {
+        let id = |text: &str| summarize_json(text, None).servers[0].identity.clone();
+        let base = id(
+            r#"{"mcpServers": {"a": {"command": "node", "args": ["srv.js"], "env": {"T": "x"}}}}"#,
         );
-        let b = summarize_json(
-            r#"{"servers": {"files": {"type": "stdio", "command": "node", "args": ["srv.js", "/p"]}}}"#,
-            None,
+        assert_eq!(
+            base,
+            id(
+                r#"{"servers": {"b": {"env": {"T": "x"}, "args": ["srv.js"], "command": "node", "type": "stdio"}}}"#
+            )
         );
-        let c = summarize_json(
-            r#"{"servers": {"other": {"command": "node", "args": ["srv.js", "/q"]}}}"#,
-            None,
+        assert_ne!(
+            id(r#"{"mcpServers": {"a": {"url": "https://h/", "type": "sse"}}}"#),
+            id(r#"{"mcpServers": {"a": {"url": "https://h/", "type": "http"}}}"#)
         );
-        assert_eq!(a.servers[0].identity, b.servers[0].identity);
-        assert_ne!(a.servers[0].identity, c.servers[0].identity);
-        assert_eq!(a.servers[0].program.as_deref(), Some("node"));
+        for different in [
+            r#"{"mcpServers": {"a": {"command": "node", "args": ["srv.js"], "env": {"T": "y"}}}}"#,
+            r#"{"mcpServers": {"a": {"command": "/usr/bin/node", "args": ["srv.js"], "env": {"T": "x"}}}}"#,
+            r#"{"mcpServers": {"a": {"command": "node", "args": ["srv.js"], "env": {"T": "x"}, "cwd": "/p"}}}"#,
+        ] {
+            assert_ne!(base, id(different), "{different}");
+        }
+        assert_ne!(
+            id(r#"{"mcpServers": {"a": {"url": "https://h/?token=Tok"}}}"#),
+            id(r#"{"mcpServers": {"a": {"url": "https://h/?token=tok"}}}"#)
+        );
         let fs = summarize_json(
-            r#"{"mcpServers": {"x": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/p"]}, "my-filesystem": {"url": "https://h"}, "git": {"command": "uvx", "args": ["mcp-server-git"]}}}"#,
+            r#"{"mcpServers": {"x": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/p"]}, "my-filesystem": {"url": "https://h"}, "helper": {"command": "node", "args": ["/opt/filesystem-helper/index.js"]}}}"#,
             None,
         );
         let files: Vec<bool> = fs.servers.iter().map(|s| s.serves_files).collect();
         assert_eq!(files, [true, true, false]);
+    }
+
+    #[test]
+    fn names_are_escaped_sections_named_and_urls_checked() {
+        let s = summarize_json(
+            "{\"mcpServers\": {\"b\\u202eevil\\u001b[2J\\nstep 2\": {\"url\": \"not a url\"}}, \
+             \"projects\": {\"/p\": {\"mcpServers\": {\"c\": {\"url\": \"file:///etc\"}}}}}",
+            Some("/p"),
+        );
+        assert_eq!(
+            s.servers[0].name,
+            "b\\u{202E}evil\\u{001B}[2J\\u{000A}step 2"
+        );
+        assert_eq!(
+            s.servers[0].problems,
+            ["the url is not an http or https URL"]
+        );
+        assert_eq!(
+            (s.servers[0].section, s.servers[1].section),
+            ("mcpServers", "projects.mcpServers")
+        );
+        assert!(!s.servers[1].valid);
+    }
+
+    #[test]
+    fn vscode_files_may_hold_comments_and_trailing_commas() {
+        let text = "{\n  // a comment with \"quotes\"\n  \"servers\": {\n    /* block\n comment */ \"a\": {\"command\": \"x // not a comment\", \"args\": [\"/*\",],},\n  },\n}\n";
+        let s = summarize_jsonc(text, None);
+        assert!(s.valid, "{s:?}");
+        assert_eq!(s.servers[0].arg_count, 1);
+        assert!(
+            !summarize_json(text, None).valid,
+            "plain JSON files stay strict"
+        );
+        assert_eq!(strip_jsonc(r#"{"a": "x,}"}"#), r#"{"a": "x,}"}"#);
+    }
+
+    #[test]
+    fn a_flood_of_entries_is_counted_not_listed() {
+        let entries: Vec<String> = (0..MAX_SERVERS + 5)
+            .map(|i| format!("\"s{i}\": {{\"command\": \"x\"}}"))
+            .collect();
+        let s = summarize_json(
+            &format!("{{\"mcpServers\": {{{}}}}}", entries.join(",")),
+            None,
+        );
+        assert_eq!((s.servers.len(), s.servers_not_listed), (MAX_SERVERS, 5));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `capability_run`: plan or run one catalog capability.
 
-use crate::consent::Answer;
+use super::approval::ask_to_run;
 use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -14,10 +14,7 @@ use wamcp_policy::devenv::audit::{Event, Outcome};
 use wamcp_policy::devenv::safety::Safety;
 use wamcp_policy::error::ToolError;
 use wamcp_policy::groups::Group;
-use wamcp_policy::text::{shown, shown_argv};
-
-/// The longest command line an approval question shows.
-const MAX_QUESTION_ARGV_CHARS: usize = 4000;
+use wamcp_policy::text::shown;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -121,59 +118,24 @@ async fn decide(call: &ToolCall, p: &Prepared, request: &Request) -> (Value, Ent
         return (view, p.audit(Outcome::NotExecuted, None, detail));
     }
     if p.effective == Safety::ApprovalRequired {
-        let asked = Instant::now();
-        let argv = shown_argv(&p.argv());
-        // A question nobody can read to the end is no approval.
-        if argv.chars().count() > MAX_QUESTION_ARGV_CHARS {
-            let mut view = capability::plan(p);
-            view["status"] = "blocked".into();
-            view["reason"] = Value::String(format!(
-                "the command line is {} characters long, too long to show the user for approval (at most \
-                 {MAX_QUESTION_ARGV_CHARS}); pass fewer or shorter extra_args",
-                argv.chars().count()
-            ));
-            return (
-                view,
-                p.audit(Outcome::NotExecuted, None, Some("too long to ask".into())),
-            );
-        }
-        let question = format!(
-            "The assistant wants to run the capability '{}':\n\n    {argv}\n\nin {}. It is {}. Allow it this once?",
-            p.capability.id,
-            shown(&p.cwd.display().to_string()),
-            if p.capability.safety == Safety::ApprovalRequired {
-                "classified approval-required".to_string()
-            } else {
-                "approval-required because of the extra arguments".to_string()
-            }
-        );
-        let answer = call.ask(&question, false).await;
-        let (decision, refusal) = match &answer {
-            Answer::Yes { .. } => ("approval granted", None),
-            Answer::No(how) => ("approval declined", Some(("blocked", format!("the user was asked and {how}")))),
-            Answer::CannotAsk => (
-                "approval not available",
-                Some((
-                    "approval_required",
-                    "this client cannot ask the user (no elicitation); the user can run it themselves".to_string(),
-                )),
-            ),
-            Answer::Asked => ("approval asked", Some(("approval_required", "the user is being asked".to_string()))),
+        let why = if p.capability.safety == Safety::ApprovalRequired {
+            "It is classified approval-required."
+        } else {
+            "It is approval-required because of the extra arguments."
         };
-        let mut approval = p.audit(
-            Outcome::NotApplicable,
-            Some(asked),
-            Some(decision.to_string()),
+        let what = format!(
+            "the capability '{}' in {}",
+            p.capability.id,
+            shown(&p.cwd.display().to_string())
         );
-        approval.event = Event::Approval;
-        call.ctx.audit(approval).await;
-        if let Some((status, reason)) = refusal {
+        let record = p.audit(Outcome::NotApplicable, None, None);
+        if let Err(refused) = ask_to_run(call, &what, &p.argv(), why, record).await {
             let mut view = capability::plan(p);
-            view["status"] = Value::String(status.to_string());
-            view["reason"] = Value::String(reason);
+            view["status"] = Value::String(refused.status.to_string());
+            view["reason"] = Value::String(refused.reason);
             return (
                 view,
-                p.audit(Outcome::NotExecuted, None, Some(decision.to_string())),
+                p.audit(Outcome::NotExecuted, None, Some(refused.detail)),
             );
         }
     }

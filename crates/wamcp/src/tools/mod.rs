@@ -1,6 +1,7 @@
 //! One file per tool. Each declares its parameters, identity and `run`; the
 //! registry table decides which are live.
 
+mod approval;
 pub mod build_project;
 pub mod capability_run;
 pub mod compile_shader;
@@ -19,6 +20,8 @@ pub mod list_directory;
 pub mod list_empty_dirs;
 pub mod logs_query;
 pub mod mcp_audit;
+pub mod package_install;
+pub mod package_search;
 pub mod read_file;
 pub mod run_powershell;
 pub mod search_files;

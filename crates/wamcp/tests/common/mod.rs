@@ -326,3 +326,65 @@ pub fn git(dir: &Path, args: &[&str]) {
         .unwrap();
     assert!(out.status.success(), "git {args:?}: {out:?}");
 }
+
+/// A fake `winget` (a shell script, or a batch file under Windows) that
+/// appends its arguments to `log` and keeps "installed" state in `state`.
+pub fn fake_winget(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    if cfg!(windows) {
+        let script = "@echo off\r\n\
+            echo %*>>\"%FAKE_LOG%\"\r\n\
+            if \"%1\"==\"search\" goto table\r\n\
+            if \"%1\"==\"install\" goto install\r\n\
+            if exist \"%FAKE_STATE%\" goto table\r\n\
+            echo No installed package found matching input criteria.\r\n\
+            exit /b 1\r\n\
+            :install\r\n\
+            echo installed>\"%FAKE_STATE%\"\r\n\
+            echo Successfully installed\r\n\
+            exit /b 0\r\n\
+            :table\r\n\
+            echo Name   Id         Version  Source\r\n\
+            echo ----------------------------------\r\n\
+            echo Fake   Fake.Tool  1.0      winget\r\n\
+            exit /b 0\r\n";
+        std::fs::write(dir.join("winget.cmd"), script).unwrap();
+    } else {
+        let script = "#!/bin/sh\n\
+            echo \"$*\" >> \"$FAKE_LOG\"\n\
+            table() { printf 'Name   Id         Version  Source\\n----------------------------------\\nFake   Fake.Tool  1.0      winget\\n'; }\n\
+            case \"$1\" in\n\
+              search) table ;;\n\
+              install) echo installed > \"$FAKE_STATE\"; echo Successfully installed ;;\n\
+              list) if [ -f \"$FAKE_STATE\" ]; then table; else echo 'No installed package found matching input criteria.'; exit 1; fi ;;\n\
+            esac\n";
+        let path = dir.join("winget");
+        std::fs::write(&path, script).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+}
+
+/// A sandbox whose server finds the fake winget first on its PATH.
+pub fn with_fake_winget() -> (Sandbox, PathBuf, PathBuf) {
+    let (sandbox, _project) = Sandbox::with_project();
+    let bin = sandbox.root().join("fakebin");
+    fake_winget(&bin);
+    let log = sandbox.root().join("winget.log");
+    let state = sandbox.root().join("winget.state");
+    let separator = if cfg!(windows) { ";" } else { ":" };
+    let path = format!(
+        "{}{separator}{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let sandbox = sandbox
+        .set("PATH", path)
+        .set("FAKE_LOG", log.display().to_string())
+        .set("FAKE_STATE", state.display().to_string())
+        .set("WAMCP_TOOLS", "core,env,packages");
+    (sandbox, log, state)
+}
