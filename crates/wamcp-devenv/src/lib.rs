@@ -10,6 +10,7 @@ pub mod discover;
 pub mod ecosystem;
 pub mod mcp_audit;
 pub mod packages;
+pub mod sandbox;
 pub mod snapshot;
 pub mod sources;
 pub mod workflow;

@@ -8,3 +8,4 @@ pub mod mcp_config;
 pub mod packages;
 pub mod routing;
 pub mod safety;
+pub mod sandbox;

@@ -23,13 +23,14 @@ pub enum Group {
     Net,
     Env,
     Packages,
+    Sandbox,
     Search,
     Research,
 }
 
 impl Group {
     /// Every group, in canonical order.
-    pub const ALL: [Group; 9] = [
+    pub const ALL: [Group; 10] = [
         Group::Core,
         Group::Edit,
         Group::Build,
@@ -37,6 +38,7 @@ impl Group {
         Group::Net,
         Group::Env,
         Group::Packages,
+        Group::Sandbox,
         Group::Search,
         Group::Research,
     ];
@@ -61,6 +63,7 @@ impl Group {
             Group::Net => "net",
             Group::Env => "env",
             Group::Packages => "packages",
+            Group::Sandbox => "sandbox",
             Group::Search => "search",
             Group::Research => "research",
         }
@@ -211,13 +214,13 @@ mod tests {
             (
                 Some("all"),
                 false,
-                "core,edit,build,docs,net,env,packages,search,research",
+                "core,edit,build,docs,net,env,packages,sandbox,search,research",
                 false,
             ),
             (
                 Some("ALL,core"),
                 false,
-                "core,edit,build,docs,net,env,packages,search,research",
+                "core,edit,build,docs,net,env,packages,sandbox,search,research",
                 false,
             ),
             (Some("core,docs,search"), false, "core,docs,search", false),
@@ -238,7 +241,7 @@ mod tests {
             (
                 Some("all"),
                 true,
-                "core,edit,build,docs,net,env,packages,search,research",
+                "core,edit,build,docs,net,env,packages,sandbox,search,research",
                 false,
             ),
         ];
@@ -258,7 +261,7 @@ mod tests {
             selection.error.as_deref(),
             Some(
                 "Unknown tool groups 'cpp', 'shell' in 'core, Cpp ,shell,cpp'. Valid names: core, \
-                 edit, build, docs, net, env, packages, search, research, all. Using the default set \
+                 edit, build, docs, net, env, packages, sandbox, search, research, all. Using the default set \
                  (core,edit,build,docs,net)."
             )
         );

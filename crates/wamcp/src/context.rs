@@ -74,6 +74,9 @@ pub struct ServerContext {
     catalog: OnceLock<Catalog>,
     /// `env_inspect`'s last snapshot.
     pub env_cache: wamcp_devenv::snapshot::Cache,
+    /// wamcp's per-user data directory (`%LOCALAPPDATA%\wamcp`,
+    /// `$XDG_DATA_HOME/wamcp`): the audit trail, sandbox bundles.
+    pub data_dir: Option<PathBuf>,
     /// The audit trail of execution-capable calls; `None` without a
     /// per-user data directory.
     pub audit: Option<AuditLog>,
@@ -235,7 +238,8 @@ impl ServerContext {
         let capabilities_file = resolution
             .get(settings::CAPABILITIES_FILE)
             .map(|p| cwd.join(p));
-        let audit = config::user_data_dir(env).map(|d| AuditLog::new(d.join("wamcp")));
+        let data_dir = config::user_data_dir(env).map(|d| d.join("wamcp"));
+        let audit = data_dir.clone().map(AuditLog::new);
         let sandbox = command_sandbox(env, &resolution, &mut warnings);
         let search_budget = search_budget(resolution.get(settings::SEARCH_BUDGET), &mut warnings);
 
@@ -265,6 +269,7 @@ impl ServerContext {
             capabilities_file,
             catalog: OnceLock::new(),
             env_cache: Default::default(),
+            data_dir,
             audit,
             groups,
             resolution,

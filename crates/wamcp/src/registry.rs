@@ -291,6 +291,7 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::mcp_audit::McpAudit>(),
     entry::<tools::package_search::PackageSearch>(),
     entry::<tools::package_install::PackageInstall>(),
+    entry::<tools::sandbox_run::SandboxRun>(),
 ];
 
 impl ToolEntry {

@@ -60,6 +60,9 @@ fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
     if groups.contains(&"packages") {
         tools.extend(["package_search", "package_install"]);
     }
+    if groups.contains(&"sandbox") {
+        tools.push("sandbox_run");
+    }
     tools
 }
 
@@ -84,7 +87,8 @@ async fn tools_list_follows_wamcp_tools() {
         (
             Some("all"),
             &[
-                "core", "edit", "build", "docs", "net", "env", "packages", "search", "research",
+                "core", "edit", "build", "docs", "net", "env", "packages", "sandbox", "search",
+                "research",
             ],
             "",
         ),

@@ -334,6 +334,40 @@ fn an_install_is_approved_then_verified() {
     }
 }
 
+/// A Dev Container run is asked about with its exact argv and runs the
+/// CLI with exactly that argv on a yes.
+#[test]
+fn a_dev_container_run_is_approved_then_completed() {
+    let Some(python) = python() else { return };
+    let (sandbox, project, log) = common::with_fake_devcontainer();
+    std::fs::create_dir_all(project.join(".devcontainer")).unwrap();
+    std::fs::write(project.join(".devcontainer/devcontainer.json"), "{}").unwrap();
+    let args = json!({"command": "npm test", "isolation_requirement": "project_reproducibility",
+                      "workspace_folder": "proj", "execute": true});
+    let (seen, _) = run_script(
+        &python,
+        &sandbox,
+        "mcp_consent.py",
+        &["legacy", "yes", "sandbox_run", &args.to_string(), BIN],
+    );
+    let question = seen["questions"][0].as_str().unwrap();
+    assert!(
+        question.contains("devcontainer exec --workspace-folder"),
+        "{question}"
+    );
+    let result: Value = serde_json::from_str(seen["text"].as_str().unwrap()).unwrap();
+    assert_eq!(result["status"], "completed", "{result:#}");
+    assert_eq!(result["stdout_tail"], "ran\n");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        logged,
+        format!(
+            "exec\n--workspace-folder\n{}\nsh\n-lc\nnpm test\n",
+            project.display()
+        )
+    );
+}
+
 /// Writing a file that changes what an agent may do (here `.mcp.json`)
 /// asks the user in both eras; only a yes writes it.
 #[test]

@@ -24,6 +24,7 @@ pub mod package_install;
 pub mod package_search;
 pub mod read_file;
 pub mod run_powershell;
+pub mod sandbox_run;
 pub mod search_files;
 pub mod tool_discover;
 pub mod web_search;

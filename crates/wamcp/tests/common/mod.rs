@@ -388,3 +388,34 @@ pub fn with_fake_winget() -> (Sandbox, PathBuf, PathBuf) {
         .set("WAMCP_TOOLS", "core,env,packages");
     (sandbox, log, state)
 }
+
+/// A sandbox with a project and a fake `devcontainer` CLI (Unix) on the
+/// server's PATH that writes its arguments, one per line, to the returned
+/// log and prints `ran`.
+#[cfg(unix)]
+pub fn with_fake_devcontainer() -> (Sandbox, PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let (sandbox, project) = Sandbox::with_project();
+    let bin = sandbox.root().join("fakebin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = sandbox.root().join("devcontainer.log");
+    let script = bin.join("devcontainer");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\" >> '{}'; done\necho ran\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let sandbox = sandbox
+        .set("PATH", path)
+        .set("WAMCP_TOOLS", "core,env,sandbox");
+    (sandbox, project, log)
+}

@@ -1,0 +1,334 @@
+//! `sandbox_run`'s decisions: which isolation a requirement needs, the
+//! argv that enters it, the rules a Windows Sandbox payload path must
+//! follow, and the `.wsb` that maps it.
+//!
+//! The three routes answer different questions. WSL gives Linux
+//! compatibility, not isolation (it sees the Windows drives); a Dev
+//! Container gives the project's reproducible toolchain; only Windows
+//! Sandbox isolates untrusted Windows code — and only the files named as
+//! its payload, copied, read-only, with networking and the clipboard off.
+
+use serde::{Deserialize, Serialize};
+
+/// The most payload paths one call may name.
+pub const MAX_PAYLOAD_PATHS: usize = 1024;
+/// The most files and directories a payload may hold, and bytes.
+pub const MAX_PAYLOAD_ENTRIES: usize = 10_000;
+pub const MAX_PAYLOAD_BYTES: u64 = 1024 * 1024 * 1024;
+/// Where the payload appears inside Windows Sandbox.
+pub const SANDBOX_SHARE: &str = r"C:\WDAShare";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Environment {
+    Auto,
+    Wsl,
+    DevContainer,
+    WindowsSandbox,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Requirement {
+    LinuxCompatibility,
+    ProjectReproducibility,
+    UntrustedWindows,
+}
+
+impl Environment {
+    pub fn name(self) -> &'static str {
+        match self {
+            Environment::Auto => "auto",
+            Environment::Wsl => "wsl",
+            Environment::DevContainer => "dev_container",
+            Environment::WindowsSandbox => "windows_sandbox",
+        }
+    }
+}
+
+impl Requirement {
+    /// The one environment that provides the requirement.
+    pub fn environment(self) -> Environment {
+        match self {
+            Requirement::LinuxCompatibility => Environment::Wsl,
+            Requirement::ProjectReproducibility => Environment::DevContainer,
+            Requirement::UntrustedWindows => Environment::WindowsSandbox,
+        }
+    }
+}
+
+/// The environment for `asked` under `requirement`, or why the pair is
+/// refused: an explicit environment must be the one that provides the
+/// requirement (WSL is no isolation for untrusted code; Windows Sandbox
+/// has no Linux).
+pub fn route(asked: Environment, requirement: Requirement) -> Result<Environment, String> {
+    let needed = requirement.environment();
+    if asked == Environment::Auto || asked == needed {
+        Ok(needed)
+    } else {
+        Err(format!(
+            "environment '{}' does not provide {}; that needs '{}' (or environment 'auto')",
+            asked.name(),
+            match requirement {
+                Requirement::LinuxCompatibility => "Linux compatibility",
+                Requirement::ProjectReproducibility => "the project's reproducible container",
+                Requirement::UntrustedWindows => "isolation for untrusted Windows code",
+            },
+            needed.name()
+        ))
+    }
+}
+
+/// `wsl --cd <project> -- sh -lc <command>`: WSL takes the Windows path.
+pub fn wsl_argv(project: &str, command: &str) -> Vec<String> {
+    ["wsl", "--cd", project, "--", "sh", "-lc", command]
+        .map(String::from)
+        .to_vec()
+}
+
+/// `devcontainer exec --workspace-folder <project> sh -lc <command>`.
+pub fn devcontainer_argv(project: &str, command: &str) -> Vec<String> {
+    [
+        "devcontainer",
+        "exec",
+        "--workspace-folder",
+        project,
+        "sh",
+        "-lc",
+        command,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// The parts of a payload path, or why it is refused: relative, no `..`,
+/// no empty or `.`-only path, no NUL, no drive, UNC or device prefix, no
+/// name Windows would alter (trailing dot or space) or reserve.
+pub fn payload_parts(path: &str) -> Result<Vec<String>, String> {
+    let refuse = |why: &str| {
+        Err(format!(
+            "payload path '{}': {why}",
+            crate::text::shown(path)
+        ))
+    };
+    if path.contains('\0') {
+        return refuse("holds a NUL character");
+    }
+    if path.starts_with(['/', '\\']) || path.as_bytes().get(1) == Some(&b':') {
+        return refuse("must be relative to the workspace folder");
+    }
+    let parts: Vec<&str> = path
+        .split(['/', '\\'])
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    if parts.is_empty() {
+        return refuse("names nothing (the whole workspace cannot be a payload path)");
+    }
+    for part in &parts {
+        if *part == ".." {
+            return refuse("must not climb out with '..'");
+        }
+        if part.contains(':') {
+            return refuse("must not name an alternate data stream or drive (':')");
+        }
+        if part.ends_with(['.', ' ']) {
+            return refuse("has a name ending in a dot or space, which Windows would change");
+        }
+        let stem = part.split('.').next().unwrap_or(part).to_ascii_uppercase();
+        let reserved = ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"].contains(&stem.as_str())
+            || ((stem.starts_with("COM") || stem.starts_with("LPT"))
+                && stem.len() == 4
+                && stem.as_bytes()[3].is_ascii_digit());
+        if reserved {
+            return refuse("names a Windows device");
+        }
+    }
+    Ok(parts.into_iter().map(String::from).collect())
+}
+
+/// Checks a payload's paths together: each valid, none repeated, none
+/// inside another (compared without case: the sandbox is Windows).
+pub fn payload_paths(paths: &[String]) -> Result<Vec<Vec<String>>, String> {
+    if paths.len() > MAX_PAYLOAD_PATHS {
+        return Err(format!(
+            "{} payload paths; at most {MAX_PAYLOAD_PATHS}",
+            paths.len()
+        ));
+    }
+    let mut all: Vec<Vec<String>> = Vec::new();
+    for path in paths {
+        let parts = payload_parts(path)?;
+        let folded: Vec<String> = parts.iter().map(|p| p.to_lowercase()).collect();
+        for other in &all {
+            let other: Vec<String> = other.iter().map(|p| p.to_lowercase()).collect();
+            let shorter = folded.len().min(other.len());
+            if folded[..shorter] == other[..shorter] {
+                return Err(if folded.len() == other.len() {
+                    format!("payload path '{}' is named twice", crate::text::shown(path))
+                } else {
+                    format!(
+                        "payload path '{}' overlaps another (one lies inside the other)",
+                        crate::text::shown(path)
+                    )
+                });
+            }
+        }
+        all.push(parts);
+    }
+    Ok(all)
+}
+
+fn xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&apos;")
+}
+
+/// The Windows Sandbox configuration: the bundle's share folder mapped
+/// read-only at [`SANDBOX_SHARE`], networking, clipboard, audio, video and
+/// printers off, and the command run from the payload folder at logon.
+pub fn wsb(share_folder: &str, command: &str) -> String {
+    format!(
+        "<Configuration>\r\n\
+         \x20 <Networking>Disable</Networking>\r\n\
+         \x20 <ClipboardRedirection>Disable</ClipboardRedirection>\r\n\
+         \x20 <AudioInput>Disable</AudioInput>\r\n\
+         \x20 <VideoInput>Disable</VideoInput>\r\n\
+         \x20 <PrinterRedirection>Disable</PrinterRedirection>\r\n\
+         \x20 <ProtectedClient>Enable</ProtectedClient>\r\n\
+         \x20 <MappedFolders>\r\n\
+         \x20   <MappedFolder>\r\n\
+         \x20     <HostFolder>{}</HostFolder>\r\n\
+         \x20     <SandboxFolder>{SANDBOX_SHARE}</SandboxFolder>\r\n\
+         \x20     <ReadOnly>true</ReadOnly>\r\n\
+         \x20   </MappedFolder>\r\n\
+         \x20 </MappedFolders>\r\n\
+         \x20 <LogonCommand>\r\n\
+         \x20   <Command>{}</Command>\r\n\
+         \x20 </LogonCommand>\r\n\
+         </Configuration>\r\n",
+        xml(share_folder),
+        xml(&format!(
+            r"cmd.exe /c cd /d {SANDBOX_SHARE}\payload && {command}"
+        ))
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requirements_choose_the_environment_and_refuse_a_wrong_one() {
+        assert_eq!(
+            route(Environment::Auto, Requirement::UntrustedWindows),
+            Ok(Environment::WindowsSandbox)
+        );
+        assert_eq!(
+            route(Environment::Auto, Requirement::LinuxCompatibility),
+            Ok(Environment::Wsl)
+        );
+        assert_eq!(
+            route(
+                Environment::DevContainer,
+                Requirement::ProjectReproducibility
+            ),
+            Ok(Environment::DevContainer)
+        );
+        let wrong = route(Environment::Wsl, Requirement::UntrustedWindows).unwrap_err();
+        assert!(
+            wrong.contains("does not provide isolation for untrusted Windows code"),
+            "{wrong}"
+        );
+        assert!(route(Environment::WindowsSandbox, Requirement::LinuxCompatibility).is_err());
+    }
+
+    #[test]
+    fn the_seeds_argv() {
+        assert_eq!(
+            wsl_argv(r"C:\p", "make test").join(" "),
+            r"wsl --cd C:\p -- sh -lc make test"
+        );
+        assert_eq!(
+            devcontainer_argv("/p", "npm test").join("|"),
+            "devcontainer|exec|--workspace-folder|/p|sh|-lc|npm test"
+        );
+    }
+
+    #[test]
+    fn payload_paths_that_could_escape_or_mislead_are_refused() {
+        for bad in [
+            "/etc/passwd",
+            "\\\\server\\share",
+            "C:\\x",
+            "c:x",
+            "..",
+            "a/../../b",
+            "a\\..\\b",
+            "",
+            ".",
+            "./",
+            "a\0b",
+            "file.txt:stream",
+            "dir./x",
+            "name ",
+            "CON",
+            "aux.txt",
+            "COM1",
+            "lpt9.log",
+            "CONIN$",
+        ] {
+            assert!(payload_parts(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            payload_parts("./bin\\tool.exe").unwrap(),
+            ["bin", "tool.exe"]
+        );
+        assert_eq!(payload_parts("a//b/./c").unwrap(), ["a", "b", "c"]);
+        assert!(payload_parts("com10.txt").is_ok());
+        assert!(payload_parts("console.log").is_ok());
+    }
+
+    #[test]
+    fn duplicates_and_overlaps_are_refused_without_regard_to_case() {
+        let p = |v: &[&str]| payload_paths(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert!(p(&["bin", "data/x.json"]).is_ok());
+        assert!(p(&["bin", "BIN"]).unwrap_err().contains("named twice"));
+        assert!(
+            p(&["bin", "bin/tool.exe"])
+                .unwrap_err()
+                .contains("overlaps")
+        );
+        assert!(
+            p(&["Bin/tool.exe", "bin"])
+                .unwrap_err()
+                .contains("overlaps")
+        );
+        assert!(
+            p(&["bin2", "bin"]).is_ok(),
+            "a shared prefix of letters is no overlap"
+        );
+        let many: Vec<String> = (0..=MAX_PAYLOAD_PATHS).map(|i| format!("f{i}")).collect();
+        assert!(payload_paths(&many).unwrap_err().contains("at most 1024"));
+    }
+
+    #[test]
+    fn the_wsb_maps_read_only_with_everything_off_and_escapes_the_command() {
+        let wsb = wsb(
+            r"C:\Users\u\AppData\Local\wamcp\sandbox\b1\share",
+            "setup.exe /S & echo <done>",
+        );
+        for line in [
+            "<Networking>Disable</Networking>",
+            "<ClipboardRedirection>Disable</ClipboardRedirection>",
+            r"<HostFolder>C:\Users\u\AppData\Local\wamcp\sandbox\b1\share</HostFolder>",
+            r"<SandboxFolder>C:\WDAShare</SandboxFolder>",
+            "<ReadOnly>true</ReadOnly>",
+            r"<Command>cmd.exe /c cd /d C:\WDAShare\payload &amp;&amp; setup.exe /S &amp; echo &lt;done&gt;</Command>",
+        ] {
+            assert!(wsb.contains(line), "{line}\n{wsb}");
+        }
+    }
+}
