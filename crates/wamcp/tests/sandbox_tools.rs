@@ -81,6 +81,17 @@ async fn windows_sandbox_plans_check_the_payload_for_real() {
         !bundles.exists(),
         "planning and an unavailable route stage nothing"
     );
+    let trail = client
+        .call("logs_query", json!({"filter": "sandbox"}))
+        .await;
+    let trail = trail.structured_content.unwrap();
+    let details: Vec<&str> = trail["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["detail"].as_str().unwrap())
+        .collect();
+    assert_eq!(details, ["unavailable", "unavailable"], "{trail:#}");
     client.close().await;
 }
 
