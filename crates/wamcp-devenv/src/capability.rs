@@ -423,6 +423,12 @@ pub fn gate(p: &Prepared, req: &Request) -> Gate {
     }
 }
 
+/// Whether `path` is still the file `reviewed` identified, read again now:
+/// checked once more after the user's yes, which may have taken minutes.
+pub fn unchanged(path: &Path, reviewed: Option<&Identity>) -> bool {
+    identity(path).ok().as_ref() == reviewed
+}
+
 /// How the executable found now differs from the one a plan reviewed
 /// (`expected_*`, each checked when given); empty when it does not.
 pub fn stale_reasons(

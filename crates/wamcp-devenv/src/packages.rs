@@ -209,6 +209,29 @@ impl InstallPlan {
             view["reason"] = format!("'{}' was not found on PATH", self.argv[0]).into();
             return (view, self.audit(Outcome::NotExecuted, None, "unavailable"));
         };
+        if let Some(check) = self.source.exact_name_check(&self.id) {
+            let named = match manager(&check[0]) {
+                Some(p) => run(&p, &check, Duration::from_secs(60), None).await.ok(),
+                None => None,
+            };
+            let exact = named.is_some_and(|o| {
+                self.source
+                    .names_exactly(&self.id, o.exit_code, &o.stdout.render())
+            });
+            if !exact {
+                let mut view = self.view("failed");
+                view["reason"] = format!(
+                    "no package is named exactly '{}' here (apt would read an unknown name as a pattern); nothing \
+                     was installed",
+                    self.id
+                )
+                .into();
+                return (
+                    view,
+                    self.audit(Outcome::NotExecuted, Some(started), "no exact package"),
+                );
+            }
+        }
         let before = self.installed().await;
         let out = match run(
             program,
@@ -230,8 +253,15 @@ impl InstallPlan {
         };
         let after = self.installed().await;
         let stderr = out.stderr.render();
-        let (status, outcome, finding) =
-            judge(out.timed_out, out.exit_code, before, after, &stderr);
+        let used_sudo = self.argv[0] == "sudo";
+        let (status, outcome, finding) = judge(
+            out.timed_out,
+            out.exit_code,
+            before,
+            after,
+            &stderr,
+            used_sudo,
+        );
         let mut view = self.view(status);
         view["exit_code"] = json!(out.exit_code);
         view["timed_out"] = json!(out.timed_out);
@@ -256,8 +286,16 @@ pub fn judge(
     before: Option<bool>,
     after: Option<bool>,
     stderr: &str,
+    used_sudo: bool,
 ) -> (&'static str, Outcome, &'static str) {
-    if stderr.contains("a password is required") || stderr.contains("a terminal is required") {
+    // Only sudo's own refusal, and only when nothing got listed: an
+    // installer that merely prints the phrase proves nothing.
+    let sudo_refused = used_sudo
+        && exit_code != Some(0)
+        && after != Some(true)
+        && (stderr.contains("sudo: a password is required")
+            || stderr.contains("sudo: a terminal is required"));
+    if sudo_refused {
         return (
             "failed",
             Outcome::Failed,
@@ -338,18 +376,27 @@ mod tests {
         ];
         for (timed_out, code, before, after, want) in cases {
             assert_eq!(
-                judge(timed_out, code, before, after, "").0,
+                judge(timed_out, code, before, after, "", true).0,
                 want,
                 "{timed_out} {code:?} {before:?} {after:?}"
             );
         }
-        let sudo = judge(
-            false,
-            Some(1),
-            Some(false),
-            Some(false),
-            "sudo: a password is required\n",
-        );
+        let refusal = "sudo: a password is required\n";
+        let sudo = judge(false, Some(1), Some(false), Some(false), refusal, true);
         assert!(sudo.2.starts_with("sudo needs a password"));
+        // The phrase from an installer run without sudo, or with the package
+        // listed afterwards, proves nothing about sudo.
+        assert_eq!(
+            judge(false, Some(1), Some(false), Some(true), refusal, false).0,
+            "unknown"
+        );
+        assert_eq!(
+            judge(false, Some(1), Some(false), Some(true), refusal, true).0,
+            "unknown"
+        );
+        assert_eq!(
+            judge(false, Some(1), Some(false), Some(false), refusal, false).2,
+            "the installer failed and the package is not listed as installed"
+        );
     }
 }

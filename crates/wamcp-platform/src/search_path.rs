@@ -111,7 +111,16 @@ pub fn find_program(name: &str) -> Option<std::path::PathBuf> {
     std::env::split_paths(&path)
         .filter(|dir| !dir.as_os_str().is_empty())
         .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
-        .find(|candidate| is_program(candidate))
+        .find(|candidate| is_program(candidate) && lands_outside_writable(candidate))
+}
+
+/// A program file in a trusted directory may itself be a link into a
+/// writable root: what would start is the target, which the agent writes.
+fn lands_outside_writable(candidate: &Path) -> bool {
+    match std::fs::canonicalize(candidate) {
+        Ok(target) => is_trusted_program(&target),
+        Err(_) => false,
+    }
 }
 
 /// The program to start for `program` on Windows: an absolute path as
@@ -288,6 +297,28 @@ mod registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A program reached through a link into a writable directory is not
+    /// found, even from a trusted PATH entry.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_into_a_writable_root_is_not_a_program() {
+        let root = tempfile::tempdir().unwrap();
+        let writable = dunce::canonicalize(root.path()).unwrap().join("proj");
+        let trusted = dunce::canonicalize(root.path()).unwrap().join("bin");
+        std::fs::create_dir_all(&writable).unwrap();
+        std::fs::create_dir_all(&trusted).unwrap();
+        let planted = writable.join("tool");
+        std::fs::write(&planted, "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink(&planted, trusted.join("tool")).unwrap();
+        distrust(vec![writable.clone()]);
+        let linked = lands_outside_writable(&trusted.join("tool"));
+        distrust(Vec::new());
+        assert!(!linked);
+        assert!(lands_outside_writable(&std::env::current_exe().unwrap()));
+    }
 
     #[test]
     fn missing_entries_are_appended_once_after_the_current_ones() {

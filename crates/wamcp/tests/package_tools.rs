@@ -97,7 +97,6 @@ async fn search_and_plan_use_the_exact_argv_and_install_nothing() {
     assert_eq!(
         details,
         [
-            "plan only",
             "approval not available",
             "approval not available",
             "stale_plan"

@@ -141,37 +141,79 @@ impl Source {
         argv.into_iter().map(String::from).collect()
     }
 
-    /// Whether the verify run's answer shows `id` installed.
+    /// Whether the verify run's answer shows `id` installed: the id in the
+    /// column or place the manager lists it, with a version, never merely
+    /// a word somewhere in a message.
     pub fn shows_installed(self, id: &str, exit_code: Option<i32>, stdout: &str) -> bool {
         if exit_code != Some(0) {
             return false;
         }
-        let lower = id.to_ascii_lowercase();
+        let has_version = |v: &str| v.trim().chars().next().is_some_and(|c| c.is_ascii_digit());
         match self {
             Source::Apt => stdout
                 .lines()
-                .any(|l| l.starts_with("install ok installed")),
-            Source::Chocolatey => stdout
-                .lines()
-                .any(|l| l.to_ascii_lowercase().starts_with(&format!("{lower}|"))),
-            _ => stdout
-                .split(|c: char| c.is_whitespace())
-                .any(|word| word.eq_ignore_ascii_case(id)),
+                .any(|l| l.starts_with("install ok installed ")),
+            Source::Chocolatey => stdout.lines().any(|l| {
+                l.trim().split_once('|').is_some_and(|(name, version)| {
+                    name.eq_ignore_ascii_case(id) && has_version(version)
+                })
+            }),
+            Source::Winget => parse_table(stdout, "Id")
+                .iter()
+                .any(|f| f.id.eq_ignore_ascii_case(id) && has_version(&f.version)),
+            Source::Scoop => parse_table(stdout, "Name").iter().any(|f| {
+                f.id.eq_ignore_ascii_case(id)
+                    && has_version(&f.version)
+                    && !f.row.to_ascii_lowercase().contains("failed")
+            }),
+            Source::Brew => stdout.lines().any(|l| {
+                let mut words = l.split_whitespace();
+                words.next().is_some_and(|w| w.eq_ignore_ascii_case(id))
+                    && words.next().is_some_and(has_version)
+            }),
         }
+    }
+
+    /// For apt, the argv that shows the package named exactly `id` (apt
+    /// reads a name it does not know as a pattern, and would install every
+    /// package the pattern matches).
+    pub fn exact_name_check(self, id: &str) -> Option<Vec<String>> {
+        (self == Source::Apt).then(|| {
+            ["apt-cache", "show", "--no-all-versions", id]
+                .map(String::from)
+                .to_vec()
+        })
+    }
+
+    /// Whether the exact-name check's answer names `id` itself.
+    pub fn names_exactly(self, id: &str, exit_code: Option<i32>, stdout: &str) -> bool {
+        exit_code == Some(0)
+            && stdout
+                .lines()
+                .any(|l| l.trim_end() == format!("Package: {id}"))
     }
 }
 
-/// Why a package id is refused, if it is.
-pub fn id_problem(id: &str) -> Option<String> {
+/// Why a package id is refused for `source`, if it is.
+pub fn id_problem(source: Source, id: &str) -> Option<String> {
     let mut chars = id.chars();
     let ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
         && chars.all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))
         && id.len() <= MAX_ID_CHARS;
-    (!ok).then(|| {
-        format!(
+    if !ok {
+        return Some(format!(
             "package_id must be 1-{MAX_ID_CHARS} characters: a letter or digit, then letters, digits, '.', '_', '+' or '-'"
-        )
-    })
+        ));
+    }
+    // apt reads a trailing '-' as "remove this package" (`bash-`).
+    if id.ends_with('-') {
+        return Some("package_id must not end with '-' (apt would read it as \"remove\")".into());
+    }
+    // Chocolatey reads `all` as "every package in the source".
+    if source == Source::Chocolatey && id.eq_ignore_ascii_case("all") {
+        return Some("'all' is Chocolatey's word for every package, not a package".into());
+    }
+    None
 }
 
 /// Why a search query is refused, if it is.
@@ -180,11 +222,22 @@ pub fn query_problem(query: &str) -> Option<String> {
     if trimmed.is_empty() || query.chars().count() > MAX_QUERY_CHARS {
         return Some(format!("query must be 1-{MAX_QUERY_CHARS} characters"));
     }
-    if trimmed.starts_with('-') {
-        return Some("query must not start with '-' (it would be read as an option)".into());
+    // PowerShell (behind Scoop) reads en and em dashes and the horizontal
+    // bar as parameter dashes too; Windows programs read '/' as one.
+    const DASHES: [char; 11] = [
+        '-', '/', '\u{2010}', '\u{2011}', '\u{2012}', '\u{2013}', '\u{2014}', '\u{2015}',
+        '\u{2212}', '\u{FE63}', '\u{FF0D}',
+    ];
+    if trimmed.starts_with(DASHES) {
+        return Some(
+            "query must not start with a dash or '/' (it would be read as an option)".into(),
+        );
     }
-    if query.chars().any(char::is_control) {
-        return Some("query must not hold control characters".into());
+    if query
+        .chars()
+        .any(|c| c.is_control() || crate::text::is_invisible(c))
+    {
+        return Some("query must not hold control or invisible characters".into());
     }
     None
 }
@@ -195,6 +248,9 @@ pub struct Found {
     pub id: String,
     pub name: String,
     pub version: String,
+    /// The whole line, for checks beyond the columns.
+    #[serde(skip)]
+    pub row: String,
 }
 
 /// Reads a search's output into results, where the format allows.
@@ -210,6 +266,7 @@ pub fn parse_search(source: Source, stdout: &str) -> Vec<Found> {
                     id: id.into(),
                     name: id.into(),
                     version: version.into(),
+                    row: l.into(),
                 })
             })
             .collect(),
@@ -221,6 +278,7 @@ pub fn parse_search(source: Source, stdout: &str) -> Vec<Found> {
                     id: id.trim().into(),
                     name: description.trim().into(),
                     version: String::new(),
+                    row: l.into(),
                 })
             })
             .collect(),
@@ -232,6 +290,7 @@ pub fn parse_search(source: Source, stdout: &str) -> Vec<Found> {
                 id: l.into(),
                 name: l.into(),
                 version: String::new(),
+                row: l.into(),
             })
             .collect(),
     }
@@ -282,6 +341,7 @@ fn parse_table(stdout: &str, id_column: &str) -> Vec<Found> {
                 id: column(&row, id_column),
                 name: column(&row, "Name"),
                 version: column(&row, "Version"),
+                row: l.to_string(),
             }
         })
         .filter(|f| !f.id.is_empty())
@@ -322,9 +382,12 @@ mod tests {
             "ä",
             &"a".repeat(257),
             "a\u{0}",
+            "bash-",
         ] {
-            assert!(id_problem(bad).is_some(), "{bad:?}");
+            assert!(id_problem(Source::Apt, bad).is_some(), "{bad:?}");
         }
+        assert!(id_problem(Source::Chocolatey, "ALL").is_some());
+        assert_eq!(id_problem(Source::Winget, "all"), None);
         for good in [
             "Git.Git",
             "python3.12",
@@ -333,9 +396,20 @@ mod tests {
             "7zip",
             "jq",
         ] {
-            assert_eq!(id_problem(good), None, "{good}");
+            assert_eq!(id_problem(Source::Apt, good), None, "{good}");
         }
-        for bad in ["", "  ", "--version", " -x", "a\nb", &"q".repeat(161)] {
+        for bad in [
+            "",
+            "  ",
+            "--version",
+            " -x",
+            "a\nb",
+            &"q".repeat(161),
+            "\u{2013}x",
+            "\u{FF0D}x",
+            "/?",
+            "a\u{200B}b",
+        ] {
             assert!(query_problem(bad).is_some(), "{bad:?}");
         }
         for good in ["visual studio build tools", "c++ compiler", "a-b", "日本語"] {
@@ -349,25 +423,18 @@ mod tests {
                    ------------------------------------------------------------\r\n\
                    Git                  Git.Git               2.47.1   winget\r\n\
                    GitHub CLI           GitHub.cli            2.63.0   winget\r\n";
-        let found = parse_search(Source::Winget, out);
-        assert_eq!(
-            found,
-            [
-                Found {
-                    id: "Git.Git".into(),
-                    name: "Git".into(),
-                    version: "2.47.1".into()
-                },
-                Found {
-                    id: "GitHub.cli".into(),
-                    name: "GitHub CLI".into(),
-                    version: "2.63.0".into()
-                },
-            ]
-        );
-        assert_eq!(
-            parse_search(Source::Winget, "No package found matching input criteria."),
-            []
+        let found: Vec<(String, String, String)> = parse_search(Source::Winget, out)
+            .into_iter()
+            .map(|f| (f.id, f.name, f.version))
+            .collect();
+        let want = [
+            ("Git.Git", "Git", "2.47.1"),
+            ("GitHub.cli", "GitHub CLI", "2.63.0"),
+        ]
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()));
+        assert_eq!(found, want);
+        assert!(
+            parse_search(Source::Winget, "No package found matching input criteria.").is_empty()
         );
         let choco = parse_search(Source::Chocolatey, "git|2.47.1\ngit.install|2.47.1\n");
         assert_eq!(choco[1].id, "git.install");
@@ -383,21 +450,55 @@ mod tests {
 
     #[test]
     fn verification_reads_each_managers_answer() {
-        assert!(Source::Apt.shows_installed("jq", Some(0), "install ok installed 1.7.1-3\n"));
-        assert!(!Source::Apt.shows_installed("jq", Some(0), "deinstall ok config-files 1.7\n"));
+        let winget = "Name  Id       Version  Source\n------------------------------\nGit   Git.Git  2.47.1   winget\n";
+        let cases: &[(Source, &str, &str, bool)] = &[
+            (Source::Apt, "jq", "install ok installed 1.7.1-3\n", true),
+            (Source::Apt, "jq", "deinstall ok config-files 1.7\n", false),
+            (Source::Winget, "Git.Git", winget, true),
+            (
+                Source::Winget,
+                "Git.Git",
+                "No installed package found matching input criteria: Git.Git\n",
+                false,
+            ),
+            (Source::Winget, "Git.Git", "Error Git.Git 1.0\n", false),
+            (Source::Winget, "Git", winget, false),
+            (Source::Chocolatey, "git", "git|2.47.1\n", true),
+            (Source::Chocolatey, "git", "git.install|2.47.1\n", false),
+            (Source::Chocolatey, "git", "git|not installed\n", false),
+            (Source::Chocolatey, "git", "git|\n", false),
+            (Source::Brew, "jq", "jq 1.7.1\n", true),
+            (Source::Brew, "jq", "Error: No such keg: jq\n", false),
+            (Source::Brew, "jq", "==> Casks\njq\n", false),
+            (
+                Source::Scoop,
+                "git",
+                "Name Version Source Updated Info\n---- ------- ------ ------- ----\ngit  2.47.1  main   2024    \n",
+                true,
+            ),
+            (
+                Source::Scoop,
+                "git",
+                "Name Version Source Updated Info\n---- ------- ------ ------- ----\ngit  2.47.1  main   2024    Install failed\n",
+                false,
+            ),
+            (
+                Source::Scoop,
+                "foo",
+                "Name Version Source Updated Info\n---- ------- ------ ------- ----\nbar  1.0     foo    2024    \n",
+                false,
+            ),
+        ];
+        for (source, id, listing, want) in cases {
+            assert_eq!(
+                source.shows_installed(id, Some(0), listing),
+                *want,
+                "{source:?} {id} {listing:?}"
+            );
+        }
         assert!(!Source::Apt.shows_installed("jq", Some(1), "install ok installed 1.7\n"));
-        assert!(Source::Winget.shows_installed(
-            "Git.Git",
-            Some(0),
-            "Name Id Version\n---\nGit Git.Git 2.47.1\n"
-        ));
-        assert!(!Source::Winget.shows_installed(
-            "Git.Git",
-            Some(0),
-            "No installed package found matching input criteria.\n"
-        ));
-        assert!(Source::Chocolatey.shows_installed("git", Some(0), "git|2.47.1\n"));
-        assert!(!Source::Chocolatey.shows_installed("git", Some(0), "git.install|2.47.1\n"));
-        assert!(Source::Brew.shows_installed("jq", Some(0), "jq 1.7.1\n"));
+        assert!(Source::Apt.names_exactly("jq", Some(0), "Package: jq\nVersion: 1.7\n"));
+        assert!(!Source::Apt.names_exactly("a.b", Some(0), "Package: axb\n"));
+        assert_eq!(Source::Winget.exact_name_check("x"), None);
     }
 }

@@ -3,8 +3,10 @@
 
 use super::ToolCall;
 use crate::consent::Answer;
+use std::path::Path;
 use std::time::Instant;
 use wamcp_devenv::audit_log::Entry;
+use wamcp_devenv::capability::{Identity, unchanged};
 use wamcp_policy::devenv::audit::{Event, Outcome};
 use wamcp_policy::text::shown_argv;
 
@@ -22,13 +24,15 @@ pub struct Refusal {
 /// Asks whether `argv` may run, saying what it is (`what`) and why it
 /// needs asking (`why`), and records the question and its answer in the
 /// trail (from `record`, a template of this call's record). `Ok` when the
-/// user said yes.
+/// user said yes and `executable` is still the file `reviewed` identified.
 pub async fn ask_to_run(
     call: &ToolCall,
     what: &str,
     argv: &[String],
     why: &str,
     record: Entry,
+    executable: &Path,
+    reviewed: Option<&Identity>,
 ) -> Result<(), Refusal> {
     let shown = shown_argv(argv);
     // A question nobody can read to the end is no approval.
@@ -48,6 +52,14 @@ pub async fn ask_to_run(
         format!("The assistant wants to run {what}:\n\n    {shown}\n\n{why} Allow it this once?");
     let answer = call.ask(&question, false).await;
     let (decision, refusal) = match answer {
+        // A yes that arrives after the client cancelled the call is no yes.
+        Answer::Yes { .. } if call.request.ct.is_cancelled() => (
+            "approval after cancel",
+            Some((
+                "blocked",
+                "the client cancelled the call before the answer came".to_string(),
+            )),
+        ),
         Answer::Yes { .. } => ("approval granted", None),
         Answer::No(how) => (
             "approval declined",
@@ -75,6 +87,11 @@ pub async fn ask_to_run(
     };
     call.ctx.audit(approval).await;
     match refusal {
+        None if !unchanged(executable, reviewed) => Err(Refusal {
+            status: "stale_plan",
+            reason: "the program changed while the user was being asked; nothing ran".into(),
+            detail: "stale_plan".into(),
+        }),
         None => Ok(()),
         Some((status, reason)) => Err(Refusal {
             status,

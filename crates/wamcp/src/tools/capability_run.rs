@@ -10,7 +10,7 @@ use wamcp_devenv::audit_log::{AuditLog, Entry};
 use wamcp_devenv::capability::{self, DEFAULT_TIMEOUT_SECONDS, Gate, Prepared, Request};
 use wamcp_devenv::sources::System;
 use wamcp_exec::Progress;
-use wamcp_policy::devenv::audit::{Event, Outcome};
+use wamcp_policy::devenv::audit::Outcome;
 use wamcp_policy::devenv::safety::Safety;
 use wamcp_policy::error::ToolError;
 use wamcp_policy::groups::Group;
@@ -73,30 +73,13 @@ impl ToolDef for CapabilityRun {
             capability::prepare(&asked, ctx.catalog(), &System, &ctx.cwd, &roots)
         })
         .await;
-        let prepared = match prepared {
-            Ok(p) => p,
-            Err(e) => {
-                // Only a capability the catalog knows is named: the model's
-                // text would let it fill the trail (and rotate it) faster.
-                let known = call.ctx.catalog().get(request.capability.trim()).is_some();
-                let subject = known.then(|| request.capability.trim().to_string());
-                call.ctx
-                    .audit(Entry {
-                        tool: "capability_run",
-                        subject,
-                        safety: None,
-                        event: Event::Execution,
-                        outcome: Outcome::NotExecuted,
-                        duration: Default::default(),
-                        detail: Some(e.kind.as_str().to_ascii_lowercase()),
-                    })
-                    .await;
-                return Err(e);
-            }
-        };
-        let answer = decide(&call, &prepared, &request).await;
-        let (mut view, entry) = answer;
-        if let Some(problem) = call.ctx.audit(entry).await {
+        // Bad input and plans change nothing and are not recorded: a call
+        // that costs nothing must not be able to rotate the trail away.
+        let prepared = prepared?;
+        let (mut view, entry) = decide(&call, &prepared, &request).await;
+        if let Some(entry) = entry
+            && let Some(problem) = call.ctx.audit(entry).await
+        {
             view["audit_error"] = Value::String(problem);
         }
         Ok(ToolOutput::Data(view))
@@ -104,18 +87,14 @@ impl ToolDef for CapabilityRun {
 }
 
 /// Plan, refusal, approval and run, in that order; the answer and the
-/// audit record it leaves.
-async fn decide(call: &ToolCall, p: &Prepared, request: &Request) -> (Value, Entry) {
+/// audit record it leaves (none for a plan).
+async fn decide(call: &ToolCall, p: &Prepared, request: &Request) -> (Value, Option<Entry>) {
     if !request.execute {
-        let detail = Some("plan only".to_string());
-        return (
-            capability::plan(p),
-            p.audit(Outcome::NotExecuted, None, detail),
-        );
+        return (capability::plan(p), None);
     }
     if let Gate::Refused(view) = capability::gate(p, request) {
         let detail = view["status"].as_str().map(str::to_string);
-        return (view, p.audit(Outcome::NotExecuted, None, detail));
+        return (view, Some(p.audit(Outcome::NotExecuted, None, detail)));
     }
     if p.effective == Safety::ApprovalRequired {
         let why = if p.capability.safety == Safety::ApprovalRequired {
@@ -129,13 +108,28 @@ async fn decide(call: &ToolCall, p: &Prepared, request: &Request) -> (Value, Ent
             shown(&p.cwd.display().to_string())
         );
         let record = p.audit(Outcome::NotApplicable, None, None);
-        if let Err(refused) = ask_to_run(call, &what, &p.argv(), why, record).await {
+        let executable = p
+            .resolved
+            .as_ref()
+            .map(|r| r.executable.as_path())
+            .unwrap_or(std::path::Path::new(""));
+        let asked = ask_to_run(
+            call,
+            &what,
+            &p.argv(),
+            why,
+            record,
+            executable,
+            p.identity.as_ref(),
+        )
+        .await;
+        if let Err(refused) = asked {
             let mut view = capability::plan(p);
             view["status"] = Value::String(refused.status.to_string());
             view["reason"] = Value::String(refused.reason);
             return (
                 view,
-                p.audit(Outcome::NotExecuted, None, Some(refused.detail)),
+                Some(p.audit(Outcome::NotExecuted, None, Some(refused.detail))),
             );
         }
     }
@@ -159,14 +153,14 @@ async fn decide(call: &ToolCall, p: &Prepared, request: &Request) -> (Value, Ent
     let done = call.unless_cancelled(async { Ok(running.await) }).await;
     pending.0 = None;
     match done {
-        Ok(done) => done,
+        Ok((view, entry)) => (view, Some(entry)),
         Err(cancelled) => {
             let mut view = capability::plan(p);
             view["status"] = "unknown".into();
             view["reason"] = Value::String(cancelled.message);
             (
                 view,
-                p.audit(Outcome::Unknown, Some(started), Some("cancelled".into())),
+                Some(p.audit(Outcome::Unknown, Some(started), Some("cancelled".into()))),
             )
         }
     }

@@ -44,15 +44,10 @@ impl ToolDef for PackageInstall {
     const GROUPS: &'static [Group] = &[Group::Packages];
     const DESCRIPTION: &'static str = "Install one exact package with winget, Chocolatey, Scoop, apt or \
         Homebrew: plan first, then install after the user approves, then verify it is listed as installed.";
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: true,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::RUNS_PROGRAMS;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
-        if let Some(problem) = id_problem(&p.package_id) {
+        if let Some(problem) = id_problem(p.source, &p.package_id) {
             return Err(ToolError::new(ErrorType::InvalidInput, format!("{problem}."))
                 .recover("DO NOT retry the identical call; use the exact id package_search returned.")
                 .detail("status", "invalid_input"));
@@ -64,13 +59,14 @@ impl ToolDef for PackageInstall {
         )?;
         let (source, id) = (p.source, p.package_id.clone());
         let plan = blocking(move || Ok(InstallPlan::new(source, &id))).await?;
-        let (view, entry) = decide(&call, &plan, &p).await;
+        let (mut view, entry) = decide(&call, &plan, &p).await;
         if p.execute {
             // Even a failed installer may have changed the machine.
             call.ctx.env_cache.invalidate();
         }
-        let mut view = view;
-        if let Some(problem) = call.ctx.audit(entry).await {
+        if let Some(entry) = entry
+            && let Some(problem) = call.ctx.audit(entry).await
+        {
             view["audit_error"] = Value::String(problem);
         }
         Ok(ToolOutput::Data(view))
@@ -81,7 +77,7 @@ async fn decide(
     call: &ToolCall,
     plan: &InstallPlan,
     p: &Params,
-) -> (Value, wamcp_devenv::audit_log::Entry) {
+) -> (Value, Option<wamcp_devenv::audit_log::Entry>) {
     let Some(executable) = &plan.executable else {
         let mut view = plan.view("unavailable");
         view["reason"] = Value::String(format!(
@@ -89,7 +85,11 @@ async fn decide(
             plan.argv[0],
             plan.source.name()
         ));
-        return (view, plan.audit(Outcome::NotExecuted, None, "unavailable"));
+        return (
+            view,
+            p.execute
+                .then(|| plan.audit(Outcome::NotExecuted, None, "unavailable")),
+        );
     };
     if !p.execute {
         let mut view = plan.view("planned");
@@ -97,7 +97,7 @@ async fn decide(
                         expected_executable_identity_kind and expected_executable_identity_sha256 from this plan; \
                         the user is asked first."
             .into();
-        return (view, plan.audit(Outcome::NotExecuted, None, "plan only"));
+        return (view, None);
     }
     let stale = stale_reasons(
         executable,
@@ -109,19 +109,33 @@ async fn decide(
     if !stale.is_empty() {
         let mut view = plan.view("stale_plan");
         view["reason"] = Value::String(stale.join("; "));
-        return (view, plan.audit(Outcome::NotExecuted, None, "stale_plan"));
+        return (
+            view,
+            Some(plan.audit(Outcome::NotExecuted, None, "stale_plan")),
+        );
     }
     let what = format!("an install from {}", plan.source.name());
     let why = "It changes this machine, outside the project, and is verified afterwards.";
     let record = plan.audit(Outcome::NotApplicable, None, "");
-    if let Err(refused) = ask_to_run(call, &what, &plan.argv, why, record).await {
+    if let Err(refused) = ask_to_run(
+        call,
+        &what,
+        &plan.argv,
+        why,
+        record,
+        executable,
+        plan.identity.as_ref(),
+    )
+    .await
+    {
         let mut view = plan.view(refused.status);
         view["reason"] = Value::String(refused.reason);
         return (
             view,
-            plan.audit(Outcome::NotExecuted, None, &refused.detail),
+            Some(plan.audit(Outcome::NotExecuted, None, &refused.detail)),
         );
     }
     let progress = call.progress(format!("installing {}", plan.id));
-    plan.execute(progress.as_ref().map(|f| f as Progress)).await
+    let (view, entry) = plan.execute(progress.as_ref().map(|f| f as Progress)).await;
+    (view, Some(entry))
 }

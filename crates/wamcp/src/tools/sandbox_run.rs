@@ -91,7 +91,9 @@ impl ToolDef for SandboxRun {
         })
         .await?;
         let (mut view, entry) = decide(&call, &plan, &p).await;
-        if let Some(problem) = call.ctx.audit(entry).await {
+        if let Some(entry) = entry
+            && let Some(problem) = call.ctx.audit(entry).await
+        {
             view["audit_error"] = Value::String(problem);
         }
         Ok(ToolOutput::Data(view))
@@ -102,11 +104,12 @@ async fn decide(
     call: &ToolCall,
     plan: &SandboxPlan,
     p: &Params,
-) -> (Value, wamcp_devenv::audit_log::Entry) {
+) -> (Value, Option<wamcp_devenv::audit_log::Entry>) {
     let Some(executable) = &plan.executable else {
         return (
             plan.view("unavailable"),
-            plan.audit(Outcome::NotExecuted, None, "unavailable"),
+            p.execute
+                .then(|| plan.audit(Outcome::NotExecuted, None, "unavailable")),
         );
     };
     if !p.execute {
@@ -115,7 +118,7 @@ async fn decide(
                         expected_executable_identity_kind and expected_executable_identity_sha256; the user is asked \
                         first."
             .into();
-        return (view, plan.audit(Outcome::NotExecuted, None, "plan only"));
+        return (view, None);
     }
     let stale = stale_reasons(
         executable,
@@ -127,7 +130,10 @@ async fn decide(
     if !stale.is_empty() {
         let mut view = plan.view("stale_plan");
         view["reason"] = Value::String(stale.join("; "));
-        return (view, plan.audit(Outcome::NotExecuted, None, "stale_plan"));
+        return (
+            view,
+            Some(plan.audit(Outcome::NotExecuted, None, "stale_plan")),
+        );
     }
     let (what, argv, why) = match (plan.environment, &plan.payload) {
         (Environment::WindowsSandbox, Some(payload)) => (
@@ -151,12 +157,22 @@ async fn decide(
         ),
     };
     let record = plan.audit(Outcome::NotApplicable, None, "");
-    if let Err(refused) = ask_to_run(call, &what, &argv, why, record).await {
+    if let Err(refused) = ask_to_run(
+        call,
+        &what,
+        &argv,
+        why,
+        record,
+        executable,
+        plan.identity.as_ref(),
+    )
+    .await
+    {
         let mut view = plan.view(refused.status);
         view["reason"] = Value::String(refused.reason);
         return (
             view,
-            plan.audit(Outcome::NotExecuted, None, &refused.detail),
+            Some(plan.audit(Outcome::NotExecuted, None, &refused.detail)),
         );
     }
     let bundles = call
@@ -165,6 +181,8 @@ async fn decide(
         .as_ref()
         .map(|d| d.join("sandbox-bundles"));
     let progress = call.progress(format!("running in {}", plan.environment.name()));
-    plan.execute(bundles.as_deref(), progress.as_ref().map(|f| f as Progress))
-        .await
+    let (view, entry) = plan
+        .execute(bundles.as_deref(), progress.as_ref().map(|f| f as Progress))
+        .await;
+    (view, Some(entry))
 }
