@@ -21,8 +21,8 @@ use wamcp_exec::{Progress, RunSpec};
 use wamcp_policy::devenv::audit::{Event, Outcome};
 use wamcp_policy::devenv::safety::Safety;
 use wamcp_policy::devenv::sandbox::{
-    Environment, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_ENTRIES, devcontainer_argv, payload_paths, wsb,
-    wsl_argv,
+    Environment, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_ENTRIES, devcontainer_argv, fold_case,
+    name_problem, payload_paths, wsb, wsl_argv,
 };
 
 /// How long a WSL or Dev Container run may take.
@@ -161,48 +161,69 @@ fn add(payload: &mut Payload, relative: PathBuf, kind: Kind) -> Result<(), Strin
     Ok(())
 }
 
+/// Every entry under `dir`, depth first in name order, with an explicit
+/// stack: a tree 9,000 folders deep (well within the entry limit) must not
+/// overflow the server's stack. Each name must reach Windows unchanged and
+/// differ from its siblings the way NTFS compares names.
 fn walk(
     dir: &Path,
     relative: &Path,
     fs: &dyn PayloadFs,
     payload: &mut Payload,
 ) -> Result<(), String> {
-    let mut names = fs.list(dir).map_err(|e| {
-        format!(
-            "'{}' cannot be listed ({e}); refused rather than guessed",
-            relative.display()
-        )
-    })?;
-    names.sort();
-    for name in names {
-        let path = dir.join(&name);
-        let rel = relative.join(&name);
-        match fs.kind(&path) {
-            Ok(kind @ (Kind::Dir | Kind::File(_))) => {
-                add(payload, rel.clone(), kind)?;
-                if kind == Kind::Dir {
-                    walk(&path, &rel, fs, payload)?;
+    let mut pending = vec![(dir.to_path_buf(), relative.to_path_buf())];
+    while let Some((dir, relative)) = pending.pop() {
+        let mut names = fs.list(&dir).map_err(|e| {
+            format!(
+                "'{}' cannot be listed ({e}); refused rather than guessed",
+                relative.display()
+            )
+        })?;
+        names.sort();
+        let mut seen = std::collections::HashSet::new();
+        let mut folders = Vec::new();
+        for name in names {
+            let rel = relative.join(&name);
+            let text = name.to_string_lossy();
+            if let Some(why) = name_problem(&text) {
+                return Err(format!("'{}' inside the payload {why}", rel.display()));
+            }
+            if !seen.insert(fold_case(&text)) {
+                return Err(format!(
+                    "'{}' inside the payload has the same name as another entry to Windows (case aside)",
+                    rel.display()
+                ));
+            }
+            let path = dir.join(&name);
+            match fs.kind(&path) {
+                Ok(kind @ (Kind::Dir | Kind::File(_))) => {
+                    add(payload, rel.clone(), kind)?;
+                    if kind == Kind::Dir {
+                        folders.push((path, rel));
+                    }
+                }
+                Ok(Kind::Link) => {
+                    return Err(format!(
+                        "'{}' inside the payload is a link or junction",
+                        rel.display()
+                    ));
+                }
+                Ok(Kind::Other) => {
+                    return Err(format!(
+                        "'{}' inside the payload is not a file or folder",
+                        rel.display()
+                    ));
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "'{}' cannot be checked ({e}); refused rather than guessed",
+                        rel.display()
+                    ));
                 }
             }
-            Ok(Kind::Link) => {
-                return Err(format!(
-                    "'{}' inside the payload is a link or junction",
-                    rel.display()
-                ));
-            }
-            Ok(Kind::Other) => {
-                return Err(format!(
-                    "'{}' inside the payload is not a file or folder",
-                    rel.display()
-                ));
-            }
-            Err(e) => {
-                return Err(format!(
-                    "'{}' cannot be checked ({e}); refused rather than guessed",
-                    rel.display()
-                ));
-            }
         }
+        // Reversed onto the stack, so folders are taken in name order.
+        pending.extend(folders.into_iter().rev());
     }
     Ok(())
 }
@@ -313,6 +334,25 @@ pub struct SandboxPlan {
     pub payload_paths: Vec<String>,
 }
 
+/// Whether the project has its own Dev Container configuration: a regular
+/// file, reached without a link (a link could point the CLI at a folder
+/// outside the project, which it would then mount).
+pub fn has_devcontainer_config(project: &Path) -> bool {
+    let not_link =
+        |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
+    let regular = |p: &Path| not_link(p) && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file());
+    regular(&project.join(".devcontainer.json"))
+        || (not_link(&project.join(".devcontainer"))
+            && regular(&project.join(".devcontainer").join("devcontainer.json")))
+}
+
+/// Whether the plan's folder is still the folder it was: resolved, it is
+/// itself (not replaced by a link while the user was asked).
+pub fn still_in_place(folder: &Path) -> bool {
+    dunce::canonicalize(folder).is_ok_and(|now| now == folder)
+        && std::fs::symlink_metadata(folder).is_ok_and(|m| m.is_dir())
+}
+
 /// Windows Sandbox's program, where Windows has it.
 fn windows_sandbox_exe() -> Option<PathBuf> {
     if !cfg!(windows) {
@@ -366,9 +406,7 @@ impl SandboxPlan {
             }
             Environment::DevContainer => {
                 plan.argv = devcontainer_argv(&shown, command);
-                let config = [".devcontainer/devcontainer.json", ".devcontainer.json"]
-                    .iter()
-                    .any(|c| project.join(c).is_file());
+                let config = has_devcontainer_config(project);
                 plan.executable = wamcp_platform::search_path::find_program("devcontainer");
                 plan.unavailable = if !config {
                     Some(

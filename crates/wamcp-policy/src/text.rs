@@ -38,9 +38,12 @@ pub fn is_invisible(c: char) -> bool {
 /// own lines in an approval question or reverse what it says.
 pub fn shown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for (at, c) in text.char_indices() {
         if c.is_control() || is_invisible(c) || is_variation_selector(c) {
             out.push_str(&format!("\\u{{{:04X}}}", c as u32));
+        } else if text[at..].starts_with("\\u{") {
+            // A typed `\u{A}` must not read like an escaped newline.
+            out.push_str("\\\\");
         } else {
             out.push(c);
         }
@@ -161,6 +164,8 @@ mod tests {
         );
         assert_eq!(shown("\u{202E}evil"), "\\u{202E}evil");
         assert_eq!(shown("plain é 漢"), "plain é 漢");
+        assert_eq!(shown("ok\\u{000A}id"), "ok\\\\u{000A}id");
+        assert_eq!(shown(r"C:\users\x"), r"C:\users\x");
         let argv: Vec<String> = ["touch", "a b", "", "say \"hi\"", "x\ty"]
             .map(String::from)
             .to_vec();

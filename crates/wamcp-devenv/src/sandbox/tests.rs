@@ -25,13 +25,14 @@ fn a_real_tree_is_counted_entry_by_entry() {
         .iter()
         .map(|(p, _)| p.display().to_string().replace('\\', "/"))
         .collect();
+    // A folder's entries, then its subfolders' (each folder before its contents).
     assert_eq!(
         names,
         [
             "bin",
             "bin/sub",
-            "bin/sub/data.txt",
             "bin/tool.exe",
+            "bin/sub/data.txt",
             "setup.msi"
         ]
     );
@@ -76,35 +77,44 @@ fn links_anywhere_on_the_way_or_inside_are_refused_and_fifos_too() {
 
 /// A file system of our choosing: junctions, unreadable entries and sizes
 /// Wine cannot show.
-struct Fake(HashMap<PathBuf, io::Result<Kind>>);
+struct Fake {
+    kinds: HashMap<PathBuf, Result<Kind, io::ErrorKind>>,
+    children: HashMap<PathBuf, Vec<OsString>>,
+}
 
 impl Fake {
     fn new(entries: &[(&str, Result<Kind, io::ErrorKind>)]) -> Fake {
-        Fake(
-            entries
+        let mut children: HashMap<PathBuf, Vec<OsString>> = HashMap::new();
+        for (path, _) in entries {
+            let path = Path::new(path);
+            if let (Some(parent), Some(name)) = (path.parent(), path.file_name()) {
+                children
+                    .entry(parent.to_path_buf())
+                    .or_default()
+                    .push(name.to_os_string());
+            }
+        }
+        Fake {
+            kinds: entries
                 .iter()
-                .map(|(p, k)| (PathBuf::from(p), k.map_err(io::Error::from)))
+                .map(|(p, k)| (PathBuf::from(p), *k))
                 .collect(),
-        )
+            children,
+        }
     }
 }
 
 impl PayloadFs for Fake {
     fn kind(&self, path: &Path) -> io::Result<Kind> {
-        match self.0.get(path) {
+        match self.kinds.get(path) {
             Some(Ok(k)) => Ok(*k),
-            Some(Err(e)) => Err(io::Error::from(e.kind())),
+            Some(Err(e)) => Err(io::Error::from(*e)),
             None => Err(io::ErrorKind::NotFound.into()),
         }
     }
 
     fn list(&self, dir: &Path) -> io::Result<Vec<OsString>> {
-        Ok(self
-            .0
-            .keys()
-            .filter(|p| p.parent() == Some(dir))
-            .map(|p| p.file_name().unwrap().to_os_string())
-            .collect())
+        Ok(self.children.get(dir).cloned().unwrap_or_default())
     }
 }
 
@@ -247,4 +257,75 @@ fn plans_validate_for_real_and_say_what_is_unavailable_here() {
             .unwrap_err()
             .contains("only for windows_sandbox")
     );
+}
+
+#[test]
+fn a_very_deep_tree_is_walked_without_recursion() {
+    let root = Path::new("/w");
+    let mut entries: Vec<(String, Result<Kind, io::ErrorKind>)> = Vec::new();
+    let mut at = String::from("/w");
+    for _ in 0..2000 {
+        at.push_str("/d");
+        entries.push((at.clone(), Ok(Kind::Dir)));
+    }
+    let refs: Vec<(&str, Result<Kind, io::ErrorKind>)> =
+        entries.iter().map(|(p, k)| (p.as_str(), *k)).collect();
+    let fs = Fake::new(&refs);
+    // On a small stack: the old recursive walk overflowed a 2 MiB stack at
+    // ~1,750 levels, and this one is an eighth of that.
+    let payload = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || check_payload(root, &paths(&["d"]), &fs).map(|p| p.entries.len()))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(payload, Ok(2000));
+}
+
+#[test]
+fn names_inside_a_folder_must_reach_windows_unchanged_and_distinct() {
+    let root = Path::new("/w");
+    for (inner, want) in [
+        ("CON", "names a Windows device"),
+        ("trail.", "ending in a dot or space"),
+        ("a:b", "alternate data stream"),
+    ] {
+        let path = format!("/w/d/{inner}");
+        let fs = Fake::new(&[("/w/d", Ok(Kind::Dir)), (path.as_str(), Ok(Kind::File(1)))]);
+        let err = check_payload(root, &paths(&["d"]), &fs).unwrap_err();
+        assert!(err.contains(want), "{inner}: {err}");
+    }
+    let fs = Fake::new(&[
+        ("/w/d", Ok(Kind::Dir)),
+        ("/w/d/\u{3C3}", Ok(Kind::File(1))),
+        ("/w/d/\u{3C2}", Ok(Kind::File(1))),
+    ]);
+    let err = check_payload(root, &paths(&["d"]), &fs).unwrap_err();
+    assert!(err.contains("same name as another entry"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_linked_devcontainer_config_or_a_replaced_folder_does_not_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("devcontainer.json"), "{}").unwrap();
+    assert!(!has_devcontainer_config(&root));
+    std::os::unix::fs::symlink(
+        outside.path().join("devcontainer.json"),
+        root.join(".devcontainer.json"),
+    )
+    .unwrap();
+    assert!(
+        !has_devcontainer_config(&root),
+        "a link is not the project's own config"
+    );
+    std::fs::remove_file(root.join(".devcontainer.json")).unwrap();
+    std::fs::write(root.join(".devcontainer.json"), "{}").unwrap();
+    assert!(has_devcontainer_config(&root));
+    assert!(still_in_place(&root));
+    let moved = root.join("w");
+    std::os::unix::fs::symlink(outside.path(), &moved).unwrap();
+    assert!(!still_in_place(&moved));
 }

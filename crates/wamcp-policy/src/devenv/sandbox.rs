@@ -101,9 +101,45 @@ pub fn devcontainer_argv(project: &str, command: &str) -> Vec<String> {
     .to_vec()
 }
 
+/// Why one file or folder name cannot travel into Windows Sandbox, if it
+/// cannot: a stream or drive (`:`), a separator, a name Windows would alter
+/// (trailing dot or space), or a device name.
+pub fn name_problem(part: &str) -> Option<&'static str> {
+    if part.contains(':') {
+        return Some("must not name an alternate data stream or drive (':')");
+    }
+    if part.contains(['\\', '/', '\0']) {
+        return Some("must not hold a separator or NUL in a name");
+    }
+    if part.ends_with(['.', ' ']) {
+        return Some("has a name ending in a dot or space, which Windows would change");
+    }
+    let stem = part.split('.').next().unwrap_or(part).to_ascii_uppercase();
+    let reserved = ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"].contains(&stem.as_str())
+        || ((stem.starts_with("COM") || stem.starts_with("LPT"))
+            && stem.len() == 4
+            && stem.as_bytes()[3].is_ascii_digit());
+    reserved.then_some("names a Windows device")
+}
+
+/// A name as NTFS compares it: each character upper-cased when that gives
+/// exactly one character (its simple case mapping: `ς`, `σ` and `Σ` are one
+/// name, `ß` and `SS` are two).
+pub fn fold_case(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            let mut upper = c.to_uppercase();
+            match (upper.next(), upper.next()) {
+                (Some(u), None) => u,
+                _ => c,
+            }
+        })
+        .collect()
+}
+
 /// The parts of a payload path, or why it is refused: relative, no `..`,
-/// no empty or `.`-only path, no NUL, no drive, UNC or device prefix, no
-/// name Windows would alter (trailing dot or space) or reserve.
+/// no empty or `.`-only path, no drive, UNC or device prefix, and every
+/// name one that reaches Windows unchanged ([`name_problem`]).
 pub fn payload_parts(path: &str) -> Result<Vec<String>, String> {
     let refuse = |why: &str| {
         Err(format!(
@@ -128,19 +164,8 @@ pub fn payload_parts(path: &str) -> Result<Vec<String>, String> {
         if *part == ".." {
             return refuse("must not climb out with '..'");
         }
-        if part.contains(':') {
-            return refuse("must not name an alternate data stream or drive (':')");
-        }
-        if part.ends_with(['.', ' ']) {
-            return refuse("has a name ending in a dot or space, which Windows would change");
-        }
-        let stem = part.split('.').next().unwrap_or(part).to_ascii_uppercase();
-        let reserved = ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"].contains(&stem.as_str())
-            || ((stem.starts_with("COM") || stem.starts_with("LPT"))
-                && stem.len() == 4
-                && stem.as_bytes()[3].is_ascii_digit());
-        if reserved {
-            return refuse("names a Windows device");
+        if let Some(why) = name_problem(part) {
+            return refuse(why);
         }
     }
     Ok(parts.into_iter().map(String::from).collect())
@@ -158,9 +183,9 @@ pub fn payload_paths(paths: &[String]) -> Result<Vec<Vec<String>>, String> {
     let mut all: Vec<Vec<String>> = Vec::new();
     for path in paths {
         let parts = payload_parts(path)?;
-        let folded: Vec<String> = parts.iter().map(|p| p.to_lowercase()).collect();
+        let folded: Vec<String> = parts.iter().map(|p| fold_case(p)).collect();
         for other in &all {
-            let other: Vec<String> = other.iter().map(|p| p.to_lowercase()).collect();
+            let other: Vec<String> = other.iter().map(|p| fold_case(p)).collect();
             let shorter = folded.len().min(other.len());
             if folded[..shorter] == other[..shorter] {
                 return Err(if folded.len() == other.len() {

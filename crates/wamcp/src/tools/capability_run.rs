@@ -133,6 +133,17 @@ async fn decide(call: &ToolCall, p: &Prepared, request: &Request) -> (Value, Opt
             );
         }
     }
+    // The directory must still be the one planned (and asked about): a
+    // link swapped in would start the run elsewhere.
+    if !wamcp_devenv::sandbox::still_in_place(&p.cwd) {
+        let mut view = capability::plan(p);
+        view["status"] = "stale_plan".into();
+        view["reason"] = "the working directory changed since the plan; nothing ran".into();
+        return (
+            view,
+            Some(p.audit(Outcome::NotExecuted, None, Some("stale_plan".into()))),
+        );
+    }
     let roots = call.ctx.run_roots();
     let progress = call.progress(format!("running {}", p.capability.id));
     let running = capability::execute(

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use wamcp_devenv::capability::{MAX_ARG_CHARS, stale_reasons, validate_expected};
-use wamcp_devenv::sandbox::SandboxPlan;
+use wamcp_devenv::sandbox::{SandboxPlan, has_devcontainer_config, still_in_place};
 use wamcp_exec::Progress;
 use wamcp_policy::devenv::audit::Outcome;
 use wamcp_policy::devenv::sandbox::{Environment, Requirement, route};
@@ -105,7 +105,7 @@ async fn decide(
     plan: &SandboxPlan,
     p: &Params,
 ) -> (Value, Option<wamcp_devenv::audit_log::Entry>) {
-    let Some(executable) = &plan.executable else {
+    let (Some(executable), None) = (&plan.executable, &plan.unavailable) else {
         return (
             plan.view("unavailable"),
             p.execute
@@ -173,6 +173,23 @@ async fn decide(
         return (
             view,
             Some(plan.audit(Outcome::NotExecuted, None, &refused.detail)),
+        );
+    }
+    // The folder the user approved must still be that folder: replaced by
+    // a link while they read the question, the run would start elsewhere.
+    let folder_ok = plan.project.clone();
+    if !blocking(move || Ok(still_in_place(&folder_ok)))
+        .await
+        .unwrap_or(false)
+        || (plan.environment == Environment::DevContainer
+            && !has_devcontainer_config(&plan.project))
+    {
+        let mut view = plan.view("stale_plan");
+        view["reason"] =
+            "the workspace folder changed while the user was being asked; nothing ran".into();
+        return (
+            view,
+            Some(plan.audit(Outcome::NotExecuted, None, "stale_plan")),
         );
     }
     let bundles = call
