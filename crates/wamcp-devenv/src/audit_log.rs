@@ -48,6 +48,7 @@ impl AuditLog {
     }
 
     /// A trail with small segments, to test rotation.
+    #[cfg(test)]
     pub fn with_segment_limit(dir: PathBuf, max_segment: u64) -> AuditLog {
         AuditLog { dir, max_segment }
     }

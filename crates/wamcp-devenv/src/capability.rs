@@ -284,6 +284,7 @@ impl Prepared {
             "status": status,
             "capability": self.capability.id,
             "description": self.capability.description,
+            "catalog": if self.capability.from_user { "user" } else { "built-in" },
             "safety": self.capability.safety,
             "effective_safety": self.effective,
             "approval_required": self.effective == Safety::ApprovalRequired,

@@ -62,13 +62,6 @@ pub const CATEGORIES: [(&str, &[Probe]); 4] = [
     ),
 ];
 
-/// The category names `category` accepts, `all` first.
-pub fn category_names() -> Vec<&'static str> {
-    std::iter::once("all")
-        .chain(CATEGORIES.iter().map(|(name, _)| *name))
-        .collect()
-}
-
 /// Probes `category` (`all` for every one); `None` for an unknown name.
 pub fn discover(sources: &dyn Sources, category: &str) -> Option<Value> {
     let chosen: Vec<_> = CATEGORIES
@@ -234,10 +227,6 @@ mod tests {
         let names: Vec<&String> = all["tools"].as_object().unwrap().keys().collect();
         assert_eq!(names, ["runtimes", "editors", "package_managers", "vcs"]);
         assert!(discover(&Fake, "compilers").is_none());
-        assert_eq!(
-            category_names(),
-            ["all", "runtimes", "editors", "package_managers", "vcs"]
-        );
     }
 
     #[test]

@@ -39,17 +39,6 @@ impl Source {
         }
     }
 
-    /// The program that answers for this source.
-    pub fn program(self) -> &'static str {
-        match self {
-            Source::Winget => "winget",
-            Source::Chocolatey => "choco",
-            Source::Scoop => "scoop",
-            Source::Apt => "apt-get",
-            Source::Brew => "brew",
-        }
-    }
-
     /// The search argv.
     pub fn search(self, query: &str) -> Vec<String> {
         let q = query.to_string();
