@@ -40,6 +40,9 @@ pub enum Kind {
     Link,
     /// A FIFO, socket or device.
     Other,
+    /// A file with more than one name: its bytes may be a file from
+    /// outside the project, linked in.
+    HardLinked,
 }
 
 /// The file-system questions payload checking asks; a trait so junctions
@@ -70,7 +73,11 @@ impl PayloadFs for RealFs {
         } else if t.is_dir() {
             Kind::Dir
         } else if t.is_file() {
-            Kind::File(meta.len())
+            match open_no_follow(path).and_then(|f| wamcp_platform::probe::hard_links(&f)) {
+                Ok(1) => Kind::File(meta.len()),
+                Ok(_) => Kind::HardLinked,
+                Err(e) => return Err(e),
+            }
         } else {
             Kind::Other
         })
@@ -108,6 +115,12 @@ pub fn check_payload(root: &Path, paths: &[String], fs: &dyn PayloadFs) -> Resul
                     if kind == Kind::Dir {
                         walk(&at, &relative, fs, &mut payload)?;
                     }
+                }
+                Ok(Kind::HardLinked) => {
+                    return Err(format!(
+                        "payload path '{shown}': '{}' has other hard links (its bytes may come from outside the project)",
+                        relative.display()
+                    ));
                 }
                 Ok(Kind::Link) => {
                     return Err(format!(
@@ -214,6 +227,12 @@ fn walk(
                         rel.display()
                     ));
                 }
+                Ok(Kind::HardLinked) => {
+                    return Err(format!(
+                        "'{}' inside the payload has other hard links (its bytes may come from outside the project)",
+                        rel.display()
+                    ));
+                }
                 Err(e) => {
                     return Err(format!(
                         "'{}' cannot be checked ({e}); refused rather than guessed",
@@ -279,6 +298,10 @@ pub fn stage(
                 _ => {
                     let mut from = open_no_follow(&root.join(relative))
                         .map_err(|e| format!("{}: {e}", relative.display()))?;
+                    // Checked on the handle that is copied, not the name.
+                    if wamcp_platform::probe::hard_links(&from).map_err(|e| e.to_string())? != 1 {
+                        return Err(format!("{} gained another hard link", relative.display()));
+                    }
                     let mut out = std::fs::File::create(&to)
                         .map_err(|e| format!("{}: {e}", relative.display()))?;
                     io::copy(&mut from, &mut out)

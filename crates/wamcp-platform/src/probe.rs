@@ -73,6 +73,30 @@ fn not_windows() -> String {
     "only answered on Windows".to_string()
 }
 
+/// How many names the open file has (hard links): more than one means the
+/// same bytes are reachable from elsewhere, perhaps from outside a project.
+pub fn hard_links(file: &std::fs::File) -> std::io::Result<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Ok(file.metadata()?.nlink())
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::io::AsRawHandle;
+        use windows_sys::Win32::Storage::FileSystem::{
+            BY_HANDLE_FILE_INFORMATION, GetFileInformationByHandle,
+        };
+        // SAFETY: the handle is the open file's; the struct is an out value.
+        let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+        let ok = unsafe { GetFileInformationByHandle(file.as_raw_handle(), &mut info) };
+        if ok == 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(u64::from(info.nNumberOfLinks))
+    }
+}
+
 /// What a probe program printed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Output {
@@ -342,6 +366,18 @@ mod tests {
         .unwrap_err();
         assert_eq!(err, "no answer within 0.3 s");
         assert!(started.elapsed() < Duration::from_secs(20));
+    }
+
+    #[test]
+    fn a_second_name_for_a_file_is_counted() {
+        let dir = std::env::temp_dir().join(format!("wamcp-links-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let one = dir.join("one.txt");
+        std::fs::write(&one, "x").unwrap();
+        assert_eq!(hard_links(&std::fs::File::open(&one).unwrap()).unwrap(), 1);
+        std::fs::hard_link(&one, dir.join("two.txt")).unwrap();
+        assert_eq!(hard_links(&std::fs::File::open(&one).unwrap()).unwrap(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

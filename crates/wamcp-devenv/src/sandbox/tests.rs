@@ -191,6 +191,22 @@ fn staging_copies_the_payload_and_writes_the_wsb_and_a_failed_one_leaves_nothing
     assert_eq!(left, [bundle]);
 }
 
+#[test]
+fn a_file_with_another_hard_link_is_refused() {
+    let dir = tree();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), b"s").unwrap();
+    std::fs::hard_link(outside.path().join("secret.txt"), root.join("bin/copy.txt")).unwrap();
+    let err = check_payload(&root, &paths(&["bin"]), &RealFs).unwrap_err();
+    assert!(
+        err.contains("copy.txt' inside the payload has other hard links"),
+        "{err}"
+    );
+    let direct = check_payload(&root, &paths(&["bin/copy.txt"]), &RealFs).unwrap_err();
+    assert!(direct.contains("has other hard links"), "{direct}");
+}
+
 #[cfg(unix)]
 #[test]
 fn bundles_older_than_a_day_are_swept() {
