@@ -363,7 +363,14 @@ pub struct SandboxPlan {
 pub fn has_devcontainer_config(project: &Path) -> bool {
     let not_link =
         |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
-    let regular = |p: &Path| not_link(p) && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file());
+    // One name only: a hard link would bring another folder's config in.
+    let regular = |p: &Path| {
+        not_link(p)
+            && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file())
+            && open_no_follow(p)
+                .and_then(|f| wamcp_platform::probe::hard_links(&f))
+                .is_ok_and(|n| n == 1)
+    };
     regular(&project.join(".devcontainer.json"))
         || (not_link(&project.join(".devcontainer"))
             && regular(&project.join(".devcontainer").join("devcontainer.json")))

@@ -39,7 +39,7 @@ pub fn is_invisible(c: char) -> bool {
 pub fn shown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for (at, c) in text.char_indices() {
-        if c.is_control() || is_invisible(c) || is_variation_selector(c) {
+        if c.is_control() || is_invisible(c) || is_variation_selector(c) || looks_like_layout(c) {
             out.push_str(&format!("\\u{{{:04X}}}", c as u32));
         } else if text[at..].starts_with("\\u{") {
             // A typed `\u{A}` must not read like an escaped newline.
@@ -49,6 +49,19 @@ pub fn shown(text: &str) -> String {
         }
     }
     out
+}
+
+/// Characters that lay out text or pass for a space without being one:
+/// every whitespace but the plain space (line and paragraph separators
+/// start a new line in many clients), the blank braille cell, and the
+/// prepended concatenation marks that merge into what follows.
+fn looks_like_layout(c: char) -> bool {
+    (c.is_whitespace() && c != ' ')
+        || matches!(
+            c,
+            '\u{2800}' | '\u{0600}'
+                ..='\u{0605}' | '\u{06DD}' | '\u{070F}' | '\u{08E2}' | '\u{110BD}' | '\u{110CD}'
+        )
 }
 
 /// An argv as one line a person can read back into the same arguments:
@@ -164,6 +177,10 @@ mod tests {
         );
         assert_eq!(shown("\u{202E}evil"), "\\u{202E}evil");
         assert_eq!(shown("plain é 漢"), "plain é 漢");
+        assert_eq!(
+            shown("a\u{2028}b\u{2029}c\u{2800}d\u{A0}e"),
+            "a\\u{2028}b\\u{2029}c\\u{2800}d\\u{00A0}e"
+        );
         assert_eq!(shown("ok\\u{000A}id"), "ok\\\\u{000A}id");
         assert_eq!(shown(r"C:\users\x"), r"C:\users\x");
         let argv: Vec<String> = ["touch", "a b", "", "say \"hi\"", "x\ty"]

@@ -340,6 +340,16 @@ fn a_linked_devcontainer_config_or_a_replaced_folder_does_not_count() {
     std::fs::remove_file(root.join(".devcontainer.json")).unwrap();
     std::fs::write(root.join(".devcontainer.json"), "{}").unwrap();
     assert!(has_devcontainer_config(&root));
+    std::fs::hard_link(
+        root.join(".devcontainer.json"),
+        outside.path().join("second-name.json"),
+    )
+    .unwrap();
+    assert!(
+        !has_devcontainer_config(&root),
+        "a config with a second name may be another folder's"
+    );
+    std::fs::remove_file(outside.path().join("second-name.json")).unwrap();
     assert!(still_in_place(&root));
     let moved = root.join("w");
     std::os::unix::fs::symlink(outside.path(), &moved).unwrap();

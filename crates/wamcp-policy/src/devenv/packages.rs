@@ -139,9 +139,10 @@ impl Source {
         }
         let has_version = |v: &str| v.trim().chars().next().is_some_and(|c| c.is_ascii_digit());
         match self {
-            Source::Apt => stdout
-                .lines()
-                .any(|l| l.starts_with("install ok installed ")),
+            Source::Apt => stdout.lines().any(|l| {
+                l.strip_prefix("install ok installed ")
+                    .is_some_and(has_version)
+            }),
             Source::Chocolatey => stdout.lines().any(|l| {
                 l.trim().split_once('|').is_some_and(|(name, version)| {
                     name.eq_ignore_ascii_case(id) && has_version(version)
@@ -213,20 +214,48 @@ pub fn query_problem(query: &str) -> Option<String> {
     }
     // PowerShell (behind Scoop) reads en and em dashes and the horizontal
     // bar as parameter dashes too; Windows programs read '/' as one.
-    const DASHES: [char; 11] = [
-        '-', '/', '\u{2010}', '\u{2011}', '\u{2012}', '\u{2013}', '\u{2014}', '\u{2015}',
-        '\u{2212}', '\u{FE63}', '\u{FF0D}',
+    // Every dash Unicode has (category Pd), and '/'.
+    const DASHES: &[char] = &[
+        '-',
+        '/',
+        '\u{058A}',
+        '\u{05BE}',
+        '\u{1400}',
+        '\u{1806}',
+        '\u{2010}',
+        '\u{2011}',
+        '\u{2012}',
+        '\u{2013}',
+        '\u{2014}',
+        '\u{2015}',
+        '\u{2212}',
+        '\u{2E17}',
+        '\u{2E1A}',
+        '\u{2E3A}',
+        '\u{2E3B}',
+        '\u{2E40}',
+        '\u{2E5D}',
+        '\u{301C}',
+        '\u{3030}',
+        '\u{30A0}',
+        '\u{FE31}',
+        '\u{FE32}',
+        '\u{FE58}',
+        '\u{FE63}',
+        '\u{FF0D}',
+        '\u{10EAD}',
     ];
     if trimmed.starts_with(DASHES) {
         return Some(
             "query must not start with a dash or '/' (it would be read as an option)".into(),
         );
     }
+    // What `text::shown` would have to escape has no place in a query.
     if query
         .chars()
-        .any(|c| c.is_control() || crate::text::is_invisible(c))
+        .any(|c| c != '\\' && crate::text::shown(&c.to_string()) != c.to_string())
     {
-        return Some("query must not hold control or invisible characters".into());
+        return Some("query must not hold control, invisible or layout characters".into());
     }
     None
 }
@@ -398,6 +427,11 @@ mod tests {
             "\u{FF0D}x",
             "/?",
             "a\u{200B}b",
+            "\u{2E3A}x",
+            "\u{10EAD}x",
+            "a\u{2028}b",
+            "a\u{2800}b",
+            "a\u{FE0F}",
         ] {
             assert!(query_problem(bad).is_some(), "{bad:?}");
         }
@@ -442,6 +476,8 @@ mod tests {
         let winget = "Name  Id       Version  Source\n------------------------------\nGit   Git.Git  2.47.1   winget\n";
         let cases: &[(Source, &str, &str, bool)] = &[
             (Source::Apt, "jq", "install ok installed 1.7.1-3\n", true),
+            (Source::Apt, "jq", "install ok installed \n", false),
+            (Source::Apt, "jq", "install ok installed <none>\n", false),
             (Source::Apt, "jq", "deinstall ok config-files 1.7\n", false),
             (Source::Winget, "Git.Git", winget, true),
             (

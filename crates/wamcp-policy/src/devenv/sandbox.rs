@@ -111,14 +111,47 @@ pub fn name_problem(part: &str) -> Option<&'static str> {
     if part.contains(['\\', '/', '\0']) {
         return Some("must not hold a separator or NUL in a name");
     }
+    if part
+        .chars()
+        .any(|c| c.is_control() || "<>\"|?*".contains(c))
+    {
+        return Some(
+            "holds a character Windows does not allow in names (< > \" | ? * or a control character)",
+        );
+    }
     if part.ends_with(['.', ' ']) {
         return Some("has a name ending in a dot or space, which Windows would change");
     }
-    let stem = part.split('.').next().unwrap_or(part).to_ascii_uppercase();
+    // Windows ignores spaces before the extension when it matches device
+    // names, and counts the superscript digits as digits.
+    let stem = part
+        .split('.')
+        .next()
+        .unwrap_or(part)
+        .trim_end()
+        .to_ascii_uppercase();
+    let numbered = |prefix: &str| {
+        stem.strip_prefix(prefix).is_some_and(|n| {
+            matches!(
+                n,
+                "0" | "1"
+                    | "2"
+                    | "3"
+                    | "4"
+                    | "5"
+                    | "6"
+                    | "7"
+                    | "8"
+                    | "9"
+                    | "\u{B9}"
+                    | "\u{B2}"
+                    | "\u{B3}"
+            )
+        })
+    };
     let reserved = ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"].contains(&stem.as_str())
-        || ((stem.starts_with("COM") || stem.starts_with("LPT"))
-            && stem.len() == 4
-            && stem.as_bytes()[3].is_ascii_digit());
+        || numbered("COM")
+        || numbered("LPT");
     reserved.then_some("names a Windows device")
 }
 
@@ -304,6 +337,15 @@ mod tests {
             "COM1",
             "lpt9.log",
             "CONIN$",
+            "LPT\u{B9}.txt",
+            "COM\u{B3}",
+            "nul .txt",
+            "a<b",
+            "a|b",
+            "a?b",
+            "a\"b",
+            "a*b",
+            "a\u{1}b",
         ] {
             assert!(payload_parts(bad).is_err(), "{bad:?}");
         }
