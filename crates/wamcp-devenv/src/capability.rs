@@ -158,9 +158,7 @@ pub struct Request {
     pub extra_args: Vec<String>,
     pub cwd: Option<String>,
     pub execute: bool,
-    pub expected_executable: Option<String>,
-    pub expected_identity_kind: Option<String>,
-    pub expected_identity_sha256: Option<String>,
+    pub expected: Expected,
     pub timeout_seconds: i64,
 }
 
@@ -201,39 +199,76 @@ pub fn validate(req: &Request) -> Result<(), ToolError> {
             req.timeout_seconds
         )));
     }
-    validate_expected(
-        req.expected_executable.as_deref(),
-        req.expected_identity_kind.as_deref(),
-        req.expected_identity_sha256.as_deref(),
-    )
+    req.expected.validate()
 }
 
-/// Checks the `expected_executable*` arguments a run repeats from its plan.
-pub fn validate_expected(
-    executable: Option<&str>,
-    kind: Option<&str>,
-    sha: Option<&str>,
-) -> Result<(), ToolError> {
-    if executable.is_some_and(|e| e.chars().count() > MAX_EXPECTED_CHARS) {
-        return Err(invalid(format!(
-            "expected_executable is longer than {MAX_EXPECTED_CHARS} characters."
-        )));
+/// The executable a plan named, as a run repeats it from the plan
+/// (`expected_executable`, `expected_executable_identity_kind`,
+/// `expected_executable_identity_sha256`); each part is checked when given.
+#[derive(Clone, Debug, Default)]
+pub struct Expected {
+    pub executable: Option<String>,
+    pub kind: Option<String>,
+    pub sha256: Option<String>,
+}
+
+impl Expected {
+    /// Checks the values' form (the seed's limits).
+    pub fn validate(&self) -> Result<(), ToolError> {
+        if self
+            .executable
+            .as_ref()
+            .is_some_and(|e| e.chars().count() > MAX_EXPECTED_CHARS)
+        {
+            return Err(invalid(format!(
+                "expected_executable is longer than {MAX_EXPECTED_CHARS} characters."
+            )));
+        }
+        if let Some(kind) = &self.kind
+            && !["file", "app_execution_alias"].contains(&kind.as_str())
+        {
+            return Err(invalid(format!(
+                "expected_executable_identity_kind must be 'file' or 'app_execution_alias' (got '{kind}')."
+            )));
+        }
+        if let Some(sha) = &self.sha256
+            && (sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            return Err(invalid(
+                "expected_executable_identity_sha256 must be 64 hexadecimal characters.".into(),
+            ));
+        }
+        Ok(())
     }
-    if let Some(kind) = kind
-        && !["file", "app_execution_alias"].contains(&kind)
-    {
-        return Err(invalid(format!(
-            "expected_executable_identity_kind must be 'file' or 'app_execution_alias' (got '{kind}')."
-        )));
+    /// How the executable found now (`now`, read as `identity`) differs
+    /// from the one the plan reviewed; empty when it does not.
+    pub fn stale_reasons(&self, now: &Path, identity: Option<&Identity>) -> Vec<String> {
+        let now = now.display().to_string();
+        let mut stale = Vec::new();
+        if let Some(expected) = &self.executable
+            && !same_path(expected, &now)
+        {
+            stale.push(format!("the executable is now '{now}', not '{expected}'"));
+        }
+        match (identity, &self.kind, &self.sha256) {
+            (None, Some(_), _) | (None, _, Some(_)) => {
+                stale.push("the executable can no longer be read to check its identity".into())
+            }
+            (Some(id), kind, sha) => {
+                if kind.as_deref().is_some_and(|k| k != id.kind) {
+                    stale.push(format!("its identity kind is now '{}'", id.kind));
+                }
+                if sha
+                    .as_deref()
+                    .is_some_and(|s| !s.eq_ignore_ascii_case(&id.sha256))
+                {
+                    stale.push("its SHA-256 differs from the reviewed one".into());
+                }
+            }
+            (None, None, None) => {}
+        }
+        stale
     }
-    if let Some(sha) = sha
-        && (sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()))
-    {
-        return Err(invalid(
-            "expected_executable_identity_sha256 must be 64 hexadecimal characters.".into(),
-        ));
-    }
-    Ok(())
 }
 
 /// Everything decided before anything runs.
@@ -406,13 +441,9 @@ pub fn gate(p: &Prepared, req: &Request) -> Gate {
     let Some(resolved) = &p.resolved else {
         return Gate::Refused(unavailable(p));
     };
-    let stale = stale_reasons(
-        &resolved.executable,
-        p.identity.as_ref(),
-        req.expected_executable.as_deref(),
-        req.expected_identity_kind.as_deref(),
-        req.expected_identity_sha256.as_deref(),
-    );
+    let stale = req
+        .expected
+        .stale_reasons(&resolved.executable, p.identity.as_ref());
     if stale.is_empty() {
         Gate::Open
     } else {
@@ -428,39 +459,6 @@ pub fn gate(p: &Prepared, req: &Request) -> Gate {
 /// checked once more after the user's yes, which may have taken minutes.
 pub fn unchanged(path: &Path, reviewed: Option<&Identity>) -> bool {
     identity(path).ok().as_ref() == reviewed
-}
-
-/// How the executable found now differs from the one a plan reviewed
-/// (`expected_*`, each checked when given); empty when it does not.
-pub fn stale_reasons(
-    now: &Path,
-    identity: Option<&Identity>,
-    expected: Option<&str>,
-    kind: Option<&str>,
-    sha: Option<&str>,
-) -> Vec<String> {
-    let now = now.display().to_string();
-    let mut stale = Vec::new();
-    if let Some(expected) = expected
-        && !same_path(expected, &now)
-    {
-        stale.push(format!("the executable is now '{now}', not '{expected}'"));
-    }
-    match (identity, kind, sha) {
-        (None, Some(_), _) | (None, _, Some(_)) => {
-            stale.push("the executable can no longer be read to check its identity".into())
-        }
-        (Some(id), kind, sha) => {
-            if kind.is_some_and(|k| k != id.kind) {
-                stale.push(format!("its identity kind is now '{}'", id.kind));
-            }
-            if sha.is_some_and(|s| !s.eq_ignore_ascii_case(&id.sha256)) {
-                stale.push("its SHA-256 differs from the reviewed one".into());
-            }
-        }
-        (None, None, None) => {}
-    }
-    stale
 }
 
 fn same_path(a: &str, b: &str) -> bool {

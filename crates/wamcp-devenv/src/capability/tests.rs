@@ -1,4 +1,12 @@
 use super::*;
+
+fn expecting(executable: Option<String>, kind: Option<&str>, sha256: Option<String>) -> Expected {
+    Expected {
+        executable,
+        kind: kind.map(String::from),
+        sha256,
+    }
+}
 use crate::sources::System;
 
 fn request(capability: &str) -> Request {
@@ -55,21 +63,21 @@ fn bad_arguments_are_invalid_input_with_the_seed_status() {
         ),
         (
             Request {
-                expected_identity_kind: Some("symlink".into()),
+                expected: expecting(None, Some("symlink"), None),
                 ..request("x")
             },
             "must be 'file' or",
         ),
         (
             Request {
-                expected_identity_sha256: Some("abc".into()),
+                expected: expecting(None, None, Some("abc".into())),
                 ..request("x")
             },
             "64 hexadecimal",
         ),
         (
             Request {
-                expected_executable: Some("x".repeat(4097)),
+                expected: expecting(Some("x".repeat(4097)), None, None),
                 ..request("x")
             },
             "longer than 4096",
@@ -216,23 +224,29 @@ fn a_changed_executable_makes_the_plan_stale() {
         .unwrap()
         .to_string();
     let reviewed = Request {
-        expected_executable: Some(exe.clone()),
-        expected_identity_kind: Some("file".into()),
-        expected_identity_sha256: Some(sha.to_uppercase()),
+        expected: expecting(Some(exe.clone()), Some("file"), Some(sha.to_uppercase())),
         ..req.clone()
     };
     assert_eq!(status(gate(&p, &reviewed)), "open");
     let cases = [
         Request {
-            expected_executable: Some("/opt/other/git".into()),
+            expected: expecting(
+                Some("/opt/other/git".into()),
+                Some("file"),
+                Some(sha.clone()),
+            ),
             ..reviewed.clone()
         },
         Request {
-            expected_identity_sha256: Some("0".repeat(64)),
+            expected: expecting(Some(exe.clone()), Some("file"), Some("0".repeat(64))),
             ..reviewed.clone()
         },
         Request {
-            expected_identity_kind: Some("app_execution_alias".into()),
+            expected: expecting(
+                Some(exe.clone()),
+                Some("app_execution_alias"),
+                Some(sha.clone()),
+            ),
             ..reviewed.clone()
         },
     ];

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::time::Instant;
 use wamcp_devenv::audit_log::{AuditLog, Entry};
-use wamcp_devenv::capability::{self, DEFAULT_TIMEOUT_SECONDS, Gate, Prepared, Request};
+use wamcp_devenv::capability::{self, DEFAULT_TIMEOUT_SECONDS, Expected, Gate, Prepared, Request};
 use wamcp_devenv::sources::System;
 use wamcp_exec::Progress;
 use wamcp_policy::devenv::audit::Outcome;
@@ -61,9 +61,11 @@ impl ToolDef for CapabilityRun {
             extra_args: p.extra_args,
             cwd: p.cwd,
             execute: p.execute,
-            expected_executable: p.expected_executable,
-            expected_identity_kind: p.expected_executable_identity_kind,
-            expected_identity_sha256: p.expected_executable_identity_sha256,
+            expected: Expected {
+                executable: p.expected_executable,
+                kind: p.expected_executable_identity_kind,
+                sha256: p.expected_executable_identity_sha256,
+            },
             timeout_seconds: p.timeout_seconds,
         };
         let ctx = call.ctx.clone();

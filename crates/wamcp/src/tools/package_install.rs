@@ -6,7 +6,7 @@ use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use wamcp_devenv::capability::{stale_reasons, validate_expected};
+use wamcp_devenv::capability::Expected;
 use wamcp_devenv::packages::InstallPlan;
 use wamcp_exec::Progress;
 use wamcp_policy::devenv::audit::Outcome;
@@ -32,6 +32,16 @@ pub struct Params {
     pub expected_executable_identity_sha256: Option<String>,
 }
 
+impl Params {
+    fn expected(&self) -> Expected {
+        Expected {
+            executable: self.expected_executable.clone(),
+            kind: self.expected_executable_identity_kind.clone(),
+            sha256: self.expected_executable_identity_sha256.clone(),
+        }
+    }
+}
+
 fn winget() -> Source {
     Source::Winget
 }
@@ -52,11 +62,7 @@ impl ToolDef for PackageInstall {
                 .recover("DO NOT retry the identical call; use the exact id package_search returned.")
                 .detail("status", "invalid_input"));
         }
-        validate_expected(
-            p.expected_executable.as_deref(),
-            p.expected_executable_identity_kind.as_deref(),
-            p.expected_executable_identity_sha256.as_deref(),
-        )?;
+        p.expected().validate()?;
         let (source, id) = (p.source, p.package_id.clone());
         let plan = blocking(move || Ok(InstallPlan::new(source, &id))).await?;
         let (mut view, entry) = decide(&call, &plan, &p).await;
@@ -99,13 +105,9 @@ async fn decide(
             .into();
         return (view, None);
     }
-    let stale = stale_reasons(
-        executable,
-        plan.identity.as_ref(),
-        p.expected_executable.as_deref(),
-        p.expected_executable_identity_kind.as_deref(),
-        p.expected_executable_identity_sha256.as_deref(),
-    );
+    let stale = p
+        .expected()
+        .stale_reasons(executable, plan.identity.as_ref());
     if !stale.is_empty() {
         let mut view = plan.view("stale_plan");
         view["reason"] = Value::String(stale.join("; "));

@@ -6,7 +6,7 @@ use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use wamcp_devenv::capability::{MAX_ARG_CHARS, stale_reasons, validate_expected};
+use wamcp_devenv::capability::{Expected, MAX_ARG_CHARS};
 use wamcp_devenv::sandbox::{SandboxPlan, has_devcontainer_config, still_in_place};
 use wamcp_exec::Progress;
 use wamcp_policy::devenv::audit::Outcome;
@@ -40,6 +40,16 @@ pub struct Params {
     pub expected_executable_identity_sha256: Option<String>,
 }
 
+impl Params {
+    fn expected(&self) -> Expected {
+        Expected {
+            executable: self.expected_executable.clone(),
+            kind: self.expected_executable_identity_kind.clone(),
+            sha256: self.expected_executable_identity_sha256.clone(),
+        }
+    }
+}
+
 fn auto() -> Environment {
     Environment::Auto
 }
@@ -68,11 +78,7 @@ impl ToolDef for SandboxRun {
                 "command must be 1-{MAX_ARG_CHARS} characters without NUL (got {chars})."
             )));
         }
-        validate_expected(
-            p.expected_executable.as_deref(),
-            p.expected_executable_identity_kind.as_deref(),
-            p.expected_executable_identity_sha256.as_deref(),
-        )?;
+        p.expected().validate()?;
         let environment =
             route(p.environment, p.isolation_requirement).map_err(|e| invalid(format!("{e}.")))?;
         let ctx = call.ctx.clone();
@@ -120,13 +126,9 @@ async fn decide(
             .into();
         return (view, None);
     }
-    let stale = stale_reasons(
-        executable,
-        plan.identity.as_ref(),
-        p.expected_executable.as_deref(),
-        p.expected_executable_identity_kind.as_deref(),
-        p.expected_executable_identity_sha256.as_deref(),
-    );
+    let stale = p
+        .expected()
+        .stale_reasons(executable, plan.identity.as_ref());
     if !stale.is_empty() {
         let mut view = plan.view("stale_plan");
         view["reason"] = Value::String(stale.join("; "));
