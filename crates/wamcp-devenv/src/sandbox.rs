@@ -1,28 +1,33 @@
 //! `sandbox_run`: plan, and with the user's yes run, a command in WSL, the
 //! project's Dev Container, or Windows Sandbox with a staged payload.
 //!
-//! A Windows Sandbox payload is checked on the real tree before anything
-//! is copied: every component of every path is looked at without following
-//! links (`lstat`; on Windows the reparse-point attribute, which junctions
-//! and links carry), an entry whose metadata cannot be read refuses the
-//! payload, and the tree is counted against the entry and byte limits.
-//! The copy opens each file without following a final link, and the
-//! staged bundle is checked again against the source after copying; a
-//! staging that fails removes what it made.
+//! A Windows Sandbox payload is read through folder handles
+//! ([`wamcp_platform::held`]): the workspace folder is opened once, every
+//! name is opened inside the folder handle it was listed from without
+//! following links (junctions and every reparse point included), and what
+//! an entry is comes from its open handle. Planning walks the tree that
+//! way and only counts; staging walks it again the same way and copies
+//! each file from the handle that was checked, so a folder swapped for a
+//! link mid-way cannot bring anything from outside the project into the
+//! bundle. An entry that cannot be read refuses the payload, the staged
+//! tree must equal the approved plan, and a staging that fails removes
+//! what it made.
 
 use crate::audit_log::Entry;
 use crate::capability::{Identity, identity};
 use serde_json::{Value, json};
-use std::ffi::OsString;
-use std::io;
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime};
 use wamcp_exec::{Progress, RunSpec};
+use wamcp_platform::held::{self, HeldDir};
 use wamcp_policy::devenv::audit::{Event, Outcome};
 use wamcp_policy::devenv::safety::Safety;
 use wamcp_policy::devenv::sandbox::{
-    Environment, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_ENTRIES, devcontainer_argv, fold_case,
-    name_problem, payload_paths, wsb, wsl_argv,
+    Environment, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH, MAX_PAYLOAD_ENTRIES, devcontainer_argv,
+    fold_case, name_problem, payload_paths, wsb, wsl_argv,
 };
 
 /// How long a WSL or Dev Container run may take.
@@ -31,11 +36,17 @@ pub const RUN_TIMEOUT: Duration = Duration::from_secs(600);
 pub const STALE_BUNDLE_AGE: Duration = Duration::from_secs(24 * 3600);
 const TAIL_CHARS: usize = 8000;
 
-/// What a directory entry is, seen without following it.
+/// What a checked payload entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     File(u64),
     Dir,
+}
+
+/// A name opened inside a held folder, with the handle to read it.
+pub enum Node<D, F> {
+    Dir(D),
+    File(F, u64),
     /// A symbolic link, junction or other reparse point.
     Link,
     /// A FIFO, socket or device.
@@ -45,48 +56,50 @@ pub enum Kind {
     HardLinked,
 }
 
-/// The file-system questions payload checking asks; a trait so junctions
-/// and unreadable metadata can be tested where Wine cannot show them.
+/// The file-system questions payload checking asks, by handle: each name
+/// is opened inside the folder handle it was listed from, so a folder
+/// swapped for a link while the tree is read cannot redirect the reader.
+/// A trait so junctions and unreadable entries can be tested where Wine
+/// cannot show them.
 pub trait PayloadFs {
-    fn kind(&self, path: &Path) -> io::Result<Kind>;
-    fn list(&self, dir: &Path) -> io::Result<Vec<OsString>>;
+    type Dir;
+    type File: io::Read;
+    /// Opens the (resolved) workspace folder.
+    fn open_root(&self, path: &Path) -> io::Result<Self::Dir>;
+    /// Opens `name` inside `dir` without following it.
+    fn entry(&self, dir: &Self::Dir, name: &OsStr) -> io::Result<Node<Self::Dir, Self::File>>;
+    fn names(&self, dir: &Self::Dir) -> io::Result<Vec<OsString>>;
 }
 
 /// The real file system.
 pub struct RealFs;
 
 impl PayloadFs for RealFs {
-    fn kind(&self, path: &Path) -> io::Result<Kind> {
-        let meta = std::fs::symlink_metadata(path)?;
-        #[cfg(windows)]
-        {
-            use std::os::windows::fs::MetadataExt;
-            // Junctions and every other reparse point, not only symlinks.
-            const FILE_ATTRIBUTE_REPARSE_POINT: u32 = 0x400;
-            if meta.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
-                return Ok(Kind::Link);
+    type Dir = HeldDir;
+    type File = std::fs::File;
+
+    fn open_root(&self, path: &Path) -> io::Result<HeldDir> {
+        HeldDir::open(path)
+    }
+
+    fn entry(&self, dir: &HeldDir, name: &OsStr) -> io::Result<Node<HeldDir, std::fs::File>> {
+        Ok(match dir.entry(name)? {
+            held::Entry::Dir(d) => Node::Dir(d),
+            held::Entry::File(file) => {
+                let len = file.metadata()?.len();
+                // Counted on the handle that will be read, not on the name.
+                match wamcp_platform::probe::hard_links(&file)? {
+                    1 => Node::File(file, len),
+                    _ => Node::HardLinked,
+                }
             }
-        }
-        let t = meta.file_type();
-        Ok(if t.is_symlink() {
-            Kind::Link
-        } else if t.is_dir() {
-            Kind::Dir
-        } else if t.is_file() {
-            match open_no_follow(path).and_then(|f| wamcp_platform::probe::hard_links(&f)) {
-                Ok(1) => Kind::File(meta.len()),
-                Ok(_) => Kind::HardLinked,
-                Err(e) => return Err(e),
-            }
-        } else {
-            Kind::Other
+            held::Entry::Link => Node::Link,
+            held::Entry::Other => Node::Other,
         })
     }
 
-    fn list(&self, dir: &Path) -> io::Result<Vec<OsString>> {
-        std::fs::read_dir(dir)?
-            .map(|e| e.map(|e| e.file_name()))
-            .collect()
+    fn names(&self, dir: &HeldDir) -> io::Result<Vec<OsString>> {
+        dir.names()
     }
 }
 
@@ -97,57 +110,71 @@ pub struct Payload {
     pub bytes: u64,
 }
 
+/// An accepted entry, as the walk hands it to its caller.
+enum Found<'a, F> {
+    Dir,
+    File(&'a mut F, u64),
+}
+
+type Visit<'v, F> = dyn FnMut(&Path, Found<'_, F>) -> Result<(), String> + 'v;
+
 /// Checks `paths` under `root` (resolved) against the seed's rules.
-pub fn check_payload(root: &Path, paths: &[String], fs: &dyn PayloadFs) -> Result<Payload, String> {
+pub fn check_payload<P: PayloadFs>(
+    root: &Path,
+    paths: &[String],
+    fs: &P,
+) -> Result<Payload, String> {
+    walk_payload(root, paths, fs, &mut |_, _| Ok(()))
+}
+
+/// Walks every payload path from one handle of the workspace folder,
+/// handing each accepted entry to `visit` while its handle is open.
+fn walk_payload<P: PayloadFs>(
+    root: &Path,
+    paths: &[String],
+    fs: &P,
+    visit: &mut Visit<'_, P::File>,
+) -> Result<Payload, String> {
     let mut payload = Payload::default();
-    for parts in payload_paths(paths)? {
+    let parsed = payload_paths(paths)?;
+    let top = Rc::new(fs.open_root(root).map_err(|e| {
+        format!("the workspace folder cannot be opened ({e}); refused rather than guessed")
+    })?);
+    for parts in parsed {
         let shown = parts.join("/");
-        let mut at = root.to_path_buf();
+        let mut dir = Rc::clone(&top);
         let mut relative = PathBuf::new();
         for (n, part) in parts.iter().enumerate() {
-            at.push(part);
             relative.push(part);
             let last = n + 1 == parts.len();
-            match fs.kind(&at) {
-                Ok(Kind::Dir) if !last => {}
-                Ok(kind @ (Kind::Dir | Kind::File(_))) if last => {
-                    add(&mut payload, relative.clone(), kind)?;
-                    if kind == Kind::Dir {
-                        walk(&at, &relative, fs, &mut payload)?;
-                    }
+            let problem =
+                |what: &str| format!("payload path '{shown}': '{}' {what}", relative.display());
+            match fs.entry(&dir, OsStr::new(part)) {
+                Ok(Node::Dir(next)) if !last => dir = Rc::new(next),
+                Ok(Node::Dir(folder)) => {
+                    add(&mut payload, &relative, Kind::Dir)?;
+                    visit(&relative, Found::Dir)?;
+                    walk_folder(folder, &relative, fs, &mut payload, visit)?;
                 }
-                Ok(Kind::HardLinked) => {
-                    return Err(format!(
-                        "payload path '{shown}': '{}' has other hard links (its bytes may come from outside the project)",
-                        relative.display()
+                Ok(Node::File(mut file, len)) if last => {
+                    add(&mut payload, &relative, Kind::File(len))?;
+                    visit(&relative, Found::File(&mut file, len))?;
+                }
+                Ok(Node::File(..)) => return Err(problem("is a file, not a folder")),
+                Ok(Node::HardLinked) => {
+                    return Err(problem(
+                        "has other hard links (its bytes may come from outside the project)",
                     ));
                 }
-                Ok(Kind::Link) => {
-                    return Err(format!(
-                        "payload path '{shown}': '{}' is a link or junction (not followed)",
-                        relative.display()
-                    ));
-                }
-                Ok(Kind::File(_)) => {
-                    return Err(format!(
-                        "payload path '{shown}': '{}' is a file, not a folder",
-                        relative.display()
-                    ));
-                }
-                Ok(_) => {
-                    return Err(format!(
-                        "payload path '{shown}': '{}' is not a file or folder",
-                        relative.display()
-                    ));
-                }
+                Ok(Node::Link) => return Err(problem("is a link or junction (not followed)")),
+                Ok(Node::Other) => return Err(problem("is not a file or folder")),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     return Err(format!("payload path '{shown}' does not exist"));
                 }
                 Err(e) => {
-                    return Err(format!(
-                        "payload path '{shown}': '{}' cannot be checked ({e}); refused rather than guessed",
-                        relative.display()
-                    ));
+                    return Err(problem(&format!(
+                        "cannot be checked ({e}); refused rather than guessed"
+                    )));
                 }
             }
         }
@@ -155,11 +182,11 @@ pub fn check_payload(root: &Path, paths: &[String], fs: &dyn PayloadFs) -> Resul
     Ok(payload)
 }
 
-fn add(payload: &mut Payload, relative: PathBuf, kind: Kind) -> Result<(), String> {
+fn add(payload: &mut Payload, relative: &Path, kind: Kind) -> Result<(), String> {
     if let Kind::File(len) = kind {
         payload.bytes += len;
     }
-    payload.entries.push((relative, kind));
+    payload.entries.push((relative.to_path_buf(), kind));
     if payload.entries.len() > MAX_PAYLOAD_ENTRIES {
         return Err(format!(
             "the payload holds more than {MAX_PAYLOAD_ENTRIES} files and folders"
@@ -171,22 +198,32 @@ fn add(payload: &mut Payload, relative: PathBuf, kind: Kind) -> Result<(), Strin
             MAX_PAYLOAD_BYTES >> 20
         ));
     }
+    if relative.components().count() > MAX_PAYLOAD_DEPTH {
+        return Err(format!(
+            "the payload nests folders more than {MAX_PAYLOAD_DEPTH} deep"
+        ));
+    }
     Ok(())
 }
 
-/// Every entry under `dir`, depth first in name order, with an explicit
-/// stack: a tree 9,000 folders deep (well within the entry limit) must not
-/// overflow the server's stack. Each name must reach Windows unchanged and
-/// differ from its siblings the way NTFS compares names.
-fn walk(
-    dir: &Path,
+/// Every entry under `folder`, depth first in name order, with an explicit
+/// stack: a deep tree must not overflow the server's stack. A subfolder's
+/// handle is closed once it is classified and reopened from its parent's
+/// handle when its turn comes, so only the folders on the current path are
+/// open (the depth limit keeps that under any descriptor limit). Each name
+/// must reach Windows unchanged and differ from its siblings the way NTFS
+/// compares names.
+fn walk_folder<P: PayloadFs>(
+    folder: P::Dir,
     relative: &Path,
-    fs: &dyn PayloadFs,
+    fs: &P,
     payload: &mut Payload,
+    visit: &mut Visit<'_, P::File>,
 ) -> Result<(), String> {
-    let mut pending = vec![(dir.to_path_buf(), relative.to_path_buf())];
-    while let Some((dir, relative)) = pending.pop() {
-        let mut names = fs.list(&dir).map_err(|e| {
+    let mut pending: Vec<(Rc<P::Dir>, OsString, PathBuf)> = Vec::new();
+    let mut next = Some((Rc::new(folder), relative.to_path_buf()));
+    while let Some((dir, relative)) = next.take() {
+        let mut names = fs.names(&dir).map_err(|e| {
             format!(
                 "'{}' cannot be listed ({e}); refused rather than guessed",
                 relative.display()
@@ -207,29 +244,40 @@ fn walk(
                     rel.display()
                 ));
             }
-            let path = dir.join(&name);
-            match fs.kind(&path) {
-                Ok(kind @ (Kind::Dir | Kind::File(_))) => {
-                    add(payload, rel.clone(), kind)?;
-                    if kind == Kind::Dir {
-                        folders.push((path, rel));
-                    }
+            let problem = |what: &str| format!("'{}' inside the payload {what}", rel.display());
+            match fs.entry(&dir, &name) {
+                Ok(Node::Dir(_)) => {
+                    add(payload, &rel, Kind::Dir)?;
+                    visit(&rel, Found::Dir)?;
+                    folders.push((Rc::clone(&dir), name, rel));
                 }
-                Ok(Kind::Link) => {
-                    return Err(format!(
-                        "'{}' inside the payload is a link or junction",
-                        rel.display()
+                Ok(Node::File(mut file, len)) => {
+                    add(payload, &rel, Kind::File(len))?;
+                    visit(&rel, Found::File(&mut file, len))?;
+                }
+                Ok(Node::Link) => return Err(problem("is a link or junction")),
+                Ok(Node::Other) => return Err(problem("is not a file or folder")),
+                Ok(Node::HardLinked) => {
+                    return Err(problem(
+                        "has other hard links (its bytes may come from outside the project)",
                     ));
                 }
-                Ok(Kind::Other) => {
-                    return Err(format!(
-                        "'{}' inside the payload is not a file or folder",
-                        rel.display()
-                    ));
+                Err(e) => {
+                    return Err(problem(&format!(
+                        "cannot be checked ({e}); refused rather than guessed"
+                    )));
                 }
-                Ok(Kind::HardLinked) => {
+            }
+        }
+        drop(dir);
+        // Reversed onto the stack, so folders are taken in name order.
+        pending.extend(folders.into_iter().rev());
+        if let Some((parent, name, rel)) = pending.pop() {
+            match fs.entry(&parent, &name) {
+                Ok(Node::Dir(reopened)) => next = Some((Rc::new(reopened), rel)),
+                Ok(_) => {
                     return Err(format!(
-                        "'{}' inside the payload has other hard links (its bytes may come from outside the project)",
+                        "'{}' changed while the payload was read",
                         rel.display()
                     ));
                 }
@@ -241,8 +289,6 @@ fn walk(
                 }
             }
         }
-        // Reversed onto the stack, so folders are taken in name order.
-        pending.extend(folders.into_iter().rev());
     }
     Ok(())
 }
@@ -270,12 +316,14 @@ fn open_no_follow(path: &Path) -> io::Result<std::fs::File> {
 }
 
 /// Copies the payload into a new bundle under `bundles` and writes its
-/// `.wsb`; removes the bundle on any failure. Sweeps bundles past
+/// `.wsb`; removes the bundle on any failure. Every file is read from the
+/// handle the walk opened and checked, and what was copied must be exactly
+/// the `planned` payload the user approved. Sweeps bundles past
 /// [`STALE_BUNDLE_AGE`] first.
 pub fn stage(
     root: &Path,
     paths: &[String],
-    payload: &Payload,
+    planned: &Payload,
     command: &str,
     bundles: &Path,
 ) -> Result<PathBuf, String> {
@@ -290,29 +338,24 @@ pub fn stage(
         let share = bundle.path().join("share");
         let target = share.join("payload");
         std::fs::create_dir_all(&target).map_err(|e| e.to_string())?;
-        for (relative, kind) in &payload.entries {
+        let staged = walk_payload(root, paths, &RealFs, &mut |relative, found| {
             let to = target.join(relative);
-            match kind {
-                Kind::Dir => std::fs::create_dir_all(&to)
-                    .map_err(|e| format!("{}: {e}", relative.display()))?,
-                _ => {
-                    let mut from = open_no_follow(&root.join(relative))
-                        .map_err(|e| format!("{}: {e}", relative.display()))?;
-                    // Checked on the handle that is copied, not the name.
-                    if wamcp_platform::probe::hard_links(&from).map_err(|e| e.to_string())? != 1 {
-                        return Err(format!("{} gained another hard link", relative.display()));
+            let failed = |e: io::Error| format!("{}: {e}", relative.display());
+            match found {
+                Found::Dir => std::fs::create_dir_all(&to).map_err(failed),
+                Found::File(from, len) => {
+                    let mut out = std::fs::File::create(&to).map_err(failed)?;
+                    // No more than the size that was counted, even if it grows.
+                    let n = io::copy(&mut from.take(len), &mut out).map_err(failed)?;
+                    if n != len {
+                        return Err(format!("{} shrank while it was copied", relative.display()));
                     }
-                    let mut out = std::fs::File::create(&to)
-                        .map_err(|e| format!("{}: {e}", relative.display()))?;
-                    io::copy(&mut from, &mut out)
-                        .map_err(|e| format!("{}: {e}", relative.display()))?;
+                    Ok(())
                 }
             }
-        }
-        // The tree must still be what was checked: a link swapped in
-        // during the copy would otherwise have brought its target along.
-        if check_payload(root, paths, &RealFs)? != *payload {
-            return Err("the payload changed while it was copied".into());
+        })?;
+        if staged != *planned {
+            return Err("the payload changed since it was planned".into());
         }
         let config = wsb(&share.display().to_string(), command);
         std::fs::write(bundle.path().join("sandbox.wsb"), config).map_err(|e| e.to_string())

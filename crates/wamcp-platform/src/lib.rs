@@ -10,6 +10,7 @@ pub mod atomic;
 pub mod confine;
 pub mod console;
 pub mod gpu;
+pub mod held;
 pub mod probe;
 pub mod process;
 pub mod search_path;

@@ -75,15 +75,25 @@ fn links_anywhere_on_the_way_or_inside_are_refused_and_fifos_too() {
     );
 }
 
+/// What the fake file system says a path is.
+#[derive(Clone, Copy, Debug)]
+enum Spec {
+    Dir,
+    File(u64),
+    Link,
+    Other,
+    HardLinked,
+}
+
 /// A file system of our choosing: junctions, unreadable entries and sizes
-/// Wine cannot show.
+/// Wine cannot show. A folder "handle" is its path.
 struct Fake {
-    kinds: HashMap<PathBuf, Result<Kind, io::ErrorKind>>,
+    kinds: HashMap<PathBuf, Result<Spec, io::ErrorKind>>,
     children: HashMap<PathBuf, Vec<OsString>>,
 }
 
 impl Fake {
-    fn new(entries: &[(&str, Result<Kind, io::ErrorKind>)]) -> Fake {
+    fn new(entries: &[(&str, Result<Spec, io::ErrorKind>)]) -> Fake {
         let mut children: HashMap<PathBuf, Vec<OsString>> = HashMap::new();
         for (path, _) in entries {
             let path = Path::new(path);
@@ -105,15 +115,27 @@ impl Fake {
 }
 
 impl PayloadFs for Fake {
-    fn kind(&self, path: &Path) -> io::Result<Kind> {
-        match self.kinds.get(path) {
-            Some(Ok(k)) => Ok(*k),
+    type Dir = PathBuf;
+    type File = io::Empty;
+
+    fn open_root(&self, path: &Path) -> io::Result<PathBuf> {
+        Ok(path.to_path_buf())
+    }
+
+    fn entry(&self, dir: &PathBuf, name: &OsStr) -> io::Result<Node<PathBuf, io::Empty>> {
+        let path = dir.join(name);
+        match self.kinds.get(&path) {
+            Some(Ok(Spec::Dir)) => Ok(Node::Dir(path)),
+            Some(Ok(Spec::File(len))) => Ok(Node::File(io::empty(), *len)),
+            Some(Ok(Spec::Link)) => Ok(Node::Link),
+            Some(Ok(Spec::Other)) => Ok(Node::Other),
+            Some(Ok(Spec::HardLinked)) => Ok(Node::HardLinked),
             Some(Err(e)) => Err(io::Error::from(*e)),
             None => Err(io::ErrorKind::NotFound.into()),
         }
     }
 
-    fn list(&self, dir: &Path) -> io::Result<Vec<OsString>> {
+    fn names(&self, dir: &PathBuf) -> io::Result<Vec<OsString>> {
         Ok(self.children.get(dir).cloned().unwrap_or_default())
     }
 }
@@ -122,13 +144,25 @@ impl PayloadFs for Fake {
 fn junctions_unreadable_metadata_and_limits_through_the_trait() {
     let root = Path::new("/w");
     let junction = Fake::new(&[
-        ("/w/src", Ok(Kind::Link)),
-        ("/w/src/a.exe", Ok(Kind::File(1))),
+        ("/w/src", Ok(Spec::Link)),
+        ("/w/src/a.exe", Ok(Spec::File(1))),
     ]);
     let err = check_payload(root, &paths(&["src/a.exe"]), &junction).unwrap_err();
     assert!(err.contains("'src' is a link or junction"), "{err}");
+    for (spec, want) in [
+        (Spec::Link, "x' inside the payload is a link or junction"),
+        (Spec::Other, "x' inside the payload is not a file or folder"),
+        (
+            Spec::HardLinked,
+            "x' inside the payload has other hard links",
+        ),
+    ] {
+        let fs = Fake::new(&[("/w/src", Ok(Spec::Dir)), ("/w/src/x", Ok(spec))]);
+        let err = check_payload(root, &paths(&["src"]), &fs).unwrap_err();
+        assert!(err.contains(want), "{spec:?}: {err}");
+    }
     let unreadable = Fake::new(&[
-        ("/w/src", Ok(Kind::Dir)),
+        ("/w/src", Ok(Spec::Dir)),
         ("/w/src/a.exe", Err(io::ErrorKind::PermissionDenied)),
     ]);
     let err = check_payload(root, &paths(&["src"]), &unreadable).unwrap_err();
@@ -136,15 +170,15 @@ fn junctions_unreadable_metadata_and_limits_through_the_trait() {
         err.contains("cannot be checked") && err.contains("refused rather than guessed"),
         "{err}"
     );
-    let big = Fake::new(&[("/w/huge.iso", Ok(Kind::File(MAX_PAYLOAD_BYTES + 1)))]);
+    let big = Fake::new(&[("/w/huge.iso", Ok(Spec::File(MAX_PAYLOAD_BYTES + 1)))]);
     assert!(
         check_payload(root, &paths(&["huge.iso"]), &big)
             .unwrap_err()
             .contains("larger than 1024 MiB")
     );
-    let mut many: Vec<(String, Result<Kind, io::ErrorKind>)> = vec![("/w/d".into(), Ok(Kind::Dir))];
-    many.extend((0..MAX_PAYLOAD_ENTRIES).map(|i| (format!("/w/d/f{i}"), Ok(Kind::File(1)))));
-    let many: Vec<(&str, Result<Kind, io::ErrorKind>)> =
+    let mut many: Vec<(String, Result<Spec, io::ErrorKind>)> = vec![("/w/d".into(), Ok(Spec::Dir))];
+    many.extend((0..MAX_PAYLOAD_ENTRIES).map(|i| (format!("/w/d/f{i}"), Ok(Spec::File(1)))));
+    let many: Vec<(&str, Result<Spec, io::ErrorKind>)> =
         many.iter().map(|(p, k)| (p.as_str(), *k)).collect();
     let err = check_payload(root, &paths(&["d"]), &Fake::new(&many)).unwrap_err();
     assert!(err.contains("more than 10000 files and folders"), "{err}");
@@ -182,7 +216,7 @@ fn staging_copies_the_payload_and_writes_the_wsb_and_a_failed_one_leaves_nothing
         ..payload
     };
     let err = stage(&root, &list, &stale, "x", bundles.path()).unwrap_err();
-    assert!(err.contains("changed while it was copied"), "{err}");
+    assert!(err.contains("changed since it was planned"), "{err}");
     let left: Vec<_> = std::fs::read_dir(bundles.path())
         .unwrap()
         .flatten()
@@ -276,26 +310,35 @@ fn plans_validate_for_real_and_say_what_is_unavailable_here() {
 }
 
 #[test]
-fn a_very_deep_tree_is_walked_without_recursion() {
+fn a_deep_tree_is_walked_without_recursion_up_to_the_depth_limit() {
     let root = Path::new("/w");
-    let mut entries: Vec<(String, Result<Kind, io::ErrorKind>)> = Vec::new();
-    let mut at = String::from("/w");
-    for _ in 0..2000 {
-        at.push_str("/d");
-        entries.push((at.clone(), Ok(Kind::Dir)));
-    }
-    let refs: Vec<(&str, Result<Kind, io::ErrorKind>)> =
-        entries.iter().map(|(p, k)| (p.as_str(), *k)).collect();
-    let fs = Fake::new(&refs);
-    // On a small stack: the old recursive walk overflowed a 2 MiB stack at
-    // ~1,750 levels, and this one is an eighth of that.
-    let payload = std::thread::Builder::new()
-        .stack_size(256 * 1024)
-        .spawn(move || check_payload(root, &paths(&["d"]), &fs).map(|p| p.entries.len()))
-        .unwrap()
-        .join()
-        .unwrap();
-    assert_eq!(payload, Ok(2000));
+    let chain = |depth: usize| {
+        let mut entries: Vec<(String, Result<Spec, io::ErrorKind>)> = Vec::new();
+        let mut at = String::from("/w");
+        for _ in 0..depth {
+            at.push_str("/d");
+            entries.push((at.clone(), Ok(Spec::Dir)));
+        }
+        entries
+    };
+    let check = |depth: usize| {
+        let entries = chain(depth);
+        let refs: Vec<(&str, Result<Spec, io::ErrorKind>)> =
+            entries.iter().map(|(p, k)| (p.as_str(), *k)).collect();
+        let fs = Fake::new(&refs);
+        // On a small stack: a recursive walk would need a frame per level.
+        std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(move || check_payload(root, &paths(&["d"]), &fs).map(|p| p.entries.len()))
+            .unwrap()
+            .join()
+            .unwrap()
+    };
+    assert_eq!(check(MAX_PAYLOAD_DEPTH), Ok(MAX_PAYLOAD_DEPTH));
+    let err = check(MAX_PAYLOAD_DEPTH + 1).unwrap_err();
+    assert_eq!(err, "the payload nests folders more than 128 deep");
+    let err = check(5000).unwrap_err();
+    assert_eq!(err, "the payload nests folders more than 128 deep");
 }
 
 #[test]
@@ -307,14 +350,14 @@ fn names_inside_a_folder_must_reach_windows_unchanged_and_distinct() {
         ("a:b", "alternate data stream"),
     ] {
         let path = format!("/w/d/{inner}");
-        let fs = Fake::new(&[("/w/d", Ok(Kind::Dir)), (path.as_str(), Ok(Kind::File(1)))]);
+        let fs = Fake::new(&[("/w/d", Ok(Spec::Dir)), (path.as_str(), Ok(Spec::File(1)))]);
         let err = check_payload(root, &paths(&["d"]), &fs).unwrap_err();
         assert!(err.contains(want), "{inner}: {err}");
     }
     let fs = Fake::new(&[
-        ("/w/d", Ok(Kind::Dir)),
-        ("/w/d/\u{3C3}", Ok(Kind::File(1))),
-        ("/w/d/\u{3C2}", Ok(Kind::File(1))),
+        ("/w/d", Ok(Spec::Dir)),
+        ("/w/d/\u{3C3}", Ok(Spec::File(1))),
+        ("/w/d/\u{3C2}", Ok(Spec::File(1))),
     ]);
     let err = check_payload(root, &paths(&["d"]), &fs).unwrap_err();
     assert!(err.contains("same name as another entry"), "{err}");
@@ -354,4 +397,87 @@ fn a_linked_devcontainer_config_or_a_replaced_folder_does_not_count() {
     let moved = root.join("w");
     std::os::unix::fs::symlink(outside.path(), &moved).unwrap();
     assert!(!still_in_place(&moved));
+}
+
+/// The attack the handle walk exists for: while the payload is staged, a
+/// folder inside it is swapped back and forth with a link to a folder
+/// outside the project that holds a file of the same name. No staged
+/// bundle may ever contain the outside file.
+#[cfg(unix)]
+#[test]
+fn a_folder_swapped_for_a_link_during_staging_never_brings_outside_bytes() {
+    use std::os::unix::ffi::OsStringExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("key"), b"SECRET").unwrap();
+    std::fs::create_dir_all(root.join("p/sub")).unwrap();
+    std::fs::write(root.join("p/sub/key"), b"inside").unwrap();
+    let list = paths(&["p"]);
+    let planned = check_payload(&root, &list, &RealFs).unwrap();
+    let bundles = tempfile::tempdir().unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (stop, root, outside) = (stop.clone(), root.clone(), outside.path().to_path_buf());
+        std::os::unix::fs::symlink(&outside, root.join("alt")).unwrap();
+        let real = std::ffi::CString::new(root.join("p/sub").into_os_string().into_vec()).unwrap();
+        let link = std::ffi::CString::new(root.join("alt").into_os_string().into_vec()).unwrap();
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // SAFETY: two NUL-terminated paths; an atomic exchange, so
+                // `p/sub` is always either the folder or the link.
+                let rc = unsafe {
+                    libc::renameat2(
+                        libc::AT_FDCWD,
+                        real.as_ptr(),
+                        libc::AT_FDCWD,
+                        link.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+                assert_eq!(rc, 0, "{}", io::Error::last_os_error());
+            }
+        })
+    };
+    let mut staged = 0;
+    for _ in 0..300 {
+        if let Ok(bundle) = stage(&root, &list, &planned, "x", bundles.path()) {
+            let copied = std::fs::read(bundle.join("share/payload/p/sub/key")).unwrap();
+            assert_eq!(copied, b"inside");
+            std::fs::remove_dir_all(bundle).unwrap();
+            staged += 1;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    // Whatever failed left nothing behind.
+    assert_eq!(std::fs::read_dir(bundles.path()).unwrap().count(), 0);
+    // The swapper is quiet now: with the link put aside, the tree stages.
+    if std::fs::symlink_metadata(root.join("p/sub"))
+        .unwrap()
+        .is_symlink()
+    {
+        std::fs::rename(root.join("p/sub"), root.join("tmp")).unwrap();
+        std::fs::rename(root.join("alt"), root.join("p/sub")).unwrap();
+        std::fs::rename(root.join("tmp"), root.join("alt")).unwrap();
+    }
+    std::fs::remove_file(root.join("alt")).unwrap();
+    stage(&root, &list, &planned, "x", bundles.path()).unwrap();
+    eprintln!("{staged} of 300 stagings completed under the swapping");
+}
+
+#[test]
+fn a_payload_that_grew_after_planning_is_not_staged() {
+    let dir = tree();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    let bundles = tempfile::tempdir().unwrap();
+    let list = paths(&["bin"]);
+    let planned = check_payload(&root, &list, &RealFs).unwrap();
+    std::fs::write(root.join("bin/added.dll"), b"new").unwrap();
+    let err = stage(&root, &list, &planned, "x", bundles.path()).unwrap_err();
+    assert_eq!(
+        err,
+        "staging failed, nothing was launched: the payload changed since it was planned"
+    );
+    assert_eq!(std::fs::read_dir(bundles.path()).unwrap().count(), 0);
 }

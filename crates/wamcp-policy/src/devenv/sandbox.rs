@@ -15,6 +15,10 @@ pub const MAX_PAYLOAD_PATHS: usize = 1024;
 /// The most files and directories a payload may hold, and bytes.
 pub const MAX_PAYLOAD_ENTRIES: usize = 10_000;
 pub const MAX_PAYLOAD_BYTES: u64 = 1024 * 1024 * 1024;
+/// Folders nested deeper than this are refused: each level is one open
+/// handle while the tree is copied, and installers choke on such paths
+/// inside the sandbox long before.
+pub const MAX_PAYLOAD_DEPTH: usize = 128;
 /// Where the payload appears inside Windows Sandbox.
 pub const SANDBOX_SHARE: &str = r"C:\WDAShare";
 
