@@ -54,6 +54,8 @@ pub enum Node<D, F> {
     /// A file with more than one name: its bytes may be a file from
     /// outside the project, linked in.
     HardLinked,
+    /// Another file system mounted here (it may hang, or be anything).
+    Mount,
 }
 
 /// The file-system questions payload checking asks, by handle: each name
@@ -68,7 +70,10 @@ pub trait PayloadFs {
     fn open_root(&self, path: &Path) -> io::Result<Self::Dir>;
     /// Opens `name` inside `dir` without following it.
     fn entry(&self, dir: &Self::Dir, name: &OsStr) -> io::Result<Node<Self::Dir, Self::File>>;
-    fn names(&self, dir: &Self::Dir) -> io::Result<Vec<OsString>>;
+    /// The names in `dir`; an error past `limit`.
+    fn names(&self, dir: &Self::Dir, limit: usize) -> io::Result<Vec<OsString>>;
+    /// The folder's volume and file number.
+    fn id(&self, dir: &Self::Dir) -> io::Result<(u64, u64)>;
 }
 
 /// The real file system.
@@ -83,8 +88,11 @@ impl PayloadFs for RealFs {
     }
 
     fn entry(&self, dir: &HeldDir, name: &OsStr) -> io::Result<Node<HeldDir, std::fs::File>> {
+        let volume = dir.id()?.0;
         Ok(match dir.entry(name)? {
+            held::Entry::Dir(d) if d.id()?.0 != volume => Node::Mount,
             held::Entry::Dir(d) => Node::Dir(d),
+            held::Entry::File(file) if held::file_id(&file)?.0 != volume => Node::Mount,
             held::Entry::File(file) => {
                 let len = file.metadata()?.len();
                 // Counted on the handle that will be read, not on the name.
@@ -98,16 +106,23 @@ impl PayloadFs for RealFs {
         })
     }
 
-    fn names(&self, dir: &HeldDir) -> io::Result<Vec<OsString>> {
-        dir.names()
+    fn names(&self, dir: &HeldDir, limit: usize) -> io::Result<Vec<OsString>> {
+        dir.names(limit)
+    }
+
+    fn id(&self, dir: &HeldDir) -> io::Result<(u64, u64)> {
+        dir.id()
     }
 }
 
-/// A checked payload: every entry, relative to the workspace, in order.
+/// A checked payload: every entry, relative to the workspace, in order,
+/// and which folder the workspace was (a folder moved into its place
+/// between the plan and the copy is another payload).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Payload {
     pub entries: Vec<(PathBuf, Kind)>,
     pub bytes: u64,
+    pub workspace_id: (u64, u64),
 }
 
 /// An accepted entry, as the walk hands it to its caller.
@@ -137,9 +152,11 @@ fn walk_payload<P: PayloadFs>(
 ) -> Result<Payload, String> {
     let mut payload = Payload::default();
     let parsed = payload_paths(paths)?;
-    let top = Rc::new(fs.open_root(root).map_err(|e| {
+    let opened = |e: io::Error| {
         format!("the workspace folder cannot be opened ({e}); refused rather than guessed")
-    })?);
+    };
+    let top = Rc::new(fs.open_root(root).map_err(opened)?);
+    payload.workspace_id = fs.id(&top).map_err(opened)?;
     for parts in parsed {
         let shown = parts.join("/");
         let mut dir = Rc::clone(&top);
@@ -168,6 +185,7 @@ fn walk_payload<P: PayloadFs>(
                 }
                 Ok(Node::Link) => return Err(problem("is a link or junction (not followed)")),
                 Ok(Node::Other) => return Err(problem("is not a file or folder")),
+                Ok(Node::Mount) => return Err(problem(MOUNTED)),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     return Err(format!("payload path '{shown}' does not exist"));
                 }
@@ -182,15 +200,19 @@ fn walk_payload<P: PayloadFs>(
     Ok(payload)
 }
 
+fn too_many_entries() -> String {
+    format!("the payload holds more than {MAX_PAYLOAD_ENTRIES} files and folders")
+}
+
+const MOUNTED: &str = "is another file system mounted there (not read)";
+
 fn add(payload: &mut Payload, relative: &Path, kind: Kind) -> Result<(), String> {
     if let Kind::File(len) = kind {
         payload.bytes += len;
     }
     payload.entries.push((relative.to_path_buf(), kind));
     if payload.entries.len() > MAX_PAYLOAD_ENTRIES {
-        return Err(format!(
-            "the payload holds more than {MAX_PAYLOAD_ENTRIES} files and folders"
-        ));
+        return Err(too_many_entries());
     }
     if payload.bytes > MAX_PAYLOAD_BYTES {
         return Err(format!(
@@ -223,7 +245,11 @@ fn walk_folder<P: PayloadFs>(
     let mut pending: Vec<(Rc<P::Dir>, OsString, PathBuf)> = Vec::new();
     let mut next = Some((Rc::new(folder), relative.to_path_buf()));
     while let Some((dir, relative)) = next.take() {
-        let mut names = fs.names(&dir).map_err(|e| {
+        let room = MAX_PAYLOAD_ENTRIES.saturating_sub(payload.entries.len());
+        let mut names = fs.names(&dir, room).map_err(|e| {
+            if e.kind() == io::ErrorKind::QuotaExceeded {
+                return too_many_entries();
+            }
             format!(
                 "'{}' cannot be listed ({e}); refused rather than guessed",
                 relative.display()
@@ -257,6 +283,7 @@ fn walk_folder<P: PayloadFs>(
                 }
                 Ok(Node::Link) => return Err(problem("is a link or junction")),
                 Ok(Node::Other) => return Err(problem("is not a file or folder")),
+                Ok(Node::Mount) => return Err(problem(MOUNTED)),
                 Ok(Node::HardLinked) => {
                     return Err(problem(
                         "has other hard links (its bytes may come from outside the project)",
@@ -318,8 +345,12 @@ fn open_no_follow(path: &Path) -> io::Result<std::fs::File> {
 /// Copies the payload into a new bundle under `bundles` and writes its
 /// `.wsb`; removes the bundle on any failure. Every file is read from the
 /// handle the walk opened and checked, and what was copied must be exactly
-/// the `planned` payload the user approved. Sweeps bundles past
-/// [`STALE_BUNDLE_AGE`] first.
+/// the `planned` payload the user approved. Nothing in the bundle is
+/// overwritten: two names that are one to Windows (an 8.3 short name, a
+/// case the fold missed) fail the staging instead of merging. The bundle
+/// is filled under a `staging-` name and renamed to `bundle-` only when
+/// complete, so a server killed mid-copy leaves nothing that looks ready.
+/// Sweeps both kinds past [`STALE_BUNDLE_AGE`] first.
 pub fn stage(
     root: &Path,
     paths: &[String],
@@ -330,44 +361,75 @@ pub fn stage(
     sweep(bundles, STALE_BUNDLE_AGE);
     std::fs::create_dir_all(bundles)
         .map_err(|e| format!("cannot create {}: {e}", bundles.display()))?;
-    let bundle = tempfile::Builder::new()
-        .prefix("bundle-")
+    let staging = tempfile::Builder::new()
+        .prefix(STAGING_PREFIX)
         .tempdir_in(bundles)
         .map_err(|e| format!("cannot create a bundle in {}: {e}", bundles.display()))?;
-    let copied = (|| -> Result<(), String> {
-        let share = bundle.path().join("share");
-        let target = share.join("payload");
+    let filled = (|| -> Result<PathBuf, String> {
+        let target = staging.path().join("share").join("payload");
         std::fs::create_dir_all(&target).map_err(|e| e.to_string())?;
         let staged = walk_payload(root, paths, &RealFs, &mut |relative, found| {
-            let to = target.join(relative);
-            let failed = |e: io::Error| format!("{}: {e}", relative.display());
-            match found {
-                Found::Dir => std::fs::create_dir_all(&to).map_err(failed),
-                Found::File(from, len) => {
-                    let mut out = std::fs::File::create(&to).map_err(failed)?;
-                    // No more than the size that was counted, even if it grows.
-                    let n = io::copy(&mut from.take(len), &mut out).map_err(failed)?;
-                    if n != len {
-                        return Err(format!("{} shrank while it was copied", relative.display()));
-                    }
-                    Ok(())
-                }
-            }
+            copy_entry(&target, relative, found)
         })?;
         if staged != *planned {
             return Err("the payload changed since it was planned".into());
         }
-        let config = wsb(&share.display().to_string(), command);
-        std::fs::write(bundle.path().join("sandbox.wsb"), config).map_err(|e| e.to_string())
+        let name = staging
+            .path()
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix(STAGING_PREFIX))
+            .ok_or("the staging folder has no name")?;
+        let bundle = bundles.join(format!("{BUNDLE_PREFIX}{name}"));
+        let share = bundle.join("share");
+        std::fs::write(
+            staging.path().join("sandbox.wsb"),
+            wsb(&share.display().to_string(), command),
+        )
+        .map_err(|e| e.to_string())?;
+        std::fs::rename(staging.path(), &bundle).map_err(|e| e.to_string())?;
+        Ok(bundle)
     })();
-    match copied {
-        Ok(()) => Ok(bundle.keep()),
-        // Dropping the TempDir removes the partial bundle.
-        Err(e) => Err(format!("staging failed, nothing was launched: {e}")),
+    // Dropping the TempDir removes a partial bundle (a renamed one is gone).
+    drop(staging);
+    filled.map_err(|e| format!("staging failed, nothing was launched: {e}"))
+}
+
+const STAGING_PREFIX: &str = "staging-";
+const BUNDLE_PREFIX: &str = "bundle-";
+
+/// Copies one walked entry under `target`; never replaces anything there.
+fn copy_entry(
+    target: &Path,
+    relative: &Path,
+    found: Found<'_, std::fs::File>,
+) -> Result<(), String> {
+    let to = target.join(relative);
+    let failed = |e: io::Error| format!("{}: {e}", relative.display());
+    // A path like `bin/tool.exe` names folders that are not entries.
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(failed)?;
+    }
+    match found {
+        Found::Dir => std::fs::create_dir(&to).map_err(failed),
+        Found::File(from, len) => {
+            let mut out = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&to)
+                .map_err(failed)?;
+            // No more than the size that was counted, even if it grows.
+            let n = io::copy(&mut from.take(len), &mut out).map_err(failed)?;
+            if n != len {
+                return Err(format!("{} shrank while it was copied", relative.display()));
+            }
+            Ok(())
+        }
     }
 }
 
-/// Removes bundles older than `age` (best effort).
+/// Removes bundles, and stagings a killed server left, older than `age`
+/// (best effort).
 pub fn sweep(bundles: &Path, age: Duration) {
     let Ok(entries) = std::fs::read_dir(bundles) else {
         return;
@@ -379,7 +441,11 @@ pub fn sweep(bundles: &Path, age: Duration) {
             .ok()
             .and_then(|t| SystemTime::now().duration_since(t).ok())
             .is_some_and(|d| d > age);
-        if old && entry.file_name().to_string_lossy().starts_with("bundle-") {
+        let name = entry.file_name();
+        let ours = name
+            .to_str()
+            .is_some_and(|n| n.starts_with(BUNDLE_PREFIX) || n.starts_with(STAGING_PREFIX));
+        if old && ours {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
@@ -566,7 +632,21 @@ impl SandboxPlan {
             );
         };
         if self.environment == Environment::WindowsSandbox {
-            return self.launch(program, bundles, started);
+            let (plan, program) = (self.clone(), program.clone());
+            let bundles = bundles.map(Path::to_path_buf);
+            // Copying up to 1 GiB must not hold the protocol thread.
+            let launched = tokio::task::spawn_blocking(move || {
+                plan.launch(&program, bundles.as_deref(), started)
+            })
+            .await;
+            return launched.unwrap_or_else(|e| {
+                let mut view = self.view("failed");
+                view["reason"] = Value::String(format!("staging stopped: {e}"));
+                (
+                    view,
+                    self.audit(Outcome::NotExecuted, Some(started), "staging stopped"),
+                )
+            });
         }
         let mut spec = RunSpec {
             program: program.display().to_string(),

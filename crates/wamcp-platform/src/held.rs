@@ -86,21 +86,46 @@ impl HeldDir {
         self.0.entry(name)
     }
 
-    /// The names in this folder (without `.` and `..`), in no set order.
-    pub fn names(&self) -> io::Result<Vec<OsString>> {
-        self.0.names()
+    /// The names in this folder (without `.` and `..`), in no set order;
+    /// an error once there are more than `limit`, so a folder of millions
+    /// of names is refused before it is all in memory.
+    pub fn names(&self, limit: usize) -> io::Result<Vec<OsString>> {
+        self.0.names(limit)
     }
+
+    /// The folder's identity: its volume (device) and its file number on
+    /// it. Two opens of one folder give the same; a folder put in its
+    /// place does not.
+    pub fn id(&self) -> io::Result<(u64, u64)> {
+        self.0.id()
+    }
+}
+
+/// A regular file's identity, as [`HeldDir::id`] gives a folder's.
+pub fn file_id(file: &File) -> io::Result<(u64, u64)> {
+    native::file_id(file)
+}
+
+/// The listing went past its limit (`QuotaExceeded`, so callers can tell).
+fn too_many(limit: usize) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::QuotaExceeded,
+        format!("holds more than {limit} entries"),
+    )
 }
 
 fn changed(name: &OsStr, what: &str) -> io::Error {
     io::Error::other(format!("'{}' {what}", name.to_string_lossy()))
 }
 
-/// One name, not a path: no separator, not `.` or `..`, no NUL.
+/// One name, not a path: no separator, not `.` or `..`, no NUL; on
+/// Windows also no `:` (`x::$DATA` opens a stream of `x`) and no trailing
+/// dot or space (Windows would strip them and open another name).
 fn is_single_name(name: &OsStr) -> bool {
     let text = name.to_string_lossy();
-    let separator = |c: char| c == '/' || c == '\0' || (cfg!(windows) && c == '\\');
-    !text.is_empty() && text != "." && text != ".." && !text.contains(separator)
+    let forbidden = |c: char| c == '/' || c == '\0' || (cfg!(windows) && (c == '\\' || c == ':'));
+    let altered = cfg!(windows) && text.ends_with(['.', ' ']);
+    !text.is_empty() && text != "." && text != ".." && !text.contains(forbidden) && !altered
 }
 
 #[cfg(test)]

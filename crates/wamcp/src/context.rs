@@ -500,6 +500,24 @@ impl ServerContext {
         })
     }
 
+    /// The place a confined command can write that holds `path` or lies
+    /// inside it, if any: a folder the server fills for another program
+    /// (a sandbox bundle) must be out of the agent's reach both ways.
+    pub fn writable_place_overlapping(&self, path: &Path) -> Option<PathBuf> {
+        let places = self.command_writable_places();
+        if let Some(place) = root_holding(path, &places) {
+            return Some(place.clone());
+        }
+        let folder = resolve_lenient(path).display().to_string();
+        places.into_iter().find(|place| {
+            wamcp_policy::write_rules::is_within(
+                &place.display().to_string(),
+                &folder,
+                PathStyle::native(),
+            )
+        })
+    }
+
     /// The command rules, loaded (and the user's file read) on first use.
     pub fn command_rules(&self) -> &RuleSet {
         self.command_rules.get_or_init(|| {
@@ -787,5 +805,32 @@ fn search_engine(name: &str) -> Option<Box<dyn SearchBackend>> {
     match name {
         "duckduckgo" => Some(Box::new(DuckDuckGoLite::default())),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_overlapping_a_writable_root_either_way_is_found() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = dunce::canonicalize(tmp.path()).unwrap();
+        let (root, elsewhere) = (base.join("project"), base.join("data"));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let roots = root.display().to_string();
+        let home = base.join("home").display().to_string();
+        let env = move |name: &str| match name {
+            "WAMCP_PROJECT_ROOTS" => Some(roots.clone()),
+            "WAMCP_COMMAND_WRITABLE" => Some("none".into()),
+            "HOME" | "USERPROFILE" => Some(home.clone()),
+            _ => None,
+        };
+        let ctx = ServerContext::new(Startup::read(&env, &base), &env, &base, "stdio");
+        let inside = root.join("bundles");
+        assert_eq!(ctx.writable_place_overlapping(&inside), Some(root.clone()));
+        assert_eq!(ctx.writable_place_overlapping(&base), Some(root.clone()));
+        assert_eq!(ctx.writable_place_overlapping(&elsewhere.join("bundles")), None);
     }
 }

@@ -83,6 +83,7 @@ enum Spec {
     Link,
     Other,
     HardLinked,
+    Mount,
 }
 
 /// A file system of our choosing: junctions, unreadable entries and sizes
@@ -130,13 +131,22 @@ impl PayloadFs for Fake {
             Some(Ok(Spec::Link)) => Ok(Node::Link),
             Some(Ok(Spec::Other)) => Ok(Node::Other),
             Some(Ok(Spec::HardLinked)) => Ok(Node::HardLinked),
+            Some(Ok(Spec::Mount)) => Ok(Node::Mount),
             Some(Err(e)) => Err(io::Error::from(*e)),
             None => Err(io::ErrorKind::NotFound.into()),
         }
     }
 
-    fn names(&self, dir: &PathBuf) -> io::Result<Vec<OsString>> {
-        Ok(self.children.get(dir).cloned().unwrap_or_default())
+    fn names(&self, dir: &PathBuf, limit: usize) -> io::Result<Vec<OsString>> {
+        let names = self.children.get(dir).cloned().unwrap_or_default();
+        if names.len() > limit {
+            return Err(io::ErrorKind::QuotaExceeded.into());
+        }
+        Ok(names)
+    }
+
+    fn id(&self, _dir: &PathBuf) -> io::Result<(u64, u64)> {
+        Ok((1, 1))
     }
 }
 
@@ -156,6 +166,7 @@ fn junctions_unreadable_metadata_and_limits_through_the_trait() {
             Spec::HardLinked,
             "x' inside the payload has other hard links",
         ),
+        (Spec::Mount, "x' inside the payload is another file system"),
     ] {
         let fs = Fake::new(&[("/w/src", Ok(Spec::Dir)), ("/w/src/x", Ok(spec))]);
         let err = check_payload(root, &paths(&["src"]), &fs).unwrap_err();
@@ -248,18 +259,19 @@ fn bundles_older_than_a_day_are_swept() {
     let old = bundles.path().join("bundle-old");
     let new = bundles.path().join("bundle-new");
     let other = bundles.path().join("keep-me");
-    for d in [&old, &new, &other] {
+    let killed = bundles.path().join("staging-killed");
+    for d in [&old, &new, &other, &killed] {
         std::fs::create_dir(d).unwrap();
     }
     let two_days = SystemTime::now() - Duration::from_secs(48 * 3600);
-    for d in [&old, &other] {
+    for d in [&old, &other, &killed] {
         std::fs::File::open(d)
             .unwrap()
             .set_modified(two_days)
             .unwrap();
     }
     sweep(bundles.path(), STALE_BUNDLE_AGE);
-    assert!(!old.exists() && new.exists() && other.exists());
+    assert!(!old.exists() && !killed.exists() && new.exists() && other.exists());
 }
 
 #[test]
@@ -480,4 +492,73 @@ fn a_payload_that_grew_after_planning_is_not_staged() {
         "staging failed, nothing was launched: the payload changed since it was planned"
     );
     assert_eq!(std::fs::read_dir(bundles.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_file_named_inside_a_folder_is_staged_with_its_folder() {
+    let dir = tree();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    let bundles = tempfile::tempdir().unwrap();
+    let list = paths(&["bin/tool.exe", "bin/sub/data.txt"]);
+    let planned = check_payload(&root, &list, &RealFs).unwrap();
+    assert_eq!(
+        planned.entries.len(),
+        2,
+        "the folders on the way are not entries"
+    );
+    let bundle = stage(&root, &list, &planned, "tool.exe", bundles.path()).unwrap();
+    let staged = bundle.join("share").join("payload");
+    assert_eq!(
+        std::fs::read(staged.join("bin/tool.exe")).unwrap(),
+        b"MZ1234"
+    );
+    assert_eq!(
+        std::fs::read(staged.join("bin/sub/data.txt")).unwrap(),
+        b"hello"
+    );
+    assert!(
+        bundle
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("bundle-")
+    );
+    let names: Vec<String> = std::fs::read_dir(bundles.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1, "no staging folder is left: {names:?}");
+}
+
+#[test]
+fn a_workspace_replaced_by_another_folder_after_planning_is_not_staged() {
+    let parent = tempfile::tempdir().unwrap();
+    let parent = dunce::canonicalize(parent.path()).unwrap();
+    let root = parent.join("ws");
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    std::fs::write(root.join("bin/a.txt"), b"approved").unwrap();
+    let list = paths(&["bin"]);
+    let planned = check_payload(&root, &list, &RealFs).unwrap();
+    // Same names, same sizes, another folder.
+    std::fs::rename(&root, parent.join("old")).unwrap();
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    std::fs::write(root.join("bin/a.txt"), b"replaced").unwrap();
+    let bundles = tempfile::tempdir().unwrap();
+    let err = stage(&root, &list, &planned, "x", bundles.path()).unwrap_err();
+    assert!(err.contains("changed since it was planned"), "{err}");
+    assert_eq!(std::fs::read_dir(bundles.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_folder_with_more_names_than_the_limit_is_refused_while_listing() {
+    let fs = Fake::new(&[("/w/d", Ok(Spec::Dir))]);
+    let mut fs = fs;
+    fs.children.insert(
+        PathBuf::from("/w/d"),
+        (0..=MAX_PAYLOAD_ENTRIES)
+            .map(|i| OsString::from(format!("f{i}")))
+            .collect(),
+    );
+    let err = check_payload(Path::new("/w"), &paths(&["d"]), &fs).unwrap_err();
+    assert_eq!(err, "the payload holds more than 10000 files and folders");
 }

@@ -2,7 +2,7 @@ use super::*;
 
 fn names_of(dir: &HeldDir) -> Vec<String> {
     let mut names: Vec<String> = dir
-        .names()
+        .names(100)
         .unwrap()
         .into_iter()
         .map(|n| n.to_string_lossy().into_owned())
@@ -103,4 +103,38 @@ fn links_and_fifos_are_seen_not_followed_or_opened() {
     ));
     let err = HeldDir::open(&root.join("to-etc")).unwrap_err();
     assert!(err.to_string().contains("is a link"), "{err}");
+}
+
+#[test]
+fn a_listing_past_its_limit_is_an_error_and_ids_tell_folders_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(tmp.path()).unwrap();
+    for name in ["a", "b", "c"] {
+        std::fs::create_dir(root.join(name)).unwrap();
+    }
+    let held = HeldDir::open(&root).unwrap();
+    assert_eq!(held.names(3).unwrap().len(), 3);
+    let err = held.names(2).unwrap_err();
+    assert_eq!(err.to_string(), "holds more than 2 entries");
+    assert_eq!(err.kind(), io::ErrorKind::QuotaExceeded);
+    let again = HeldDir::open(&root).unwrap();
+    assert_eq!(held.id().unwrap(), again.id().unwrap());
+    let Entry::Dir(a) = held.entry(OsStr::new("a")).unwrap() else {
+        panic!("a is a folder")
+    };
+    assert_ne!(a.id().unwrap(), held.id().unwrap());
+    assert_eq!(a.id().unwrap().0, held.id().unwrap().0, "one volume");
+}
+
+#[cfg(windows)]
+#[test]
+fn names_windows_would_read_otherwise_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(tmp.path()).unwrap();
+    std::fs::write(root.join("x"), "data").unwrap();
+    let held = HeldDir::open(&root).unwrap();
+    for name in ["x::$DATA", "x:stream", "x.", "x ", "a\\b"] {
+        let err = held.entry(OsStr::new(name)).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{name:?}");
+    }
 }

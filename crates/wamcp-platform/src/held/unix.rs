@@ -47,16 +47,30 @@ impl Dir {
         })
     }
 
-    pub(super) fn names(&self) -> io::Result<Vec<OsString>> {
+    pub(super) fn names(&self, limit: usize) -> io::Result<Vec<OsString>> {
         let mut names = Vec::new();
         for entry in rustix::fs::Dir::read_from(&self.0)? {
             let bytes = entry?.file_name().to_bytes().to_vec();
             if bytes != b"." && bytes != b".." {
+                if names.len() == limit {
+                    return Err(super::too_many(limit));
+                }
                 names.push(OsString::from_vec(bytes));
             }
         }
         Ok(names)
     }
+
+    pub(super) fn id(&self) -> io::Result<(u64, u64)> {
+        let st = rustix::fs::fstat(&self.0)?;
+        Ok((st.st_dev, st.st_ino))
+    }
+}
+
+pub(super) fn file_id(file: &File) -> io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = file.metadata()?;
+    Ok((meta.dev(), meta.ino()))
 }
 
 fn open_at(

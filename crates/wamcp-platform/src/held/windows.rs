@@ -19,14 +19,20 @@ use windows_sys::Win32::Foundation::{
     ERROR_NO_MORE_FILES, HANDLE, RtlNtStatusToDosError, UNICODE_STRING,
 };
 use windows_sys::Win32::Storage::FileSystem::{
-    FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT,
-    FILE_FULL_DIR_INFO, FILE_GENERIC_READ, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
-    FileFullDirectoryInfo, FileFullDirectoryRestartInfo, GetFileInformationByHandleEx,
+    BY_HANDLE_FILE_INFORMATION, FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_BACKUP_SEMANTICS,
+    FILE_FLAG_OPEN_REPARSE_POINT, FILE_FULL_DIR_INFO, FILE_GENERIC_READ, FILE_SHARE_DELETE,
+    FILE_SHARE_READ, FILE_SHARE_WRITE, FileFullDirectoryInfo, FileFullDirectoryRestartInfo,
+    GetFileInformationByHandle, GetFileInformationByHandleEx,
 };
 use windows_sys::Win32::System::IO::IO_STATUS_BLOCK;
 
 /// Names compare the way NTFS compares them.
 const OBJ_CASE_INSENSITIVE: u32 = 0x40;
+/// Do not wait for another program's opportunistic lock to break: a lock
+/// its holder never releases would hang the open, and the server with it.
+const FILE_COMPLETE_IF_OPLOCKED: u32 = 0x0100;
+/// The success status that says an oplock break is pending.
+const STATUS_OPLOCK_BREAK_IN_PROGRESS: i32 = 0x0108;
 
 #[derive(Debug)]
 pub(super) struct Dir(File);
@@ -69,7 +75,11 @@ impl Dir {
         })
     }
 
-    pub(super) fn names(&self) -> io::Result<Vec<OsString>> {
+    pub(super) fn id(&self) -> io::Result<(u64, u64)> {
+        file_id(&self.0)
+    }
+
+    pub(super) fn names(&self, limit: usize) -> io::Result<Vec<OsString>> {
         // u64 words: the records are 8-byte aligned inside the buffer.
         let mut buffer = vec![0u64; 8192];
         let mut names = Vec::new();
@@ -98,6 +108,9 @@ impl Dir {
                 let record = read_record(bytes, at)?;
                 let name = OsString::from_wide(&record.name);
                 if name != "." && name != ".." {
+                    if names.len() == limit {
+                        return Err(super::too_many(limit));
+                    }
                     names.push(name);
                 }
                 if record.next == 0 {
@@ -107,6 +120,16 @@ impl Dir {
             }
         }
     }
+}
+
+pub(super) fn file_id(file: &File) -> io::Result<(u64, u64)> {
+    // SAFETY: the handle is the open file's; the struct is an out value.
+    let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+    if unsafe { GetFileInformationByHandle(file.as_raw_handle() as HANDLE, &mut info) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let index = (u64::from(info.nFileIndexHigh) << 32) | u64::from(info.nFileIndexLow);
+    Ok((u64::from(info.dwVolumeSerialNumber), index))
 }
 
 /// One `FILE_FULL_DIR_INFO` record, read with bounds checks.
@@ -174,7 +197,7 @@ fn open_relative(dir: &File, name: &OsStr) -> io::Result<File> {
             0,
             FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
             FILE_OPEN,
-            FILE_OPEN_REPARSE_POINT | FILE_SYNCHRONOUS_IO_NONALERT,
+            FILE_OPEN_REPARSE_POINT | FILE_SYNCHRONOUS_IO_NONALERT | FILE_COMPLETE_IF_OPLOCKED,
             std::ptr::null(),
             0,
         )
@@ -185,7 +208,11 @@ fn open_relative(dir: &File, name: &OsStr) -> io::Result<File> {
         return Err(io::Error::from_raw_os_error(code as i32));
     }
     // SAFETY: the call succeeded, so `handle` is open and owned here.
-    Ok(File::from(unsafe {
-        OwnedHandle::from_raw_handle(handle as _)
-    }))
+    let file = File::from(unsafe { OwnedHandle::from_raw_handle(handle as _) });
+    if status == STATUS_OPLOCK_BREAK_IN_PROGRESS {
+        return Err(io::Error::other(
+            "another program holds an opportunistic lock on it; refused rather than waited for",
+        ));
+    }
+    Ok(file)
 }

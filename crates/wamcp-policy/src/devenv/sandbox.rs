@@ -19,6 +19,9 @@ pub const MAX_PAYLOAD_BYTES: u64 = 1024 * 1024 * 1024;
 /// handle while the tree is copied, and installers choke on such paths
 /// inside the sandbox long before.
 pub const MAX_PAYLOAD_DEPTH: usize = 128;
+/// The longest payload path accepted, in bytes (Windows' own limit is
+/// 32,767 UTF-16 units for a whole path).
+pub const MAX_PAYLOAD_PATH_BYTES: usize = 4096;
 /// Where the payload appears inside Windows Sandbox.
 pub const SANDBOX_SHARE: &str = r"C:\WDAShare";
 
@@ -159,15 +162,25 @@ pub fn name_problem(part: &str) -> Option<&'static str> {
     reserved.then_some("names a Windows device")
 }
 
-/// A name as NTFS compares it: each character upper-cased when that gives
-/// exactly one character (its simple case mapping: `ς`, `σ` and `Σ` are one
-/// name, `ß` and `SS` are two).
+/// A name as NTFS compares it: each character by its simple upper-case
+/// mapping (`ς`, `σ` and `Σ` are one name, `ß` and `SS` two). Rust gives
+/// only the full mapping, so where that is more than one character the
+/// simple one is reached through the lower case: `ᾈ` and `ᾀ` are one name
+/// to NTFS, though `ᾀ` upper-cases in full to two characters.
 pub fn fold_case(name: &str) -> String {
+    fn single(mut chars: impl Iterator<Item = char>) -> Option<char> {
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => Some(c),
+            _ => None,
+        }
+    }
     name.chars()
         .map(|c| {
-            let mut upper = c.to_uppercase();
-            match (upper.next(), upper.next()) {
-                (Some(u), None) => u,
+            if let Some(upper) = single(c.to_uppercase()) {
+                return upper;
+            }
+            match single(c.to_lowercase()) {
+                Some(lower) if lower != c => single(lower.to_uppercase()).unwrap_or(lower),
                 _ => c,
             }
         })
@@ -197,6 +210,12 @@ pub fn payload_parts(path: &str) -> Result<Vec<String>, String> {
     if parts.is_empty() {
         return refuse("names nothing (the whole workspace cannot be a payload path)");
     }
+    // Bounded before anything is opened: one handle per part.
+    if parts.len() > MAX_PAYLOAD_DEPTH || path.len() > MAX_PAYLOAD_PATH_BYTES {
+        return refuse(&format!(
+            "is longer than {MAX_PAYLOAD_DEPTH} names or {MAX_PAYLOAD_PATH_BYTES} bytes"
+        ));
+    }
     for part in &parts {
         if *part == ".." {
             return refuse("must not climb out with '..'");
@@ -209,7 +228,10 @@ pub fn payload_parts(path: &str) -> Result<Vec<String>, String> {
 }
 
 /// Checks a payload's paths together: each valid, none repeated, none
-/// inside another (compared without case: the sandbox is Windows).
+/// inside another (compared without case: the sandbox is Windows). Each
+/// path is folded once and compared through sets of whole paths and of
+/// their leading parts, so a thousand long paths cost no more than reading
+/// them.
 pub fn payload_paths(paths: &[String]) -> Result<Vec<Vec<String>>, String> {
     if paths.len() > MAX_PAYLOAD_PATHS {
         return Err(format!(
@@ -217,24 +239,37 @@ pub fn payload_paths(paths: &[String]) -> Result<Vec<Vec<String>>, String> {
             paths.len()
         ));
     }
-    let mut all: Vec<Vec<String>> = Vec::new();
+    let mut all = Vec::new();
+    let mut whole = std::collections::HashSet::new();
+    let mut leading = std::collections::HashSet::new();
     for path in paths {
         let parts = payload_parts(path)?;
+        // '/' cannot occur in a part, so joined paths compare part by part.
         let folded: Vec<String> = parts.iter().map(|p| fold_case(p)).collect();
-        for other in &all {
-            let other: Vec<String> = other.iter().map(|p| fold_case(p)).collect();
-            let shorter = folded.len().min(other.len());
-            if folded[..shorter] == other[..shorter] {
-                return Err(if folded.len() == other.len() {
-                    format!("payload path '{}' is named twice", crate::text::shown(path))
-                } else {
-                    format!(
-                        "payload path '{}' overlaps another (one lies inside the other)",
-                        crate::text::shown(path)
-                    )
-                });
+        let mut prefix = String::new();
+        let mut prefixes = Vec::new();
+        for (n, part) in folded.iter().enumerate() {
+            if n > 0 {
+                prefix.push('/');
             }
+            prefix.push_str(part);
+            prefixes.push(prefix.clone());
         }
+        let full = prefixes.pop().unwrap_or_default();
+        if whole.contains(&full) {
+            return Err(format!(
+                "payload path '{}' is named twice",
+                crate::text::shown(path)
+            ));
+        }
+        if leading.contains(&full) || prefixes.iter().any(|p| whole.contains(p)) {
+            return Err(format!(
+                "payload path '{}' overlaps another (one lies inside the other)",
+                crate::text::shown(path)
+            ));
+        }
+        whole.insert(full);
+        leading.extend(prefixes);
         all.push(parts);
     }
     Ok(all)
@@ -381,8 +416,50 @@ mod tests {
             p(&["bin2", "bin"]).is_ok(),
             "a shared prefix of letters is no overlap"
         );
+        assert!(
+            p(&["a/b/c", "a/b"]).unwrap_err().contains("overlaps"),
+            "a deeper path first, then its folder"
+        );
+        assert!(p(&["a/b/c", "a/b/d", "a/bc"]).is_ok());
         let many: Vec<String> = (0..=MAX_PAYLOAD_PATHS).map(|i| format!("f{i}")).collect();
         assert!(payload_paths(&many).unwrap_err().contains("at most 1024"));
+        // A thousand long, deep, distinct paths are checked at once.
+        let deep: Vec<String> = (0..MAX_PAYLOAD_PATHS)
+            .map(|i| format!("{}/f{i}", vec!["d"; MAX_PAYLOAD_DEPTH - 1].join("/")))
+            .collect();
+        assert_eq!(payload_paths(&deep).map(|p| p.len()), Ok(MAX_PAYLOAD_PATHS));
+    }
+
+    #[test]
+    fn names_fold_the_way_ntfs_compares_them() {
+        for (a, b) in [
+            ("sigma\u{3C3}", "SIGMA\u{3A3}"),
+            ("\u{3C2}", "\u{3C3}"),
+            ("\u{1F80}", "\u{1F88}"),
+            ("\u{1FB3}", "\u{1FBC}"),
+        ] {
+            assert_eq!(fold_case(a), fold_case(b), "{a} {b}");
+        }
+        for (a, b) in [
+            ("stra\u{DF}e", "STRASSE"),
+            ("\u{DF}", "\u{1E9E}"),
+            ("a", "b"),
+        ] {
+            assert_ne!(fold_case(a), fold_case(b), "{a} {b}");
+        }
+    }
+
+    #[test]
+    fn long_or_deep_paths_are_refused_before_anything_is_opened() {
+        let deep = vec!["d"; MAX_PAYLOAD_DEPTH + 1].join("/");
+        assert!(
+            payload_parts(&deep)
+                .unwrap_err()
+                .contains("longer than 128 names")
+        );
+        let long = "x".repeat(MAX_PAYLOAD_PATH_BYTES + 1);
+        assert!(payload_parts(&long).unwrap_err().contains("4096 bytes"));
+        assert!(payload_parts(&vec!["d"; MAX_PAYLOAD_DEPTH].join("/")).is_ok());
     }
 
     #[test]

@@ -199,6 +199,26 @@ async fn decide(
         .data_dir
         .as_ref()
         .map(|d| d.join("sandbox-bundles"));
+    // A command that can write the bundle folder could plant a link in a
+    // bundle being filled, or swap its share for another folder after.
+    if plan.environment == Environment::WindowsSandbox
+        && let Some(place) = bundles
+            .as_deref()
+            .and_then(|b| call.ctx.writable_place_overlapping(b))
+    {
+        let mut view = plan.view("failed");
+        view["reason"] = format!(
+            "the bundle folder {} overlaps {}, where commands can write; nothing was staged (move the \
+             writable root or cache, or the data directory)",
+            bundles.as_deref().map(|b| b.display().to_string()).unwrap_or_default(),
+            place.display()
+        )
+        .into();
+        return (
+            view,
+            Some(plan.audit(Outcome::NotExecuted, None, "bundle folder writable")),
+        );
+    }
     let progress = call.progress(format!("running in {}", plan.environment.name()));
     let (view, entry) = plan
         .execute(bundles.as_deref(), progress.as_ref().map(|f| f as Progress))
