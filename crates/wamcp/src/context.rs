@@ -831,6 +831,9 @@ mod tests {
         let inside = root.join("bundles");
         assert_eq!(ctx.writable_place_overlapping(&inside), Some(root.clone()));
         assert_eq!(ctx.writable_place_overlapping(&base), Some(root.clone()));
-        assert_eq!(ctx.writable_place_overlapping(&elsewhere.join("bundles")), None);
+        assert_eq!(
+            ctx.writable_place_overlapping(&elsewhere.join("bundles")),
+            None
+        );
     }
 }

@@ -86,14 +86,23 @@ pub fn entries(
             .filter(|a| enabled.contains(a));
         enabled = active.or(enabled.first().copied()).into_iter().collect();
     }
-    if enabled.is_empty() {
-        return Ok(vec![entry("wamcp", None)]);
+    // The plain server (defaults, no profile) comes first, so the first
+    // entry a newcomer copies is the one the README describes.
+    let plain = format != Format::Inspector && !enabled.contains(&PLAIN_NAME);
+    let mut list: Vec<Entry> = plain.then(|| entry(PLAIN_NAME, None)).into_iter().collect();
+    list.extend(enabled.into_iter().map(|name| entry(name, Some(name))));
+    if list.is_empty() {
+        list.push(entry(PLAIN_NAME, None));
     }
-    Ok(enabled
-        .into_iter()
-        .map(|name| entry(name, Some(name)))
-        .collect())
+    Ok(list)
 }
+
+/// The name of the entry without a profile.
+const PLAIN_NAME: &str = "wamcp";
+
+/// Codex's per-call limit: above the longest build a call may ask for, so
+/// Codex does not give up on a build wamcp is still running.
+pub const CODEX_TOOL_TIMEOUT_SECONDS: u64 = wamcp_policy::limits::MAX_BUILD_TIMEOUT_SECONDS + 60;
 
 /// Renders entries for `format`, running `command`.
 pub fn render(format: Format, command: &str, entries: &[Entry]) -> String {
@@ -129,6 +138,9 @@ pub fn render(format: Format, command: &str, entries: &[Entry]) -> String {
                 out.push_str(&format!("[mcp_servers.{}]\n", entry.name));
                 out.push_str(&format!("command = {}\n", toml_string(command)));
                 out.push_str("args = []\n");
+                out.push_str(&format!(
+                    "tool_timeout_sec = {CODEX_TOOL_TIMEOUT_SECONDS}\n"
+                ));
                 if !entry.env.is_empty() {
                     out.push_str(&format!("\n[mcp_servers.{}.env]\n", entry.name));
                     for (key, value) in &entry.env {
@@ -186,8 +198,16 @@ mod tests {
         let path = Path::new("/cfg/config.json");
         let list = entries(Format::Client, Some(path), Some(&file()), None).unwrap();
         let names: Vec<&str> = list.iter().map(|e| e.name.as_str()).collect();
-        assert_eq!(names, ["cpp", "review"]);
-        let text = render(Format::Client, "/opt/wamcp/bin/wamcp", &list[..1]);
+        assert_eq!(names, ["wamcp", "cpp", "review"]);
+        assert_eq!(
+            list[0].env,
+            [(
+                "WAMCP_CONFIG_FILE".to_string(),
+                "/cfg/config.json".to_string()
+            )],
+            "the plain entry names the file and no profile"
+        );
+        let text = render(Format::Client, "/opt/wamcp/bin/wamcp", &list[1..2]);
         assert_eq!(
             text,
             r#"{
@@ -261,7 +281,7 @@ mod tests {
         let text = render(Format::Codex, r#"C:\Tools\wamcp "x"\wamcp.exe"#, &list);
         assert_eq!(
             text,
-            "[mcp_servers.cpp]\ncommand = \"C:\\\\Tools\\\\wamcp \\\"x\\\"\\\\wamcp.exe\"\nargs = []\n\n\
+            "[mcp_servers.cpp]\ncommand = \"C:\\\\Tools\\\\wamcp \\\"x\\\"\\\\wamcp.exe\"\nargs = []\ntool_timeout_sec = 1860\n\n\
              [mcp_servers.cpp.env]\nWAMCP_CONFIG_FILE = \"C:\\\\Users\\\\Ada\\\\AppData\\\\Roaming\\\\wamcp\\\\config.json\"\n\
              WAMCP_PROFILE = \"cpp\"\n"
         );

@@ -6,7 +6,8 @@
 //! registry and formatter: every client session starts the server, and
 //! setting those up touched about a quarter of a megabyte of code that the
 //! start pays in time and resident memory. `WAMCP_LOG` (filter directives
-//! such as `debug` or `rmcp=trace`) switches to the full formatter.
+//! such as `debug` or `rmcp=trace`) switches to the full formatter, which
+//! writes everything asked for, rmcp's per-request error lines included.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -73,6 +74,9 @@ impl Subscriber for WarningLines {
         let mut line = Line::default();
         event.record(&mut line);
         let metadata = event.metadata();
+        if is_answered_request_error(metadata.target(), &line.message) {
+            return;
+        }
         (self.sink)(&format!(
             "{:>5} {}: {}{}\n",
             metadata.level(),
@@ -85,6 +89,13 @@ impl Subscriber for WarningLines {
     fn enter(&self, _: &Id) {}
 
     fn exit(&self, _: &Id) {}
+}
+
+/// rmcp warns about every JSON-RPC error it sends back (an unknown tool, a
+/// method the server does not offer). The client already has that answer;
+/// in the host's log those lines read as faults of the server.
+fn is_answered_request_error(target: &str, message: &str) -> bool {
+    target == "rmcp::service" && message == "response error"
 }
 
 /// An event's message and its other fields, in order.
@@ -140,6 +151,15 @@ mod tests {
                 "ERROR wamcp::log::tests: gone\n"
             ]
         );
+    }
+
+    #[test]
+    fn error_answers_rmcp_already_sent_are_not_written_again() {
+        let lines = lines_of(|| {
+            tracing::warn!(target: "rmcp::service", id = 2, "response error");
+            tracing::warn!(target: "rmcp::service", "something else");
+        });
+        assert_eq!(lines, [" WARN rmcp::service: something else\n"]);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use rmcp::ServiceExt;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -230,6 +231,15 @@ const BLOCKING_THREADS: usize = 16;
 /// How long workers get to finish once the client has gone.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// What `wamcp` says when its input is a terminal rather than a client.
+const TERMINAL_GREETING: &str = concat!(
+    "wamcp ",
+    env!("CARGO_PKG_VERSION"),
+    " is an MCP server: coding agents start it and talk to it over stdin and stdout.\n",
+    "It is waiting for an MCP client on this terminal's input (Ctrl+C or Ctrl+D ends it).\n",
+    "To connect a client, print its configuration: wamcp config --emit client (or vscode, codex).\n",
+);
+
 fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
     let http = match args
         .http
@@ -244,6 +254,10 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
         }
     };
     wamcp::log::init();
+    if http.is_none() && std::io::stdin().is_terminal() {
+        // Started by hand: without this, a newcomer faces a silent prompt.
+        eprintln!("{}", TERMINAL_GREETING.trim_end());
+    }
     // Nothing is written at start-up: `wamcp config --init` makes the file.
     let startup = Startup::read(env, cwd);
     let transport = if http.is_some() { "http" } else { "stdio" };

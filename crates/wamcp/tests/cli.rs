@@ -214,7 +214,17 @@ fn emit_formats_point_at_this_binary() {
     let servers = client["mcpServers"].as_object().unwrap();
     assert_eq!(
         servers.keys().collect::<Vec<_>>(),
-        ["cpp", "review", "explore"]
+        ["wamcp", "cpp", "review", "explore"]
+    );
+    assert_eq!(servers["wamcp"]["command"], exe);
+    assert_eq!(
+        servers["wamcp"]["env"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["WAMCP_CONFIG_FILE"],
+        "the plain entry has no profile"
     );
     assert_eq!(servers["cpp"]["command"], exe);
     assert_eq!(servers["cpp"]["env"]["WAMCP_PROFILE"], "cpp");
@@ -292,4 +302,65 @@ async fn an_emitted_entry_starts_a_working_server() {
     assert_eq!(info["active_profile"], "explore");
     assert_eq!(info["active_tool_groups"], serde_json::json!(["core"]));
     let _ = service.cancel().await;
+}
+
+/// Started by hand from a terminal, the server says what it is and how to
+/// connect a client; started by a client (a pipe), it says nothing.
+#[cfg(unix)]
+#[test]
+fn a_start_from_a_terminal_says_what_it_is_waiting_for() {
+    use std::io::BufRead;
+    use std::os::fd::FromRawFd;
+    let sandbox = Sandbox::new();
+    let (mut leader, mut follower) = (0, 0);
+    // SAFETY: out values for two descriptors; no name, settings or size.
+    let rc = unsafe {
+        libc::openpty(
+            &mut leader,
+            &mut follower,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened and are owned here.
+    let (leader, follower) = unsafe {
+        (
+            std::fs::File::from_raw_fd(leader),
+            std::fs::File::from_raw_fd(follower),
+        )
+    };
+    let mut child = sandbox
+        .command(&[])
+        .stdin(follower)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    for _ in 0..3 {
+        stderr.read_line(&mut said).unwrap();
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(leader);
+    let lines: Vec<&str> = said.lines().collect();
+    assert_eq!(lines.len(), 3, "{said}");
+    assert!(
+        lines[0].starts_with("wamcp ") && lines[0].contains("is an MCP server"),
+        "{said}"
+    );
+    assert!(lines[1].contains("waiting for an MCP client"), "{said}");
+    assert!(lines[2].contains("wamcp config --emit client"), "{said}");
+
+    let quiet = sandbox
+        .command(&[])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(quiet.status.success());
+    let stderr = String::from_utf8_lossy(&quiet.stderr);
+    assert!(!stderr.contains("waiting for an MCP client"), "{stderr}");
 }
