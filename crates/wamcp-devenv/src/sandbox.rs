@@ -20,14 +20,16 @@ use std::ffi::{OsStr, OsString};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use wamcp_exec::{Progress, RunSpec};
 use wamcp_platform::held::{self, HeldDir};
 use wamcp_policy::devenv::audit::{Event, Outcome};
 use wamcp_policy::devenv::safety::Safety;
 use wamcp_policy::devenv::sandbox::{
-    Environment, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH, MAX_PAYLOAD_ENTRIES, devcontainer_argv,
-    fold_case, name_problem, payload_paths, wsb, wsl_argv,
+    Environment, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH, MAX_PAYLOAD_ENTRIES, MAX_PAYLOAD_PATH_BYTES,
+    devcontainer_argv, fold_case, name_problem, payload_paths, wsb, wsl_argv,
 };
 
 /// How long a WSL or Dev Container run may take.
@@ -92,15 +94,12 @@ impl PayloadFs for RealFs {
         Ok(match dir.entry(name)? {
             held::Entry::Dir(d) if d.id()?.0 != volume => Node::Mount,
             held::Entry::Dir(d) => Node::Dir(d),
-            held::Entry::File(file) if held::file_id(&file)?.0 != volume => Node::Mount,
-            held::Entry::File(file) => {
+            held::Entry::File { file, .. } if held::file_id(&file)?.0 != volume => Node::Mount,
+            held::Entry::File { links: 1, file } => {
                 let len = file.metadata()?.len();
-                // Counted on the handle that will be read, not on the name.
-                match wamcp_platform::probe::hard_links(&file)? {
-                    1 => Node::File(file, len),
-                    _ => Node::HardLinked,
-                }
+                Node::File(file, len)
             }
+            held::Entry::File { .. } => Node::HardLinked,
             held::Entry::Link => Node::Link,
             held::Entry::Other => Node::Other,
         })
@@ -220,6 +219,13 @@ fn add(payload: &mut Payload, relative: &Path, kind: Kind) -> Result<(), String>
             MAX_PAYLOAD_BYTES >> 20
         ));
     }
+    // Each entry's path is kept: a deep tree of long names must not make
+    // one plan hold gigabytes.
+    if relative.as_os_str().len() > MAX_PAYLOAD_PATH_BYTES {
+        return Err(format!(
+            "a path inside the payload is longer than {MAX_PAYLOAD_PATH_BYTES} bytes"
+        ));
+    }
     if relative.components().count() > MAX_PAYLOAD_DEPTH {
         return Err(format!(
             "the payload nests folders more than {MAX_PAYLOAD_DEPTH} deep"
@@ -320,43 +326,23 @@ fn walk_folder<P: PayloadFs>(
     Ok(())
 }
 
-/// Opens a payload file for copying without following a final link.
-fn open_no_follow(path: &Path) -> io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    #[cfg(windows)]
-    {
-        use std::os::windows::fs::OpenOptionsExt;
-        // FILE_FLAG_OPEN_REPARSE_POINT: a link opens as itself, not its target.
-        options.custom_flags(0x0020_0000);
-    }
-    let file = options.open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::other("not a regular file when opened"));
-    }
-    Ok(file)
-}
-
 /// Copies the payload into a new bundle under `bundles` and writes its
 /// `.wsb`; removes the bundle on any failure. Every file is read from the
-/// handle the walk opened and checked, and what was copied must be exactly
-/// the `planned` payload the user approved. Nothing in the bundle is
-/// overwritten: two names that are one to Windows (an 8.3 short name, a
-/// case the fold missed) fail the staging instead of merging. The bundle
-/// is filled under a `staging-` name and renamed to `bundle-` only when
-/// complete, so a server killed mid-copy leaves nothing that looks ready.
-/// Sweeps both kinds past [`STALE_BUNDLE_AGE`] first.
+/// handle the walk opened and checked, and each entry must be the next one
+/// of the `planned` payload the user approved (the first difference stops
+/// the copy). Nothing in the bundle is overwritten: two names that are one
+/// to Windows (an 8.3 short name, a case the fold missed) fail the staging
+/// instead of merging. The bundle is filled under a `staging-` name and
+/// renamed to `bundle-` only when complete, so a server killed mid-copy
+/// leaves nothing that looks ready. `cancelled` stops the copy between
+/// entries. Sweeps both kinds past [`STALE_BUNDLE_AGE`] first.
 pub fn stage(
     root: &Path,
     paths: &[String],
     planned: &Payload,
     command: &str,
     bundles: &Path,
+    cancelled: &AtomicBool,
 ) -> Result<PathBuf, String> {
     sweep(bundles, STALE_BUNDLE_AGE);
     std::fs::create_dir_all(bundles)
@@ -365,36 +351,63 @@ pub fn stage(
         .prefix(STAGING_PREFIX)
         .tempdir_in(bundles)
         .map_err(|e| format!("cannot create a bundle in {}: {e}", bundles.display()))?;
-    let filled = (|| -> Result<PathBuf, String> {
+    let name = staging
+        .path()
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix(STAGING_PREFIX))
+        .map(str::to_string);
+    let bundle = bundles.join(format!("{BUNDLE_PREFIX}{}", name.unwrap_or_default()));
+    let filled = (|| -> Result<(), String> {
         let target = staging.path().join("share").join("payload");
         std::fs::create_dir_all(&target).map_err(|e| e.to_string())?;
+        let mut next = planned.entries.iter();
         let staged = walk_payload(root, paths, &RealFs, &mut |relative, found| {
+            if cancelled.load(Ordering::Relaxed) {
+                return Err("the call was cancelled".into());
+            }
+            let kind = match &found {
+                Found::Dir => Kind::Dir,
+                Found::File(_, len) => Kind::File(*len),
+            };
+            if next.next() != Some(&(relative.to_path_buf(), kind)) {
+                return Err(CHANGED.into());
+            }
             copy_entry(&target, relative, found)
         })?;
         if staged != *planned {
-            return Err("the payload changed since it was planned".into());
+            return Err(CHANGED.into());
         }
-        let name = staging
-            .path()
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_prefix(STAGING_PREFIX))
-            .ok_or("the staging folder has no name")?;
-        let bundle = bundles.join(format!("{BUNDLE_PREFIX}{name}"));
         let share = bundle.join("share");
         std::fs::write(
             staging.path().join("sandbox.wsb"),
             wsb(&share.display().to_string(), command),
         )
-        .map_err(|e| e.to_string())?;
-        std::fs::rename(staging.path(), &bundle).map_err(|e| e.to_string())?;
-        Ok(bundle)
+        .map_err(|e| e.to_string())
     })();
-    // Dropping the TempDir removes a partial bundle (a renamed one is gone).
-    drop(staging);
-    filled.map_err(|e| format!("staging failed, nothing was launched: {e}"))
+    if let Err(e) = filled {
+        // Dropping the TempDir removes the partial bundle.
+        return Err(format!("staging failed, nothing was launched: {e}"));
+    }
+    // Kept first: once renamed, the staging name may be someone else's.
+    let kept = staging.keep();
+    if let Err(e) = std::fs::rename(&kept, &bundle) {
+        let _ = std::fs::remove_dir_all(&kept);
+        return Err(format!("staging failed, nothing was launched: {e}"));
+    }
+    Ok(bundle)
 }
 
+const CHANGED: &str = "the payload changed since it was planned";
+
+/// Raises its flag when dropped: with the future of a cancelled call.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
 const STAGING_PREFIX: &str = "staging-";
 const BUNDLE_PREFIX: &str = "bundle-";
 
@@ -467,22 +480,25 @@ pub struct SandboxPlan {
 }
 
 /// Whether the project has its own Dev Container configuration: a regular
-/// file, reached without a link (a link could point the CLI at a folder
-/// outside the project, which it would then mount).
+/// file with one name, reached from the project folder's handle without a
+/// link (a link or a second hard link could point the CLI at a folder
+/// outside the project, which it would then mount). Opened the way payload
+/// files are, so a lock another program holds on it cannot hang the check.
 pub fn has_devcontainer_config(project: &Path) -> bool {
-    let not_link =
-        |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
-    // One name only: a hard link would bring another folder's config in.
-    let regular = |p: &Path| {
-        not_link(p)
-            && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file())
-            && open_no_follow(p)
-                .and_then(|f| wamcp_platform::probe::hard_links(&f))
-                .is_ok_and(|n| n == 1)
+    let Ok(folder) = HeldDir::open(project) else {
+        return false;
     };
-    regular(&project.join(".devcontainer.json"))
-        || (not_link(&project.join(".devcontainer"))
-            && regular(&project.join(".devcontainer").join("devcontainer.json")))
+    let single_file = |dir: &HeldDir, name: &str| {
+        matches!(
+            dir.entry(OsStr::new(name)),
+            Ok(held::Entry::File { links: 1, .. })
+        )
+    };
+    single_file(&folder, ".devcontainer.json")
+        || matches!(
+            folder.entry(OsStr::new(".devcontainer")),
+            Ok(held::Entry::Dir(config)) if single_file(&config, "devcontainer.json")
+        )
 }
 
 /// Whether the plan's folder is still the folder it was: resolved, it is
@@ -634,11 +650,16 @@ impl SandboxPlan {
         if self.environment == Environment::WindowsSandbox {
             let (plan, program) = (self.clone(), program.clone());
             let bundles = bundles.map(Path::to_path_buf);
+            // A cancelled call (its future dropped) stops the copy and the
+            // launch; the blocking task would otherwise carry on unseen.
+            let cancelled = CancelOnDrop(Arc::new(AtomicBool::new(false)));
+            let flag = cancelled.0.clone();
             // Copying up to 1 GiB must not hold the protocol thread.
             let launched = tokio::task::spawn_blocking(move || {
-                plan.launch(&program, bundles.as_deref(), started)
+                plan.launch(&program, bundles.as_deref(), started, &flag)
             })
             .await;
+            drop(cancelled);
             return launched.unwrap_or_else(|e| {
                 let mut view = self.view("failed");
                 view["reason"] = Value::String(format!("staging stopped: {e}"));
@@ -706,7 +727,13 @@ impl SandboxPlan {
         (view, self.audit(outcome, Some(started), &detail))
     }
 
-    fn launch(&self, program: &Path, bundles: Option<&Path>, started: Instant) -> (Value, Entry) {
+    fn launch(
+        &self,
+        program: &Path,
+        bundles: Option<&Path>,
+        started: Instant,
+        cancelled: &AtomicBool,
+    ) -> (Value, Entry) {
         let (Some(bundles), Some(payload)) = (bundles, &self.payload) else {
             let mut view = self.view("failed");
             view["reason"] = "there is no per-user data directory to stage the payload in".into();
@@ -718,6 +745,7 @@ impl SandboxPlan {
             payload,
             &self.command,
             bundles,
+            cancelled,
         ) {
             Ok(b) => b,
             Err(e) => {
@@ -729,6 +757,15 @@ impl SandboxPlan {
                 );
             }
         };
+        if cancelled.load(Ordering::Relaxed) {
+            let _ = std::fs::remove_dir_all(&bundle);
+            let mut view = self.view("failed");
+            view["reason"] = "the call was cancelled; nothing was launched".into();
+            return (
+                view,
+                self.audit(Outcome::NotExecuted, Some(started), "cancelled"),
+            );
+        }
         let config = bundle.join("sandbox.wsb");
         let spawned = std::process::Command::new(program)
             .arg(&config)

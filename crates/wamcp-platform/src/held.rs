@@ -34,8 +34,17 @@ pub struct HeldDir(native::Dir);
 #[derive(Debug)]
 pub enum Entry {
     Dir(HeldDir),
-    /// A regular file, opened for reading.
-    File(File),
+    /// A regular file, opened for reading, and how many names it has. The
+    /// count is one no name can have been removed from in between: on Unix
+    /// it comes from the look at the name itself, and on Windows the file
+    /// is opened without delete sharing, so no name of it can go while the
+    /// handle is open. (A count read on a handle after the fact can be
+    /// lowered by deleting the name inside the project that was opened,
+    /// leaving the outside file's bytes on the handle.)
+    File {
+        file: File,
+        links: u64,
+    },
     /// A symbolic link, junction or other reparse point (not followed).
     Link,
     /// A FIFO, socket, device or anything else that is not read.

@@ -11,6 +11,7 @@ pub mod devenv;
 pub mod error;
 pub mod grants;
 pub mod groups;
+pub mod host_hooks;
 pub mod hosts;
 pub mod limits;
 pub mod net_names;

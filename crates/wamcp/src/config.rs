@@ -242,6 +242,13 @@ pub fn user_data_dir(env: EnvLookup) -> Option<PathBuf> {
     user_dir(env, "LOCALAPPDATA", "XDG_DATA_HOME", &[".local", "share"])
 }
 
+/// wamcp's own folder in the per-user data directory, where the audit
+/// trail, sandbox bundles and downloads go unless `WAMCP_DATA_DIR` says
+/// otherwise.
+pub fn wamcp_data_dir(env: EnvLookup) -> Option<PathBuf> {
+    user_data_dir(env).map(|d| d.join("wamcp"))
+}
+
 /// A per-user directory: the Windows variable, or the XDG variable (ignored
 /// when relative, as the XDG spec requires) with its fallback under `$HOME`.
 fn user_dir(

@@ -147,6 +147,24 @@ impl ServerContext {
         );
         let registered = registry::registered(&groups.groups);
 
+        let data_dir = match resolution.get(settings::DATA_DIR).map(PathBuf::from) {
+            Some(path) if path.is_absolute() => Some(path),
+            Some(path) => {
+                warnings.push(format!(
+                    "{}: '{}' is not an absolute path; using the default.",
+                    settings::DATA_DIR,
+                    path.display()
+                ));
+                config::wamcp_data_dir(env)
+            }
+            None => config::wamcp_data_dir(env),
+        };
+        let default_download_root = || {
+            data_dir
+                .clone()
+                .unwrap_or_else(|| std::env::temp_dir().join("wamcp"))
+                .join("downloads")
+        };
         let download_root = match resolution.get(settings::DOWNLOAD_ROOT).map(PathBuf::from) {
             Some(path) if path.is_absolute() => path,
             Some(path) => {
@@ -155,9 +173,9 @@ impl ServerContext {
                     settings::DOWNLOAD_ROOT,
                     path.display()
                 ));
-                default_download_root(env)
+                default_download_root()
             }
-            None => default_download_root(env),
+            None => default_download_root(),
         };
         // Resolved now, even before it exists, so that later its resolved
         // form can be compared with this one (see `run_roots`).
@@ -238,7 +256,6 @@ impl ServerContext {
         let capabilities_file = resolution
             .get(settings::CAPABILITIES_FILE)
             .map(|p| cwd.join(p));
-        let data_dir = config::user_data_dir(env).map(|d| d.join("wamcp"));
         let audit = data_dir.clone().map(AuditLog::new);
         let sandbox = command_sandbox(env, &resolution, &mut warnings);
         let search_budget = search_budget(resolution.get(settings::SEARCH_BUDGET), &mut warnings);
@@ -658,13 +675,6 @@ fn root_holding<'a>(file: &Path, roots: &'a [PathBuf]) -> Option<&'a PathBuf> {
             PathStyle::native(),
         )
     })
-}
-
-fn default_download_root(env: EnvLookup) -> PathBuf {
-    config::user_data_dir(env)
-        .unwrap_or_else(std::env::temp_dir)
-        .join("wamcp")
-        .join("downloads")
 }
 
 /// Resolves symlinks, junctions and 8.3 names. `dunce` keeps the ordinary

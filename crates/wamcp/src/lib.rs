@@ -10,6 +10,7 @@ pub mod config;
 pub mod consent;
 pub mod context;
 pub mod emit;
+pub mod hook;
 pub mod hostgrants;
 pub mod http;
 pub mod log;

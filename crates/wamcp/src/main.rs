@@ -34,6 +34,12 @@ enum Command {
     Hostgrants(HostgrantsArgs),
     /// Print exactly what fetch_web_page would show for an HTML (or text) file.
     Extract(ExtractArgs),
+    /// Answer a host's permission hook for a wamcp tool call (event JSON on
+    /// stdin): claude-pre-tool-use, codex-pre-tool-use, codex-permission-request.
+    Hook {
+        /// The hook event.
+        event: String,
+    },
     /// Internal (Windows): start a program under the write-restricted token.
     #[command(name = "__confined-run", hide = true)]
     ConfinedRun {
@@ -139,6 +145,7 @@ fn main() -> ExitCode {
         Command::Config(args) => report("config", config_command(args, &env, &cwd)),
         Command::Hostgrants(args) => report("hostgrants", hostgrants_command(args, &env, &cwd)),
         Command::Extract(args) => report("extract", extract_command(args)),
+        Command::Hook { event } => report("hook", hook_command(&event, &env, &cwd)),
         Command::ConfinedRun { capability, argv } => {
             match wamcp_exec::confine::run_helper(&capability, &argv) {
                 // Windows exit codes are 32 bits; ExitCode keeps only 8.
@@ -157,6 +164,13 @@ fn report(command: &str, result: Result<(), String>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn hook_command(event: &str, env: EnvLookup, cwd: &Path) -> Result<(), String> {
+    if let Some(answer) = wamcp::hook::respond(event, std::io::stdin().lock(), env, cwd)? {
+        println!("{answer}");
+    }
+    Ok(())
 }
 
 fn hostgrants_command(args: HostgrantsArgs, env: EnvLookup, cwd: &Path) -> Result<(), String> {
@@ -269,8 +283,8 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
         tracing::info!("{hint}");
     }
     // The journal is named before any tool can write; the sweep waits.
-    if let Some(data) = config::user_data_dir(env) {
-        wamcp_fs::leftovers::keep_journal(data.join("wamcp").join("written-dirs.txt"));
+    if let Some(data) = &ctx.data_dir {
+        wamcp_fs::leftovers::keep_journal(data.join("written-dirs.txt"));
     }
     let roots = ctx.run_roots();
     // stdio serves one client: one thread runs the protocol and the tools'

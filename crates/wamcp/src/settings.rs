@@ -27,6 +27,7 @@ pub const COMMAND_SANDBOX: &str = "WAMCP_COMMAND_SANDBOX";
 pub const COMMAND_WRITABLE: &str = "WAMCP_COMMAND_WRITABLE";
 pub const SEARCH_BUDGET: &str = "WAMCP_SEARCH_BUDGET_SECONDS";
 pub const CAPABILITIES_FILE: &str = "WAMCP_CAPABILITIES_FILE";
+pub const DATA_DIR: &str = "WAMCP_DATA_DIR";
 
 /// Environment-only: they choose the file and the profile, so they cannot
 /// live inside either.
@@ -51,6 +52,14 @@ pub const SETTINGS: &[Setting] = &[
         description: "Directories the model may write to and run builds in. Separate several \
                       with ';' on Windows or ':' elsewhere. Entries that do not exist are \
                       skipped and reported. Point it at a project, never at a drive root.",
+    },
+    Setting {
+        name: DATA_DIR,
+        default: "%LOCALAPPDATA%\\wamcp on Windows, $XDG_DATA_HOME/wamcp (~/.local/share/wamcp) \
+                  elsewhere",
+        description: "Where wamcp keeps its audit trail, Windows Sandbox bundles and (unless \
+                      WAMCP_DOWNLOAD_ROOT says otherwise) downloads. Absolute; keep it outside \
+                      the writable roots. The plugins point it at the host's plugin data folder.",
     },
     Setting {
         name: DOWNLOAD_ROOT,

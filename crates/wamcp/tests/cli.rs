@@ -364,3 +364,53 @@ fn a_start_from_a_terminal_says_what_it_is_waiting_for() {
     let stderr = String::from_utf8_lossy(&quiet.stderr);
     assert!(!stderr.contains("waiting for an MCP client"), "{stderr}");
 }
+
+/// `wamcp hook` as a host runs it: the event on stdin, the answer on stdout.
+#[test]
+fn a_hook_event_on_stdin_is_answered_on_stdout() {
+    use std::io::Write;
+    let sandbox = Sandbox::new();
+    let ask = |event: &str, tool_input: Value| {
+        let mut child = sandbox
+            .command(&["hook", event])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let event_json = serde_json::json!({
+            "session_id": "s", "cwd": sandbox.root().display().to_string(),
+            "hook_event_name": "PreToolUse", "tool_name": "mcp__plugin_wamcp_wamcp__run_powershell",
+            "tool_input": tool_input, "tool_use_id": "t"
+        });
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(event_json.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, stdout, stderr) = ask(
+        "claude-pre-tool-use",
+        serde_json::json!({"command": "curl https://example.com"}),
+    );
+    assert!(ok, "{stderr}");
+    let answer: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    let (ok, stdout, _) = ask(
+        "claude-pre-tool-use",
+        serde_json::json!({"command": "git status"}),
+    );
+    assert!(ok && stdout.is_empty(), "{stdout}");
+    let (ok, _, stderr) = ask("nonsense", serde_json::json!({}));
+    assert!(
+        !ok && stderr.contains("unknown hook event 'nonsense'"),
+        "{stderr}"
+    );
+}

@@ -202,7 +202,15 @@ fn staging_copies_the_payload_and_writes_the_wsb_and_a_failed_one_leaves_nothing
     let bundles = tempfile::tempdir().unwrap();
     let list = paths(&["bin", "setup.msi"]);
     let payload = check_payload(&root, &list, &RealFs).unwrap();
-    let bundle = stage(&root, &list, &payload, "setup.msi /quiet", bundles.path()).unwrap();
+    let bundle = stage(
+        &root,
+        &list,
+        &payload,
+        "setup.msi /quiet",
+        bundles.path(),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
     let staged = bundle.join("share").join("payload");
     assert_eq!(
         std::fs::read(staged.join("bin/sub/data.txt")).unwrap(),
@@ -226,7 +234,15 @@ fn staging_copies_the_payload_and_writes_the_wsb_and_a_failed_one_leaves_nothing
         bytes: 1,
         ..payload
     };
-    let err = stage(&root, &list, &stale, "x", bundles.path()).unwrap_err();
+    let err = stage(
+        &root,
+        &list,
+        &stale,
+        "x",
+        bundles.path(),
+        &AtomicBool::new(false),
+    )
+    .unwrap_err();
     assert!(err.contains("changed since it was planned"), "{err}");
     let left: Vec<_> = std::fs::read_dir(bundles.path())
         .unwrap()
@@ -453,7 +469,14 @@ fn a_folder_swapped_for_a_link_during_staging_never_brings_outside_bytes() {
     };
     let mut staged = 0;
     for _ in 0..300 {
-        if let Ok(bundle) = stage(&root, &list, &planned, "x", bundles.path()) {
+        if let Ok(bundle) = stage(
+            &root,
+            &list,
+            &planned,
+            "x",
+            bundles.path(),
+            &AtomicBool::new(false),
+        ) {
             let copied = std::fs::read(bundle.join("share/payload/p/sub/key")).unwrap();
             assert_eq!(copied, b"inside");
             std::fs::remove_dir_all(bundle).unwrap();
@@ -474,7 +497,15 @@ fn a_folder_swapped_for_a_link_during_staging_never_brings_outside_bytes() {
         std::fs::rename(root.join("tmp"), root.join("alt")).unwrap();
     }
     std::fs::remove_file(root.join("alt")).unwrap();
-    stage(&root, &list, &planned, "x", bundles.path()).unwrap();
+    stage(
+        &root,
+        &list,
+        &planned,
+        "x",
+        bundles.path(),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
     eprintln!("{staged} of 300 stagings completed under the swapping");
 }
 
@@ -486,7 +517,15 @@ fn a_payload_that_grew_after_planning_is_not_staged() {
     let list = paths(&["bin"]);
     let planned = check_payload(&root, &list, &RealFs).unwrap();
     std::fs::write(root.join("bin/added.dll"), b"new").unwrap();
-    let err = stage(&root, &list, &planned, "x", bundles.path()).unwrap_err();
+    let err = stage(
+        &root,
+        &list,
+        &planned,
+        "x",
+        bundles.path(),
+        &AtomicBool::new(false),
+    )
+    .unwrap_err();
     assert_eq!(
         err,
         "staging failed, nothing was launched: the payload changed since it was planned"
@@ -506,7 +545,15 @@ fn a_file_named_inside_a_folder_is_staged_with_its_folder() {
         2,
         "the folders on the way are not entries"
     );
-    let bundle = stage(&root, &list, &planned, "tool.exe", bundles.path()).unwrap();
+    let bundle = stage(
+        &root,
+        &list,
+        &planned,
+        "tool.exe",
+        bundles.path(),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
     let staged = bundle.join("share").join("payload");
     assert_eq!(
         std::fs::read(staged.join("bin/tool.exe")).unwrap(),
@@ -544,7 +591,15 @@ fn a_workspace_replaced_by_another_folder_after_planning_is_not_staged() {
     std::fs::create_dir_all(root.join("bin")).unwrap();
     std::fs::write(root.join("bin/a.txt"), b"replaced").unwrap();
     let bundles = tempfile::tempdir().unwrap();
-    let err = stage(&root, &list, &planned, "x", bundles.path()).unwrap_err();
+    let err = stage(
+        &root,
+        &list,
+        &planned,
+        "x",
+        bundles.path(),
+        &AtomicBool::new(false),
+    )
+    .unwrap_err();
     assert!(err.contains("changed since it was planned"), "{err}");
     assert_eq!(std::fs::read_dir(bundles.path()).unwrap().count(), 0);
 }
@@ -561,4 +616,43 @@ fn a_folder_with_more_names_than_the_limit_is_refused_while_listing() {
     );
     let err = check_payload(Path::new("/w"), &paths(&["d"]), &fs).unwrap_err();
     assert_eq!(err, "the payload holds more than 10000 files and folders");
+}
+
+#[test]
+fn a_cancelled_staging_stops_and_leaves_nothing() {
+    let dir = tree();
+    let root = dunce::canonicalize(dir.path()).unwrap();
+    let bundles = tempfile::tempdir().unwrap();
+    let list = paths(&["bin"]);
+    let planned = check_payload(&root, &list, &RealFs).unwrap();
+    let err = stage(
+        &root,
+        &list,
+        &planned,
+        "x",
+        bundles.path(),
+        &AtomicBool::new(true),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "staging failed, nothing was launched: the call was cancelled"
+    );
+    assert_eq!(std::fs::read_dir(bundles.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_path_inside_the_payload_longer_than_the_limit_is_refused() {
+    let long = "n".repeat(200);
+    let mut entries: Vec<(String, Result<Spec, io::ErrorKind>)> = Vec::new();
+    let mut at = String::from("/w/d");
+    entries.push((at.clone(), Ok(Spec::Dir)));
+    for _ in 0..30 {
+        at = format!("{at}/{long}");
+        entries.push((at.clone(), Ok(Spec::Dir)));
+    }
+    let refs: Vec<(&str, Result<Spec, io::ErrorKind>)> =
+        entries.iter().map(|(p, k)| (p.as_str(), *k)).collect();
+    let err = check_payload(Path::new("/w"), &paths(&["d"]), &Fake::new(&refs)).unwrap_err();
+    assert_eq!(err, "a path inside the payload is longer than 4096 bytes");
 }

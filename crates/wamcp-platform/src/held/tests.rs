@@ -24,12 +24,12 @@ fn a_tree_is_read_through_handles() {
         panic!("sub is a folder")
     };
     assert_eq!(names_of(&sub), ["a.txt"]);
-    let Entry::File(mut file) = sub.entry(OsStr::new("a.txt")).unwrap() else {
+    let Entry::File { mut file, links } = sub.entry(OsStr::new("a.txt")).unwrap() else {
         panic!("a.txt is a file")
     };
     let mut text = String::new();
     io::Read::read_to_string(&mut file, &mut text).unwrap();
-    assert_eq!(text, "alpha");
+    assert_eq!((text.as_str(), links), ("alpha", 1));
     let missing = held.entry(OsStr::new("nope")).unwrap_err();
     assert_eq!(missing.kind(), io::ErrorKind::NotFound);
 }
@@ -48,7 +48,8 @@ fn more_than_one_name_is_refused() {
 }
 
 /// The point of the module: a folder renamed away and replaced by a link
-/// to another folder after it was opened is still the folder it was.
+/// to another folder after it was opened is still the folder it was. On
+/// Windows the held folder cannot even be renamed (no delete sharing).
 #[test]
 fn a_folder_swapped_after_opening_is_still_the_opened_one() {
     let tmp = tempfile::tempdir().unwrap();
@@ -63,19 +64,47 @@ fn a_folder_swapped_after_opening_is_still_the_opened_one() {
     let Entry::Dir(sub) = held.entry(OsStr::new("sub")).unwrap() else {
         panic!("sub is a folder")
     };
-    std::fs::rename(project.join("sub"), root.join("moved")).unwrap();
-    #[cfg(unix)]
-    std::os::unix::fs::symlink(&outside, project.join("sub")).unwrap();
-    #[cfg(windows)]
-    std::fs::create_dir(project.join("sub")).unwrap();
+    let moved = std::fs::rename(project.join("sub"), root.join("moved"));
+    if cfg!(windows) {
+        // ERROR_SHARING_VIOLATION: the open handle pins the folder.
+        assert_eq!(moved.unwrap_err().raw_os_error(), Some(32));
+    } else {
+        moved.unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&outside, project.join("sub")).unwrap();
+        assert!(matches!(
+            held.entry(OsStr::new("sub")).unwrap(),
+            Entry::Link
+        ));
+    }
     assert_eq!(names_of(&sub), ["ok.txt"]);
     let err = sub.entry(OsStr::new("secret")).unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::NotFound);
-    #[cfg(unix)]
-    assert!(matches!(
-        held.entry(OsStr::new("sub")).unwrap(),
-        Entry::Link
-    ));
+}
+
+/// A file opened through the folder cannot lose a name while it is open
+/// on Windows, and on Unix its count comes from the look at the name.
+#[test]
+fn a_hard_linked_file_reports_its_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(tmp.path()).unwrap();
+    std::fs::write(root.join("one"), "x").unwrap();
+    std::fs::hard_link(root.join("one"), root.join("two")).unwrap();
+    let held = HeldDir::open(&root).unwrap();
+    let Entry::File { links, .. } = held.entry(OsStr::new("two")).unwrap() else {
+        panic!("two is a file")
+    };
+    assert_eq!(links, 2);
+    let Entry::File { file, .. } = held.entry(OsStr::new("one")).unwrap() else {
+        panic!("one is a file")
+    };
+    let removed = std::fs::remove_file(root.join("two"));
+    if cfg!(windows) {
+        assert_eq!(removed.unwrap_err().raw_os_error(), Some(32));
+    } else {
+        removed.unwrap();
+    }
+    drop(file);
 }
 
 #[cfg(unix)]

@@ -42,7 +42,10 @@ impl Dir {
         }
         Ok(match FileType::from_raw_mode(opened.st_mode) {
             FileType::Directory => Entry::Dir(super::HeldDir(Dir(fd))),
-            FileType::RegularFile => Entry::File(File::from(fd)),
+            FileType::RegularFile => Entry::File {
+                file: File::from(fd),
+                links: seen.st_nlink,
+            },
             _ => Entry::Other,
         })
     }

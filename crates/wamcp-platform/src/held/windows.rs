@@ -69,7 +69,8 @@ impl Dir {
         Ok(if meta.is_dir() {
             Entry::Dir(super::HeldDir(Dir(file)))
         } else if meta.is_file() {
-            Entry::File(file)
+            let links = crate::probe::hard_links(&file)?;
+            Entry::File { file, links }
         } else {
             Entry::Other
         })
@@ -195,7 +196,10 @@ fn open_relative(dir: &File, name: &OsStr) -> io::Result<File> {
             &mut status_block,
             std::ptr::null(),
             0,
-            FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+            // No delete sharing: while this handle is open no name of the
+            // object can be removed or renamed, so a link count read on it
+            // stays true and a folder stays where it was found.
+            FILE_SHARE_READ | FILE_SHARE_WRITE,
             FILE_OPEN,
             FILE_OPEN_REPARSE_POINT | FILE_SYNCHRONOUS_IO_NONALERT | FILE_COMPLETE_IF_OPLOCKED,
             std::ptr::null(),

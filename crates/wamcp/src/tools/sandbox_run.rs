@@ -137,6 +137,9 @@ async fn decide(
             Some(plan.audit(Outcome::NotExecuted, None, "stale_plan")),
         );
     }
+    // Unconfined commands can write where the bundle is staged: the user
+    // should know the copy is only as safe as the agent's other commands.
+    let confined = call.ctx.sandbox.status().mechanism.is_some();
     let (what, argv, why) = match (plan.environment, &plan.payload) {
         (Environment::WindowsSandbox, Some(payload)) => (
             format!(
@@ -145,7 +148,12 @@ async fn decide(
                 payload.bytes
             ),
             vec![plan.command.clone()],
-            "Only its launch can be confirmed from here.",
+            if confined {
+                "Only its launch can be confirmed from here."
+            } else {
+                "Only its launch can be confirmed from here. Commands on this machine are not confined, so \
+                 one could still change the staged copy or its configuration before Windows Sandbox reads them."
+            },
         ),
         (Environment::Wsl, _) => (
             "in WSL".to_string(),
@@ -179,13 +187,12 @@ async fn decide(
     }
     // The folder the user approved must still be that folder: replaced by
     // a link while they read the question, the run would start elsewhere.
-    let folder_ok = plan.project.clone();
-    if !blocking(move || Ok(still_in_place(&folder_ok)))
-        .await
-        .unwrap_or(false)
-        || (plan.environment == Environment::DevContainer
-            && !has_devcontainer_config(&plan.project))
-    {
+    let (folder, environment) = (plan.project.clone(), plan.environment);
+    let unchanged = blocking(move || {
+        Ok(still_in_place(&folder)
+            && (environment != Environment::DevContainer || has_devcontainer_config(&folder)))
+    });
+    if !unchanged.await.unwrap_or(false) {
         let mut view = plan.view("stale_plan");
         view["reason"] =
             "the workspace folder changed while the user was being asked; nothing ran".into();

@@ -1,0 +1,136 @@
+//! `wamcp hook <event>`: the command a host's permission hook runs before
+//! a wamcp tool call. It reads the host's event on stdin, works out what
+//! the server would do with that call (refuse it, ask the user, or only
+//! plan), and answers in the host's format ([`wamcp_policy::host_hooks`]).
+//!
+//! The hook reads the same configuration as the server. A host does not
+//! hand its hooks the environment of the MCP entry, so `WAMCP_PROJECT_ROOTS`
+//! falls back to `CLAUDE_PROJECT_DIR`, exactly as the plugin's `.mcp.json`
+//! sets it for the server.
+
+use crate::config::EnvLookup;
+use crate::context::{ServerContext, Startup};
+use serde_json::Value;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use wamcp_exec::command::{Approval, NEEDS_APPROVAL, check};
+use wamcp_policy::devenv::safety::Safety;
+use wamcp_policy::host_hooks::{HookEvent, Verdict, answer, inside_session, tool_of};
+
+/// Hook events are small; a larger input is not one.
+const MAX_INPUT_BYTES: u64 = 1 << 20;
+
+/// Answers one hook event read from `input`; `Ok(None)` adds nothing.
+pub fn respond(
+    event_name: &str,
+    input: impl Read,
+    env: EnvLookup,
+    cwd: &Path,
+) -> Result<Option<Value>, String> {
+    let event = HookEvent::from_name(event_name).ok_or_else(|| {
+        format!(
+            "unknown hook event '{event_name}'; one of: {}",
+            HookEvent::NAMES.join(", ")
+        )
+    })?;
+    let mut text = String::new();
+    input
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read the hook event: {e}"))?;
+    if text.len() as u64 > MAX_INPUT_BYTES {
+        return Err("the hook event is larger than 1 MiB".into());
+    }
+    let payload: Value =
+        serde_json::from_str(&text).map_err(|e| format!("the hook event is not JSON: {e}"))?;
+    let known: Vec<&str> = crate::registry::TOOLS.iter().map(|t| t.name).collect();
+    let Some(tool) = payload["tool_name"]
+        .as_str()
+        .and_then(|n| tool_of(n, &known))
+    else {
+        return Ok(None);
+    };
+    let session = payload["cwd"]
+        .as_str()
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| cwd.to_path_buf());
+    let hook_env = |name: &str| {
+        env(name).or_else(|| match name {
+            "WAMCP_PROJECT_ROOTS" => env("CLAUDE_PROJECT_DIR"),
+            _ => None,
+        })
+    };
+    let ctx = ServerContext::new(
+        Startup::read(&hook_env, &session),
+        &hook_env,
+        &session,
+        "hook",
+    );
+    let verdict = verdict(&ctx, tool, &payload["tool_input"], &session);
+    Ok(answer(event, &verdict))
+}
+
+/// What the server would do with `tool` called with `input`.
+fn verdict(ctx: &ServerContext, tool: &str, input: &Value, session: &Path) -> Verdict {
+    let execute = input["execute"].as_bool().unwrap_or(false);
+    let cwd = input["cwd"].as_str();
+    let in_project = || inside_session(cwd, session, |p| dunce::canonicalize(p).ok());
+    match tool {
+        "run_powershell" | "build_project" => match input["command"].as_str() {
+            Some(command) => command_verdict(ctx, command),
+            None => Verdict::Nothing,
+        },
+        "capability_run" => {
+            let Some(capability) = input["capability"]
+                .as_str()
+                .and_then(|id| ctx.catalog().get(id.trim()))
+            else {
+                return Verdict::Nothing;
+            };
+            let extra = input["extra_args"].as_array().is_some_and(|a| !a.is_empty());
+            match capability.safety.with_extra_args(extra) {
+                Safety::Forbidden => Verdict::Deny(format!(
+                    "wamcp refuses the capability '{}': it is classified forbidden",
+                    capability.id
+                )),
+                Safety::ApprovalRequired if execute => Verdict::Ask(format!(
+                    "the capability '{}' is approval-required; wamcp runs it only with the user's yes",
+                    capability.id
+                )),
+                _ if !execute && in_project() => Verdict::ProvenPlan,
+                _ => Verdict::Nothing,
+            }
+        }
+        "package_install" if execute => Verdict::Ask(
+            "package_install with execute=true installs software on this machine".into(),
+        ),
+        // A plan names an exact package and changes nothing.
+        "package_install" => Verdict::ProvenPlan,
+        "sandbox_run" if execute => {
+            Verdict::Ask("sandbox_run with execute=true runs a command in WSL, a Dev Container or Windows Sandbox".into())
+        }
+        "workflow_plan" if in_project() => Verdict::ProvenPlan,
+        _ => Verdict::Nothing,
+    }
+}
+
+/// The command rules' answer for a `run_powershell` or `build_project`
+/// command: refused, asked about, or neither.
+fn command_verdict(ctx: &ServerContext, command: &str) -> Verdict {
+    let roots = ctx.run_roots();
+    match check(command, ctx.command_rules(), Approval::NotAsked, &roots) {
+        Ok(_) => Verdict::Nothing,
+        Err(e) if e.details.contains_key(NEEDS_APPROVAL) => Verdict::Ask(format!(
+            "wamcp asks the user before running this command: {}",
+            e.details
+                .get("justification")
+                .and_then(Value::as_str)
+                .unwrap_or("its rule needs approval")
+        )),
+        Err(e) => Verdict::Deny(format!("wamcp refuses this command: {}", e.message)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,257 @@
+//! The repository as a Claude Code and a Codex plugin: the manifests, the
+//! MCP entries started the way each host starts them, the hook commands,
+//! and the skills.
+#![cfg(not(windows))]
+
+mod common;
+
+use common::{BIN, Sandbox};
+use rmcp::ServiceExt;
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn read_json(relative: &str) -> Value {
+    let text = std::fs::read_to_string(repo().join(relative)).unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{relative}: {e}"))
+}
+
+/// A folder holding `wamcp`, as an installed binary sits on PATH.
+fn path_with_wamcp(sandbox: &Sandbox) -> String {
+    let bin = sandbox.root().join("installed");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join("wamcp");
+    if !link.exists() {
+        std::os::unix::fs::symlink(BIN, &link).unwrap();
+    }
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// Replaces the host's `${VAR}` placeholders the way it would.
+fn substitute(text: &str, vars: &[(&str, &Path)]) -> String {
+    let mut out = text.to_string();
+    for (name, value) in vars {
+        out = out.replace(&format!("${{{name}}}"), &value.display().to_string());
+    }
+    assert!(!out.contains("${"), "an unsubstituted placeholder in {out}");
+    out
+}
+
+/// Starts one MCP entry as a host does (command found on PATH, args, env)
+/// and returns the tool names and `get_server_info`.
+async fn start_entry(
+    sandbox: &Sandbox,
+    entry: &Value,
+    vars: &[(&str, &Path)],
+) -> (Vec<String>, Value) {
+    let command = entry["command"].as_str().unwrap();
+    assert_eq!(command, "wamcp", "the entry starts the installed binary");
+    let mut cmd = std::process::Command::new(command);
+    sandbox.apply(&mut cmd);
+    cmd.env("PATH", path_with_wamcp(sandbox));
+    for arg in entry["args"].as_array().unwrap() {
+        cmd.arg(arg.as_str().unwrap());
+    }
+    for (key, value) in entry["env"].as_object().unwrap() {
+        cmd.env(key, substitute(value.as_str().unwrap(), vars));
+    }
+    let transport = TokioChildProcess::new(tokio::process::Command::from(cmd)).unwrap();
+    let service = ().serve(transport).await.expect("MCP handshake");
+    let tools: Vec<String> = service
+        .peer()
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    let mut params = rmcp::model::CallToolRequestParams::new("get_server_info");
+    params = params.with_arguments(serde_json::Map::new());
+    let info = service.peer().call_tool(params).await.unwrap();
+    let info = info
+        .structured_content
+        .unwrap_or_else(|| serde_json::from_str(&info.content[0].as_text().unwrap().text).unwrap());
+    service.cancel().await.unwrap();
+    (tools, info)
+}
+
+#[tokio::test]
+async fn the_claude_code_entry_keeps_code_data_and_project_apart() {
+    let (sandbox, project) = Sandbox::with_project();
+    let data = sandbox.root().join("plugin-data");
+    let plugin_root = repo();
+    let vars = [
+        ("CLAUDE_PROJECT_DIR", project.as_path()),
+        ("CLAUDE_PLUGIN_DATA", data.as_path()),
+        ("CLAUDE_PLUGIN_ROOT", plugin_root.as_path()),
+    ];
+    let manifest = read_json(".claude-plugin/plugin.json");
+    assert_eq!(manifest["name"], "wamcp");
+    let servers = read_json(".mcp.json")["mcpServers"].clone();
+    let entry = &servers["wamcp"];
+    assert_eq!(entry["env"]["WAMCP_PROJECT_ROOTS"], "${CLAUDE_PROJECT_DIR}");
+    assert_eq!(entry["env"]["WAMCP_DATA_DIR"], "${CLAUDE_PLUGIN_DATA}");
+    let sandbox = sandbox.set("WAMCP_PROJECT_ROOTS", "");
+    let (tools, info) = start_entry(&sandbox, entry, &vars).await;
+    for tool in [
+        "read_file",
+        "build_project",
+        "env_inspect",
+        "package_install",
+        "sandbox_run",
+    ] {
+        assert!(tools.contains(&tool.to_string()), "{tool} in {tools:?}");
+    }
+    let roots = info["writable_roots"].to_string();
+    assert!(roots.contains(&project.display().to_string()), "{info}");
+    assert!(
+        !roots.contains(&plugin_root.display().to_string()),
+        "the plugin's code is not writable: {info}"
+    );
+    assert!(
+        roots.contains(&data.join("downloads").display().to_string()),
+        "downloads go to the plugin's data folder: {info}"
+    );
+}
+
+#[tokio::test]
+async fn the_codex_entry_starts_with_a_timeout_above_the_longest_build() {
+    let sandbox = Sandbox::new();
+    let manifest = read_json(".codex-plugin/plugin.json");
+    let entry = &manifest["mcpServers"]["wamcp"];
+    assert!(
+        entry["tool_timeout_sec"].as_u64().unwrap()
+            > wamcp_policy::limits::MAX_BUILD_TIMEOUT_SECONDS,
+        "{entry}"
+    );
+    let (tools, _) = start_entry(&sandbox, entry, &[]).await;
+    assert!(tools.contains(&"package_install".to_string()), "{tools:?}");
+    assert_eq!(manifest["hooks"], "./hooks/codex-hooks.json");
+    assert_eq!(manifest["skills"], "./skills/");
+}
+
+/// Every hook command in both hosts' files runs `wamcp hook <event>` with
+/// an event the binary knows, and answers a refused command.
+#[test]
+fn every_hook_command_is_one_wamcp_answers() {
+    use std::io::Write;
+    let sandbox = Sandbox::new();
+    for (file, tool) in [
+        (
+            "hooks/hooks.json",
+            "mcp__plugin_wamcp_wamcp__run_powershell",
+        ),
+        ("hooks/codex-hooks.json", "mcp__wamcp__run_powershell"),
+    ] {
+        let hooks = read_json(file)["hooks"].clone();
+        let mut seen = 0;
+        for (event, groups) in hooks.as_object().unwrap() {
+            for group in groups.as_array().unwrap() {
+                let matcher = group["matcher"].as_str().unwrap();
+                assert!(matcher.contains("wamcp"), "{file} {event}: {matcher}");
+                for hook in group["hooks"].as_array().unwrap() {
+                    let words: Vec<&str> = hook["command"].as_str().unwrap().split(' ').collect();
+                    assert_eq!(&words[..2], ["wamcp", "hook"], "{file}");
+                    assert_eq!(words.len(), 3);
+                    let mut child = std::process::Command::new(BIN);
+                    sandbox.apply(&mut child);
+                    let mut child = child
+                        .args(&words[1..])
+                        .stdin(std::process::Stdio::piped())
+                        .stdout(std::process::Stdio::piped())
+                        .spawn()
+                        .unwrap();
+                    let input = json!({"session_id": "s", "cwd": sandbox.root(), "hook_event_name": event,
+                        "tool_name": tool, "tool_input": {"command": "curl https://example.com"}});
+                    child
+                        .stdin
+                        .take()
+                        .unwrap()
+                        .write_all(input.to_string().as_bytes())
+                        .unwrap();
+                    let out = child.wait_with_output().unwrap();
+                    assert!(out.status.success(), "{file} {event}");
+                    let answer: Value = serde_json::from_slice(&out.stdout)
+                        .unwrap_or_else(|e| panic!("{file} {event}: {e}"));
+                    let decided = answer["hookSpecificOutput"]["permissionDecision"]
+                        .as_str()
+                        .or(answer["hookSpecificOutput"]["decision"]["behavior"].as_str());
+                    assert_eq!(decided, Some("deny"), "{file} {event}: {answer}");
+                    assert_eq!(answer["hookSpecificOutput"]["hookEventName"], *event);
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen > 0, "{file} has hooks");
+    }
+}
+
+/// The six skills, each named as its folder, and every tool a skill names
+/// is one wamcp has.
+#[test]
+fn skills_name_only_tools_that_exist() {
+    let tools: Vec<&str> = wamcp::registry::TOOLS.iter().map(|t| t.name).collect();
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(repo().join("skills")).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(dir.join("SKILL.md")).unwrap();
+        let front = text
+            .strip_prefix("---\n")
+            .and_then(|t| t.split_once("\n---\n"))
+            .unwrap_or_else(|| panic!("{name}: no front matter"))
+            .0;
+        assert!(front.contains(&format!("name: {name}\n")), "{name}");
+        let description = front.split("description: ").nth(1).unwrap_or("");
+        assert!(
+            description.len() > 40,
+            "{name}: a description says when to use it"
+        );
+        for quoted in text.split('`').skip(1).step_by(2) {
+            let looks_like_tool = quoted.contains('_')
+                && quoted.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                && !quoted.starts_with("expected_")
+                && !matches!(
+                    quoted,
+                    "force_refresh"
+                        | "include_host"
+                        | "package_id"
+                        | "payload_paths"
+                        | "isolation_requirement"
+                        | "linux_compatibility"
+                        | "project_reproducibility"
+                        | "untrusted_windows"
+                        | "installed_after"
+                        | "cleanup_path"
+                        | "package_managers"
+                );
+            if looks_like_tool {
+                assert!(
+                    tools.contains(&quoted),
+                    "{name} names '{quoted}', which is not a wamcp tool"
+                );
+            }
+        }
+        names.push(name);
+    }
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "ecosystem-defrag",
+            "env-inspect",
+            "package-install",
+            "sandbox-run",
+            "win-setup",
+            "workflow-plan"
+        ]
+    );
+}
