@@ -101,6 +101,61 @@ impl ProtectedDirs {
     }
 }
 
+/// The local path a client's root names: a `file:` URI whose host is empty
+/// or `localhost` (a root on another machine is a network share, never a
+/// writable root), percent-decoded, absolute in `style`. On Windows
+/// `file:///C:/src/app` is `C:\src\app`.
+pub fn path_from_file_uri(uri: &str, style: PathStyle) -> Result<String, String> {
+    let rest = uri
+        .strip_prefix("file://")
+        .ok_or_else(|| format!("'{uri}' is not a file: URI."))?;
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
+        return Err(format!(
+            "'{uri}' names a folder on another machine ({host})."
+        ));
+    }
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = path
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| format!("'{uri}' has a broken %-escape."))?;
+            decoded.push(hex);
+            i += 3;
+        } else {
+            decoded.push(bytes[i]);
+            i += 1;
+        }
+    }
+    let decoded =
+        String::from_utf8(decoded).map_err(|_| format!("'{uri}' does not decode to UTF-8."))?;
+    if decoded.contains('\0') || decoded.split('/').any(|part| part == "..") {
+        return Err(format!("'{uri}' holds a NUL or a '..' part."));
+    }
+    let local = match style {
+        PathStyle::Unix => decoded,
+        PathStyle::Windows => {
+            // "/C:/x" carries the drive after the URI's own slash.
+            let drive = decoded.strip_prefix('/').filter(|d| {
+                let b = d.as_bytes();
+                b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
+            });
+            match drive {
+                Some(d) => d.replace('/', "\\"),
+                None => return Err(format!("'{uri}' names no drive.")),
+            }
+        }
+    };
+    if !Components::new(&local, style).absolute {
+        return Err(format!("'{uri}' is not an absolute path."));
+    }
+    Ok(local)
+}
+
 /// Decides whether `cwd` (already resolved: absolute, symlinks followed) may be
 /// adopted. `Err` carries the reason shown as `workspace_note`.
 pub fn judge_workspace(
@@ -320,5 +375,43 @@ mod tests {
             judge_workspace("/Home/ada", PathStyle::Unix, &unix_dirs()),
             Ok(())
         );
+    }
+
+    #[test]
+    fn client_root_uris_become_local_paths_or_reasons() {
+        for (uri, style, want) in [
+            (
+                "file:///home/ada/src/app",
+                PathStyle::Unix,
+                "/home/ada/src/app",
+            ),
+            (
+                "file://localhost/srv/my%20app",
+                PathStyle::Unix,
+                "/srv/my app",
+            ),
+            (
+                "file:///C:/Users/Ada/src/app",
+                PathStyle::Windows,
+                r"C:\Users\Ada\src\app",
+            ),
+            ("file:///c%3A/src", PathStyle::Windows, r"c:\src"),
+            ("file:///caf%C3%A9", PathStyle::Unix, "/caf\u{e9}"),
+        ] {
+            assert_eq!(path_from_file_uri(uri, style).as_deref(), Ok(want), "{uri}");
+        }
+        for (uri, style) in [
+            ("https://example.com/x", PathStyle::Unix),
+            ("file://server/share/x", PathStyle::Unix),
+            ("file://server/share/x", PathStyle::Windows),
+            ("file:///src/app", PathStyle::Windows),
+            ("file:///a/%2e%2e/etc", PathStyle::Unix),
+            ("file:///a/%00b", PathStyle::Unix),
+            ("file:///a/%zz", PathStyle::Unix),
+            ("file:///%ff", PathStyle::Unix),
+            ("/home/ada", PathStyle::Unix),
+        ] {
+            assert!(path_from_file_uri(uri, style).is_err(), "{uri}");
+        }
     }
 }

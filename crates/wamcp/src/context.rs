@@ -96,6 +96,29 @@ pub struct ServerContext {
     /// Cancelled shortly after the client closes stdin: every tool call still
     /// running stops, so the process can exit at once.
     pub client_gone: tokio_util::sync::CancellationToken,
+    /// Whether roots a client lists (MCP `roots`) become writable roots:
+    /// on for stdio unless `WAMCP_CLIENT_ROOTS=off`; never over HTTP, where
+    /// one client's roots would open them to every session.
+    pub client_roots_enabled: bool,
+    client_roots: Mutex<ClientRoots>,
+    /// Held while the client is asked for its roots, so concurrent calls
+    /// wait for one answer instead of asking again.
+    pub roots_gate: tokio::sync::Mutex<()>,
+    /// Directories no root may be (home, system folders), as for
+    /// `WAMCP_WORKSPACE_FROM_CWD`.
+    protected_dirs: ProtectedDirs,
+}
+
+/// The roots the client listed, judged.
+#[derive(Clone, Debug, Default)]
+pub struct ClientRoots {
+    /// The client's list is known (and not changed since).
+    pub fetched: bool,
+    pub accepted: Vec<PathBuf>,
+    /// Each refused root with the reason.
+    pub refused: Vec<String>,
+    /// Why the list could not be had, when it could not.
+    pub problem: Option<String>,
 }
 
 /// What start-up read before building the context.
@@ -257,6 +280,10 @@ impl ServerContext {
             .get(settings::CAPABILITIES_FILE)
             .map(|p| cwd.join(p));
         let audit = data_dir.clone().map(AuditLog::new);
+        let client_roots_enabled = transport == "stdio"
+            && resolution
+                .get(settings::CLIENT_ROOTS)
+                .is_none_or(|v| !v.eq_ignore_ascii_case("off"));
         let sandbox = command_sandbox(env, &resolution, &mut warnings);
         let search_budget = search_budget(resolution.get(settings::SEARCH_BUDGET), &mut warnings);
 
@@ -296,6 +323,10 @@ impl ServerContext {
             session_grants: Mutex::default(),
             search_engine: search_engine(&search_backend),
             client_gone: tokio_util::sync::CancellationToken::new(),
+            client_roots_enabled,
+            client_roots: Mutex::default(),
+            roots_gate: tokio::sync::Mutex::new(()),
+            protected_dirs: protected_dirs(env),
         };
         // A config file a command could rewrite (it lies inside a writable
         // root, as `input/config.json` does when the server starts in the
@@ -407,13 +438,87 @@ impl ServerContext {
     /// Directories the `edit` tools may write below: the download root, the
     /// project roots, and the adopted workspace.
     pub fn writable_roots(&self) -> Vec<PathBuf> {
-        let mut roots = vec![self.download_root.clone()];
-        for root in self.project_roots.iter().chain(&self.adopted_workspace) {
-            if !roots.contains(root) {
-                roots.push(root.clone());
+        self.writable_root_origins()
+            .into_iter()
+            .map(|(root, _)| root)
+            .collect()
+    }
+
+    /// Each writable root with the setting or source it came from.
+    pub fn writable_root_origins(&self) -> Vec<(PathBuf, &'static str)> {
+        let client = self.client_roots().accepted;
+        let mut roots = vec![(self.download_root.clone(), "download root")];
+        let sources = self
+            .project_roots
+            .iter()
+            .map(|r| (r, settings::PROJECT_ROOTS))
+            .chain(
+                self.adopted_workspace
+                    .iter()
+                    .map(|r| (r, settings::WORKSPACE_FROM_CWD)),
+            )
+            .chain(client.iter().map(|r| (r, "client roots")));
+        for (root, from) in sources {
+            if !roots.iter().any(|(r, _)| r == root) {
+                roots.push((root.clone(), from));
             }
         }
         roots
+    }
+
+    /// The roots the client listed, as judged.
+    pub fn client_roots(&self) -> ClientRoots {
+        self.client_roots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Takes the client's list (`file:` URIs): each must be a local folder
+    /// that exists and is not a drive root, the home directory or a system
+    /// folder, exactly as `WAMCP_WORKSPACE_FROM_CWD` judges its folder.
+    pub fn set_client_roots(&self, uris: &[String]) {
+        let style = PathStyle::native();
+        let mut judged = ClientRoots {
+            fetched: true,
+            ..ClientRoots::default()
+        };
+        for uri in uris {
+            let shown = wamcp_policy::text::shown(uri);
+            let verdict = wamcp_policy::workspace::path_from_file_uri(uri, style)
+                .and_then(|path| {
+                    resolve_existing(Path::new(&path))
+                        .filter(|p| p.is_dir())
+                        .ok_or_else(|| format!("'{path}' is not an existing folder."))
+                })
+                .and_then(|resolved| {
+                    judge_workspace(&resolved.display().to_string(), style, &self.protected_dirs)
+                        .map(|()| resolved)
+                });
+            match verdict {
+                Ok(root) if !judged.accepted.contains(&root) => judged.accepted.push(root),
+                Ok(_) => {}
+                Err(reason) => judged.refused.push(format!("{shown}: {reason}")),
+            }
+        }
+        *self.client_roots.lock().unwrap_or_else(|e| e.into_inner()) = judged;
+    }
+
+    /// The client could not say its roots; none are taken until it can.
+    pub fn client_roots_unavailable(&self, problem: String) {
+        *self.client_roots.lock().unwrap_or_else(|e| e.into_inner()) = ClientRoots {
+            fetched: true,
+            problem: Some(problem),
+            ..ClientRoots::default()
+        };
+    }
+
+    /// The client's list changed: ask again before the next call.
+    pub fn client_roots_changed(&self) {
+        self.client_roots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .fetched = false;
     }
 
     /// The roots and trust files a write is checked against, resolved now:
@@ -803,11 +908,19 @@ fn command_sandbox(env: EnvLookup, resolution: &Resolution, warnings: &mut Vec<S
 fn adopt_workspace(env: EnvLookup, cwd: &Path) -> Result<PathBuf, String> {
     let resolved =
         resolve_existing(cwd).ok_or_else(|| format!("'{}' cannot be resolved.", cwd.display()))?;
-    let home = home_dir(env);
-    let style = PathStyle::native();
-    let protected = ProtectedDirs::for_platform(style, home, |name| env_value(env, name));
-    judge_workspace(&resolved.display().to_string(), style, &protected)?;
+    judge_workspace(
+        &resolved.display().to_string(),
+        PathStyle::native(),
+        &protected_dirs(env),
+    )?;
     Ok(resolved)
+}
+
+/// The home directory and system folders no root may be.
+fn protected_dirs(env: EnvLookup) -> ProtectedDirs {
+    ProtectedDirs::for_platform(PathStyle::native(), home_dir(env), |name| {
+        env_value(env, name)
+    })
 }
 
 /// The backend for a configured name (already lower-cased).

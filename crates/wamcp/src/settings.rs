@@ -28,6 +28,7 @@ pub const COMMAND_WRITABLE: &str = "WAMCP_COMMAND_WRITABLE";
 pub const SEARCH_BUDGET: &str = "WAMCP_SEARCH_BUDGET_SECONDS";
 pub const CAPABILITIES_FILE: &str = "WAMCP_CAPABILITIES_FILE";
 pub const DATA_DIR: &str = "WAMCP_DATA_DIR";
+pub const CLIENT_ROOTS: &str = "WAMCP_CLIENT_ROOTS";
 
 /// Environment-only: they choose the file and the profile, so they cannot
 /// live inside either.
@@ -52,6 +53,13 @@ pub const SETTINGS: &[Setting] = &[
         description: "Directories the model may write to and run builds in. Separate several \
                       with ';' on Windows or ':' elsewhere. Entries that do not exist are \
                       skipped and reported. Point it at a project, never at a drive root.",
+    },
+    Setting {
+        name: CLIENT_ROOTS,
+        default: "on (stdio only)",
+        description: "off ignores the workspace folders a client lists (MCP roots: VS Code, \
+                      Claude Code). Otherwise each listed folder becomes a writable root for the \
+                      session, unless it is a drive root, the home directory or a system folder.",
     },
     Setting {
         name: DATA_DIR,

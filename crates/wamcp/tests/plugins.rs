@@ -255,3 +255,80 @@ fn skills_name_only_tools_that_exist() {
         ]
     );
 }
+
+/// Python with `jsonschema` (the MCP SDK depends on it), or a loud skip;
+/// under `WAMCP_TEST_STRICT=1` a missing one is a failure.
+fn python_with_jsonschema() -> Option<String> {
+    let python = std::env::var("WAMCP_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = std::process::Command::new(&python)
+        .args(["-c", "import jsonschema"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(python);
+    }
+    let message = format!("'{python}' cannot import jsonschema (run scripts/test.sh)");
+    assert!(
+        std::env::var("WAMCP_TEST_STRICT").as_deref() != Ok("1"),
+        "{message}"
+    );
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n!!! SKIPPED plugin schemas: {message} !!!\n"
+    );
+    None
+}
+
+/// The manifests and hook files against the hosts' published schemas
+/// (copies in `plugin-schemas/`, sources in its SOURCES.md). The one
+/// deliberate difference: Codex reads a `hooks` path from its manifest,
+/// which the published schema predates, so it is checked apart.
+#[test]
+fn manifests_match_the_published_schemas() {
+    let Some(python) = python_with_jsonschema() else {
+        return;
+    };
+    let schemas = repo().join("plugin-schemas");
+    let mut codex = read_json(".codex-plugin/plugin.json");
+    let hooks_path = codex.as_object_mut().unwrap().remove("hooks").unwrap();
+    assert!(
+        repo().join(hooks_path.as_str().unwrap()).is_file(),
+        "the Codex manifest's hooks file exists"
+    );
+    let claude_hooks = read_json("hooks/hooks.json")["hooks"].clone();
+    let cases = json!([
+        ["claude-code-plugin-manifest.json", read_json(".claude-plugin/plugin.json")],
+        ["claude-code-plugin-manifest.json", {"name": "wamcp", "hooks": claude_hooks}],
+        ["codex-plugin-manifest.json", codex],
+        ["codex-hooks.json", read_json("hooks/codex-hooks.json")],
+    ]);
+    let script = r#"
+import json, sys, pathlib, jsonschema
+folder = pathlib.Path(sys.argv[1])
+problems = []
+for name, instance in json.load(sys.stdin):
+    schema = json.loads((folder / name).read_text(encoding="utf-8"))
+    for error in jsonschema.Draft7Validator(schema).iter_errors(instance):
+        problems.append(f"{name}: {list(error.absolute_path)}: {error.message}")
+print(json.dumps(problems))
+"#;
+    let mut child = std::process::Command::new(python)
+        .args(["-c", script])
+        .arg(&schemas)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(cases.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let problems: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(problems.is_empty(), "{problems:#?}");
+}

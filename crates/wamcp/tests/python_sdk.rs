@@ -468,3 +468,104 @@ fn streamable_http_serves_both_eras() {
         assert_eq!(seen["bad"]["error"]["type"], "INVALID_ARGUMENTS", "{mode}");
     }
 }
+
+/// A client's workspace roots become writable roots for the session, a
+/// change of list is followed, and a root that is the home directory, a
+/// file system root or not a local folder is refused with the reason.
+#[test]
+fn client_roots_become_writable_and_follow_list_changes() {
+    let Some(python) = python() else { return };
+    let sandbox = Sandbox::new();
+    let (one, two) = (sandbox.root().join("one"), sandbox.root().join("two"));
+    for d in [&one, &two] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let uri = |p: &std::path::Path| format!("file://{}", p.display());
+    let first = json!([
+        uri(&one),
+        uri(&sandbox.home()),
+        "file:///",
+        "file://server/share"
+    ]);
+    let second = json!([uri(&two)]);
+    let (report, stderr) = run_script(
+        &python,
+        &sandbox,
+        "mcp_roots.py",
+        &["legacy", &first.to_string(), &second.to_string(), BIN],
+    );
+    let info = &report["first_info"];
+    assert_eq!(
+        info["client_roots"]["accepted"],
+        json!([one.display().to_string()]),
+        "{report}"
+    );
+    let refused = info["client_roots"]["refused"].to_string();
+    assert!(refused.contains("home directory"), "{refused}");
+    assert!(refused.contains("root"), "{refused}");
+    assert!(refused.contains("another machine"), "{refused}");
+    assert!(
+        info["writable_root_origins"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"path": one.display().to_string(), "from": "client roots"})),
+        "{info}"
+    );
+    assert_eq!(
+        report["first_write"],
+        json!({"is_error": false, "exists": true}),
+        "{stderr}"
+    );
+    let after = &report["second_info"];
+    assert_eq!(
+        after["client_roots"]["accepted"],
+        json!([two.display().to_string()]),
+        "{report}"
+    );
+    assert!(
+        !after["writable_roots"]
+            .to_string()
+            .contains(&one.display().to_string())
+    );
+    assert_eq!(
+        report["second_write"],
+        json!({"is_error": false, "exists": true})
+    );
+
+    // The stateless era asks through an input-required round, and again
+    // after the client says its list changed.
+    let (report, stderr) = run_script(
+        &python,
+        &sandbox,
+        "mcp_roots.py",
+        &["2026-07-28", &json!([uri(&two)]).to_string(), &json!([uri(&one)]).to_string(), BIN],
+    );
+    assert_eq!(
+        report["first_info"]["client_roots"]["accepted"],
+        json!([two.display().to_string()]),
+        "{report} {stderr}"
+    );
+    assert_eq!(report["first_write"], json!({"is_error": false, "exists": true}));
+    assert_eq!(
+        report["second_info"]["client_roots"]["accepted"],
+        json!([one.display().to_string()])
+    );
+    assert_eq!(report["asked"], 2, "{report}");
+
+    // Switched off, the same client's roots give nothing to write to.
+    let off = sandbox.set("WAMCP_CLIENT_ROOTS", "off");
+    let (report, _) = run_script(
+        &python,
+        &off,
+        "mcp_roots.py",
+        &[
+            "legacy",
+            &json!([uri(&one)]).to_string(),
+            &json!([uri(&two)]).to_string(),
+            BIN,
+        ],
+    );
+    assert_eq!(report["asked"], 0, "{report}");
+    assert_eq!(report["first_info"]["client_roots"]["enabled"], false);
+    assert_eq!(report["second_write"]["is_error"], true, "{report}");
+}

@@ -72,6 +72,11 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         "max_download_mb": MAX_DOWNLOAD_BYTES / MIB,
         "max_http_mb": MAX_HTTP_BYTES / MIB,
         "writable_roots": paths(&ctx.writable_roots()),
+        "writable_root_origins": ctx
+            .writable_root_origins()
+            .iter()
+            .map(|(root, from)| json!({"path": root.display().to_string(), "from": from}))
+            .collect::<Vec<_>>(),
         "project_roots_env_var": settings::PROJECT_ROOTS,
         "project_roots_configured": ctx.project_roots_configured,
         "adopted_workspace": ctx.adopted_workspace.as_ref().map(|p| p.display().to_string()),
@@ -91,6 +96,14 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         "search_budget_seconds": ctx.search_budget.as_secs(),
         "command_rules_file": ctx.command_rules_file.as_ref().map(|p| p.display().to_string()),
         "command_rules_errors": ctx.command_rules().errors,
+    });
+    let roots = ctx.client_roots();
+    info["client_roots"] = json!({
+        "enabled": ctx.client_roots_enabled,
+        "env_var": settings::CLIENT_ROOTS,
+        "accepted": paths(&roots.accepted),
+        "refused": roots.refused,
+        "problem": roots.problem,
     });
     // Added apart: one json! literal this long exceeds the macro's recursion.
     let confinement = [
