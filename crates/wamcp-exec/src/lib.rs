@@ -175,6 +175,11 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     wrapped.wrap(KillOnDrop);
     let started = Instant::now();
     let mut child = wrapped.spawn()?;
+    // Declared after the child, so dropped before it: a run abandoned
+    // midway (a cancelled call, a cancelled task) kills the whole group,
+    // not only the process `kill_on_drop` knows.
+    #[cfg(unix)]
+    let mut group = GroupOnDrop(child.id());
     let stdout = child.stdout().take();
     let stderr = child.stderr().take();
     let (keep_head, keep_tail) = (spec.keep_head, spec.keep_tail);
@@ -198,6 +203,9 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
             (None, true)
         }
     };
+    // The group is gone and its leader reaped: its number may be reused.
+    #[cfg(unix)]
+    group.0.take();
     // A grandchild that escaped the tree could hold the pipes open; do not
     // wait for it forever, and keep what was read before giving up.
     let collect = |mut task: tokio::task::JoinHandle<()>, state: Arc<Mutex<Ring>>| async move {
@@ -318,6 +326,20 @@ async fn capture(stream: Option<impl AsyncRead + Unpin>, ring: Arc<Mutex<Ring>>)
         ring.lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(&buf[..n]);
+    }
+}
+
+/// Kills a command's process group when dropped while armed. The command
+/// leads a session of its own, so its process number is the group's.
+#[cfg(unix)]
+struct GroupOnDrop(Option<u32>);
+
+#[cfg(unix)]
+impl Drop for GroupOnDrop {
+    fn drop(&mut self) {
+        if let Some(group) = self.0 {
+            wamcp_platform::process::kill_group(group);
+        }
     }
 }
 

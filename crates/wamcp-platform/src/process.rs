@@ -1,10 +1,22 @@
 //! Whether a process is still running, for deciding whose leftovers a
-//! temporary file is.
+//! temporary file is; and ending a whole process group.
 
 /// Whether process `pid` exists. When unsure (no permission to ask) it
 /// answers yes: the caller then leaves the file alone.
 pub fn is_running(pid: u32) -> bool {
     imp::is_running(pid)
+}
+
+/// Kills every process in group `group` (Unix). The caller must know the
+/// group is its own: its leader not yet reaped, so the number is not reused.
+#[cfg(unix)]
+pub fn kill_group(group: u32) {
+    if let Ok(group) = libc::pid_t::try_from(group)
+        && group > 1
+    {
+        // SAFETY: sends a signal; no memory is involved.
+        unsafe { libc::killpg(group, libc::SIGKILL) };
+    }
 }
 
 #[cfg(unix)]

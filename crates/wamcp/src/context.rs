@@ -107,6 +107,9 @@ pub struct ServerContext {
     /// Directories no root may be (home, system folders), as for
     /// `WAMCP_WORKSPACE_FROM_CWD`.
     protected_dirs: ProtectedDirs,
+    /// Calls running as MCP tasks, and finished ones until their TTL; here
+    /// so every session (and every stateless HTTP request) finds them.
+    pub tasks: rmcp::task_manager::TaskManager,
 }
 
 /// The roots the client listed, judged.
@@ -327,6 +330,7 @@ impl ServerContext {
             client_roots: Mutex::default(),
             roots_gate: tokio::sync::Mutex::new(()),
             protected_dirs: protected_dirs(env),
+            tasks: rmcp::task_manager::TaskManager::new(),
         };
         // A config file a command could rewrite (it lies inside a writable
         // root, as `input/config.json` does when the server starts in the

@@ -18,4 +18,5 @@ pub mod registry;
 pub mod server;
 pub mod settings;
 pub mod stdio;
+pub mod tasks;
 pub mod tools;

@@ -8,9 +8,10 @@ use crate::consent::Exchange;
 use crate::context::ServerContext;
 use crate::registry::ToolCall;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, InputRequest,
-    InputRequests, InputRequiredResult, InputResponses, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
+    Implementation, InitializeResult, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -136,9 +137,14 @@ const ROOTS_ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs
 
 impl ServerHandler for WamcpServer {
     fn get_info(&self) -> ServerConfig {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("wamcp", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        InitializeResult::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+        .with_server_info(Implementation::new("wamcp", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -159,6 +165,34 @@ impl ServerHandler for WamcpServer {
         self.ctx.client_roots_changed();
         let server = self.clone();
         tokio::spawn(async move { server.learn_client_roots(&context.peer).await });
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        Ok(GetTaskResult::new(
+            self.ctx.tasks.get_task(&request.task_id)?,
+        ))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.ctx
+            .tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.ctx.tasks.cancel_task(&request.task_id)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -188,14 +222,20 @@ impl ServerHandler for WamcpServer {
             return Ok(CallToolResponse::InputRequired(asked));
         }
         let arguments = request.arguments.unwrap_or_default();
+        // Tool name and arguments as sent: what a user's answer is bound to.
+        let call_identity = format!(
+            "{} {}",
+            entry.name,
+            serde_json::to_string(&arguments).unwrap_or_default()
+        );
+        if crate::tasks::wanted(entry, &context) {
+            return crate::tasks::start(self.ctx.clone(), entry, arguments, context, call_identity)
+                .map(CallToolResponse::Task);
+        }
         let exchange = Exchange {
             responses: request.input_responses,
             state: request.request_state,
-            call_identity: format!(
-                "{} {}",
-                entry.name,
-                serde_json::to_string(&arguments).unwrap_or_default()
-            ),
+            call_identity,
             pending: Arc::default(),
         };
         let pending = exchange.pending.clone();

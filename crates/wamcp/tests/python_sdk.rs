@@ -538,14 +538,22 @@ fn client_roots_become_writable_and_follow_list_changes() {
         &python,
         &sandbox,
         "mcp_roots.py",
-        &["2026-07-28", &json!([uri(&two)]).to_string(), &json!([uri(&one)]).to_string(), BIN],
+        &[
+            "2026-07-28",
+            &json!([uri(&two)]).to_string(),
+            &json!([uri(&one)]).to_string(),
+            BIN,
+        ],
     );
     assert_eq!(
         report["first_info"]["client_roots"]["accepted"],
         json!([two.display().to_string()]),
         "{report} {stderr}"
     );
-    assert_eq!(report["first_write"], json!({"is_error": false, "exists": true}));
+    assert_eq!(
+        report["first_write"],
+        json!({"is_error": false, "exists": true})
+    );
     assert_eq!(
         report["second_info"]["client_roots"]["accepted"],
         json!([one.display().to_string()])

@@ -1,0 +1,130 @@
+//! Long calls as MCP tasks (the `io.modelcontextprotocol/tasks` extension,
+//! SEP-2663, as rmcp implements it).
+//!
+//! A 20-minute build outlives any client's request timeout. When a client
+//! declares the extension, a call to one of the long tools answers at once
+//! with a task; the client polls `tasks/get` for its status and result, and
+//! `tasks/cancel` stops it, killing what it started. Everyone else gets the
+//! ordinary call with progress notifications.
+//!
+//! A tool that needs the user's yes asks the way its era allows: in a
+//! handshake session it sends the question itself; in the stateless era
+//! its question comes back as an input request of the task, and the tool
+//! runs again with the answer (nothing has run before a tool's question).
+
+use crate::consent::Exchange;
+use crate::context::ServerContext;
+use crate::registry::{ToolCall, ToolEntry};
+use rmcp::model::{CallToolResult, CreateTaskResult, InputResponses, JsonObject};
+use rmcp::service::RequestContext;
+use rmcp::task_manager::{TaskContext, TaskExit, TaskOptions};
+use rmcp::{ErrorData as McpError, RoleServer};
+use std::sync::Arc;
+
+/// The tools that may run as tasks: those that can take minutes.
+pub const LONG_TOOLS: &[&str] = &[
+    "build_project",
+    "run_powershell",
+    "download_file",
+    "package_install",
+    "sandbox_run",
+];
+
+/// How long a task and its result are kept after it was created: the
+/// longest build, and an hour to collect the result.
+pub const TASK_TTL_MS: u64 = (wamcp_policy::limits::MAX_BUILD_TIMEOUT_SECONDS + 3600) * 1000;
+
+/// How often a client is told to poll.
+const POLL_INTERVAL_MS: u64 = 1000;
+
+/// Tasks that may run at once; more are refused rather than queued.
+pub const MAX_RUNNING_TASKS: usize = 16;
+
+/// Whether this call becomes a task: a long tool, for a client that
+/// declared the tasks extension.
+pub fn wanted(entry: &ToolEntry, context: &RequestContext<RoleServer>) -> bool {
+    LONG_TOOLS.contains(&entry.name)
+        && context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks())
+}
+
+/// Starts `entry` as a task and returns what the client is told at once.
+pub fn start(
+    ctx: Arc<ServerContext>,
+    entry: &'static ToolEntry,
+    arguments: JsonObject,
+    context: RequestContext<RoleServer>,
+    call_identity: String,
+) -> Result<CreateTaskResult, McpError> {
+    if ctx.tasks.running_task_count() >= MAX_RUNNING_TASKS {
+        return Err(McpError::invalid_request(
+            format!(
+                "{MAX_RUNNING_TASKS} tasks are already running; wait for one to finish or cancel one."
+            ),
+            None,
+        ));
+    }
+    let options = TaskOptions::new()
+        .with_ttl_ms(TASK_TTL_MS)
+        .with_poll_interval_ms(POLL_INTERVAL_MS)
+        .with_status_message(format!("{} is running", entry.name));
+    let task = ctx.tasks.clone().spawn(options, move |task| {
+        Box::pin(run(ctx, entry, arguments, context, call_identity, task))
+    });
+    Ok(CreateTaskResult::new(task))
+}
+
+async fn run(
+    ctx: Arc<ServerContext>,
+    entry: &'static ToolEntry,
+    arguments: JsonObject,
+    mut request: RequestContext<RoleServer>,
+    call_identity: String,
+    task: TaskContext,
+) -> Result<CallToolResult, TaskExit> {
+    // The request's own token is cancelled once the task is created (its
+    // answer was sent); the task's work stops on tasks/cancel or when the
+    // client goes away.
+    let stop = ctx.client_gone.child_token();
+    request.ct = stop.clone();
+    // Progress belongs to a request that has ended; the client polls.
+    request.meta.0.0.remove("progressToken");
+    let mut answers: Option<(InputResponses, Option<String>)> = None;
+    let mut round = 0;
+    loop {
+        round += 1;
+        let (responses, state) = answers.take().unzip();
+        let exchange = Exchange {
+            responses,
+            state: state.flatten(),
+            call_identity: call_identity.clone(),
+            pending: Arc::default(),
+        };
+        let pending = exchange.pending.clone();
+        let call = ToolCall {
+            ctx: ctx.clone(),
+            request: request.clone(),
+            exchange,
+        };
+        let result = tokio::select! {
+            result = entry.call(call, arguments.clone()) => result,
+            () = task.cancelled() => {
+                // Dropping the call's future killed what it started.
+                stop.cancel();
+                return Err(TaskExit::Cancelled);
+            }
+        };
+        let question = pending.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let Some(asked) = question else {
+            return Ok(result);
+        };
+        let mut responses = InputResponses::new();
+        for (key, input) in asked.input_requests.unwrap_or_default() {
+            // Keys must be new for every request of one task.
+            let answer = task.request_input(format!("{key}-{round}"), input).await?;
+            responses.insert(key, answer);
+        }
+        answers = Some((responses, asked.request_state));
+    }
+}
