@@ -13,6 +13,7 @@ pub mod gpu;
 pub mod held;
 pub mod probe;
 pub mod process;
+pub mod random;
 pub mod search_path;
 pub mod system;
 pub mod tree;

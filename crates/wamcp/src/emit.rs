@@ -154,6 +154,26 @@ pub fn render(format: Format, command: &str, entries: &[Entry]) -> String {
     }
 }
 
+/// One entry for a running `wamcp serve --http` at `url`: the URL and the
+/// bearer token header, in `format`'s shape. Profiles belong to the server
+/// process there, so there is one entry.
+pub fn render_http(format: Format, url: &str, token: &str) -> String {
+    let bearer = format!("Bearer {token}");
+    let server =
+        |kind: &str| json!({"type": kind, "url": url, "headers": {"Authorization": bearer}});
+    match format {
+        Format::Client => pretty(json!({"mcpServers": {PLAIN_NAME: server("http")}})),
+        Format::Inspector => pretty(json!({"mcpServers": {PLAIN_NAME: server("streamable-http")}})),
+        Format::Vscode => pretty(json!({"servers": {PLAIN_NAME: server("http")}})),
+        Format::Codex => format!(
+            "[mcp_servers.{PLAIN_NAME}]\nurl = {}\ntool_timeout_sec = {CODEX_TOOL_TIMEOUT_SECONDS}\n\n\
+             [mcp_servers.{PLAIN_NAME}.http_headers]\nAuthorization = {}\n",
+            toml_string(url),
+            toml_string(&bearer)
+        ),
+    }
+}
+
 fn pretty(value: Value) -> String {
     serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"
 }
@@ -267,6 +287,24 @@ mod tests {
         );
         let value: Value = serde_json::from_str(&render(Format::Vscode, "wamcp", &list)).unwrap();
         assert_eq!(value["servers"]["wamcp"]["command"], "wamcp");
+    }
+
+    #[test]
+    fn http_entries_carry_the_url_and_the_token() {
+        let url = "http://127.0.0.1:8765/mcp";
+        let client: Value = serde_json::from_str(&render_http(Format::Client, url, "abc")).unwrap();
+        assert_eq!(
+            client,
+            json!({"mcpServers": {"wamcp": {"type": "http", "url": url,
+                "headers": {"Authorization": "Bearer abc"}}}})
+        );
+        let vscode: Value = serde_json::from_str(&render_http(Format::Vscode, url, "abc")).unwrap();
+        assert_eq!(vscode["servers"]["wamcp"]["url"], url);
+        assert_eq!(
+            render_http(Format::Codex, url, "abc"),
+            "[mcp_servers.wamcp]\nurl = \"http://127.0.0.1:8765/mcp\"\ntool_timeout_sec = 1860\n\n\
+             [mcp_servers.wamcp.http_headers]\nAuthorization = \"Bearer abc\"\n"
+        );
     }
 
     #[test]

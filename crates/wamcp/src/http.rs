@@ -1,48 +1,193 @@
 //! `wamcp serve --http ADDR`: MCP over streamable HTTP at `/mcp`.
 //!
-//! Loopback only: this server runs commands and writes files, so a port
-//! reachable from the network would hand that to anyone who can connect.
-//! The Host header must name the loopback host and a browser's Origin
-//! header is refused (no origin is allowed), which stops a web page from
-//! driving the server through the user's browser (DNS rebinding, CSRF).
-//! Every session shares the one server context, so grants, the page cache
-//! and the build lock are the same for all of them.
+//! Loopback by default: this server runs commands and writes files, so a
+//! port reachable from the network would hand that to anyone who can
+//! connect. Every request must carry the bearer token kept in the per-user
+//! config directory (made on first use, readable by the user alone), so
+//! another local program cannot drive the server either; `--no-token`
+//! turns that off, on loopback only, and says so. A non-loopback address
+//! needs `--allow-remote` and the token. The Host header must name the
+//! loopback host (or the address served) and a browser's Origin must be
+//! this server's own, which stops a web page from driving the server
+//! through the user's browser (DNS rebinding, CSRF). Every session shares
+//! the one server context, so grants, the page cache, the build lock and
+//! tasks are the same for all of them.
 
+use crate::config::EnvLookup;
 use crate::context::ServerContext;
 use crate::server::WamcpServer;
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// Where `--http` without an address listens.
 pub const DEFAULT_ADDRESS: &str = "127.0.0.1:8765";
 
-/// Parses and checks a listening address: loopback only.
-pub fn listen_address(raw: &str) -> Result<SocketAddr, String> {
+/// How `serve --http` was asked to listen, checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Listen {
+    pub address: SocketAddr,
+    /// Whether requests must carry the bearer token.
+    pub token_required: bool,
+}
+
+/// Checks the address with `--no-token` and `--allow-remote`: loopback
+/// unless remote is allowed, and never remote without the token.
+pub fn listen(raw: &str, no_token: bool, allow_remote: bool) -> Result<Listen, String> {
     let address: SocketAddr = raw
         .parse()
         .map_err(|_| format!("'{raw}' is not an address and port such as {DEFAULT_ADDRESS}"))?;
-    if !address.ip().is_loopback() {
+    let loopback = address.ip().is_loopback();
+    if !loopback && !allow_remote {
         return Err(format!(
-            "'{raw}' is not a loopback address; wamcp runs commands and writes files, so it only listens on \
-             127.0.0.1 or ::1"
+            "'{raw}' is not a loopback address; wamcp runs commands and writes files, so it listens on 127.0.0.1 \
+             or ::1 unless --allow-remote is given (and then every request needs the token)"
         ));
     }
-    Ok(address)
+    if !loopback && no_token {
+        return Err(
+            "--no-token is for loopback addresses only: a remote listener always needs the token"
+                .into(),
+        );
+    }
+    Ok(Listen {
+        address,
+        token_required: !no_token,
+    })
+}
+
+/// The bearer token's file: `wamcp/http-token` in the per-user config
+/// directory.
+pub fn token_file(env: EnvLookup) -> Option<PathBuf> {
+    crate::config::user_config_dir(env).map(|dir| dir.join("wamcp").join("http-token"))
+}
+
+/// The token in `path`, made on first use: 32 random bytes in hex, in a
+/// file only the user can read. A file others can read is refused rather
+/// than used.
+pub fn load_or_create_token(path: &Path) -> Result<String, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => {
+            check_private(path)?;
+            let token = text.trim().to_string();
+            if token.len() < 32 || !token.chars().all(|c| c.is_ascii_hexdigit()) {
+                return Err(format!(
+                    "{} does not hold a token (64 hex digits); delete it and a new one is made",
+                    path.display()
+                ));
+            }
+            Ok(token)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_token(path),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+fn create_token(path: &Path) -> Result<String, String> {
+    let mut bytes = [0u8; 32];
+    wamcp_platform::random::fill(&mut bytes).map_err(|e| format!("no random bytes: {e}"))?;
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = match options.open(path) {
+        Ok(file) => file,
+        // Another server made it first: use that one.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return load_or_create_token(path);
+        }
+        Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
+    };
+    std::io::Write::write_all(&mut file, format!("{token}\n").as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(token)
+}
+
+/// On Unix the token file must not be readable by others; on Windows the
+/// per-user profile's access list already keeps it the user's.
+fn check_private(path: &Path) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+            .permissions()
+            .mode();
+        if mode & 0o077 != 0 {
+            return Err(format!(
+                "{} can be read by other users (mode {:o}); run chmod 600 on it, or delete it and a new token is made",
+                path.display(),
+                mode & 0o777
+            ));
+        }
+    }
+    let _ = path;
+    Ok(())
 }
 
 /// Serves until Ctrl-C. Prints the URL on stderr once listening.
-pub async fn serve(ctx: Arc<ServerContext>, address: SocketAddr) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(address)
+pub async fn serve(
+    ctx: Arc<ServerContext>,
+    listen: Listen,
+    token: Option<String>,
+    token_path: Option<PathBuf>,
+) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(listen.address)
         .await
-        .map_err(|e| format!("cannot listen on {address}: {e}"))?;
+        .map_err(|e| format!("cannot listen on {}: {e}", listen.address))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
-    eprintln!("wamcp: serving MCP over streamable HTTP at http://{local}/mcp");
+    // Written, not eprintln!'d: a client may close our stderr, and a
+    // failed write must not end the server.
+    let mut said = format!("wamcp: serving MCP over streamable HTTP at http://{local}/mcp\n");
+    if let (Some(_), Some(path)) = (&token, &token_path) {
+        said.push_str(&format!(
+            "wamcp: every request needs 'Authorization: Bearer <token>', the token in {}\n",
+            path.display()
+        ));
+    }
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), said.as_bytes());
+    if token.is_none() {
+        tracing::warn!(
+            "serving without a token (--no-token): any program on this machine can use this server"
+        );
+    }
     let stop = CancellationToken::new();
+    let port = local.port();
+    let mut hosts = vec![
+        "localhost".to_string(),
+        "127.0.0.1".into(),
+        "::1".into(),
+        "[::1]".into(),
+    ];
+    if !local.ip().is_loopback() {
+        hosts.push(local.ip().to_string());
+        hosts.push(format!("[{}]", local.ip()));
+    }
+    // The server's own pages may talk to it: the conformance suite's
+    // rebinding check sends the same-port loopback origin.
+    let origins = [
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+        format!("http://[::1]:{port}"),
+    ];
     let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(["localhost", "127.0.0.1", "::1", "[::1]"])
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_cancellation_token(stop.child_token());
     let service = StreamableHttpService::new(
@@ -50,7 +195,9 @@ pub async fn serve(ctx: Arc<ServerContext>, address: SocketAddr) -> Result<(), S
         LocalSessionManager::default().into(),
         config,
     );
-    let router = axum::Router::new().nest_service("/mcp", service);
+    let router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(Arc::new(token), guard));
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             let _ = tokio::signal::ctrl_c().await;
@@ -60,14 +207,57 @@ pub async fn serve(ctx: Arc<ServerContext>, address: SocketAddr) -> Result<(), S
         .map_err(|e| e.to_string())
 }
 
+/// Checks the bearer token before anything else, and answers a session's
+/// DELETE with 204 (rmcp says 202, which SDKs warn about).
+async fn guard(State(token): State<Arc<Option<String>>>, request: Request, next: Next) -> Response {
+    if let Some(token) = token.as_ref() {
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if !same_secret(given.as_bytes(), token.as_bytes()) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, "Bearer")],
+                "wamcp: this server needs 'Authorization: Bearer <token>' (the token is in the http-token file in \
+                 wamcp's config directory; wamcp config --emit client --http prints a ready entry)",
+            )
+                .into_response();
+        }
+    }
+    let delete = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
+}
+
+/// Compares without stopping at the first difference, so the time taken
+/// does not tell how much of a guess was right.
+fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    let mut difference = u8::from(given.len() != expected.len());
+    for (i, byte) in expected.iter().enumerate() {
+        difference |= byte ^ given.get(i).copied().unwrap_or(0);
+    }
+    difference == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn only_loopback_addresses_are_served() {
-        assert_eq!(listen_address("127.0.0.1:8765").unwrap().port(), 8765);
-        assert!(listen_address("[::1]:0").is_ok());
+    fn loopback_unless_remote_is_allowed_and_never_remote_without_the_token() {
+        let ok = |raw, no_token, remote| listen(raw, no_token, remote);
+        assert_eq!(
+            ok("127.0.0.1:8765", false, false).unwrap().address.port(),
+            8765
+        );
+        assert!(ok("[::1]:0", false, false).unwrap().token_required);
+        assert!(!ok("127.0.0.1:0", true, false).unwrap().token_required);
         for bad in [
             "0.0.0.0:8765",
             "192.168.1.5:80",
@@ -76,7 +266,49 @@ mod tests {
             "8765",
             "",
         ] {
-            assert!(listen_address(bad).is_err(), "{bad}");
+            assert!(ok(bad, false, false).is_err(), "{bad}");
         }
+        assert!(ok("0.0.0.0:8765", false, true).unwrap().token_required);
+        assert!(
+            ok("0.0.0.0:8765", true, true)
+                .unwrap_err()
+                .contains("loopback addresses only")
+        );
+    }
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret(b"abcd", b"abcd"));
+        for wrong in [&b"abce"[..], b"abc", b"abcde", b"", b"ABCD"] {
+            assert!(!same_secret(wrong, b"abcd"), "{wrong:?}");
+        }
+    }
+
+    #[test]
+    fn the_token_is_made_once_privately_and_a_bad_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wamcp").join("http-token");
+        let first = load_or_create_token(&path).unwrap();
+        assert_eq!(first.len(), 64);
+        assert_eq!(load_or_create_token(&path).unwrap(), first);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+            assert!(
+                load_or_create_token(&path)
+                    .unwrap_err()
+                    .contains("chmod 600")
+            );
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        std::fs::write(&path, "short").unwrap();
+        assert!(
+            load_or_create_token(&path)
+                .unwrap_err()
+                .contains("does not hold a token")
+        );
     }
 }

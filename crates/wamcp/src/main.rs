@@ -94,6 +94,12 @@ struct ServeArgs {
     /// default 127.0.0.1:8765).
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = wamcp::http::DEFAULT_ADDRESS)]
     http: Option<String>,
+    /// With --http on loopback: accept requests without the bearer token.
+    #[arg(long, requires = "http")]
+    no_token: bool,
+    /// With --http: listen on a non-loopback address (the token is required).
+    #[arg(long, requires = "http")]
+    allow_remote: bool,
 }
 
 #[derive(Args)]
@@ -120,6 +126,11 @@ struct ConfigArgs {
     /// With --emit: only this profile.
     #[arg(long, requires = "emit")]
     profile: Option<String>,
+    /// With --emit: an entry for `wamcp serve --http` at this URL, with the
+    /// bearer token (made now if there is none).
+    #[arg(long, requires = "emit", value_name = "URL", num_args = 0..=1,
+          default_missing_value = "http://127.0.0.1:8765/mcp", conflicts_with = "profile")]
+    http: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -254,13 +265,28 @@ const TERMINAL_GREETING: &str = concat!(
     "To connect a client, print its configuration: wamcp config --emit client (or vscode, codex).\n",
 );
 
+/// The checked `--http` settings and the token they need (made on first
+/// use), or `None` for stdio.
+type HttpSetup = (wamcp::http::Listen, Option<String>, Option<PathBuf>);
+
+fn http_setup(args: &ServeArgs, env: EnvLookup) -> Result<Option<HttpSetup>, String> {
+    let Some(raw) = args.http.as_deref() else {
+        return Ok(None);
+    };
+    let listen = wamcp::http::listen(raw, args.no_token, args.allow_remote)?;
+    if !listen.token_required {
+        return Ok(Some((listen, None, None)));
+    }
+    let path = wamcp::http::token_file(env).ok_or(
+        "no per-user config directory is known (HOME/APPDATA unset), so there is nowhere to keep the token; \
+         set HOME or APPDATA, or pass --no-token on loopback",
+    )?;
+    let token = wamcp::http::load_or_create_token(&path)?;
+    Ok(Some((listen, Some(token), Some(path))))
+}
+
 fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
-    let http = match args
-        .http
-        .as_deref()
-        .map(wamcp::http::listen_address)
-        .transpose()
-    {
+    let http = match http_setup(&args, env) {
         Ok(http) => http,
         Err(message) => {
             eprintln!("wamcp serve: {message}");
@@ -313,7 +339,10 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
         // Off the start-up path: the first answer does not wait for it.
         tokio::task::spawn_blocking(move || sweep_leftovers(&roots));
         if let Some(address) = http {
-            return wamcp::http::serve(ctx, address).await.map_err(Into::into);
+            let (listen, token, token_path) = address;
+            return wamcp::http::serve(ctx, listen, token, token_path)
+                .await
+                .map_err(Into::into);
         }
         let gone = ctx.client_gone.clone();
         let service = match WamcpServer::new(ctx)
@@ -389,6 +418,13 @@ fn config_command(args: ConfigArgs, env: EnvLookup, cwd: &Path) -> Result<(), St
             _ => format!("cannot write {}: {e}", path.display()),
         })?;
         println!("wrote {}", path.display());
+        return Ok(());
+    }
+    if let (Some(format), Some(url)) = (args.emit, &args.http) {
+        let path = wamcp::http::token_file(env)
+            .ok_or("no per-user config directory is known (HOME/APPDATA unset)")?;
+        let token = wamcp::http::load_or_create_token(&path)?;
+        print!("{}", emit::render_http(format, url, &token));
         return Ok(());
     }
     if let Some(format) = args.emit {

@@ -460,6 +460,7 @@ fn streamable_http_serves_both_eras() {
     let Some(python) = python() else { return };
     let sandbox = Sandbox::new().set("WAMCP_TOOLS", "core,docs");
     let server = sandbox.serve_http();
+    let sandbox = sandbox.set("WAMCP_TEST_HTTP_TOKEN", server.token.clone());
     for (mode, era) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
         let seen = run_client_for(&python, &sandbox, mode, &[&server.url]);
         assert_eq!(seen["protocol_version"], era, "{mode}");

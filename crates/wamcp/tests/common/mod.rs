@@ -89,6 +89,11 @@ impl Sandbox {
         self.root().join("home")
     }
 
+    /// Where a server in this sandbox keeps its HTTP bearer token.
+    pub fn http_token_file(&self) -> PathBuf {
+        self.user_config().with_file_name("http-token")
+    }
+
     /// The per-user config file a server in this sandbox generates.
     pub fn user_config(&self) -> PathBuf {
         if cfg!(windows) {
@@ -270,6 +275,8 @@ pub struct HttpServer {
     child: std::process::Child,
     /// The URL the server announced, `http://127.0.0.1:PORT/mcp`.
     pub url: String,
+    /// The bearer token every request needs.
+    pub token: String,
 }
 
 impl Drop for HttpServer {
@@ -309,7 +316,11 @@ impl Sandbox {
         if keep_reading_log {
             std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
         }
-        HttpServer { child, url }
+        let token = std::fs::read_to_string(self.http_token_file())
+            .expect("the server made its token")
+            .trim()
+            .to_string();
+        HttpServer { child, url, token }
     }
 }
 

@@ -20,6 +20,16 @@ async def main() -> None:
     # a program to start over stdio.
     if command.startswith("http"):
         target = command
+        token = os.environ.get("WAMCP_TEST_HTTP_TOKEN")
+        if token:
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            client = httpx2.AsyncClient(
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=httpx2.Timeout(30.0, read=300.0),
+            )
+            target = streamable_http_client(command, http_client=client)
     else:
         target = StdioServerParameters(command=command, args=args, env=dict(os.environ))
     async with Client(target, mode=mode) as client:
