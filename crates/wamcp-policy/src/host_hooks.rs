@@ -60,13 +60,21 @@ pub enum Verdict {
     Nothing,
 }
 
-/// The wamcp tool a host's tool name calls: `mcp__<server>__<tool>`, or
-/// `mcp__plugin_<plugin>_<server>__<tool>` for a plugin's server. The tool
-/// is the part after the last `__` and must be one of `known`.
-pub fn tool_of<'a>(host_name: &'a str, known: &[&str]) -> Option<&'a str> {
+/// The server and the wamcp tool a host's tool name calls:
+/// `mcp__<server>__<tool>`, or `mcp__plugin_<plugin>_<server>__<tool>` for
+/// a plugin's server. The tool is the part after the last `__` and must be
+/// one of `known`.
+pub fn tool_of<'a>(host_name: &'a str, known: &[&str]) -> Option<(&'a str, &'a str)> {
     let rest = host_name.strip_prefix("mcp__")?;
     let (server, tool) = rest.rsplit_once("__")?;
-    (!server.is_empty() && known.contains(&tool)).then_some(tool)
+    (!server.is_empty() && known.contains(&tool)).then_some((server, tool))
+}
+
+/// Whether `server` (as [`tool_of`] splits it) is the name the plugins
+/// give wamcp. Refusing or asking about another server's look-alike tool
+/// only tightens; allowing one never happens.
+pub fn is_wamcp_server(server: &str) -> bool {
+    matches!(server, "wamcp" | "plugin_wamcp_wamcp")
 }
 
 /// Whether `project` (as the call gave it) is an absolute path inside
@@ -132,9 +140,18 @@ mod tests {
     #[test]
     fn tool_names_in_both_host_forms() {
         for (name, want) in [
-            ("mcp__wamcp__capability_run", Some("capability_run")),
-            ("mcp__plugin_wamcp_wamcp__read_file", Some("read_file")),
-            ("mcp__my__server__package_install", Some("package_install")),
+            (
+                "mcp__wamcp__capability_run",
+                Some(("wamcp", "capability_run")),
+            ),
+            (
+                "mcp__plugin_wamcp_wamcp__read_file",
+                Some(("plugin_wamcp_wamcp", "read_file")),
+            ),
+            (
+                "mcp__my__server__package_install",
+                Some(("my__server", "package_install")),
+            ),
             ("mcp__wamcp__delete_everything", None),
             ("mcp____read_file", None),
             ("mcp__read_file", None),
@@ -143,6 +160,10 @@ mod tests {
             ("mcp__wamcp__", None),
         ] {
             assert_eq!(tool_of(name, KNOWN), want, "{name}");
+        }
+        assert!(is_wamcp_server("wamcp") && is_wamcp_server("plugin_wamcp_wamcp"));
+        for other in ["evil", "plugin_other_srv", "othermcp__wamcp", "wamcp2", ""] {
+            assert!(!is_wamcp_server(other), "{other}");
         }
     }
 

@@ -92,7 +92,7 @@ impl ProtectedDirs {
                 .map(String::from)
                 .to_vec(),
                 exact: [
-                    "/home", "/Users", "/mnt", "/media", "/opt", "/srv", "/tmp", "/var",
+                    "/home", "/Users", "/mnt", "/media", "/opt", "/srv", "/tmp", "/var", "/var/tmp",
                 ]
                 .map(String::from)
                 .to_vec(),
@@ -183,6 +183,16 @@ pub fn judge_workspace(
             return Err(format!(
                 "'{cwd}' {what}; adopting it would make your whole profile writable. Start the server \
                  in the project directory, or list the project in WAMCP_PROJECT_ROOTS."
+            ));
+        }
+        // ~/.ssh, ~/.config, ~/.local: keys and every program's settings.
+        let hidden = path.parts.len() == home.parts.len() + 1
+            && path.starts_with(&home)
+            && path.parts.last().is_some_and(|name| name.starts_with('.'));
+        if hidden {
+            return Err(format!(
+                "'{cwd}' is a hidden folder in your home directory, where keys and program settings live, \
+                 not a project."
             ));
         }
     }
@@ -298,6 +308,7 @@ mod tests {
             (r"\\server\share", "drive or filesystem root"),
             (r"\\?\UNC\server\share\", "drive or filesystem root"),
             (r"C:\Users\Ada", "is your home directory"),
+            (r"C:\Users\Ada\.ssh", "hidden folder in your home"),
             (r"c:\users\ada\", "is your home directory"),
             (r"C:\Users", "contains your home directory"),
             (r"C:\Windows\System32", "inside the system directory"),
@@ -348,6 +359,10 @@ mod tests {
             ("/usr/local/src", "inside the system directory"),
             ("/etc", "inside the system directory"),
             ("/tmp", "shared system directory"),
+            ("/var/tmp", "shared system directory"),
+            ("/home/ada/.ssh", "hidden folder in your home"),
+            ("/home/ada/.config", "hidden folder in your home"),
+            ("/home/ada/.local/", "hidden folder in your home"),
             ("home/ada/src", "not an absolute path"),
         ] {
             let err = judge_workspace(cwd, PathStyle::Unix, &dirs).expect_err(cwd);
@@ -356,6 +371,8 @@ mod tests {
         for cwd in [
             "/home/ada/src/wamcp",
             "/home/adam",
+            "/home/ada/.local/src/app",
+            "/home/ada/src/.hidden-project",
             "/tmp/build-123",
             "/opt/work/repo",
             "/usrdata/x",

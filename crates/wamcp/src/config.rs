@@ -218,16 +218,15 @@ pub fn resolve(file: Result<Option<ConfigFile>, String>, env: EnvLookup) -> Reso
     }
 }
 
-/// Finds the config file: `WAMCP_CONFIG_FILE`, else `input/config.json` under
-/// the working directory if it exists, else the per-user file (which may not
-/// exist yet). `None` only when no per-user directory can be determined.
+/// Finds the config file: `WAMCP_CONFIG_FILE`, else the per-user file
+/// (which may not exist yet). `None` only when no per-user directory can be
+/// determined. A project's own `input/config.json` is read only when named:
+/// the working directory is often a folder the agent can write (a client
+/// lists it as a root after start-up, or an earlier session had it as one),
+/// and a file there could switch confinement off for the next start.
 pub fn locate(env: EnvLookup, cwd: &Path) -> Option<PathBuf> {
     if let Some(path) = env_value(env, CONFIG_FILE) {
         return Some(cwd.join(path));
-    }
-    let local = cwd.join("input").join("config.json");
-    if local.is_file() {
-        return Some(local);
     }
     user_config_dir(env).map(|dir| dir.join("wamcp").join("config.json"))
 }
@@ -843,7 +842,7 @@ mod tests {
     }
 
     #[test]
-    fn locate_prefers_the_variable_then_the_working_directory_then_the_user_dir() {
+    fn locate_prefers_the_variable_then_the_user_dir_never_the_project() {
         let dir = tempfile::tempdir().unwrap();
         let cwd = dir.path();
         let env = env_of(&[
@@ -858,11 +857,12 @@ mod tests {
             PathBuf::from("/h/.config")
         };
         assert_eq!(user, expected.join("wamcp").join("config.json"));
+        // A project's own file is not picked up by itself.
         std::fs::create_dir_all(cwd.join("input")).unwrap();
         std::fs::write(cwd.join("input").join("config.json"), "{}").unwrap();
         assert_eq!(
             locate(&env, cwd).unwrap(),
-            cwd.join("input").join("config.json")
+            expected.join("wamcp").join("config.json")
         );
         let env = env_of(&[("WAMCP_CONFIG_FILE", "custom.json")]);
         assert_eq!(locate(&env, cwd), Some(cwd.join("custom.json")));

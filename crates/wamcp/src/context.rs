@@ -107,9 +107,15 @@ pub struct ServerContext {
     /// Directories no root may be (home, system folders), as for
     /// `WAMCP_WORKSPACE_FROM_CWD`.
     protected_dirs: ProtectedDirs,
+    /// wamcp's folder in the per-user config directory and the HTTP bearer
+    /// token file: trust locations no root may reach.
+    pub wamcp_config_dir: Option<PathBuf>,
+    pub http_token_file: Option<PathBuf>,
     /// Calls running as MCP tasks, and finished ones until their TTL; here
     /// so every session (and every stateless HTTP request) finds them.
     pub tasks: rmcp::task_manager::TaskManager,
+    /// When recent tasks started, for [`ServerContext::admit_task`].
+    task_starts: Mutex<Vec<std::time::Instant>>,
 }
 
 /// The roots the client listed, judged.
@@ -331,11 +337,14 @@ impl ServerContext {
             roots_gate: tokio::sync::Mutex::new(()),
             protected_dirs: protected_dirs(env),
             tasks: rmcp::task_manager::TaskManager::new(),
+            task_starts: Mutex::default(),
+            wamcp_config_dir: config::user_config_dir(env).map(|d| d.join("wamcp")),
+            http_token_file: crate::http::token_file(env),
         };
         // A config file a command could rewrite (it lies inside a writable
-        // root, as `input/config.json` does when the server starts in the
-        // project) could turn confinement off for the next start: set it
-        // aside and run on the environment and defaults.
+        // root, as a project's `input/config.json` named in
+        // WAMCP_CONFIG_FILE would) could turn confinement off for the next
+        // start: set it aside and run on the environment and defaults.
         let places = context.command_writable_places();
         let inside = context
             .config_file
@@ -356,23 +365,45 @@ impl ServerContext {
             };
             return ServerContext::new(startup, env, cwd, transport);
         }
-        // Programs are never looked up where the agent can write.
-        let mut agent_writable = context.writable_roots();
+        context.distrust_writable_places();
+        context
+    }
+
+    /// Programs are never looked up by name where the agent can write:
+    /// the writable roots (client roots too, so called again when they
+    /// change), the system places and the caches.
+    fn distrust_writable_places(&self) {
+        let mut agent_writable = self.writable_roots();
         agent_writable.extend(
             wamcp_exec::confine::SYSTEM_WRITABLE
                 .iter()
                 .map(|p| resolve_lenient(Path::new(p))),
         );
         agent_writable.extend(
-            context
-                .sandbox
+            self.sandbox
                 .caches()
                 .entries
                 .iter()
                 .map(|entry| resolve_lenient(Path::new(entry))),
         );
         wamcp_platform::search_path::distrust(agent_writable);
-        context
+    }
+
+    /// The files and folders wamcp trusts (config, rules, capabilities,
+    /// the token, its config and data folders): a root that holds one, or
+    /// lies inside one, would let a command rewrite it. (The grants file is
+    /// read afresh on every call and grants nothing from a writable place,
+    /// so a project holding it may still be a root.)
+    fn trust_locations(&self) -> Vec<PathBuf> {
+        self.config_location
+            .iter()
+            .chain(&self.command_rules_file)
+            .chain(&self.capabilities_file)
+            .chain(&self.wamcp_config_dir)
+            .chain(&self.http_token_file)
+            .chain(&self.data_dir)
+            .map(|p| resolve_lenient(p))
+            .collect()
     }
 
     /// Hosts the grants file grants now, read fresh, or why it grants none.
@@ -498,6 +529,14 @@ impl ServerContext {
                 .and_then(|resolved| {
                     judge_workspace(&resolved.display().to_string(), style, &self.protected_dirs)
                         .map(|()| resolved)
+                })
+                .and_then(|resolved| match self.trust_location_overlapping(&resolved) {
+                    Some(trusted) => Err(format!(
+                        "'{}' holds or lies inside {}, which wamcp trusts; a command there could rewrite it.",
+                        resolved.display(),
+                        trusted.display()
+                    )),
+                    None => Ok(resolved),
                 });
             match verdict {
                 Ok(root) if !judged.accepted.contains(&root) => judged.accepted.push(root),
@@ -506,6 +545,17 @@ impl ServerContext {
             }
         }
         *self.client_roots.lock().unwrap_or_else(|e| e.into_inner()) = judged;
+        self.distrust_writable_places();
+    }
+
+    /// A trust location inside `root`, or one `root` lies inside.
+    fn trust_location_overlapping(&self, root: &Path) -> Option<PathBuf> {
+        let shown = root.display().to_string();
+        self.trust_locations().into_iter().find(|trusted| {
+            let trusted_shown = trusted.display().to_string();
+            wamcp_policy::write_rules::is_within(&trusted_shown, &shown, PathStyle::native())
+                || wamcp_policy::write_rules::is_within(&shown, &trusted_shown, PathStyle::native())
+        })
     }
 
     /// The client could not say its roots; none are taken until it can.
@@ -515,6 +565,19 @@ impl ServerContext {
             problem: Some(problem),
             ..ClientRoots::default()
         };
+    }
+
+    /// Counts a task start against `limit` starts per `window`; false when
+    /// the limit is reached (the start is then not counted).
+    pub fn admit_task(&self, limit: usize, window: std::time::Duration) -> bool {
+        let mut starts = self.task_starts.lock().unwrap_or_else(|e| e.into_inner());
+        let now = std::time::Instant::now();
+        starts.retain(|started| now.duration_since(*started) < window);
+        if starts.len() >= limit {
+            return false;
+        }
+        starts.push(now);
+        true
     }
 
     /// The client's list changed: ask again before the next call.
@@ -543,6 +606,7 @@ impl ServerContext {
             .chain(&self.command_rules_file)
             .chain(&self.capabilities_file)
             .chain(&self.config_location)
+            .chain(&self.http_token_file)
             .map(|p| resolve_lenient(p))
             .chain(
                 self.audit

@@ -15,7 +15,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use wamcp_exec::command::{Approval, NEEDS_APPROVAL, check};
 use wamcp_policy::devenv::safety::Safety;
-use wamcp_policy::host_hooks::{HookEvent, Verdict, answer, inside_session, tool_of};
+use wamcp_policy::host_hooks::{
+    HookEvent, Verdict, answer, inside_session, is_wamcp_server, tool_of,
+};
 
 /// Hook events are small; a larger input is not one.
 const MAX_INPUT_BYTES: u64 = 1 << 20;
@@ -44,7 +46,7 @@ pub fn respond(
     let payload: Value =
         serde_json::from_str(&text).map_err(|e| format!("the hook event is not JSON: {e}"))?;
     let known: Vec<&str> = crate::registry::TOOLS.iter().map(|t| t.name).collect();
-    let Some(tool) = payload["tool_name"]
+    let Some((server, tool)) = payload["tool_name"]
         .as_str()
         .and_then(|n| tool_of(n, &known))
     else {
@@ -67,7 +69,11 @@ pub fn respond(
         &session,
         "hook",
     );
-    let verdict = verdict(&ctx, tool, &payload["tool_input"], &session);
+    let verdict = match verdict(&ctx, tool, &payload["tool_input"], &session) {
+        // Only wamcp's own calls may skip a prompt.
+        Verdict::ProvenPlan if !is_wamcp_server(server) => Verdict::Nothing,
+        verdict => verdict,
+    };
     Ok(answer(event, &verdict))
 }
 

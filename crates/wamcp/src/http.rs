@@ -70,33 +70,62 @@ pub fn token_file(env: EnvLookup) -> Option<PathBuf> {
 }
 
 /// The token in `path`, made on first use: 32 random bytes in hex, in a
-/// file only the user can read. A file others can read is refused rather
-/// than used.
+/// file only the user can read. A file that is a link, not a regular
+/// file, someone else's, readable by others or larger than a token is
+/// refused rather than used.
 pub fn load_or_create_token(path: &Path) -> Result<String, String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => {
-            check_private(path)?;
-            let token = text.trim().to_string();
-            if token.len() < 32 || !token.chars().all(|c| c.is_ascii_hexdigit()) {
-                return Err(format!(
-                    "{} does not hold a token (64 hex digits); delete it and a new one is made",
-                    path.display()
-                ));
-            }
-            Ok(token)
+    // Two servers may start at once: the loser of the race reads the
+    // winner's token; a file that keeps vanishing is an error, not a loop.
+    for _ in 0..3 {
+        if let Some(token) = read_token(path)? {
+            return Ok(token);
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_token(path),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        match create_token(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
+            Ok(token) => return Ok(token),
+        }
     }
+    Err(format!("{} keeps changing; not used", path.display()))
 }
 
-fn create_token(path: &Path) -> Result<String, String> {
+/// The largest token file read.
+const MAX_TOKEN_FILE_BYTES: u64 = 256;
+
+/// The token in `path`, `None` when there is no file.
+fn read_token(path: &Path) -> Result<Option<String>, String> {
+    let refuse = |why: String| {
+        format!(
+            "{} {why}; delete it and a new token is made",
+            path.display()
+        )
+    };
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    if !meta.file_type().is_file() {
+        return Err(refuse(
+            "is not a regular file (a link, folder or device)".into(),
+        ));
+    }
+    check_private(&meta).map_err(refuse)?;
+    let bytes = wamcp_fs::regular::read_small(path, MAX_TOKEN_FILE_BYTES)
+        .map_err(|e| refuse(format!("cannot be read as a token ({e})")))?;
+    let token = String::from_utf8_lossy(&bytes).trim().to_string();
+    if token.len() < 32 || !token.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(refuse("does not hold a token (64 hex digits)".into()));
+    }
+    Ok(Some(token))
+}
+
+fn create_token(path: &Path) -> std::io::Result<String> {
     let mut bytes = [0u8; 32];
-    wamcp_platform::random::fill(&mut bytes).map_err(|e| format!("no random bytes: {e}"))?;
+    wamcp_platform::random::fill(&mut bytes)?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)?;
     }
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
@@ -105,38 +134,30 @@ fn create_token(path: &Path) -> Result<String, String> {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let mut file = match options.open(path) {
-        Ok(file) => file,
-        // Another server made it first: use that one.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            return load_or_create_token(path);
-        }
-        Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
-    };
-    std::io::Write::write_all(&mut file, format!("{token}\n").as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mut file = options.open(path)?;
+    std::io::Write::write_all(&mut file, format!("{token}\n").as_bytes())?;
     Ok(token)
 }
 
-/// On Unix the token file must not be readable by others; on Windows the
-/// per-user profile's access list already keeps it the user's.
-fn check_private(path: &Path) -> Result<(), String> {
+/// On Unix the token file must be the user's and not readable by others;
+/// on Windows the per-user profile's access list already keeps it theirs.
+fn check_private(meta: &std::fs::Metadata) -> Result<(), String> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?
-            .permissions()
-            .mode();
-        if mode & 0o077 != 0 {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if meta.uid() != me {
+            return Err(format!("belongs to another user (uid {})", meta.uid()));
+        }
+        if meta.mode() & 0o077 != 0 {
             return Err(format!(
-                "{} can be read by other users (mode {:o}); run chmod 600 on it, or delete it and a new token is made",
-                path.display(),
-                mode & 0o777
+                "can be read by other users (mode {:o}; chmod 600 fixes it)",
+                meta.mode() & 0o777
             ));
         }
     }
-    let _ = path;
+    let _ = meta;
     Ok(())
 }
 
@@ -215,7 +236,11 @@ async fn guard(State(token): State<Arc<Option<String>>>, request: Request, next:
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
+            .and_then(|v| {
+                // The scheme name is case-insensitive (RFC 9110).
+                let (scheme, credentials) = v.split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then_some(credentials)
+            })
             .unwrap_or("");
         if !same_secret(given.as_bytes(), token.as_bytes()) {
             return (
@@ -310,5 +335,27 @@ mod tests {
                 .unwrap_err()
                 .contains("does not hold a token")
         );
+        std::fs::write(&path, "a".repeat(300)).unwrap();
+        let err = load_or_create_token(&path).unwrap_err();
+        assert!(err.contains("cannot be read as a token"), "{err}");
+        #[cfg(unix)]
+        {
+            std::fs::remove_file(&path).unwrap();
+            // A dangling link, a link to a device, a FIFO: refused, never
+            // followed, never waited on.
+            std::os::unix::fs::symlink(dir.path().join("nowhere"), &path).unwrap();
+            let err = load_or_create_token(&path).unwrap_err();
+            assert!(err.contains("not a regular file"), "{err}");
+            std::fs::remove_file(&path).unwrap();
+            std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+            let err = load_or_create_token(&path).unwrap_err();
+            assert!(err.contains("not a regular file"), "{err}");
+            std::fs::remove_file(&path).unwrap();
+            let fifo = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+            // SAFETY: a NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+            let err = load_or_create_token(&path).unwrap_err();
+            assert!(err.contains("not a regular file"), "{err}");
+        }
     }
 }

@@ -92,9 +92,12 @@ impl WamcpServer {
         context: &RequestContext<RoleServer>,
         responses: Option<&InputResponses>,
     ) -> Option<InputRequiredResult> {
-        let stateless = context
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        // A handshake session said in `initialize` whether it has roots; a
+        // call's own metadata cannot add them afterwards.
+        let stateless = context.peer.peer_info().is_none()
+            && context
+                .protocol_version()
+                .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
         let offered = context
             .client_capabilities()
             .is_some_and(|c| c.roots.is_some());

@@ -40,6 +40,14 @@ const POLL_INTERVAL_MS: u64 = 1000;
 /// Tasks that may run at once; more are refused rather than queued.
 pub const MAX_RUNNING_TASKS: usize = 16;
 
+/// Tasks started within one TTL, finished ones included: their results
+/// are kept until it ends, so their number bounds the memory they hold.
+pub const MAX_KEPT_TASKS: usize = 64;
+
+/// How long a task waits for the user's answer to its question, as an
+/// ordinary call does; an unanswered question must not hold a slot.
+const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// Whether this call becomes a task: a long tool, for a client that
 /// declared the tasks extension.
 pub fn wanted(entry: &ToolEntry, context: &RequestContext<RoleServer>) -> bool {
@@ -61,6 +69,19 @@ pub fn start(
         return Err(McpError::invalid_request(
             format!(
                 "{MAX_RUNNING_TASKS} tasks are already running; wait for one to finish or cancel one."
+            ),
+            None,
+        ));
+    }
+    if !ctx.admit_task(
+        MAX_KEPT_TASKS,
+        std::time::Duration::from_millis(TASK_TTL_MS),
+    ) {
+        return Err(McpError::invalid_request(
+            format!(
+                "{MAX_KEPT_TASKS} tasks were started in the last {} minutes and their results are kept; call \
+                 the tool without task support, or wait.",
+                TASK_TTL_MS / 60_000
             ),
             None,
         ));
@@ -122,7 +143,18 @@ async fn run(
         let mut responses = InputResponses::new();
         for (key, input) in asked.input_requests.unwrap_or_default() {
             // Keys must be new for every request of one task.
-            let answer = task.request_input(format!("{key}-{round}"), input).await?;
+            let asked = task.request_input(format!("{key}-{round}"), input);
+            let answer = tokio::time::timeout(ANSWER_TIMEOUT, asked)
+                .await
+                .map_err(|_| {
+                    TaskExit::Error(McpError::invalid_request(
+                        format!(
+                            "the question was not answered within {} s; nothing ran",
+                            ANSWER_TIMEOUT.as_secs()
+                        ),
+                        None,
+                    ))
+                })??;
             responses.insert(key, answer);
         }
         answers = Some((responses, asked.request_state));

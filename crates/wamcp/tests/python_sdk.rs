@@ -482,11 +482,32 @@ fn client_roots_become_writable_and_follow_list_changes() {
         std::fs::create_dir_all(d).unwrap();
     }
     let uri = |p: &std::path::Path| format!("file://{}", p.display());
+    // A program planted in a root must not be found on PATH once the root
+    // is the agent's; wamcp's own data folder can never be a root.
+    let planted = one.join("bin");
+    std::fs::create_dir_all(&planted).unwrap();
+    std::fs::write(planted.join("git"), "#!/bin/sh\necho planted\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let executable = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(planted.join("git"), executable).unwrap();
+    }
+    let data = sandbox.root().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let path = format!(
+        "{}:{}",
+        planted.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let sandbox = sandbox
+        .set("PATH", path)
+        .set("WAMCP_DATA_DIR", data.display().to_string());
     let first = json!([
         uri(&one),
         uri(&sandbox.home()),
         "file:///",
-        "file://server/share"
+        "file://server/share",
+        uri(&data)
     ]);
     let second = json!([uri(&two)]);
     let (report, stderr) = run_script(
@@ -505,6 +526,12 @@ fn client_roots_become_writable_and_follow_list_changes() {
     assert!(refused.contains("home directory"), "{refused}");
     assert!(refused.contains("root"), "{refused}");
     assert!(refused.contains("another machine"), "{refused}");
+    assert!(refused.contains("which wamcp trusts"), "{refused}");
+    let git = report["git"].as_str().unwrap_or_default();
+    assert!(
+        git.contains("git version") && !git.contains("planted"),
+        "{git}"
+    );
     assert!(
         info["writable_root_origins"]
             .as_array()

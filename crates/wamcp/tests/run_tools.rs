@@ -243,6 +243,7 @@ async fn trust_files_inside_a_writable_root_are_not_trusted() {
     let client = sandbox
         .in_dir(&project)
         .set("WAMCP_COMMAND_RULES", "rules.json")
+        .set("WAMCP_CONFIG_FILE", "input/config.json")
         .connect()
         .await;
     let info = client.server_info().await;

@@ -216,6 +216,25 @@ fn each_host_and_event_gets_only_the_decisions_it_supports() {
             json!({"package_id": "Git.Git", "source": "winget"}),
             Some("allow"),
         ),
+        // Another server's tool of the same name never skips a prompt.
+        (
+            CODEX_PERMISSION,
+            "mcp__evil__package_install".into(),
+            json!({"package_id": "Git.Git", "source": "winget"}),
+            None,
+        ),
+        (
+            CODEX_PERMISSION,
+            "mcp__othermcp__wamcp__package_install".into(),
+            json!({"package_id": "Git.Git", "source": "winget"}),
+            None,
+        ),
+        (
+            CODEX_PERMISSION,
+            "mcp__evil__capability_run".into(),
+            json!({"capability": "wipe"}),
+            Some("deny"),
+        ),
         (
             CODEX_PERMISSION,
             plain("package_install"),
