@@ -26,6 +26,18 @@ pub fn distrust(dirs: Vec<PathBuf>) {
     *DISTRUSTED.write().unwrap_or_else(|e| e.into_inner()) = dirs;
 }
 
+/// Adds directories that became writable (a client's roots). Never takes
+/// one away: a program planted while a folder was a root stays planted
+/// after the folder stops being one.
+pub fn distrust_also(dirs: &[PathBuf]) {
+    let mut distrusted = DISTRUSTED.write().unwrap_or_else(|e| e.into_inner());
+    for dir in dirs {
+        if !distrusted.contains(dir) {
+            distrusted.push(dir.clone());
+        }
+    }
+}
+
 /// `path` resolved through its longest existing ancestor (an entry that
 /// does not exist yet may be created later, through a linked parent), or
 /// `None` when resolution fails for any reason but absence.

@@ -61,6 +61,8 @@ impl ProtectedDirs {
                 .filter_map(var)
                 .collect();
                 trees.push(r"C:\Windows".into());
+                // Every program's settings and data: not a project.
+                trees.extend(["APPDATA", "LOCALAPPDATA"].into_iter().filter_map(var));
                 let exact = ["ProgramData", "PUBLIC"]
                     .into_iter()
                     .filter_map(var)
@@ -70,27 +72,48 @@ impl ProtectedDirs {
             PathStyle::Unix => ProtectedDirs {
                 home,
                 trees: [
-                    "/bin",
-                    "/boot",
-                    "/dev",
-                    "/etc",
-                    "/lib",
-                    "/lib32",
-                    "/lib64",
-                    "/proc",
-                    "/run",
-                    "/sbin",
-                    "/sys",
-                    "/usr",
-                    "/var/lib",
-                    "/var/cache",
-                    "/var/log",
-                    "/System",
-                    "/Library",
-                    "/Applications",
+                    "XDG_CONFIG_HOME",
+                    "XDG_DATA_HOME",
+                    "XDG_STATE_HOME",
+                    "XDG_CACHE_HOME",
                 ]
-                .map(String::from)
-                .to_vec(),
+                .into_iter()
+                .filter_map(|name| env(name).filter(|v| v.starts_with('/')))
+                .chain(
+                    [
+                        "/bin",
+                        "/boot",
+                        "/dev",
+                        "/etc",
+                        "/lib",
+                        "/lib32",
+                        "/lib64",
+                        "/proc",
+                        "/run",
+                        "/sbin",
+                        "/sys",
+                        "/usr",
+                        "/var/lib",
+                        "/var/cache",
+                        "/var/log",
+                        "/var/spool",
+                        "/var/mail",
+                        "/var/backups",
+                        "/var/local",
+                        "/var/opt",
+                        "/var/db",
+                        "/var/run",
+                        "/var/lock",
+                        "/var/snap",
+                        "/snap",
+                        "/root",
+                        "/System",
+                        "/Library",
+                        "/Applications",
+                    ]
+                    .map(String::from),
+                )
+                .collect(),
                 exact: [
                     "/home", "/Users", "/mnt", "/media", "/opt", "/srv", "/tmp", "/var", "/var/tmp",
                 ]
@@ -185,14 +208,41 @@ pub fn judge_workspace(
                  in the project directory, or list the project in WAMCP_PROJECT_ROOTS."
             ));
         }
-        // ~/.ssh, ~/.config, ~/.local: keys and every program's settings.
-        let hidden = path.parts.len() == home.parts.len() + 1
+        // ~/.ssh, ~/.config, ~/.local/bin: keys, every program's settings,
+        // programs on PATH. Nothing inside them is a project.
+        let hidden = path.parts.len() > home.parts.len()
             && path.starts_with(&home)
-            && path.parts.last().is_some_and(|name| name.starts_with('.'));
+            && path.parts[home.parts.len()].starts_with('.');
         if hidden {
             return Err(format!(
-                "'{cwd}' is a hidden folder in your home directory, where keys and program settings live, \
+                "'{cwd}' is in a hidden folder of your home directory, where keys and program settings live, \
                  not a project."
+            ));
+        }
+        // Another user's home, where homes are kept together (`/home`,
+        // `/Users`, `C:\Users`); a home elsewhere says nothing of its
+        // neighbours.
+        let homes = &home.parts[..home.parts.len().saturating_sub(1)];
+        let shared_parent = style == PathStyle::Windows
+            || matches!(homes, [one] if one == "home" || one == "Users");
+        let sibling = home.parts.len() > 1
+            && shared_parent
+            && path.parts.len() == home.parts.len()
+            && path.parts[..path.parts.len() - 1] == *homes;
+        if sibling {
+            return Err(format!(
+                "'{cwd}' is another user's home directory, not a project."
+            ));
+        }
+    }
+    for parent in ["/mnt", "/media"] {
+        let parent = Components::new(parent, style);
+        if style == PathStyle::Unix
+            && path.parts.len() == parent.parts.len() + 1
+            && path.starts_with(&parent)
+        {
+            return Err(format!(
+                "'{cwd}' is a whole mounted drive or volume, not a project."
             ));
         }
     }
@@ -288,6 +338,7 @@ mod tests {
                 "ProgramFiles" => Some(r"C:\Program Files".into()),
                 "ProgramFiles(x86)" => Some(r"C:\Program Files (x86)".into()),
                 "ProgramData" => Some(r"C:\ProgramData".into()),
+                "APPDATA" => Some(r"C:\Users\Ada\AppData\Roaming".into()),
                 _ => None,
             }
         })
@@ -308,7 +359,12 @@ mod tests {
             (r"\\server\share", "drive or filesystem root"),
             (r"\\?\UNC\server\share\", "drive or filesystem root"),
             (r"C:\Users\Ada", "is your home directory"),
-            (r"C:\Users\Ada\.ssh", "hidden folder in your home"),
+            (r"C:\Users\Ada\.ssh", "hidden folder of your home"),
+            (r"C:\Users\Bob", "another user's home"),
+            (
+                r"C:\Users\Ada\AppData\Roaming\Code\User",
+                "inside the system directory",
+            ),
             (r"c:\users\ada\", "is your home directory"),
             (r"C:\Users", "contains your home directory"),
             (r"C:\Windows\System32", "inside the system directory"),
@@ -360,9 +416,18 @@ mod tests {
             ("/etc", "inside the system directory"),
             ("/tmp", "shared system directory"),
             ("/var/tmp", "shared system directory"),
-            ("/home/ada/.ssh", "hidden folder in your home"),
-            ("/home/ada/.config", "hidden folder in your home"),
-            ("/home/ada/.local/", "hidden folder in your home"),
+            ("/home/ada/.ssh", "hidden folder of your home"),
+            ("/home/ada/.config", "hidden folder of your home"),
+            ("/home/ada/.local/", "hidden folder of your home"),
+            ("/home/ada/.local/bin", "hidden folder of your home"),
+            ("/home/ada/.config/git", "hidden folder of your home"),
+            ("/home/ada/.ssh/sub", "hidden folder of your home"),
+            ("/home/bob", "another user's home"),
+            ("/root", "inside the system directory"),
+            ("/var/spool/cron", "inside the system directory"),
+            ("/var/mail", "inside the system directory"),
+            ("/mnt/c", "whole mounted drive"),
+            ("/media/usb", "whole mounted drive"),
             ("home/ada/src", "not an absolute path"),
         ] {
             let err = judge_workspace(cwd, PathStyle::Unix, &dirs).expect_err(cwd);
@@ -370,9 +435,11 @@ mod tests {
         }
         for cwd in [
             "/home/ada/src/wamcp",
-            "/home/adam",
-            "/home/ada/.local/src/app",
+            "/home/adam/src",
             "/home/ada/src/.hidden-project",
+            "/mnt/c/Users/ada/src/app",
+            "/var/tmp/build-7",
+            "/var/www/site",
             "/tmp/build-123",
             "/opt/work/repo",
             "/usrdata/x",

@@ -537,6 +537,14 @@ impl ServerContext {
                         trusted.display()
                     )),
                     None => Ok(resolved),
+                })
+                .and_then(|resolved| match Self::path_entry_overlapping(&resolved) {
+                    Some(entry) => Err(format!(
+                        "'{}' holds or lies inside {}, a folder on PATH; a program planted there would run by name.",
+                        resolved.display(),
+                        entry.display()
+                    )),
+                    None => Ok(resolved),
                 });
             match verdict {
                 Ok(root) if !judged.accepted.contains(&root) => judged.accepted.push(root),
@@ -544,8 +552,27 @@ impl ServerContext {
                 Err(reason) => judged.refused.push(format!("{shown}: {reason}")),
             }
         }
+        wamcp_platform::search_path::distrust_also(&judged.accepted);
         *self.client_roots.lock().unwrap_or_else(|e| e.into_inner()) = judged;
-        self.distrust_writable_places();
+    }
+
+    /// A `PATH` folder inside `root`, or one `root` lies inside: programs
+    /// found there by name would be ones a command could replace.
+    fn path_entry_overlapping(root: &Path) -> Option<PathBuf> {
+        let shown = root.display().to_string();
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .filter(|entry| entry.is_absolute())
+            .map(|entry| resolve_lenient(&entry))
+            .find(|entry| {
+                let entry_shown = entry.display().to_string();
+                wamcp_policy::write_rules::is_within(&entry_shown, &shown, PathStyle::native())
+                    || wamcp_policy::write_rules::is_within(
+                        &shown,
+                        &entry_shown,
+                        PathStyle::native(),
+                    )
+            })
     }
 
     /// A trust location inside `root`, or one `root` lies inside.

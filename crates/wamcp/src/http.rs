@@ -92,7 +92,9 @@ pub fn load_or_create_token(path: &Path) -> Result<String, String> {
 /// The largest token file read.
 const MAX_TOKEN_FILE_BYTES: u64 = 256;
 
-/// The token in `path`, `None` when there is no file.
+/// The token in `path`, `None` when there is no file. Opened without
+/// following a link and without waiting on a FIFO, and judged on the
+/// handle that is read, so the file checked is the file used.
 fn read_token(path: &Path) -> Result<Option<String>, String> {
     let refuse = |why: String| {
         format!(
@@ -100,21 +102,58 @@ fn read_token(path: &Path) -> Result<Option<String>, String> {
             path.display()
         )
     };
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(meta) => meta,
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        // FILE_FLAG_OPEN_REPARSE_POINT: a link opens as itself.
+        options.custom_flags(0x0020_0000);
+    }
+    let not_regular = || refuse("is not a regular file (a link, folder or device)".into());
+    let file = match options.open(path) {
+        Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        // O_NOFOLLOW refuses a link (dangling or not) with ELOOP.
+        Err(_) if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => {
+            return Err(not_regular());
+        }
+        Err(e) => return Err(refuse(format!("cannot be opened ({e})"))),
     };
-    if !meta.file_type().is_file() {
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::MetadataExt;
+        if meta.file_attributes() & 0x400 != 0 {
+            return Err(not_regular());
+        }
+    }
+    if !meta.is_file() {
         return Err(refuse(
             "is not a regular file (a link, folder or device)".into(),
         ));
     }
     check_private(&meta).map_err(refuse)?;
-    let bytes = wamcp_fs::regular::read_small(path, MAX_TOKEN_FILE_BYTES)
-        .map_err(|e| refuse(format!("cannot be read as a token ({e})")))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(&file, MAX_TOKEN_FILE_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(|e| refuse(format!("cannot be read ({e})")))?;
+    if bytes.len() as u64 > MAX_TOKEN_FILE_BYTES {
+        return Err(refuse(format!(
+            "cannot be read as a token (larger than {MAX_TOKEN_FILE_BYTES} bytes)"
+        )));
+    }
     let token = String::from_utf8_lossy(&bytes).trim().to_string();
-    if token.len() < 32 || !token.chars().all(|c| c.is_ascii_hexdigit()) {
+    if token.len() != 64 || !token.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(refuse("does not hold a token (64 hex digits)".into()));
     }
     Ok(Some(token))

@@ -231,9 +231,10 @@ impl ServerHandler for WamcpServer {
             entry.name,
             serde_json::to_string(&arguments).unwrap_or_default()
         );
-        if crate::tasks::wanted(entry, &context) {
-            return crate::tasks::start(self.ctx.clone(), entry, arguments, context, call_identity)
-                .map(CallToolResponse::Task);
+        if crate::tasks::wanted(&self.ctx, entry, &context) {
+            let task =
+                crate::tasks::start(self.ctx.clone(), entry, arguments, context, call_identity);
+            return Ok(CallToolResponse::Task(task));
         }
         let exchange = Exchange {
             responses: request.input_responses,

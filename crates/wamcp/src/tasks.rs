@@ -49,12 +49,23 @@ pub const MAX_KEPT_TASKS: usize = 64;
 const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Whether this call becomes a task: a long tool, for a client that
-/// declared the tasks extension.
-pub fn wanted(entry: &ToolEntry, context: &RequestContext<RoleServer>) -> bool {
+/// declared the tasks extension, while there is room for another. When
+/// there is not, the call runs the ordinary way (with progress) instead of
+/// being refused: tasks are a convenience, the tool is the point.
+pub fn wanted(
+    ctx: &ServerContext,
+    entry: &ToolEntry,
+    context: &RequestContext<RoleServer>,
+) -> bool {
     LONG_TOOLS.contains(&entry.name)
         && context
             .client_capabilities()
             .is_some_and(|c| c.supports_tasks())
+        && ctx.tasks.running_task_count() < MAX_RUNNING_TASKS
+        && ctx.admit_task(
+            MAX_KEPT_TASKS,
+            std::time::Duration::from_millis(TASK_TTL_MS),
+        )
 }
 
 /// Starts `entry` as a task and returns what the client is told at once.
@@ -64,28 +75,7 @@ pub fn start(
     arguments: JsonObject,
     context: RequestContext<RoleServer>,
     call_identity: String,
-) -> Result<CreateTaskResult, McpError> {
-    if ctx.tasks.running_task_count() >= MAX_RUNNING_TASKS {
-        return Err(McpError::invalid_request(
-            format!(
-                "{MAX_RUNNING_TASKS} tasks are already running; wait for one to finish or cancel one."
-            ),
-            None,
-        ));
-    }
-    if !ctx.admit_task(
-        MAX_KEPT_TASKS,
-        std::time::Duration::from_millis(TASK_TTL_MS),
-    ) {
-        return Err(McpError::invalid_request(
-            format!(
-                "{MAX_KEPT_TASKS} tasks were started in the last {} minutes and their results are kept; call \
-                 the tool without task support, or wait.",
-                TASK_TTL_MS / 60_000
-            ),
-            None,
-        ));
-    }
+) -> CreateTaskResult {
     let options = TaskOptions::new()
         .with_ttl_ms(TASK_TTL_MS)
         .with_poll_interval_ms(POLL_INTERVAL_MS)
@@ -93,7 +83,7 @@ pub fn start(
     let task = ctx.tasks.clone().spawn(options, move |task| {
         Box::pin(run(ctx, entry, arguments, context, call_identity, task))
     });
-    Ok(CreateTaskResult::new(task))
+    CreateTaskResult::new(task)
 }
 
 async fn run(

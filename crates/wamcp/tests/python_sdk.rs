@@ -482,9 +482,11 @@ fn client_roots_become_writable_and_follow_list_changes() {
         std::fs::create_dir_all(d).unwrap();
     }
     let uri = |p: &std::path::Path| format!("file://{}", p.display());
-    // A program planted in a root must not be found on PATH once the root
-    // is the agent's; wamcp's own data folder can never be a root.
-    let planted = one.join("bin");
+    // A folder on PATH (an activated venv's bin) cannot become the agent's
+    // through a root: a program planted there would run by name. wamcp's
+    // own data folder can never be a root either.
+    let three = sandbox.root().join("three");
+    let planted = three.join("bin");
     std::fs::create_dir_all(&planted).unwrap();
     std::fs::write(planted.join("git"), "#!/bin/sh\necho planted\n").unwrap();
     {
@@ -507,7 +509,8 @@ fn client_roots_become_writable_and_follow_list_changes() {
         uri(&sandbox.home()),
         "file:///",
         "file://server/share",
-        uri(&data)
+        uri(&data),
+        uri(&three)
     ]);
     let second = json!([uri(&two)]);
     let (report, stderr) = run_script(
@@ -527,11 +530,7 @@ fn client_roots_become_writable_and_follow_list_changes() {
     assert!(refused.contains("root"), "{refused}");
     assert!(refused.contains("another machine"), "{refused}");
     assert!(refused.contains("which wamcp trusts"), "{refused}");
-    let git = report["git"].as_str().unwrap_or_default();
-    assert!(
-        git.contains("git version") && !git.contains("planted"),
-        "{git}"
-    );
+    assert!(refused.contains("a folder on PATH"), "{refused}");
     assert!(
         info["writable_root_origins"]
             .as_array()

@@ -46,11 +46,6 @@ async def main() -> None:
     async with Client(params, mode=mode, list_roots_callback=on_list_roots) as client:
         report = {"first_info": await info(client)}
         report["first_write"] = await write(client, first[0], "first.txt") if first else None
-        if first:
-            ran = await client.call_tool(
-                "run_powershell", {"command": "git --version", "working_directory": folder(first[0])}
-            )
-            report["git"] = ran.content[0].text if ran.content else None
         offered["roots"] = second
         if hasattr(client, "send_roots_list_changed"):
             await client.send_roots_list_changed()
