@@ -223,8 +223,12 @@ pub fn judge_workspace(
         // `/Users`, `C:\Users`); a home elsewhere says nothing of its
         // neighbours.
         let homes = &home.parts[..home.parts.len().saturating_sub(1)];
-        let shared_parent = style == PathStyle::Windows
-            || matches!(homes, [one] if one == "home" || one == "Users");
+        let shared_parent = match style {
+            PathStyle::Windows => homes
+                .last()
+                .is_some_and(|p| p.eq_ignore_ascii_case("users")),
+            PathStyle::Unix => matches!(homes, [one] if one == "home" || one == "Users"),
+        };
         let sibling = home.parts.len() > 1
             && shared_parent
             && path.parts.len() == home.parts.len()

@@ -390,3 +390,72 @@ async fn a_program_named_by_its_path_runs_unless_it_lives_in_a_root() {
     assert!(!project.join("planted").exists());
     client.close().await;
 }
+
+/// A confined command can rewrite the project's own `.git/config` and
+/// hooks (Landlock cannot make them read-only inside a writable root). The
+/// programs they name must not run when git runs through wamcp: fsmonitor
+/// on status, a hook on checkout, sshCommand on fetch. The canaries are
+/// inside the root, where a command may write, so only the pinned settings
+/// stop them.
+#[tokio::test]
+async fn programs_a_rewritten_git_config_names_never_run() {
+    if !have("git") {
+        return;
+    }
+    let (sandbox, project) = Sandbox::with_project();
+    seed_project(&project);
+    let ran = |what: &str| project.join(format!("ran-{what}"));
+    let mut config = std::fs::read_to_string(project.join(".git/config")).unwrap();
+    config.push_str(&format!(
+        "[core]\n\tfsmonitor = touch {}\n\tsshCommand = touch {}\n\
+         [remote \"origin\"]\n\turl = ssh://example.invalid/r.git\n",
+        ran("fsmonitor").display(),
+        ran("ssh").display()
+    ));
+    std::fs::write(project.join(".git/config"), config).unwrap();
+    let hook = project.join(".git/hooks/post-checkout");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\ntouch {}\n", ran("hook").display()),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let client = sandbox.connect().await;
+    let status = client
+        .call_text("run_powershell", json!({"command": "git status --short"}))
+        .await;
+    assert!(status.contains("a.c"), "{status}");
+    let switched = client
+        .call_text(
+            "run_powershell",
+            json!({"command": "git checkout -q -b feature"}),
+        )
+        .await;
+    assert!(switched.contains("EXIT CODE: 0"), "{switched}");
+    let _ = client
+        .call("run_powershell", json!({"command": "git fetch origin"}))
+        .await;
+    for what in ["fsmonitor", "hook", "ssh"] {
+        assert!(!ran(what).exists(), "the planted {what} ran");
+    }
+    // Control: git run directly obeys the file and runs them.
+    let direct = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(&project)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap()
+    };
+    direct(&["status", "--short"]);
+    direct(&["checkout", "-q", "-b", "control"]);
+    assert!(
+        ran("fsmonitor").exists() && ran("hook").exists(),
+        "control: the payloads run"
+    );
+    client.close().await;
+}

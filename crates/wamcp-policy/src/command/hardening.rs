@@ -9,6 +9,17 @@
 //! asks about). The setting must come from the command-line scope to count,
 //! which `GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n` is. Local-path transports are
 //! off for the same reason: the other side runs under its own configuration.
+//!
+//! A confined command can still rewrite the project's own `.git/config`
+//! (Landlock cannot make one file of a writable tree read-only), and keys
+//! there name programs git runs: with network for `fetch`, `pull` and
+//! `push`. The keys that run a program on everyday commands are pinned in
+//! the same command scope, which outranks the repository's file. What is
+//! left (filter drivers named by `.gitattributes`, a credential helper —
+//! pinning it would drop the user's own) is named in the README.
+
+/// A hooks folder that cannot exist, so no hook is found.
+const NO_HOOKS: &str = if cfg!(windows) { "NUL" } else { "/dev/null" };
 
 /// Variables to set for `program` (as rules name it); `get` reads the
 /// server's environment, so existing command-scope settings are kept.
@@ -27,6 +38,15 @@ pub fn child_env(program: &str, get: impl Fn(&str) -> Option<String>) -> Vec<(St
         // receive-pack under its own configuration (and hooks): one the agent
         // wrote file by file would run what it says (`git push ../evil`).
         ("protocol.file.allow", "never"),
+        // Programs a repository's config can name: run on status and diff
+        // (fsmonitor), on every fetch/push over SSH (sshCommand), by the git
+        // protocol (gitProxy), around commits and checkouts (hooks), and to
+        // check signatures (gpg.program).
+        ("core.fsmonitor", "false"),
+        ("core.sshCommand", "ssh"),
+        ("core.gitProxy", ""),
+        ("core.hooksPath", NO_HOOKS),
+        ("gpg.program", "gpg"),
     ];
     let mut env = Vec::new();
     for (offset, (key, value)) in settings.iter().enumerate() {
@@ -64,7 +84,17 @@ mod tests {
                 ("GIT_CONFIG_VALUE_1", "never"),
                 ("GIT_CONFIG_KEY_2", "protocol.file.allow"),
                 ("GIT_CONFIG_VALUE_2", "never"),
-                ("GIT_CONFIG_COUNT", "3"),
+                ("GIT_CONFIG_KEY_3", "core.fsmonitor"),
+                ("GIT_CONFIG_VALUE_3", "false"),
+                ("GIT_CONFIG_KEY_4", "core.sshCommand"),
+                ("GIT_CONFIG_VALUE_4", "ssh"),
+                ("GIT_CONFIG_KEY_5", "core.gitProxy"),
+                ("GIT_CONFIG_VALUE_5", ""),
+                ("GIT_CONFIG_KEY_6", "core.hooksPath"),
+                ("GIT_CONFIG_VALUE_6", NO_HOOKS),
+                ("GIT_CONFIG_KEY_7", "gpg.program"),
+                ("GIT_CONFIG_VALUE_7", "gpg"),
+                ("GIT_CONFIG_COUNT", "8"),
                 ("GIT_TERMINAL_PROMPT", "0"),
             ]
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -73,7 +103,7 @@ mod tests {
             (k == "GIT_CONFIG_COUNT").then(|| "3".to_string())
         });
         assert_eq!(env[0].0, "GIT_CONFIG_KEY_3");
-        assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "6".into())));
+        assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "11".into())));
         assert!(child_env("cmake", |_| None).is_empty());
     }
 }
