@@ -15,6 +15,7 @@ pub mod hostgrants;
 pub mod http;
 pub mod log;
 pub mod registry;
+pub mod roots;
 pub mod server;
 pub mod settings;
 pub mod stdio;

@@ -9,11 +9,10 @@ use crate::context::ServerContext;
 use crate::registry::ToolCall;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
-    Implementation, InitializeResult, InputRequest, InputRequests, InputRequiredResult,
-    InputResponses, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
     ServerConfig, Tool, UpdateTaskParams,
 };
-use rmcp::service::{NotificationContext, Peer, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use std::sync::{Arc, OnceLock};
 
@@ -43,100 +42,7 @@ impl WamcpServer {
         self.tools
             .get_or_init(|| self.ctx.registered.iter().map(|t| t.definition()).collect())
     }
-
-    /// Asks the client for its workspace roots when it offers them and the
-    /// list is not known (or changed). Handshake sessions only: the
-    /// stateless era forbids server requests, and roots are deprecated
-    /// there. One question at a time; the others wait for its answer.
-    #[expect(
-        deprecated,
-        reason = "MCP roots are deprecated (SEP-2577) but still what hosts send"
-    )]
-    async fn learn_client_roots(&self, peer: &Peer<RoleServer>) {
-        let offered = peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.roots.is_some());
-        if !self.ctx.client_roots_enabled || !offered || self.ctx.client_roots().fetched {
-            return;
-        }
-        let _one_at_a_time = self.ctx.roots_gate.lock().await;
-        if self.ctx.client_roots().fetched {
-            return;
-        }
-        match tokio::time::timeout(ROOTS_ANSWER_TIMEOUT, peer.list_roots()).await {
-            Ok(Ok(list)) => {
-                let uris: Vec<String> = list.roots.into_iter().map(|r| r.uri).collect();
-                self.ctx.set_client_roots(&uris);
-            }
-            Ok(Err(e)) => self
-                .ctx
-                .client_roots_unavailable(format!("the client did not list its roots: {e}")),
-            Err(_) => self.ctx.client_roots_unavailable(format!(
-                "the client did not list its roots within {} s",
-                ROOTS_ANSWER_TIMEOUT.as_secs()
-            )),
-        }
-    }
 }
-
-impl WamcpServer {
-    /// The stateless era's way to the client's roots: the first call
-    /// returns an input request for them, and the client calls again with
-    /// the list. `None` when the call may go on.
-    #[expect(
-        deprecated,
-        reason = "MCP roots are deprecated (SEP-2577) but still what hosts send"
-    )]
-    fn roots_round(
-        &self,
-        context: &RequestContext<RoleServer>,
-        responses: Option<&InputResponses>,
-    ) -> Option<InputRequiredResult> {
-        // A handshake session said in `initialize` whether it has roots; a
-        // call's own metadata cannot add them afterwards.
-        let stateless = context.peer.peer_info().is_none()
-            && context
-                .protocol_version()
-                .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        let offered = context
-            .client_capabilities()
-            .is_some_and(|c| c.roots.is_some());
-        if !stateless
-            || !offered
-            || !self.ctx.client_roots_enabled
-            || self.ctx.client_roots().fetched
-        {
-            return None;
-        }
-        if let Some(answer) = responses.and_then(|r| r.get(ROOTS_KEY)) {
-            match serde_json::from_value::<rmcp::model::ListRootsResult>(answer.clone()) {
-                Ok(list) => {
-                    let uris: Vec<String> = list.roots.into_iter().map(|r| r.uri).collect();
-                    self.ctx.set_client_roots(&uris);
-                }
-                Err(e) => self
-                    .ctx
-                    .client_roots_unavailable(format!("the client's roots could not be read: {e}")),
-            }
-            return None;
-        }
-        let mut requests = InputRequests::new();
-        requests.insert(
-            ROOTS_KEY.to_string(),
-            InputRequest::ListRoots(rmcp::model::ListRootsRequest::default()),
-        );
-        Some(InputRequiredResult::new(
-            Some(requests),
-            Some(ROOTS_KEY.to_string()),
-        ))
-    }
-}
-
-/// The key of the roots request in an input-required round.
-const ROOTS_KEY: &str = "wamcp_roots";
-
-/// How long a client may take to list its roots.
-const ROOTS_ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl ServerHandler for WamcpServer {
     fn get_info(&self) -> ServerConfig {
@@ -161,13 +67,13 @@ impl ServerHandler for WamcpServer {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // Asked at once, so the first tool call rarely waits for it.
         let server = self.clone();
-        tokio::spawn(async move { server.learn_client_roots(&context.peer).await });
+        tokio::spawn(async move { crate::roots::learn(&server.ctx, &context.peer).await });
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
         self.ctx.client_roots_changed();
         let server = self.clone();
-        tokio::spawn(async move { server.learn_client_roots(&context.peer).await });
+        tokio::spawn(async move { crate::roots::learn(&server.ctx, &context.peer).await });
     }
 
     async fn get_task(
@@ -220,8 +126,10 @@ impl ServerHandler for WamcpServer {
         };
         tracing::debug!(tool = entry.name, "call");
         // Roots decide where the call may write: known before it starts.
-        self.learn_client_roots(&context.peer).await;
-        if let Some(asked) = self.roots_round(&context, request.input_responses.as_ref()) {
+        crate::roots::learn(&self.ctx, &context.peer).await;
+        if let Some(asked) =
+            crate::roots::round(&self.ctx, &context, request.input_responses.as_ref())
+        {
             return Ok(CallToolResponse::InputRequired(asked));
         }
         let arguments = request.arguments.unwrap_or_default();
