@@ -501,6 +501,14 @@ impl ServerContext {
         roots
     }
 
+    /// Whether the client's current list is known.
+    pub fn client_roots_fetched(&self) -> bool {
+        self.client_roots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .fetched
+    }
+
     /// The roots the client listed, as judged.
     pub fn client_roots(&self) -> ClientRoots {
         self.client_roots
@@ -559,30 +567,16 @@ impl ServerContext {
     /// A `PATH` folder inside `root`, or one `root` lies inside: programs
     /// found there by name would be ones a command could replace.
     fn path_entry_overlapping(root: &Path) -> Option<PathBuf> {
-        let shown = root.display().to_string();
         let path = std::env::var_os("PATH")?;
-        std::env::split_paths(&path)
+        let entries = std::env::split_paths(&path)
             .filter(|entry| entry.is_absolute())
-            .map(|entry| resolve_lenient(&entry))
-            .find(|entry| {
-                let entry_shown = entry.display().to_string();
-                wamcp_policy::write_rules::is_within(&entry_shown, &shown, PathStyle::native())
-                    || wamcp_policy::write_rules::is_within(
-                        &shown,
-                        &entry_shown,
-                        PathStyle::native(),
-                    )
-            })
+            .map(|entry| resolve_lenient(&entry));
+        overlapping(root, entries)
     }
 
     /// A trust location inside `root`, or one `root` lies inside.
     fn trust_location_overlapping(&self, root: &Path) -> Option<PathBuf> {
-        let shown = root.display().to_string();
-        self.trust_locations().into_iter().find(|trusted| {
-            let trusted_shown = trusted.display().to_string();
-            wamcp_policy::write_rules::is_within(&trusted_shown, &shown, PathStyle::native())
-                || wamcp_policy::write_rules::is_within(&shown, &trusted_shown, PathStyle::native())
-        })
+        overlapping(root, self.trust_locations())
     }
 
     /// The client could not say its roots; none are taken until it can.
@@ -721,18 +715,7 @@ impl ServerContext {
     /// inside it, if any: a folder the server fills for another program
     /// (a sandbox bundle) must be out of the agent's reach both ways.
     pub fn writable_place_overlapping(&self, path: &Path) -> Option<PathBuf> {
-        let places = self.command_writable_places();
-        if let Some(place) = root_holding(path, &places) {
-            return Some(place.clone());
-        }
-        let folder = resolve_lenient(path).display().to_string();
-        places.into_iter().find(|place| {
-            wamcp_policy::write_rules::is_within(
-                &place.display().to_string(),
-                &folder,
-                PathStyle::native(),
-            )
-        })
+        overlapping(path, self.command_writable_places())
     }
 
     /// The command rules, loaded (and the user's file read) on first use.
@@ -866,6 +849,17 @@ fn load_command_rules(mut rules: RuleSet, file: Option<&Path>, roots: &[PathBuf]
 
 /// The writable root `file` (resolved) lies in, if any: a trust file there
 /// is one a confined command may write.
+/// The first of `places` (resolved) that holds `path` or lies inside it.
+fn overlapping(path: &Path, places: impl IntoIterator<Item = PathBuf>) -> Option<PathBuf> {
+    let path = resolve_lenient(path).display().to_string();
+    let style = PathStyle::native();
+    places.into_iter().find(|place| {
+        let place = place.display().to_string();
+        wamcp_policy::write_rules::is_within(&path, &place, style)
+            || wamcp_policy::write_rules::is_within(&place, &path, style)
+    })
+}
+
 fn root_holding<'a>(file: &Path, roots: &'a [PathBuf]) -> Option<&'a PathBuf> {
     let file = resolve_lenient(file).display().to_string();
     roots.iter().find(|root| {

@@ -32,11 +32,11 @@ pub async fn learn(ctx: &ServerContext, peer: &Peer<RoleServer>) {
     let offered = peer
         .peer_info()
         .is_some_and(|info| info.capabilities.roots.is_some());
-    if !ctx.client_roots_enabled || !offered || ctx.client_roots().fetched {
+    if !ctx.client_roots_enabled || !offered || ctx.client_roots_fetched() {
         return;
     }
     let _one_at_a_time = ctx.roots_gate.lock().await;
-    if ctx.client_roots().fetched {
+    if ctx.client_roots_fetched() {
         return;
     }
     match tokio::time::timeout(ROOTS_ANSWER_TIMEOUT, peer.list_roots()).await {
@@ -75,7 +75,7 @@ pub fn round(
     let offered = context
         .client_capabilities()
         .is_some_and(|c| c.roots.is_some());
-    if !stateless || !offered || !ctx.client_roots_enabled || ctx.client_roots().fetched {
+    if !stateless || !offered || !ctx.client_roots_enabled || ctx.client_roots_fetched() {
         return None;
     }
     if let Some(answer) = responses.and_then(|r| r.get(ROOTS_KEY)) {

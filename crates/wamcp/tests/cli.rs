@@ -3,8 +3,6 @@
 mod common;
 
 use common::{BIN, Sandbox};
-use rmcp::service::{ClientLifecycleMode, serve_client_with_lifecycle};
-use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 
 fn run(sandbox: &Sandbox, args: &[&str]) -> (bool, String, String) {
@@ -266,7 +264,7 @@ async fn an_emitted_entry_starts_a_working_server() {
     assert!(ok, "{stderr}");
     let client: Value = serde_json::from_str(&stdout).unwrap();
     let entry = &client["mcpServers"]["explore"];
-    let mut cmd = tokio::process::Command::new(entry["command"].as_str().unwrap());
+    let mut cmd = std::process::Command::new(entry["command"].as_str().unwrap());
     // A client starts servers with its own environment plus the entry's `env`.
     for (key, value) in &sandbox.env {
         cmd.env(key, value);
@@ -275,33 +273,11 @@ async fn an_emitted_entry_starts_a_working_server() {
         cmd.env(key, value.as_str().unwrap());
     }
     cmd.env_remove("WAMCP_TOOLS").current_dir(&sandbox.cwd);
-    let (transport, _) = TokioChildProcess::builder(cmd)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let service = serve_client_with_lifecycle((), transport, ClientLifecycleMode::Initialize)
-        .await
-        .unwrap();
-    let tools: Vec<String> = service
-        .peer()
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
+    let (tools, info) = common::tools_and_info(cmd).await;
     assert_eq!(tools.len(), 7);
     assert_eq!(tools[0], "read_file");
-    let info = service
-        .peer()
-        .call_tool(rmcp::model::CallToolRequestParams::new("get_server_info"))
-        .await
-        .unwrap()
-        .structured_content
-        .unwrap();
     assert_eq!(info["active_profile"], "explore");
     assert_eq!(info["active_tool_groups"], serde_json::json!(["core"]));
-    let _ = service.cancel().await;
 }
 
 /// Started by hand from a terminal, the server says what it is and how to

@@ -6,8 +6,6 @@
 mod common;
 
 use common::{BIN, Sandbox};
-use rmcp::ServiceExt;
-use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -63,24 +61,7 @@ async fn start_entry(
     for (key, value) in entry["env"].as_object().unwrap() {
         cmd.env(key, substitute(value.as_str().unwrap(), vars));
     }
-    let transport = TokioChildProcess::new(tokio::process::Command::from(cmd)).unwrap();
-    let service = ().serve(transport).await.expect("MCP handshake");
-    let tools: Vec<String> = service
-        .peer()
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
-    let mut params = rmcp::model::CallToolRequestParams::new("get_server_info");
-    params = params.with_arguments(serde_json::Map::new());
-    let info = service.peer().call_tool(params).await.unwrap();
-    let info = info
-        .structured_content
-        .unwrap_or_else(|| serde_json::from_str(&info.content[0].as_text().unwrap().text).unwrap());
-    service.cancel().await.unwrap();
-    (tools, info)
+    common::tools_and_info(cmd).await
 }
 
 #[tokio::test]

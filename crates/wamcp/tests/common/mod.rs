@@ -11,23 +11,16 @@ use std::path::{Path, PathBuf};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_wamcp");
 
-/// Every variable wamcp reads, removed before each server starts.
-const WAMCP_VARS: &[&str] = &[
-    "WAMCP_TOOLS",
-    "WAMCP_PROFILE",
-    "WAMCP_CONFIG_FILE",
-    "WAMCP_DOWNLOAD_ROOT",
-    "WAMCP_PROJECT_ROOTS",
-    "WAMCP_WORKSPACE_FROM_CWD",
-    "WAMCP_WEB_RESEARCH",
-    "WAMCP_EXTRA_DOC_HOSTS",
-    "WAMCP_ALLOWED_HOSTS_FILE",
-    "WAMCP_HOST_CONSENT",
-    "WAMCP_HOST_GRANT_PERSIST",
-    "WAMCP_SEARCH_BACKEND",
-    "WAMCP_COMMAND_RULES",
-    "WAMCP_CAPABILITIES_FILE",
-];
+/// Every setting wamcp reads, removed before each server starts: taken
+/// from the settings table, so a new setting cannot leak in from the
+/// developer's environment.
+fn wamcp_vars() -> impl Iterator<Item = &'static str> {
+    use wamcp::settings;
+    settings::SETTINGS
+        .iter()
+        .map(|s| s.name)
+        .chain([settings::CONFIG_FILE, settings::PROFILE])
+}
 
 /// A sandbox: a home directory with per-user config and data dirs, and a
 /// working directory the server starts in.
@@ -130,7 +123,7 @@ impl Sandbox {
 
     /// Gives `cmd` this sandbox's environment and working directory.
     pub fn apply(&self, cmd: &mut std::process::Command) {
-        for var in WAMCP_VARS {
+        for var in wamcp_vars() {
             cmd.env_remove(var);
         }
         for (key, value) in &self.env {
@@ -322,6 +315,35 @@ impl Sandbox {
             .to_string();
         HttpServer { child, url, token }
     }
+}
+
+/// Starts `cmd` as an MCP server the way a host would, lists its tools and
+/// asks `get_server_info`, then stops it.
+pub async fn tools_and_info(cmd: std::process::Command) -> (Vec<String>, Value) {
+    let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(cmd))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the server");
+    let service = serve_client_with_lifecycle((), transport, ClientLifecycleMode::Initialize)
+        .await
+        .expect("MCP handshake");
+    let tools = service
+        .peer()
+        .list_all_tools()
+        .await
+        .expect("tools/list")
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    let info = service
+        .peer()
+        .call_tool(CallToolRequestParams::new("get_server_info"))
+        .await
+        .expect("get_server_info")
+        .structured_content
+        .expect("server info is data");
+    let _ = service.cancel().await;
+    (tools, info)
 }
 
 /// Runs git in `dir` with a fixed identity, for seeding test repositories.
