@@ -7,6 +7,7 @@
 //! reverse.
 
 pub mod command;
+pub mod desktop;
 pub mod devenv;
 pub mod error;
 pub mod grants;

@@ -1,0 +1,211 @@
+//! The accessibility tree (UI Automation), read on a worker thread that is
+//! abandoned when it overruns its time: a browser's provider can take many
+//! seconds or never answer, and a tool call must not hang with it.
+
+use serde::Serialize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+/// One element of the tree.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Node {
+    pub depth: u32,
+    pub name: String,
+    /// UI Automation's control type name (`Button`, `Edit`, `ListItem`).
+    pub control_type: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub automation_id: String,
+    pub rect: [i32; 4],
+    pub enabled: bool,
+    /// A password field: never typed into.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub password: bool,
+}
+
+/// Most elements one read returns, and how deep it walks.
+pub const MAX_NODES: usize = 400;
+pub const MAX_DEPTH: u32 = 12;
+/// How long a read may take before it is abandoned (short in this crate's
+/// tests, whose fake provider never answers).
+pub const READ_TIMEOUT: Duration = if cfg!(test) {
+    Duration::from_millis(300)
+} else {
+    Duration::from_secs(5)
+};
+/// Reads still running after being abandoned; past this no new one starts,
+/// so a provider that never answers cannot pile up threads.
+const MAX_ABANDONED: usize = 4;
+
+pub trait Accessibility: Send + Sync + 'static {
+    /// The elements under the window, depth first, at most `MAX_NODES`.
+    fn tree(&self, hwnd: isize) -> Result<Vec<Node>, String>;
+}
+
+/// UI Automation's control type ids (50000 and up) by name.
+const CONTROL_TYPES: [&str; 41] = [
+    "Button",
+    "Calendar",
+    "CheckBox",
+    "ComboBox",
+    "Edit",
+    "Hyperlink",
+    "Image",
+    "ListItem",
+    "List",
+    "Menu",
+    "MenuBar",
+    "MenuItem",
+    "ProgressBar",
+    "RadioButton",
+    "ScrollBar",
+    "Slider",
+    "Spinner",
+    "StatusBar",
+    "Tab",
+    "TabItem",
+    "Text",
+    "ToolBar",
+    "ToolTip",
+    "Tree",
+    "TreeItem",
+    "Custom",
+    "Group",
+    "Thumb",
+    "DataGrid",
+    "DataItem",
+    "Document",
+    "SplitButton",
+    "Window",
+    "Pane",
+    "Header",
+    "HeaderItem",
+    "Table",
+    "TitleBar",
+    "Separator",
+    "SemanticZoom",
+    "AppBar",
+];
+
+pub fn control_type_name(id: i32) -> &'static str {
+    usize::try_from(id - 50_000)
+        .ok()
+        .and_then(|i| CONTROL_TYPES.get(i))
+        .copied()
+        .unwrap_or("Unknown")
+}
+
+/// What a bounded read gave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Read {
+    Nodes(Vec<Node>),
+    TimedOut,
+    Unavailable(String),
+}
+
+/// Reads that overran and are still running.
+static ABANDONED: AtomicUsize = AtomicUsize::new(0);
+
+/// One read's state, shared by the worker and the caller waiting for it.
+#[derive(Default)]
+struct Handover {
+    finished: bool,
+    abandoned: bool,
+}
+
+/// Reads the tree on its own thread and waits at most `timeout`.
+pub fn read_within(ax: Arc<dyn Accessibility>, hwnd: isize, timeout: Duration) -> Read {
+    if ABANDONED.load(Ordering::SeqCst) >= MAX_ABANDONED {
+        return Read::Unavailable(
+            "earlier accessibility reads of unresponsive windows are still running; try again later".into(),
+        );
+    }
+    let handover = Arc::new(Mutex::new(Handover::default()));
+    let (send, receive) = mpsc::channel();
+    let worker_handover = handover.clone();
+    let spawned = std::thread::Builder::new()
+        .name("wamcp-accessibility".into())
+        .spawn(move || {
+            let result = ax.tree(hwnd);
+            let mut h = worker_handover.lock().unwrap_or_else(|e| e.into_inner());
+            h.finished = true;
+            if h.abandoned {
+                ABANDONED.fetch_sub(1, Ordering::SeqCst);
+            }
+            // The caller may have given up waiting; nobody to tell.
+            let _ = send.send(result);
+        });
+    if let Err(e) = spawned {
+        return Read::Unavailable(format!("no thread for the accessibility read: {e}"));
+    }
+    match receive.recv_timeout(timeout) {
+        Ok(Ok(nodes)) => Read::Nodes(nodes),
+        Ok(Err(reason)) => Read::Unavailable(reason),
+        Err(_) => {
+            let mut h = handover.lock().unwrap_or_else(|e| e.into_inner());
+            if !h.finished {
+                h.abandoned = true;
+                ABANDONED.fetch_add(1, Ordering::SeqCst);
+            }
+            Read::TimedOut
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod fake {
+    use super::*;
+
+    /// A tree given up front, or a provider that never answers.
+    pub struct FakeTree {
+        pub nodes: Option<Vec<Node>>,
+    }
+
+    impl Accessibility for FakeTree {
+        fn tree(&self, _hwnd: isize) -> Result<Vec<Node>, String> {
+            match &self.nodes {
+                Some(nodes) => Ok(nodes.clone()),
+                None => {
+                    std::thread::sleep(Duration::from_secs(2));
+                    Err("never".into())
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_provider_that_never_answers_times_out_instead_of_hanging() {
+        let read = read_within(
+            Arc::new(FakeTree { nodes: None }),
+            1,
+            Duration::from_millis(50),
+        );
+        assert_eq!(read, Read::TimedOut);
+    }
+
+    #[test]
+    fn control_types_are_named_by_id() {
+        assert_eq!(control_type_name(50_000), "Button");
+        assert_eq!(control_type_name(50_004), "Edit");
+        assert_eq!(control_type_name(50_040), "AppBar");
+        assert_eq!(control_type_name(50_041), "Unknown");
+        assert_eq!(control_type_name(0), "Unknown");
+    }
+
+    #[test]
+    fn an_answer_in_time_is_returned() {
+        let node = Node {
+            name: "OK".into(),
+            control_type: "Button".into(),
+            ..Node::default()
+        };
+        let read = read_within(
+            Arc::new(FakeTree {
+                nodes: Some(vec![node.clone()]),
+            }),
+            1,
+            Duration::from_secs(5),
+        );
+        assert_eq!(read, Read::Nodes(vec![node]));
+    }
+}

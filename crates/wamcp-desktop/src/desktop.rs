@@ -1,0 +1,812 @@
+//! The desktop tools' behaviour, over the [`Windowing`] boundary.
+//!
+//! Every action follows the same order: the window must exist and be in
+//! scope; the target must name exactly one control; the background routes
+//! are tried (window messages, then MSAA's default action); a route that
+//! needs the foreground runs only with `allow_foreground`, and is otherwise
+//! answered with the [`Gate`]. Every answer says which route was used and
+//! whether the foreground window was the same before and after.
+
+use crate::accessibility::{self, Accessibility, Node, Read};
+use crate::image::{DEFAULT_MAX_EDGE, MAX_MAX_EDGE, MIN_MAX_EDGE};
+use crate::system::{CaptureMethod, MessageError, ShowMode, WindowInfo, Windowing};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use wamcp_policy::desktop::controls::{self, Control, Target};
+use wamcp_policy::desktop::keys::parse_keys;
+use wamcp_policy::desktop::launch::{ACCESSIBILITY_FLAGS, App, choose_app, command_line};
+use wamcp_policy::desktop::{Gate, in_scope};
+use wamcp_policy::error::{ErrorType, ToolError};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+/// Longest text `type_text` sends.
+pub const MAX_TYPED_CHARS: usize = 32_768;
+/// Most lines one `scroll` moves.
+pub const MAX_SCROLL_LINES: u32 = 100;
+/// How long `open_app` keeps the launched program from taking the
+/// foreground, and how long the foreground must stay put to count as settled.
+const LAUNCH_WATCH: Duration = Duration::from_secs(6);
+const LAUNCH_SETTLED: Duration = Duration::from_millis(700);
+const LAUNCH_POLL: Duration = Duration::from_millis(40);
+/// Controls named in a refusal, so a model can correct a target.
+const CONTROLS_NAMED: usize = 25;
+
+/// What `see` returns: the report and, when there is one, the picture.
+pub struct Seen {
+    pub report: Value,
+    pub png: Option<Vec<u8>>,
+}
+
+pub struct Desktop {
+    system: Box<dyn Windowing>,
+    ax: Arc<dyn Accessibility>,
+    /// `WAMCP_DESKTOP_APPS`: what `open_app` may start.
+    apps: Vec<String>,
+    /// `WAMCP_DESKTOP_PROCESSES`: image names whose windows may be touched.
+    processes: Vec<String>,
+    /// Processes `open_app` started; their windows are in scope.
+    launched: Mutex<HashSet<u32>>,
+}
+
+/// Where a target led.
+enum Found {
+    Control(Control),
+    /// Not a native control, but an accessibility element of that name.
+    Element(Node),
+}
+
+impl Desktop {
+    pub fn new(
+        system: Box<dyn Windowing>,
+        ax: Arc<dyn Accessibility>,
+        apps: Vec<String>,
+        processes: Vec<String>,
+    ) -> Desktop {
+        Desktop {
+            system,
+            ax,
+            apps,
+            processes,
+            launched: Mutex::new(HashSet::new()),
+        }
+    }
+
+    pub fn apps(&self) -> &[String] {
+        &self.apps
+    }
+
+    pub fn processes(&self) -> &[String] {
+        &self.processes
+    }
+
+    fn launched_by_us(&self, pid: u32) -> bool {
+        self.launched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&pid)
+    }
+
+    fn in_scope(&self, pid: u32, process: &str) -> bool {
+        in_scope(self.launched_by_us(pid), process, &self.processes)
+    }
+
+    /// `windows()`: every visible top-level window, marked with whether it
+    /// may be acted on.
+    pub fn windows(&self) -> Value {
+        let foreground = self.system.foreground();
+        let windows: Vec<Value> = self
+            .system
+            .windows()
+            .into_iter()
+            .map(|w| {
+                json!({
+                    "hwnd": w.hwnd,
+                    "title": w.title,
+                    "class": w.class,
+                    "pid": w.pid,
+                    "process": w.process,
+                    "rect": w.rect,
+                    "foreground": w.hwnd == foreground,
+                    "in_scope": self.in_scope(w.pid, &w.process),
+                })
+            })
+            .collect();
+        json!({ "count": windows.len(), "windows": windows })
+    }
+
+    /// The window behind `hwnd`, when it may be acted on.
+    fn scoped(&self, hwnd: i64) -> Result<WindowInfo, ToolError> {
+        let window = isize::try_from(hwnd)
+            .ok()
+            .and_then(|h| self.system.window(h))
+            .ok_or_else(|| {
+                ToolError::new(ErrorType::WindowNotFound, format!("No top-level window has the handle {hwnd}."))
+                    .recover("DO NOT retry with the same handle; call windows() and use an hwnd from its list (handles change when a window is re-created).")
+            })?;
+        if !self.in_scope(window.pid, &window.process) {
+            let name = if window.process.is_empty() {
+                format!("pid {}", window.pid)
+            } else {
+                window.process.clone()
+            };
+            return Err(ToolError::new(
+                ErrorType::WindowOutOfScope,
+                format!("'{}' belongs to {name}, which wamcp did not start and which is not listed in WAMCP_DESKTOP_PROCESSES.", window.title),
+            )
+            .recover("DO NOT retry: this is the user's decision. Ask them whether wamcp may act on this program's windows; if yes, they add its image name to WAMCP_DESKTOP_PROCESSES and restart the server.")
+            .detail("process", name));
+        }
+        Ok(window)
+    }
+
+    fn controls_of(&self, window: &WindowInfo) -> Result<Vec<Control>, ToolError> {
+        self.system
+            .controls(window.hwnd)
+            .map_err(|e| message_error(e, window))
+    }
+
+    /// The one thing `target` names in `window`.
+    fn find(&self, window: &WindowInfo, target: &str) -> Result<Found, ToolError> {
+        let parsed = controls::parse_target(target).map_err(|problem| {
+            ToolError::new(ErrorType::InvalidArguments, format!("Bad target: {problem}."))
+                .recover("Name a control by its text, as id:<control id>, or as class:<Class>[n]; see(hwnd) lists them.")
+        })?;
+        let all = self.controls_of(window)?;
+        let found = controls::matches(&all, &parsed);
+        match found.as_slice() {
+            [one] => {
+                let control = all[*one].clone();
+                if control.pid != window.pid && !self.in_scope(control.pid, "") {
+                    return Err(ToolError::new(
+                        ErrorType::WindowOutOfScope,
+                        format!("'{target}' is a control of another process (pid {}) embedded in this window.", control.pid),
+                    )
+                    .recover("DO NOT retry: ask the user whether that program's windows may be touched."));
+                }
+                Ok(Found::Control(control))
+            }
+            [] => {
+                if let Target::Text(text) = &parsed
+                    && let Some(node) = self.element_named(window, text)?
+                {
+                    return Ok(Found::Element(node));
+                }
+                Err(ToolError::new(
+                    ErrorType::TargetNotFound,
+                    format!("No control of '{}' matches '{target}'.", window.title),
+                )
+                .recover(format!("Its controls: {}.", controls::describe(&all, CONTROLS_NAMED)))
+                .recover("Use one of those, or call see(hwnd, with_tree=true) to read the accessibility tree."))
+            }
+            many => Err(ToolError::new(
+                ErrorType::TargetAmbiguous,
+                format!(
+                    "{} controls of '{}' match '{target}'.",
+                    many.len(),
+                    window.title
+                ),
+            )
+            .recover(format!(
+                "Name one by id: {}.",
+                many.iter()
+                    .map(|&i| format!("id:{}", all[i].id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
+    /// An accessibility element whose name is `text`, for targets that are
+    /// not native controls (browsers, Electron, WPF). Unreadable trees count
+    /// as no match.
+    fn element_named(&self, window: &WindowInfo, text: &str) -> Result<Option<Node>, ToolError> {
+        let key = controls::caption_key(text);
+        let Read::Nodes(nodes) =
+            accessibility::read_within(self.ax.clone(), window.hwnd, accessibility::READ_TIMEOUT)
+        else {
+            return Ok(None);
+        };
+        let named: Vec<Node> = nodes
+            .into_iter()
+            .filter(|n| controls::caption_key(&n.name) == key)
+            .collect();
+        match named.len() {
+            0 => Ok(None),
+            1 => Ok(named.into_iter().next()),
+            n => Err(ToolError::new(
+                ErrorType::TargetAmbiguous,
+                format!("{n} accessibility elements of '{}' are named '{text}'.", window.title),
+            )
+            .recover("DO NOT retry the same target; read see(hwnd, with_tree=true) and name a native control by id instead.")),
+        }
+    }
+
+    /// `click(hwnd, target)`.
+    pub fn click(
+        &self,
+        hwnd: i64,
+        target: &str,
+        allow_foreground: bool,
+    ) -> Result<Value, ToolError> {
+        let window = self.scoped(hwnd)?;
+        let before = self.system.foreground();
+        match self.find(&window, target)? {
+            Found::Control(c) => {
+                enabled(&c, target)?;
+                if controls::is_button(&c.class, c.style) {
+                    self.system
+                        .click_button(c.handle)
+                        .map_err(|e| message_error(e, &window))?;
+                    return Ok(self.done("BM_CLICK", before, json!(c)));
+                }
+                if self.system.default_action(c.handle).is_ok() {
+                    return Ok(self.done("MSAA_DEFAULT_ACTION", before, json!(c)));
+                }
+                if !allow_foreground {
+                    return Ok(Gate::new(
+                        format!("'{target}' is a {} control, which takes no click message and has no default action", c.class),
+                        format!("Clicking it means bringing '{}' to the front and clicking there with the real pointer.", window.title),
+                    )
+                    .to_json());
+                }
+                self.pointer_click(&window, c.rect, before, json!(c))
+            }
+            Found::Element(node) => {
+                if !allow_foreground {
+                    return Ok(Gate::new(
+                        format!("no native control matching '{target}' that accepts a window message"),
+                        format!(
+                            "'{target}' is a {} in '{}' that only UI Automation or the real pointer can reach; either brings the window to the front.",
+                            node.control_type, window.title
+                        ),
+                    )
+                    .to_json());
+                }
+                self.pointer_click(&window, node.rect, before, json!(node))
+            }
+        }
+    }
+
+    fn pointer_click(
+        &self,
+        window: &WindowInfo,
+        rect: [i32; 4],
+        before: isize,
+        target: Value,
+    ) -> Result<Value, ToolError> {
+        self.bring_forward(window)?;
+        let (x, y) = centre(rect);
+        self.system.pointer_click(x, y).map_err(input_failed)?;
+        Ok(self.done("SENDINPUT_POINTER", before, target))
+    }
+
+    /// `type_text(hwnd, target, text)`: replaces the control's text.
+    pub fn type_text(
+        &self,
+        hwnd: i64,
+        target: &str,
+        text: &str,
+        allow_foreground: bool,
+    ) -> Result<Value, ToolError> {
+        if text.chars().count() > MAX_TYPED_CHARS {
+            return Err(ToolError::new(
+                ErrorType::InvalidArguments,
+                format!("text is longer than {MAX_TYPED_CHARS} characters."),
+            )
+            .recover("Type it in parts, or write it to a file instead."));
+        }
+        let window = self.scoped(hwnd)?;
+        let before = self.system.foreground();
+        match self.find(&window, target)? {
+            Found::Control(c) => {
+                if c.password {
+                    return Err(password_refused(target));
+                }
+                enabled(&c, target)?;
+                let mut refused = format!(
+                    "'{target}' is a {} control, which takes no WM_SETTEXT",
+                    c.class
+                );
+                if controls::is_edit(&c.class) {
+                    self.system
+                        .set_text(c.handle, text)
+                        .map_err(|e| message_error(e, &window))?;
+                    let back = self
+                        .system
+                        .text(c.handle)
+                        .map_err(|e| message_error(e, &window))?;
+                    if back == text {
+                        return Ok(with(
+                            self.done("WM_SETTEXT", before, json!(c)),
+                            "verified",
+                            true,
+                        ));
+                    }
+                    refused = format!(
+                        "the text read back from '{target}' after WM_SETTEXT differs from what was sent"
+                    );
+                }
+                if !allow_foreground {
+                    return Ok(Gate::new(
+                        refused,
+                        format!("Typing means bringing '{}' to the front and sending real keystrokes to '{target}'.", window.title),
+                    )
+                    .to_json());
+                }
+                self.bring_forward(&window)?;
+                if !self.system.focus(c.handle) {
+                    return Err(input_failed(format!(
+                        "'{target}' did not take the keyboard focus"
+                    )));
+                }
+                self.type_keys(text)?;
+                let verified = controls::is_edit(&c.class)
+                    && self.system.text(c.handle).is_ok_and(|t| t.contains(text));
+                Ok(with(
+                    self.done("SENDINPUT_KEYS", before, json!(c)),
+                    "verified",
+                    verified,
+                ))
+            }
+            Found::Element(node) => {
+                if node.password {
+                    return Err(password_refused(target));
+                }
+                if !allow_foreground {
+                    return Ok(Gate::new(
+                        format!("no native control matching '{target}' that accepts a window message"),
+                        format!("'{target}' is a {} that only the real pointer and keyboard can reach; '{}' would come to the front.", node.control_type, window.title),
+                    )
+                    .to_json());
+                }
+                self.bring_forward(&window)?;
+                let (x, y) = centre(node.rect);
+                self.system.pointer_click(x, y).map_err(input_failed)?;
+                self.type_keys(text)?;
+                Ok(with(
+                    self.done("SENDINPUT_KEYS", before, json!(node)),
+                    "verified",
+                    false,
+                ))
+            }
+        }
+    }
+
+    fn type_keys(&self, text: &str) -> Result<(), ToolError> {
+        let strokes: Vec<_> = text
+            .chars()
+            .map(|c| wamcp_policy::desktop::keys::Stroke {
+                modifiers: Default::default(),
+                key: wamcp_policy::desktop::keys::Key::Char(c),
+            })
+            .collect();
+        self.system.send_keys(&strokes).map_err(input_failed)
+    }
+
+    /// `scroll(hwnd, target, direction)`: scroll messages, verified by the
+    /// scroll bar's position; the wheel only with the foreground.
+    pub fn scroll(
+        &self,
+        hwnd: i64,
+        target: Option<&str>,
+        direction: Direction,
+        lines: u32,
+        allow_foreground: bool,
+    ) -> Result<Value, ToolError> {
+        let lines = lines.clamp(1, MAX_SCROLL_LINES);
+        let window = self.scoped(hwnd)?;
+        let before = self.system.foreground();
+        let (handle, rect, what) = match target {
+            None => (window.hwnd, window.rect, json!({"window": window.title})),
+            Some(t) => match self.find(&window, t)? {
+                Found::Control(c) => (c.handle, c.rect, json!(c)),
+                Found::Element(node) => (0, node.rect, json!(node)),
+            },
+        };
+        let label = target.unwrap_or(&window.title).to_string();
+        if handle != 0 {
+            match self
+                .system
+                .scroll(handle, direction, lines)
+                .map_err(|e| message_error(e, &window))?
+            {
+                Some((from, to)) if from != to => {
+                    let mut report = self.done(
+                        if matches!(direction, Direction::Up | Direction::Down) {
+                            "WM_VSCROLL"
+                        } else {
+                            "WM_HSCROLL"
+                        },
+                        before,
+                        what,
+                    );
+                    report["position"] = json!({"before": from, "after": to});
+                    return Ok(report);
+                }
+                Some((at, _)) => {
+                    let mut report = self.done("WM_VSCROLL", before, what);
+                    report["moved"] = json!(false);
+                    report["position"] = json!({"before": at, "after": at});
+                    report["note"] = json!(
+                        "The scroll bar did not move: it is already at that end, or the control ignores scroll messages."
+                    );
+                    return Ok(report);
+                }
+                None => {}
+            }
+        }
+        if !allow_foreground {
+            return Ok(Gate::new(
+                format!("'{label}' has no scroll bar that answers scroll messages"),
+                format!("Scrolling it means bringing '{}' to the front and turning the real mouse wheel over it.", window.title),
+            )
+            .to_json());
+        }
+        self.bring_forward(&window)?;
+        let (x, y) = centre(rect);
+        let notches = lines.div_ceil(3) as i32;
+        let (notches, horizontal) = match direction {
+            Direction::Up => (notches, false),
+            Direction::Down => (-notches, false),
+            Direction::Left => (-notches, true),
+            Direction::Right => (notches, true),
+        };
+        self.system
+            .wheel(x, y, notches, horizontal)
+            .map_err(input_failed)?;
+        Ok(self.done("SENDINPUT_WHEEL", before, what))
+    }
+
+    /// `key(hwnd, keys)`: keystrokes go to the focused window, so this
+    /// always needs the foreground.
+    pub fn key(&self, hwnd: i64, keys: &str, allow_foreground: bool) -> Result<Value, ToolError> {
+        let strokes = parse_keys(keys).map_err(|problem| {
+            ToolError::new(ErrorType::InvalidArguments, format!("Bad key notation '{keys}': {problem}."))
+                .recover("Write chords as Ctrl+s, Alt+F4 or ^s, named keys in braces ({ENTER}, {TAB}, {F5}); use type_text for text.")
+        })?;
+        let window = self.scoped(hwnd)?;
+        let before = self.system.foreground();
+        if !allow_foreground {
+            return Ok(Gate::new(
+                "keystrokes reach only the window that has the keyboard focus",
+                format!("Sending {} keystroke(s) means bringing '{}' to the front; the user's own typing would go there too meanwhile.", strokes.len(), window.title),
+            )
+            .to_json());
+        }
+        self.bring_forward(&window)?;
+        self.system.send_keys(&strokes).map_err(input_failed)?;
+        let mut report = self.done("SENDINPUT_KEYS", before, json!({"window": window.title}));
+        report["strokes"] = json!(strokes.len());
+        Ok(report)
+    }
+
+    /// Brings a window forward for a route that needs it, and checks it
+    /// came: `SetForegroundWindow` reports success for windows that never
+    /// appear (the seed's false success).
+    fn bring_forward(&self, window: &WindowInfo) -> Result<(), ToolError> {
+        self.system.show(window.hwnd, ShowMode::Restore);
+        self.system.set_foreground(window.hwnd);
+        let now = self.system.window(window.hwnd);
+        let shown = now.as_ref().is_some_and(|w| w.visible && !w.minimized);
+        let front = self.system.foreground() == window.hwnd;
+        if shown && front {
+            return Ok(());
+        }
+        Err(ToolError::new(
+            ErrorType::ForegroundNotTaken,
+            format!("'{}' did not come to the front (visible: {shown}, foreground: {front}).", window.title),
+        )
+        .retryable("Windows may refuse while the user is typing elsewhere; ask the user to click the window once, then retry."))
+    }
+
+    /// `reveal(hwnd)`: the one tool that takes the foreground, and says so.
+    pub fn reveal(&self, hwnd: i64) -> Result<Value, ToolError> {
+        let window = self.scoped(hwnd)?;
+        let before = self.system.foreground();
+        self.bring_forward(&window)?;
+        Ok(json!({
+            "ok": true,
+            "hwnd": window.hwnd,
+            "title": window.title,
+            "took_foreground": before != window.hwnd,
+            "verified": "visible, not minimised and the foreground window",
+        }))
+    }
+
+    /// `open_app(command, args, accessibility)`.
+    pub fn open_app(
+        &self,
+        command: &str,
+        args: &[String],
+        accessibility: bool,
+    ) -> Result<Value, ToolError> {
+        let app = choose_app(command, &self.apps).map_err(|problem| {
+            ToolError::new(ErrorType::AppNotAllowed, format!("{problem}."))
+                .recover("DO NOT retry with another spelling: which programs may start is the user's decision. Ask them; they list it in WAMCP_DESKTOP_APPS (a name found on PATH, or a full path).")
+                .detail("allowed", self.apps.clone())
+        })?;
+        let program = self.program_file(&app)?;
+        let mut all_args = args.to_vec();
+        if accessibility {
+            all_args.extend(ACCESSIBILITY_FLAGS.iter().map(|f| f.to_string()));
+        }
+        let line = command_line(&program.to_string_lossy(), &all_args).map_err(|problem| {
+            ToolError::new(ErrorType::InvalidArguments, format!("{problem}."))
+        })?;
+        let before = self.system.foreground();
+        let pid = self.system.launch(&program, &line).map_err(|e| {
+            ToolError::new(
+                ErrorType::AppLaunchFailed,
+                format!("{} did not start: {e}", program.display()),
+            )
+        })?;
+        self.launched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(pid);
+        let watch = self.keep_foreground(pid, before);
+        let windows: Vec<Value> = watch
+            .windows
+            .iter()
+            .map(|w| json!({"hwnd": w.hwnd, "title": w.title, "class": w.class}))
+            .collect();
+        let foreground_now = self.system.foreground();
+        Ok(json!({
+            "ok": true,
+            "pid": pid,
+            "program": program.display().to_string(),
+            "windows": windows,
+            "foreground_contests": watch.contests,
+            "foreground_unchanged": foreground_now == before,
+            "accessibility_flags": accessibility,
+            "note": if windows.is_empty() { "No window of the process appeared while watching; it may open one later (call windows()), or hand over to another process, whose windows are out of scope unless listed in WAMCP_DESKTOP_PROCESSES." } else { "" },
+        }))
+    }
+
+    fn program_file(&self, app: &App) -> Result<PathBuf, ToolError> {
+        let not_found = |what: &str| {
+            ToolError::new(ErrorType::AppNotFound, format!("{what} was not found."))
+                .recover("DO NOT retry: the listed program is not installed where WAMCP_DESKTOP_APPS says (names are looked up on PATH, outside every folder the agent can write).")
+        };
+        let file = match app {
+            App::Name(name) => self
+                .system
+                .find_program(name)
+                .ok_or_else(|| not_found(name))?,
+            App::Path(path) => PathBuf::from(path),
+        };
+        // A listed file the agent can rewrite is whatever the agent wrote last.
+        if !self.system.trusted_program(&file) {
+            return Err(ToolError::new(
+                ErrorType::AppNotAllowed,
+                format!("{} lies in a folder the agent can write, so it may not be the program the user listed.", file.display()),
+            )
+            .recover("DO NOT retry: ask the user to install the program outside the project and writable roots."));
+        }
+        if !file.is_file() && matches!(app, App::Path(_)) {
+            return Err(not_found(&file.display().to_string()));
+        }
+        Ok(file)
+    }
+
+    /// Watches a launched program and takes the foreground back each time
+    /// it grabs it: a program activates itself a moment after start, sooner
+    /// than it can be prevented, so this is a contest, not a setting.
+    fn keep_foreground(&self, pid: u32, before: isize) -> Watch {
+        let started = Instant::now();
+        let mut quiet_since = Instant::now();
+        let mut watch = Watch {
+            windows: Vec::new(),
+            contests: 0,
+        };
+        while started.elapsed() < LAUNCH_WATCH {
+            let front = self.system.foreground();
+            if front != before && front != 0 && self.system.window_pid(front) == pid {
+                watch.contests += 1;
+                self.system.show(front, ShowMode::Hide);
+                self.system.set_foreground(before);
+                self.system.show(front, ShowMode::NoActivate);
+                quiet_since = Instant::now();
+            }
+            watch.windows = self
+                .system
+                .windows()
+                .into_iter()
+                .filter(|w| w.pid == pid)
+                .collect();
+            if !watch.windows.is_empty() && quiet_since.elapsed() >= LAUNCH_SETTLED {
+                break;
+            }
+            std::thread::sleep(LAUNCH_POLL);
+        }
+        watch
+    }
+
+    /// `see(hwnd, with_tree, max_edge)`.
+    pub fn see(
+        &self,
+        hwnd: i64,
+        with_tree: bool,
+        max_edge: Option<u32>,
+    ) -> Result<Seen, ToolError> {
+        let window = self.scoped(hwnd)?;
+        let max_edge = max_edge
+            .unwrap_or(DEFAULT_MAX_EDGE)
+            .clamp(MIN_MAX_EDGE, MAX_MAX_EDGE);
+        let mut report = json!({
+            "ok": true,
+            "hwnd": window.hwnd,
+            "title": window.title,
+            "class": window.class,
+            "pid": window.pid,
+            "process": window.process,
+            "rect": window.rect,
+        });
+        let mut png = None;
+        match self.picture(&window) {
+            Ok((method, frame)) => match frame.to_png(max_edge) {
+                Ok((w, h, bytes)) => {
+                    report["image"] = json!({"method": method, "width": w, "height": h, "captured_width": frame.width, "captured_height": frame.height});
+                    png = Some(bytes);
+                }
+                Err(e) => {
+                    report["image_unavailable"] =
+                        json!(format!("the capture could not be encoded: {e}"))
+                }
+            },
+            Err(reason) => report["image_unavailable"] = json!(reason),
+        }
+        match self.system.controls(window.hwnd) {
+            Ok(list) => report["controls"] = json!(list),
+            Err(MessageError::NotResponding) => {
+                report["controls_unavailable"] = json!("the window is not responding to messages")
+            }
+            Err(MessageError::Gone) => return Err(message_error(MessageError::Gone, &window)),
+        }
+        if with_tree {
+            match accessibility::read_within(
+                self.ax.clone(),
+                window.hwnd,
+                accessibility::READ_TIMEOUT,
+            ) {
+                Read::Nodes(nodes) => report["tree"] = json!(nodes),
+                Read::TimedOut => {
+                    report["tree"] = json!([]);
+                    report["timed_out"] = json!(true);
+                }
+                Read::Unavailable(reason) => report["tree_unavailable"] = json!(reason),
+            }
+        }
+        Ok(Seen { report, png })
+    }
+
+    /// A picture of the window that is not one flat colour: `PrintWindow`
+    /// first; then the pixels on screen, only while the window is visible
+    /// and nothing covers it (a covered window's screen pixels are another
+    /// window's, possibly one that is out of scope).
+    fn picture(&self, window: &WindowInfo) -> Result<(&'static str, crate::image::Frame), String> {
+        let printed = self.system.capture(window.hwnd, CaptureMethod::Print);
+        if let Ok(frame) = &printed
+            && !frame.is_blank()
+        {
+            return Ok(("PrintWindow", printed.unwrap_or_else(|_| unreachable!())));
+        }
+        let printed_problem = match &printed {
+            Ok(_) => "PrintWindow gave a blank frame".to_string(),
+            Err(e) => format!("PrintWindow failed ({e})"),
+        };
+        if !window.visible || window.minimized {
+            return Err(format!(
+                "{printed_problem} and the window is hidden or minimised; reveal(hwnd) would show it but takes the foreground"
+            ));
+        }
+        if let Some(cover) = self.covering(window) {
+            return Err(format!(
+                "{printed_problem} and '{cover}' covers part of the window, so its screen pixels are not its own; reveal(hwnd) would bring it to the front"
+            ));
+        }
+        match self.system.capture(window.hwnd, CaptureMethod::Screen) {
+            Ok(frame) if !frame.is_blank() => Ok(("BitBlt", frame)),
+            Ok(_) => Err(format!(
+                "{printed_problem} and the window's screen pixels are one colour (GPU or protected content)"
+            )),
+            Err(e) => Err(format!(
+                "{printed_problem} and the screen copy failed ({e})"
+            )),
+        }
+    }
+
+    /// The title of a visible window in front of `window` that overlaps it.
+    fn covering(&self, window: &WindowInfo) -> Option<String> {
+        let overlaps = |r: [i32; 4]| {
+            r[0] < window.rect[2]
+                && window.rect[0] < r[2]
+                && r[1] < window.rect[3]
+                && window.rect[1] < r[3]
+        };
+        self.system
+            .windows()
+            .into_iter()
+            .take_while(|w| w.hwnd != window.hwnd)
+            .find(|w| w.visible && !w.minimized && overlaps(w.rect))
+            .map(|w| w.title)
+    }
+
+    /// The report of an action that was done.
+    fn done(&self, route: &str, before: isize, target: Value) -> Value {
+        let after = self.system.foreground();
+        json!({
+            "ok": true,
+            "route": route,
+            "target": target,
+            "foreground_unchanged": after == before,
+        })
+    }
+}
+
+struct Watch {
+    windows: Vec<WindowInfo>,
+    contests: u32,
+}
+
+fn with(mut report: Value, key: &str, value: impl Into<Value>) -> Value {
+    report[key] = value.into();
+    report
+}
+
+fn centre(rect: [i32; 4]) -> (i32, i32) {
+    ((rect[0] + rect[2]) / 2, (rect[1] + rect[3]) / 2)
+}
+
+fn enabled(control: &Control, target: &str) -> Result<(), ToolError> {
+    if control.enabled {
+        return Ok(());
+    }
+    Err(ToolError::new(ErrorType::TargetDisabled, format!("'{target}' is disabled; a message to it would do nothing.")).retryable(
+        "Do what the window needs first (fill in required fields), check with see(hwnd), then retry.",
+    ))
+}
+
+fn password_refused(target: &str) -> ToolError {
+    ToolError::new(
+        ErrorType::PasswordField,
+        format!("'{target}' is a password field; wamcp never reads or types passwords."),
+    )
+    .recover("DO NOT retry: ask the user to type it themselves.")
+}
+
+fn message_error(error: MessageError, window: &WindowInfo) -> ToolError {
+    match error {
+        MessageError::NotResponding => ToolError::new(
+            ErrorType::WindowNotResponding,
+            format!(
+                "'{}' did not answer a window message in time; it is busy or hung.",
+                window.title
+            ),
+        )
+        .retryable("Wait a few seconds and retry once; if it stays hung, tell the user."),
+        MessageError::Gone => ToolError::new(
+            ErrorType::WindowNotFound,
+            format!("'{}' closed while wamcp was acting on it.", window.title),
+        )
+        .recover("Call windows() to see what is open now."),
+    }
+}
+
+fn input_failed(problem: String) -> ToolError {
+    ToolError::new(ErrorType::InputFailed, format!("Synthetic input failed: {problem}."))
+        .retryable("Retry once; if it fails again, the session may be locked or a secure desktop is up (tell the user).")
+}

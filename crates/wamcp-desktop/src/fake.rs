@@ -1,0 +1,532 @@
+//! A scripted desktop for testing how the tools decide and report, on any
+//! platform. Real windows are exercised under Wine (`tests/` of `wamcp`).
+
+use crate::accessibility::Node;
+use crate::accessibility::fake::FakeTree;
+use crate::image::Frame;
+use crate::system::{CaptureMethod, MessageError, ScrollMove, ShowMode, WindowInfo, Windowing};
+use crate::{Desktop, Direction};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use wamcp_policy::desktop::controls::Control;
+use wamcp_policy::desktop::keys::Stroke;
+use wamcp_policy::error::ToolError;
+
+#[derive(Default)]
+struct State {
+    windows: Vec<WindowInfo>,
+    controls: HashMap<isize, Vec<Control>>,
+    texts: HashMap<isize, String>,
+    foreground: isize,
+    hung: bool,
+    /// `set_foreground` reports success and changes nothing (Windows'
+    /// foreground lock, or the seed's hidden-window case).
+    foreground_lies: bool,
+    /// The launched program takes the foreground this many times.
+    grabs: u32,
+    default_action_works: bool,
+    /// Edits that store something other than what is sent.
+    mangles: bool,
+    print: Option<Frame>,
+    screen: Option<Frame>,
+    scroll: Option<ScrollMove>,
+    calls: Vec<String>,
+}
+
+#[derive(Clone, Default)]
+struct Fake(Arc<Mutex<State>>);
+
+impl Fake {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.0.lock().unwrap()
+    }
+    fn log(&self, call: String) {
+        self.state().calls.push(call);
+    }
+}
+
+impl Windowing for Fake {
+    fn windows(&self) -> Vec<WindowInfo> {
+        self.state()
+            .windows
+            .iter()
+            .filter(|w| w.visible)
+            .cloned()
+            .collect()
+    }
+    fn window(&self, hwnd: isize) -> Option<WindowInfo> {
+        self.state()
+            .windows
+            .iter()
+            .find(|w| w.hwnd == hwnd)
+            .cloned()
+    }
+    fn foreground(&self) -> isize {
+        self.state().foreground
+    }
+    fn window_pid(&self, hwnd: isize) -> u32 {
+        self.window(hwnd).map_or(0, |w| w.pid)
+    }
+    fn controls(&self, hwnd: isize) -> Result<Vec<Control>, MessageError> {
+        let s = self.state();
+        if s.hung {
+            return Err(MessageError::NotResponding);
+        }
+        Ok(s.controls.get(&hwnd).cloned().unwrap_or_default())
+    }
+    fn click_button(&self, control: isize) -> Result<(), MessageError> {
+        self.log(format!("BM_CLICK {control}"));
+        Ok(())
+    }
+    fn set_text(&self, control: isize, text: &str) -> Result<(), MessageError> {
+        self.log(format!("WM_SETTEXT {control}"));
+        let stored = if self.state().mangles {
+            text.replace('é', "?")
+        } else {
+            text.to_string()
+        };
+        self.state().texts.insert(control, stored);
+        Ok(())
+    }
+    fn text(&self, control: isize) -> Result<String, MessageError> {
+        Ok(self
+            .state()
+            .texts
+            .get(&control)
+            .cloned()
+            .unwrap_or_default())
+    }
+    fn default_action(&self, control: isize) -> Result<(), String> {
+        if self.state().default_action_works {
+            self.log(format!("DEFAULT_ACTION {control}"));
+            return Ok(());
+        }
+        Err("E_NOTIMPL".into())
+    }
+    fn scroll(
+        &self,
+        control: isize,
+        _: Direction,
+        lines: u32,
+    ) -> Result<Option<ScrollMove>, MessageError> {
+        self.log(format!("SCROLL {control} {lines}"));
+        Ok(self.state().scroll)
+    }
+    fn capture(&self, _: isize, method: CaptureMethod) -> Result<Frame, String> {
+        let s = self.state();
+        match method {
+            CaptureMethod::Print => s.print.clone(),
+            CaptureMethod::Screen => s.screen.clone(),
+        }
+        .ok_or_else(|| "refused".to_string())
+    }
+    fn show(&self, hwnd: isize, mode: ShowMode) {
+        self.log(format!("SHOW {hwnd} {mode:?}"));
+    }
+    fn set_foreground(&self, hwnd: isize) -> bool {
+        let mut s = self.state();
+        if !s.foreground_lies {
+            s.foreground = hwnd;
+        }
+        true
+    }
+    fn focus(&self, _: isize) -> bool {
+        true
+    }
+    fn send_keys(&self, strokes: &[Stroke]) -> Result<(), String> {
+        self.log(format!("KEYS {}", strokes.len()));
+        Ok(())
+    }
+    fn pointer_click(&self, x: i32, y: i32) -> Result<(), String> {
+        self.log(format!("POINTER {x},{y}"));
+        Ok(())
+    }
+    fn wheel(&self, x: i32, y: i32, notches: i32, _: bool) -> Result<(), String> {
+        self.log(format!("WHEEL {x},{y} {notches}"));
+        Ok(())
+    }
+    fn launch(&self, program: &Path, command_line: &str) -> Result<u32, String> {
+        self.log(format!("LAUNCH {} {command_line}", program.display()));
+        let mut s = self.state();
+        s.windows.push(window(900, "Launched", 77, "launched.exe"));
+        Ok(77)
+    }
+    fn trusted_program(&self, path: &Path) -> bool {
+        !path.starts_with("/work")
+    }
+    fn find_program(&self, name: &str) -> Option<PathBuf> {
+        (name == "viewer.exe").then(|| PathBuf::from("/usr/bin/viewer.exe"))
+    }
+}
+
+/// The foreground goes to the launched program's window while it still
+/// has grabs left, as a real program activates itself after start.
+struct Grabbing(Fake);
+
+impl std::ops::Deref for Grabbing {
+    type Target = Fake;
+    fn deref(&self) -> &Fake {
+        &self.0
+    }
+}
+
+fn window(hwnd: isize, title: &str, pid: u32, process: &str) -> WindowInfo {
+    WindowInfo {
+        hwnd,
+        title: title.into(),
+        class: "TestWindow".into(),
+        pid,
+        process: process.into(),
+        rect: [0, 0, 400, 300],
+        visible: true,
+        minimized: false,
+    }
+}
+
+fn control(handle: isize, class: &str, text: &str, id: i32) -> Control {
+    Control {
+        handle,
+        pid: 10,
+        class: class.into(),
+        text: text.into(),
+        id,
+        rect: [10, 20, 110, 60],
+        enabled: true,
+        visible: true,
+        ..Control::default()
+    }
+}
+
+fn frame(colours: &[[u8; 4]]) -> Frame {
+    Frame {
+        width: colours.len() as u32,
+        height: 1,
+        bgra: colours.concat(),
+    }
+}
+
+/// A desktop with an in-scope app window (hwnd 1, pid 10), an out-of-scope
+/// one (hwnd 2, pid 20) and the desktop (hwnd 5) in front.
+fn setup(tree: Option<Vec<Node>>) -> (Fake, Desktop) {
+    let fake = Fake::default();
+    {
+        let mut s = fake.state();
+        s.windows = vec![
+            window(1, "App", 10, "app.exe"),
+            window(2, "Bank", 20, "bank.exe"),
+        ];
+        s.foreground = 5;
+        let mut password = control(13, "Edit", "", 103);
+        password.password = true;
+        password.style = 0x20;
+        s.controls.insert(
+            1,
+            vec![
+                control(11, "Button", "&OK", 101),
+                control(12, "Edit", "", 102),
+                password,
+                control(14, "Static", "Status", 104),
+            ],
+        );
+        s.controls
+            .insert(2, vec![control(21, "Button", "Pay", 201)]);
+        s.print = Some(frame(&[[1, 2, 3, 0], [4, 5, 6, 0]]));
+    }
+    let desktop = Desktop::new(
+        Box::new(fake.clone()),
+        Arc::new(FakeTree { nodes: tree }),
+        vec!["viewer".into(), "/work/proj/tool.exe".into()],
+        vec!["APP".into()],
+    );
+    (fake, desktop)
+}
+
+fn kind(e: ToolError) -> &'static str {
+    e.kind.as_str()
+}
+
+fn calls(fake: &Fake) -> Vec<String> {
+    fake.state().calls.clone()
+}
+
+#[test]
+fn a_button_is_clicked_by_message_without_touching_the_foreground() {
+    let (fake, desktop) = setup(Some(vec![]));
+    let done = desktop.click(1, "ok", false).unwrap();
+    assert_eq!(done["route"], "BM_CLICK");
+    assert_eq!(done["foreground_unchanged"], true);
+    assert_eq!(calls(&fake), ["BM_CLICK 11"]);
+}
+
+#[test]
+fn windows_outside_the_scope_are_refused_and_left_alone() {
+    let (fake, desktop) = setup(Some(vec![]));
+    assert_eq!(
+        kind(desktop.click(2, "Pay", true).unwrap_err()),
+        "WINDOW_OUT_OF_SCOPE"
+    );
+    assert_eq!(
+        kind(desktop.type_text(2, "Pay", "x", true).unwrap_err()),
+        "WINDOW_OUT_OF_SCOPE"
+    );
+    assert_eq!(
+        kind(desktop.key(2, "{ENTER}", true).unwrap_err()),
+        "WINDOW_OUT_OF_SCOPE"
+    );
+    assert_eq!(kind(desktop.reveal(2).unwrap_err()), "WINDOW_OUT_OF_SCOPE");
+    assert_eq!(
+        kind(desktop.see(2, true, None).err().unwrap()),
+        "WINDOW_OUT_OF_SCOPE"
+    );
+    assert_eq!(
+        kind(desktop.click(99, "Pay", true).unwrap_err()),
+        "WINDOW_NOT_FOUND"
+    );
+    assert!(calls(&fake).is_empty());
+    let listed = desktop.windows();
+    assert_eq!(listed["windows"][0]["in_scope"], true);
+    assert_eq!(listed["windows"][1]["in_scope"], false);
+}
+
+#[test]
+fn a_control_without_a_background_route_gets_the_gate_until_allowed() {
+    let (fake, desktop) = setup(Some(vec![]));
+    let gate = desktop.click(1, "Status", false).unwrap();
+    assert_eq!(gate["needs_permission"], true);
+    assert_eq!(gate["ok"], false);
+    assert!(calls(&fake).is_empty());
+    let done = desktop.click(1, "Status", true).unwrap();
+    assert_eq!(done["route"], "SENDINPUT_POINTER");
+    assert_eq!(done["foreground_unchanged"], false);
+    assert!(calls(&fake).contains(&"POINTER 60,40".to_string()));
+    fake.state().default_action_works = true;
+    fake.state().foreground = 5;
+    assert_eq!(
+        desktop.click(1, "Status", false).unwrap()["route"],
+        "MSAA_DEFAULT_ACTION"
+    );
+}
+
+#[test]
+fn text_is_set_and_read_back_and_a_mismatch_is_not_a_success() {
+    let (fake, desktop) = setup(Some(vec![]));
+    let done = desktop.type_text(1, "id:102", "héllo 👋", false).unwrap();
+    assert_eq!(
+        (done["route"].as_str(), done["verified"].as_bool()),
+        (Some("WM_SETTEXT"), Some(true))
+    );
+    fake.state().mangles = true;
+    let gate = desktop.type_text(1, "id:102", "héllo", false).unwrap();
+    assert_eq!(gate["needs_permission"], true);
+    assert!(gate["reason"].as_str().unwrap().contains("differs"));
+}
+
+#[test]
+fn password_fields_are_never_typed_into() {
+    let (fake, desktop) = setup(Some(vec![]));
+    assert_eq!(
+        kind(desktop.type_text(1, "id:103", "secret", true).unwrap_err()),
+        "PASSWORD_FIELD"
+    );
+    assert_eq!(
+        kind(
+            desktop
+                .type_text(1, "class:Edit[1]", "secret", true)
+                .unwrap_err()
+        ),
+        "PASSWORD_FIELD"
+    );
+    assert!(calls(&fake).is_empty());
+    let secret = Node {
+        name: "Password".into(),
+        control_type: "Edit".into(),
+        password: true,
+        ..Node::default()
+    };
+    let (fake, desktop) = setup(Some(vec![secret]));
+    assert_eq!(
+        kind(
+            desktop
+                .type_text(1, "Password", "secret", true)
+                .unwrap_err()
+        ),
+        "PASSWORD_FIELD"
+    );
+    assert!(calls(&fake).is_empty());
+}
+
+#[test]
+fn elements_only_ui_automation_reaches_are_gated() {
+    let link = Node {
+        name: "Sign in".into(),
+        control_type: "Hyperlink".into(),
+        rect: [0, 0, 10, 10],
+        ..Node::default()
+    };
+    let (fake, desktop) = setup(Some(vec![link]));
+    let gate = desktop.click(1, "Sign in", false).unwrap();
+    assert_eq!(gate["needs_permission"], true);
+    assert!(gate["detail"].as_str().unwrap().contains("Hyperlink"));
+    assert!(calls(&fake).is_empty());
+    assert_eq!(
+        kind(desktop.click(1, "Nothing like it", false).unwrap_err()),
+        "TARGET_NOT_FOUND"
+    );
+}
+
+#[test]
+fn a_hung_window_is_reported_not_waited_for() {
+    let (fake, desktop) = setup(None);
+    fake.state().hung = true;
+    assert_eq!(
+        kind(desktop.click(1, "OK", false).unwrap_err()),
+        "WINDOW_NOT_RESPONDING"
+    );
+    let seen = desktop.see(1, true, None).unwrap().report;
+    assert_eq!(
+        seen["controls_unavailable"],
+        "the window is not responding to messages"
+    );
+    assert_eq!(seen["timed_out"], true);
+}
+
+#[test]
+fn keys_need_the_foreground_and_a_false_success_is_caught() {
+    let (fake, desktop) = setup(Some(vec![]));
+    assert_eq!(
+        kind(desktop.key(1, "^^s", false).unwrap_err()),
+        "INVALID_ARGUMENTS"
+    );
+    assert_eq!(
+        desktop.key(1, "Ctrl+s", false).unwrap()["needs_permission"],
+        true
+    );
+    assert!(calls(&fake).is_empty());
+    let done = desktop.key(1, "Ctrl+s", true).unwrap();
+    assert_eq!(
+        (done["route"].as_str(), done["strokes"].as_u64()),
+        (Some("SENDINPUT_KEYS"), Some(1))
+    );
+    let mut s = fake.state();
+    s.foreground = 5;
+    s.foreground_lies = true;
+    drop(s);
+    assert_eq!(
+        kind(desktop.key(1, "Ctrl+s", true).unwrap_err()),
+        "FOREGROUND_NOT_TAKEN"
+    );
+    assert_eq!(kind(desktop.reveal(1).unwrap_err()), "FOREGROUND_NOT_TAKEN");
+}
+
+#[test]
+fn only_listed_trusted_programs_start_and_their_windows_join_the_scope() {
+    let (fake, desktop) = setup(Some(vec![]));
+    assert_eq!(
+        kind(desktop.open_app("cmd", &[], false).unwrap_err()),
+        "APP_NOT_ALLOWED"
+    );
+    assert_eq!(
+        kind(
+            desktop
+                .open_app("/work/proj/tool.exe", &[], false)
+                .unwrap_err()
+        ),
+        "APP_NOT_ALLOWED"
+    );
+    assert!(calls(&fake).is_empty());
+    let started = desktop.open_app("viewer", &["a b".into()], true).unwrap();
+    assert_eq!(started["pid"], 77);
+    assert_eq!(started["windows"][0]["hwnd"], 900);
+    let launch = calls(&fake)
+        .into_iter()
+        .find(|c| c.starts_with("LAUNCH"))
+        .unwrap();
+    assert!(launch.ends_with("\"a b\" --force-renderer-accessibility --disable-backgrounding-occluded-windows --disable-features=CalculateNativeWinOcclusion"), "{launch}");
+    assert_eq!(desktop.windows()["windows"][2]["in_scope"], true);
+}
+
+#[test]
+fn a_program_that_grabs_the_foreground_is_pushed_back() {
+    let (fake, desktop) = setup(Some(vec![]));
+    let grabbing = Grabbing(fake.clone());
+    fake.state().grabs = 2;
+    let watcher = std::thread::spawn(move || {
+        // Play the launched program: take the foreground whenever it is given back.
+        for _ in 0..400 {
+            let mut s = grabbing.state();
+            if s.windows.iter().any(|w| w.hwnd == 900) && s.foreground != 900 && s.grabs > 0 {
+                s.grabs -= 1;
+                s.foreground = 900;
+            }
+            drop(s);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    });
+    let started = desktop.open_app("viewer", &[], false).unwrap();
+    watcher.join().unwrap();
+    assert!(
+        started["foreground_contests"].as_u64().unwrap() >= 1,
+        "{started}"
+    );
+    assert_eq!(started["foreground_unchanged"], true);
+    assert!(calls(&fake).contains(&"SHOW 900 Hide".to_string()));
+}
+
+#[test]
+fn blank_frames_are_never_returned_as_pictures() {
+    let (fake, desktop) = setup(Some(vec![]));
+    let seen = desktop.see(1, false, None).unwrap();
+    assert_eq!(seen.report["image"]["method"], "PrintWindow");
+    assert!(seen.png.is_some());
+    fake.state().print = Some(frame(&[[9, 9, 9, 0], [9, 9, 9, 1]]));
+    fake.state().screen = Some(frame(&[[1, 1, 1, 0], [2, 2, 2, 0]]));
+    assert_eq!(
+        desktop.see(1, false, None).unwrap().report["image"]["method"],
+        "BitBlt"
+    );
+    // Covered by a window in front: its screen pixels are not its own.
+    fake.state()
+        .windows
+        .insert(0, window(3, "Secret", 30, "vault.exe"));
+    let seen = desktop.see(1, false, None).unwrap();
+    assert!(seen.png.is_none());
+    assert!(
+        seen.report["image_unavailable"]
+            .as_str()
+            .unwrap()
+            .contains("'Secret' covers")
+    );
+    fake.state().windows.remove(0);
+    fake.state().screen = Some(frame(&[[0, 0, 0, 0], [0, 0, 0, 0]]));
+    assert!(desktop.see(1, false, None).unwrap().png.is_none());
+    let controls: &Value = &desktop.see(1, false, None).unwrap().report["controls"];
+    assert_eq!(controls[2]["password"], true);
+    assert_eq!(controls[2]["text"], "");
+}
+
+#[test]
+fn scrolling_is_verified_by_the_scroll_bar() {
+    let (fake, desktop) = setup(Some(vec![]));
+    fake.state().scroll = Some((0, 3));
+    let done = desktop
+        .scroll(1, Some("id:102"), Direction::Down, 3, false)
+        .unwrap();
+    assert_eq!(
+        (done["route"].as_str(), done["position"]["after"].as_i64()),
+        (Some("WM_VSCROLL"), Some(3))
+    );
+    fake.state().scroll = None;
+    assert_eq!(
+        desktop
+            .scroll(1, Some("id:102"), Direction::Down, 3, false)
+            .unwrap()["needs_permission"],
+        true
+    );
+    assert_eq!(
+        desktop.scroll(1, None, Direction::Up, 6, true).unwrap()["route"],
+        "SENDINPUT_WHEEL"
+    );
+    assert!(calls(&fake).contains(&"WHEEL 200,150 2".to_string()));
+}

@@ -1,0 +1,99 @@
+//! The one boundary to the windowing system. Everything behind it acts;
+//! nothing behind it decides.
+
+use crate::image::Frame;
+use std::path::Path;
+use wamcp_policy::desktop::controls::Control;
+use wamcp_policy::desktop::keys::Stroke;
+
+/// A top-level window as `windows()` reports it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WindowInfo {
+    pub hwnd: isize,
+    pub title: String,
+    pub class: String,
+    pub pid: u32,
+    /// The image name of the owning process (`notepad.exe`), empty when the
+    /// process cannot be opened.
+    pub process: String,
+    /// Screen coordinates: left, top, right, bottom.
+    pub rect: [i32; 4],
+    pub visible: bool,
+    pub minimized: bool,
+}
+
+/// Why a window message did not land.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MessageError {
+    /// The window did not answer in time, or Windows reports it hung.
+    NotResponding,
+    /// The handle no longer names a window.
+    Gone,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureMethod {
+    /// `PrintWindow`: asks the window to draw itself; works when covered.
+    Print,
+    /// A copy of the window's pixels on screen; only while it is visible.
+    Screen,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShowMode {
+    /// Shown in place without being activated.
+    NoActivate,
+    Hide,
+    /// Restored from minimised, or shown.
+    Restore,
+}
+
+/// A scroll bar position before and after a scroll message.
+pub type ScrollMove = (i32, i32);
+
+pub trait Windowing: Send + Sync {
+    /// Visible top-level windows, front to back.
+    fn windows(&self) -> Vec<WindowInfo>;
+    /// A top-level window by handle, visible or not; `None` when the handle
+    /// names no window, or a child window.
+    fn window(&self, hwnd: isize) -> Option<WindowInfo>;
+    fn foreground(&self) -> isize;
+    /// The owning process of any window handle, 0 when it names none.
+    fn window_pid(&self, hwnd: isize) -> u32;
+    /// The window's child controls in child order, each one's text read
+    /// with a bounded message (never the text of a password edit).
+    fn controls(&self, hwnd: isize) -> Result<Vec<Control>, MessageError>;
+    /// `BM_CLICK`, sent with a timeout.
+    fn click_button(&self, control: isize) -> Result<(), MessageError>;
+    /// `WM_SETTEXT`, sent with a timeout.
+    fn set_text(&self, control: isize, text: &str) -> Result<(), MessageError>;
+    /// `WM_GETTEXT`, sent with a timeout.
+    fn text(&self, control: isize) -> Result<String, MessageError>;
+    /// MSAA's default action on the control, which leaves focus alone.
+    fn default_action(&self, control: isize) -> Result<(), String>;
+    /// Scroll messages; `None` when the control has no scroll bar in that
+    /// direction.
+    fn scroll(
+        &self,
+        control: isize,
+        direction: crate::Direction,
+        lines: u32,
+    ) -> Result<Option<ScrollMove>, MessageError>;
+    fn capture(&self, hwnd: isize, method: CaptureMethod) -> Result<Frame, String>;
+    fn show(&self, hwnd: isize, mode: ShowMode);
+    fn set_foreground(&self, hwnd: isize) -> bool;
+    /// Keyboard focus to a control of the (now foreground) window.
+    fn focus(&self, control: isize) -> bool;
+    /// Synthetic keystrokes to whatever has the focus.
+    fn send_keys(&self, strokes: &[Stroke]) -> Result<(), String>;
+    /// A real left click at a screen point.
+    fn pointer_click(&self, x: i32, y: i32) -> Result<(), String>;
+    /// Real wheel notches at a screen point (positive: up or right).
+    fn wheel(&self, x: i32, y: i32, notches: i32, horizontal: bool) -> Result<(), String>;
+    /// Starts `program` shown without activation; returns its process id.
+    fn launch(&self, program: &Path, command_line: &str) -> Result<u32, String>;
+    /// Whether the program file lies outside every folder the agent can
+    /// write, and where a listed name is found on the trusted `PATH`.
+    fn trusted_program(&self, path: &Path) -> bool;
+    fn find_program(&self, name: &str) -> Option<std::path::PathBuf>;
+}

@@ -1,0 +1,643 @@
+//! The Win32 side of [`Windowing`]: every call the desktop tools make into
+//! user32, gdi32 and kernel32, and nothing that decides.
+//!
+//! Messages to other programs' windows are always sent with
+//! `SendMessageTimeoutW` and `SMTO_ABORTIFHUNG`: a plain `SendMessage` to a
+//! window that stopped pumping messages never returns.
+
+use crate::Direction;
+use crate::image::{Frame, MAX_CAPTURE_EDGE};
+use crate::system::{CaptureMethod, MessageError, ScrollMove, ShowMode, WindowInfo, Windowing};
+use std::ffi::c_void;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+use wamcp_policy::desktop::controls::{self, Control};
+use wamcp_policy::desktop::keys::{Key, Stroke};
+use windows_sys::Win32::Foundation::{
+    CloseHandle, ERROR_TIMEOUT, GetLastError, HWND, LPARAM, RECT,
+};
+use windows_sys::Win32::Graphics::Gdi::{
+    BI_RGB, BITMAPINFO, BITMAPINFOHEADER, BitBlt, CreateCompatibleBitmap, CreateCompatibleDC,
+    DIB_RGB_COLORS, DeleteDC, DeleteObject, GetDC, GetDIBits, GetWindowDC, ReleaseDC, SRCCOPY,
+    SelectObject,
+};
+use windows_sys::Win32::Storage::Xps::PrintWindow;
+use windows_sys::Win32::System::Threading::{
+    CREATE_NEW_PROCESS_GROUP, CreateProcessW, GetCurrentThreadId, OpenProcess, PROCESS_INFORMATION,
+    PROCESS_NAME_WIN32, PROCESS_QUERY_LIMITED_INFORMATION, QueryFullProcessImageNameW,
+    STARTF_USESHOWWINDOW, STARTUPINFOW,
+};
+use windows_sys::Win32::UI::Input::KeyboardAndMouse::{
+    GetFocus, INPUT, INPUT_KEYBOARD, INPUT_MOUSE, IsWindowEnabled, KEYBDINPUT,
+    KEYEVENTF_EXTENDEDKEY, KEYEVENTF_KEYUP, KEYEVENTF_UNICODE, MOUSEEVENTF_ABSOLUTE,
+    MOUSEEVENTF_HWHEEL, MOUSEEVENTF_LEFTDOWN, MOUSEEVENTF_LEFTUP, MOUSEEVENTF_MOVE,
+    MOUSEEVENTF_VIRTUALDESK, MOUSEEVENTF_WHEEL, MOUSEINPUT, SendInput, SetFocus, VkKeyScanW,
+};
+use windows_sys::Win32::UI::WindowsAndMessaging::*;
+
+pub struct Win32;
+
+/// How long one message may take before the window counts as not responding.
+const MESSAGE_TIMEOUT_MS: u32 = 2000;
+/// Text of one control in a listing; an edit may hold megabytes.
+const LISTED_TEXT_CHARS: usize = 500;
+/// Text read back after `WM_SETTEXT`.
+const READ_BACK_CHARS: usize = crate::desktop::MAX_TYPED_CHARS + 1;
+const MAX_WINDOWS: usize = 2000;
+const MAX_CONTROLS: usize = 2000;
+
+fn hwnd(h: isize) -> HWND {
+    h as HWND
+}
+
+fn wide(text: &str) -> Vec<u16> {
+    text.encode_utf16().chain(Some(0)).collect()
+}
+
+fn string_from(buf: &[u16], len: usize) -> String {
+    String::from_utf16_lossy(&buf[..len.min(buf.len())])
+}
+
+/// A handle to a window that is top-level (its parent is the desktop).
+fn is_top_level(h: HWND) -> bool {
+    unsafe { IsWindow(h) != 0 && GetAncestor(h, GA_PARENT) == GetDesktopWindow() }
+}
+
+fn class_of(h: HWND) -> String {
+    let mut buf = [0u16; 256];
+    let n = unsafe { GetClassNameW(h, buf.as_mut_ptr(), buf.len() as i32) };
+    string_from(&buf, n.max(0) as usize)
+}
+
+/// A top-level window's caption; for another process's window Windows
+/// reads the stored caption and sends no message, so this never blocks.
+fn title_of(h: HWND) -> String {
+    let mut buf = vec![0u16; 512];
+    let n = unsafe { GetWindowTextW(h, buf.as_mut_ptr(), buf.len() as i32) };
+    string_from(&buf, n.max(0) as usize)
+}
+
+fn rect_of(h: HWND) -> [i32; 4] {
+    let mut r = RECT {
+        left: 0,
+        top: 0,
+        right: 0,
+        bottom: 0,
+    };
+    unsafe { GetWindowRect(h, &mut r) };
+    [r.left, r.top, r.right, r.bottom]
+}
+
+fn pid_of(h: HWND) -> u32 {
+    let mut pid = 0u32;
+    unsafe { GetWindowThreadProcessId(h, &mut pid) };
+    pid
+}
+
+fn image_name(pid: u32) -> String {
+    unsafe {
+        let process = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+        if process.is_null() {
+            return String::new();
+        }
+        let mut buf = vec![0u16; 1024];
+        let mut len = buf.len() as u32;
+        let ok =
+            QueryFullProcessImageNameW(process, PROCESS_NAME_WIN32, buf.as_mut_ptr(), &mut len);
+        CloseHandle(process);
+        if ok == 0 {
+            return String::new();
+        }
+        let path = string_from(&buf, len as usize);
+        path.rsplit(['\\', '/']).next().unwrap_or(&path).to_string()
+    }
+}
+
+fn info(h: HWND, names: &mut Vec<(u32, String)>) -> WindowInfo {
+    let pid = pid_of(h);
+    let process = match names.iter().find(|(p, _)| *p == pid) {
+        Some((_, name)) => name.clone(),
+        None => {
+            let name = image_name(pid);
+            names.push((pid, name.clone()));
+            name
+        }
+    };
+    WindowInfo {
+        hwnd: h as isize,
+        title: title_of(h),
+        class: class_of(h),
+        pid,
+        process,
+        rect: rect_of(h),
+        visible: unsafe { IsWindowVisible(h) != 0 },
+        minimized: unsafe { IsIconic(h) != 0 },
+    }
+}
+
+unsafe extern "system" fn collect(h: HWND, list: LPARAM) -> windows_sys::core::BOOL {
+    let list = unsafe { &mut *(list as *mut Vec<HWND>) };
+    list.push(h);
+    (list.len() < MAX_WINDOWS.max(MAX_CONTROLS)) as i32
+}
+
+fn top_level_handles() -> Vec<HWND> {
+    let mut list: Vec<HWND> = Vec::new();
+    unsafe { EnumWindows(Some(collect), &mut list as *mut Vec<HWND> as LPARAM) };
+    list
+}
+
+/// A message with a timeout; a window that does not answer is reported,
+/// one that vanished is told apart from it.
+fn send(h: HWND, msg: u32, wparam: usize, lparam: isize) -> Result<usize, MessageError> {
+    let mut result = 0usize;
+    let ok = unsafe {
+        SendMessageTimeoutW(
+            h,
+            msg,
+            wparam,
+            lparam,
+            SMTO_ABORTIFHUNG | SMTO_BLOCK,
+            MESSAGE_TIMEOUT_MS,
+            &mut result,
+        )
+    };
+    if ok != 0 {
+        return Ok(result);
+    }
+    if unsafe { IsWindow(h) } == 0 {
+        return Err(MessageError::Gone);
+    }
+    let _timed_out = unsafe { GetLastError() } == ERROR_TIMEOUT;
+    Err(MessageError::NotResponding)
+}
+
+fn read_text(h: HWND, limit: usize) -> Result<String, MessageError> {
+    let len = send(h, WM_GETTEXTLENGTH, 0, 0)?.min(limit);
+    let mut buf = vec![0u16; len + 1];
+    let got = send(h, WM_GETTEXT, buf.len(), buf.as_mut_ptr() as isize)?;
+    Ok(string_from(&buf, got))
+}
+
+/// Button styles that hold a checked state.
+fn checkable(style: u32) -> bool {
+    matches!(style & 0x0F, 2 | 3 | 4 | 5 | 6 | 9)
+}
+
+impl Windowing for Win32 {
+    fn windows(&self) -> Vec<WindowInfo> {
+        let mut names = Vec::new();
+        top_level_handles()
+            .into_iter()
+            .filter(|&h| unsafe { IsWindowVisible(h) != 0 })
+            .map(|h| info(h, &mut names))
+            .collect()
+    }
+
+    fn window(&self, h: isize) -> Option<WindowInfo> {
+        let h = hwnd(h);
+        is_top_level(h).then(|| info(h, &mut Vec::new()))
+    }
+
+    fn foreground(&self) -> isize {
+        unsafe { GetForegroundWindow() as isize }
+    }
+
+    fn window_pid(&self, h: isize) -> u32 {
+        pid_of(hwnd(h))
+    }
+
+    fn controls(&self, h: isize) -> Result<Vec<Control>, MessageError> {
+        let parent = hwnd(h);
+        if unsafe { IsWindow(parent) } == 0 {
+            return Err(MessageError::Gone);
+        }
+        // A window Windows already knows is hung would cost a timeout per control.
+        if unsafe { IsHungAppWindow(parent) } != 0 {
+            return Err(MessageError::NotResponding);
+        }
+        let mut children: Vec<HWND> = Vec::new();
+        unsafe {
+            EnumChildWindows(
+                parent,
+                Some(collect),
+                &mut children as *mut Vec<HWND> as LPARAM,
+            )
+        };
+        let mut out = Vec::with_capacity(children.len());
+        for child in children {
+            let class = class_of(child);
+            let style = unsafe { GetWindowLongPtrW(child, GWL_STYLE) } as u32;
+            let password = controls::is_password(&class, style);
+            let mut text = if password {
+                String::new()
+            } else {
+                read_text(child, LISTED_TEXT_CHARS)?
+            };
+            if text.chars().count() >= LISTED_TEXT_CHARS {
+                text.push('…');
+            }
+            let checked = if controls::is_button(&class, style) && checkable(style) {
+                Some(send(child, BM_GETCHECK, 0, 0)? == 1)
+            } else {
+                None
+            };
+            out.push(Control {
+                handle: child as isize,
+                pid: pid_of(child),
+                id: unsafe { GetDlgCtrlID(child) },
+                rect: rect_of(child),
+                enabled: unsafe { IsWindowEnabled(child) != 0 },
+                visible: unsafe { IsWindowVisible(child) != 0 },
+                class,
+                text,
+                checked,
+                password,
+                style,
+            });
+        }
+        Ok(out)
+    }
+
+    fn click_button(&self, control: isize) -> Result<(), MessageError> {
+        send(hwnd(control), BM_CLICK, 0, 0).map(drop)
+    }
+
+    fn set_text(&self, control: isize, text: &str) -> Result<(), MessageError> {
+        let text = wide(text);
+        send(hwnd(control), WM_SETTEXT, 0, text.as_ptr() as isize).map(drop)
+    }
+
+    fn text(&self, control: isize) -> Result<String, MessageError> {
+        read_text(hwnd(control), READ_BACK_CHARS)
+    }
+
+    fn default_action(&self, control: isize) -> Result<(), String> {
+        // Through COM and the target's WM_GETOBJECT, which a hung window
+        // never answers: on its own thread, abandoned after the timeout.
+        let (done, wait) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(crate::uia::default_action(control));
+        });
+        wait.recv_timeout(Duration::from_millis(u64::from(MESSAGE_TIMEOUT_MS)))
+            .unwrap_or_else(|_| Err("the default action did not answer in time".into()))
+    }
+
+    fn scroll(
+        &self,
+        control: isize,
+        direction: Direction,
+        lines: u32,
+    ) -> Result<Option<ScrollMove>, MessageError> {
+        let h = hwnd(control);
+        let (bar, message, code) = match direction {
+            Direction::Up => (SB_VERT, WM_VSCROLL, SB_LINEUP),
+            Direction::Down => (SB_VERT, WM_VSCROLL, SB_LINEDOWN),
+            Direction::Left => (SB_HORZ, WM_HSCROLL, SB_LINELEFT),
+            Direction::Right => (SB_HORZ, WM_HSCROLL, SB_LINERIGHT),
+        };
+        let position = || {
+            let mut si: SCROLLINFO = unsafe { std::mem::zeroed() };
+            si.cbSize = size_of::<SCROLLINFO>() as u32;
+            si.fMask = SIF_ALL;
+            let ok = unsafe { GetScrollInfo(h, bar, &mut si) } != 0;
+            (ok && si.nMax > si.nMin).then_some(si.nPos)
+        };
+        let Some(from) = position() else {
+            return Ok(None);
+        };
+        for _ in 0..lines {
+            send(h, message, code as usize, 0)?;
+        }
+        Ok(Some((from, position().unwrap_or(from))))
+    }
+
+    fn capture(&self, h: isize, method: CaptureMethod) -> Result<Frame, String> {
+        let h = hwnd(h);
+        let [left, top, right, bottom] = rect_of(h);
+        let (width, height) = ((right - left).max(0) as u32, (bottom - top).max(0) as u32);
+        if width == 0 || height == 0 {
+            return Err("the window has no area".into());
+        }
+        if width > MAX_CAPTURE_EDGE || height > MAX_CAPTURE_EDGE {
+            return Err(format!(
+                "the window is {width}x{height}, larger than a capture may be"
+            ));
+        }
+        unsafe {
+            let screen = GetDC(std::ptr::null_mut());
+            let memory = CreateCompatibleDC(screen);
+            let bitmap = CreateCompatibleBitmap(screen, width as i32, height as i32);
+            let old = SelectObject(memory, bitmap);
+            let drawn = match method {
+                CaptureMethod::Print => PrintWindow(h, memory, 2 /* PW_RENDERFULLCONTENT */) != 0,
+                CaptureMethod::Screen => {
+                    let source = GetWindowDC(h);
+                    let ok = BitBlt(
+                        memory,
+                        0,
+                        0,
+                        width as i32,
+                        height as i32,
+                        source,
+                        0,
+                        0,
+                        SRCCOPY,
+                    ) != 0;
+                    ReleaseDC(h, source);
+                    ok
+                }
+            };
+            let mut header: BITMAPINFO = std::mem::zeroed();
+            header.bmiHeader = BITMAPINFOHEADER {
+                biSize: size_of::<BITMAPINFOHEADER>() as u32,
+                biWidth: width as i32,
+                biHeight: -(height as i32),
+                biPlanes: 1,
+                biBitCount: 32,
+                biCompression: BI_RGB,
+                ..std::mem::zeroed()
+            };
+            let mut bgra = vec![0u8; (width * height * 4) as usize];
+            SelectObject(memory, old);
+            let rows = if drawn {
+                GetDIBits(
+                    memory,
+                    bitmap,
+                    0,
+                    height,
+                    bgra.as_mut_ptr() as *mut c_void,
+                    &mut header,
+                    DIB_RGB_COLORS,
+                )
+            } else {
+                0
+            };
+            DeleteObject(bitmap);
+            DeleteDC(memory);
+            ReleaseDC(std::ptr::null_mut(), screen);
+            if !drawn {
+                return Err(match method {
+                    CaptureMethod::Print => "PrintWindow refused".into(),
+                    CaptureMethod::Screen => "BitBlt refused".into(),
+                });
+            }
+            if rows != height as i32 {
+                return Err("the pixels could not be read".into());
+            }
+            Ok(Frame {
+                width,
+                height,
+                bgra,
+            })
+        }
+    }
+
+    fn show(&self, h: isize, mode: ShowMode) {
+        let h = hwnd(h);
+        let how = match mode {
+            ShowMode::NoActivate => SW_SHOWNOACTIVATE,
+            ShowMode::Hide => SW_HIDE,
+            ShowMode::Restore if unsafe { IsIconic(h) } != 0 => SW_RESTORE,
+            ShowMode::Restore => SW_SHOW,
+        };
+        unsafe { ShowWindow(h, how) };
+    }
+
+    fn set_foreground(&self, h: isize) -> bool {
+        unsafe { SetForegroundWindow(hwnd(h)) != 0 }
+    }
+
+    fn focus(&self, control: isize) -> bool {
+        // Focus is per input queue: join the control's thread for the call.
+        unsafe {
+            let theirs = GetWindowThreadProcessId(hwnd(control), std::ptr::null_mut());
+            let ours = GetCurrentThreadId();
+            let joined = theirs != ours && AttachThreadInputSafe(ours, theirs, true);
+            SetFocus(hwnd(control));
+            let focused = GetFocus() == hwnd(control);
+            if joined {
+                AttachThreadInputSafe(ours, theirs, false);
+            }
+            focused
+        }
+    }
+
+    fn send_keys(&self, strokes: &[Stroke]) -> Result<(), String> {
+        let mut inputs = Vec::new();
+        for stroke in strokes {
+            key_inputs(stroke, &mut inputs)?;
+        }
+        send_inputs(&inputs)
+    }
+
+    fn pointer_click(&self, x: i32, y: i32) -> Result<(), String> {
+        let (dx, dy) = absolute(x, y);
+        let flags = MOUSEEVENTF_ABSOLUTE | MOUSEEVENTF_VIRTUALDESK;
+        send_inputs(&[
+            mouse(dx, dy, 0, flags | MOUSEEVENTF_MOVE),
+            mouse(dx, dy, 0, flags | MOUSEEVENTF_LEFTDOWN),
+            mouse(dx, dy, 0, flags | MOUSEEVENTF_LEFTUP),
+        ])
+    }
+
+    fn wheel(&self, x: i32, y: i32, notches: i32, horizontal: bool) -> Result<(), String> {
+        let (dx, dy) = absolute(x, y);
+        let flags = MOUSEEVENTF_ABSOLUTE | MOUSEEVENTF_VIRTUALDESK;
+        let wheel = if horizontal {
+            MOUSEEVENTF_HWHEEL
+        } else {
+            MOUSEEVENTF_WHEEL
+        };
+        send_inputs(&[
+            mouse(dx, dy, 0, flags | MOUSEEVENTF_MOVE),
+            mouse(dx, dy, (notches * 120) as u32, flags | wheel),
+        ])
+    }
+
+    fn launch(&self, program: &Path, command_line: &str) -> Result<u32, String> {
+        let application = wide(&program.to_string_lossy());
+        let mut line = wide(command_line);
+        unsafe {
+            let mut startup: STARTUPINFOW = std::mem::zeroed();
+            startup.cb = size_of::<STARTUPINFOW>() as u32;
+            startup.dwFlags = STARTF_USESHOWWINDOW;
+            startup.wShowWindow = SW_SHOWNOACTIVATE as u16;
+            let mut process: PROCESS_INFORMATION = std::mem::zeroed();
+            let ok = CreateProcessW(
+                application.as_ptr(),
+                line.as_mut_ptr(),
+                std::ptr::null(),
+                std::ptr::null(),
+                0,
+                CREATE_NEW_PROCESS_GROUP,
+                std::ptr::null(),
+                std::ptr::null(),
+                &startup,
+                &mut process,
+            );
+            if ok == 0 {
+                return Err(std::io::Error::last_os_error().to_string());
+            }
+            CloseHandle(process.hThread);
+            CloseHandle(process.hProcess);
+            Ok(process.dwProcessId)
+        }
+    }
+
+    fn trusted_program(&self, path: &Path) -> bool {
+        wamcp_platform::search_path::is_trusted_program(path)
+    }
+
+    fn find_program(&self, name: &str) -> Option<PathBuf> {
+        wamcp_platform::search_path::find_program(name)
+    }
+}
+
+#[allow(non_snake_case)]
+unsafe fn AttachThreadInputSafe(ours: u32, theirs: u32, attach: bool) -> bool {
+    unsafe {
+        windows_sys::Win32::System::Threading::AttachThreadInput(ours, theirs, attach as i32) != 0
+    }
+}
+
+fn send_inputs(inputs: &[INPUT]) -> Result<(), String> {
+    let sent = unsafe {
+        SendInput(
+            inputs.len() as u32,
+            inputs.as_ptr(),
+            size_of::<INPUT>() as i32,
+        )
+    };
+    if sent as usize == inputs.len() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{sent} of {} input events were accepted ({})",
+            inputs.len(),
+            std::io::Error::last_os_error()
+        ))
+    }
+}
+
+fn keyboard(vk: u16, scan: u16, flags: u32) -> INPUT {
+    INPUT {
+        r#type: INPUT_KEYBOARD,
+        Anonymous: windows_sys::Win32::UI::Input::KeyboardAndMouse::INPUT_0 {
+            ki: KEYBDINPUT {
+                wVk: vk,
+                wScan: scan,
+                dwFlags: flags,
+                time: 0,
+                dwExtraInfo: 0,
+            },
+        },
+    }
+}
+
+fn mouse(dx: i32, dy: i32, data: u32, flags: u32) -> INPUT {
+    INPUT {
+        r#type: INPUT_MOUSE,
+        Anonymous: windows_sys::Win32::UI::Input::KeyboardAndMouse::INPUT_0 {
+            mi: MOUSEINPUT {
+                dx,
+                dy,
+                mouseData: data,
+                dwFlags: flags,
+                time: 0,
+                dwExtraInfo: 0,
+            },
+        },
+    }
+}
+
+/// A screen point in the 0..65535 coordinates of the virtual desktop.
+fn absolute(x: i32, y: i32) -> (i32, i32) {
+    let (left, top, width, height) = unsafe {
+        (
+            GetSystemMetrics(SM_XVIRTUALSCREEN),
+            GetSystemMetrics(SM_YVIRTUALSCREEN),
+            GetSystemMetrics(SM_CXVIRTUALSCREEN).max(1),
+            GetSystemMetrics(SM_CYVIRTUALSCREEN).max(1),
+        )
+    };
+    let scale = |v: i32, origin: i32, size: i32| {
+        (((v - origin) as i64 * 65535) / (size - 1).max(1) as i64) as i32
+    };
+    (scale(x, left, width), scale(y, top, height))
+}
+
+/// Keys whose scan codes need the extended flag (the arrow block).
+fn extended(vk: u16) -> bool {
+    matches!(vk, 0x21..=0x28 | 0x2D | 0x2E | 0x5B | 0x5C | 0x5D | 0x90)
+}
+
+fn key_inputs(stroke: &Stroke, out: &mut Vec<INPUT>) -> Result<(), String> {
+    let m = stroke.modifiers;
+    let held: Vec<u16> = [
+        (m.ctrl, 0x11u16),
+        (m.alt, 0x12),
+        (m.shift, 0x10),
+        (m.win, 0x5B),
+    ]
+    .into_iter()
+    .filter_map(|(on, vk)| on.then_some(vk))
+    .collect();
+    let tap = |vk: u16, out: &mut Vec<INPUT>| {
+        let flags = if extended(vk) {
+            KEYEVENTF_EXTENDEDKEY
+        } else {
+            0
+        };
+        out.push(keyboard(vk, 0, flags));
+        out.push(keyboard(vk, 0, flags | KEYEVENTF_KEYUP));
+    };
+    match stroke.key {
+        // Plain characters go as Unicode, whatever the keyboard layout.
+        Key::Char(c) if !m.any() => {
+            let mut units = [0u16; 2];
+            for &unit in c.encode_utf16(&mut units).iter() {
+                out.push(keyboard(0, unit, KEYEVENTF_UNICODE));
+                out.push(keyboard(0, unit, KEYEVENTF_UNICODE | KEYEVENTF_KEYUP));
+            }
+            return Ok(());
+        }
+        Key::Char(c) => {
+            let mut units = [0u16; 2];
+            let encoded = c.encode_utf16(&mut units);
+            let scan = if encoded.len() == 1 {
+                unsafe { VkKeyScanW(encoded[0]) }
+            } else {
+                -1
+            };
+            if scan == -1 {
+                return Err(format!(
+                    "'{c}' has no key on this keyboard layout to combine with modifiers"
+                ));
+            }
+            let vk = (scan as u16) & 0xFF;
+            let shift_needed = (scan as u16) & 0x100 != 0 && !m.shift;
+            for &vk in &held {
+                out.push(keyboard(vk, 0, 0));
+            }
+            if shift_needed {
+                out.push(keyboard(0x10, 0, 0));
+            }
+            tap(vk, out);
+            if shift_needed {
+                out.push(keyboard(0x10, 0, KEYEVENTF_KEYUP));
+            }
+        }
+        Key::Virtual(vk) => {
+            for &vk in &held {
+                out.push(keyboard(vk, 0, 0));
+            }
+            tap(vk, out);
+        }
+    }
+    for &vk in held.iter().rev() {
+        out.push(keyboard(vk, 0, KEYEVENTF_KEYUP));
+    }
+    Ok(())
+}
