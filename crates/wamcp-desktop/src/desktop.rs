@@ -41,6 +41,8 @@ pub const MAX_SCROLL_LINES: u32 = 100;
 const LAUNCH_WATCH: Duration = Duration::from_secs(6);
 const LAUNCH_SETTLED: Duration = Duration::from_millis(700);
 const LAUNCH_POLL: Duration = Duration::from_millis(40);
+/// How long a window brought forward may take to show up there.
+const FOREGROUND_WAIT: Duration = Duration::from_millis(1500);
 /// Controls named in a refusal, so a model can correct a target.
 const CONTROLS_NAMED: usize = 25;
 
@@ -417,6 +419,10 @@ impl Desktop {
             },
         };
         let label = target.unwrap_or(&window.title).to_string();
+        let route = match direction {
+            Direction::Up | Direction::Down => "WM_VSCROLL",
+            Direction::Left | Direction::Right => "WM_HSCROLL",
+        };
         if handle != 0 {
             match self
                 .system
@@ -424,20 +430,12 @@ impl Desktop {
                 .map_err(|e| message_error(e, &window))?
             {
                 Some((from, to)) if from != to => {
-                    let mut report = self.done(
-                        if matches!(direction, Direction::Up | Direction::Down) {
-                            "WM_VSCROLL"
-                        } else {
-                            "WM_HSCROLL"
-                        },
-                        before,
-                        what,
-                    );
+                    let mut report = self.done(route, before, what);
                     report["position"] = json!({"before": from, "after": to});
                     return Ok(report);
                 }
                 Some((at, _)) => {
-                    let mut report = self.done("WM_VSCROLL", before, what);
+                    let mut report = self.done(route, before, what);
                     report["moved"] = json!(false);
                     report["position"] = json!({"before": at, "after": at});
                     report["note"] = json!(
@@ -487,6 +485,14 @@ impl Desktop {
             .to_json());
         }
         self.bring_forward(&window)?;
+        // Keys go to the focus, which a window made foreground from outside
+        // may not have placed yet.
+        if !self.system.focus(window.hwnd) {
+            return Err(input_failed(format!(
+                "'{}' did not take the keyboard focus",
+                window.title
+            )));
+        }
         self.system.send_keys(&strokes).map_err(input_failed)?;
         let mut report = self.done("SENDINPUT_KEYS", before, json!({"window": window.title}));
         report["strokes"] = json!(strokes.len());
@@ -498,18 +504,26 @@ impl Desktop {
     /// appear (the seed's false success).
     fn bring_forward(&self, window: &WindowInfo) -> Result<(), ToolError> {
         self.system.show(window.hwnd, ShowMode::Restore);
-        self.system.set_foreground(window.hwnd);
-        let now = self.system.window(window.hwnd);
-        let shown = now.as_ref().is_some_and(|w| w.visible && !w.minimized);
-        let front = self.system.foreground() == window.hwnd;
-        if shown && front {
-            return Ok(());
+        // Showing is asynchronous (a hung window must not block the call),
+        // so the result is awaited for a moment, asking again meanwhile.
+        let started = Instant::now();
+        loop {
+            self.system.set_foreground(window.hwnd);
+            let now = self.system.window(window.hwnd);
+            let shown = now.as_ref().is_some_and(|w| w.visible && !w.minimized);
+            let front = self.system.foreground() == window.hwnd;
+            if shown && front {
+                return Ok(());
+            }
+            if started.elapsed() >= FOREGROUND_WAIT {
+                return Err(ToolError::new(
+                    ErrorType::ForegroundNotTaken,
+                    format!("'{}' did not come to the front (visible: {shown}, foreground: {front}).", window.title),
+                )
+                .retryable("Windows may refuse while the user is typing elsewhere; ask the user to click the window once, then retry."));
+            }
+            std::thread::sleep(LAUNCH_POLL);
         }
-        Err(ToolError::new(
-            ErrorType::ForegroundNotTaken,
-            format!("'{}' did not come to the front (visible: {shown}, foreground: {front}).", window.title),
-        )
-        .retryable("Windows may refuse while the user is typing elsewhere; ask the user to click the window once, then retry."))
     }
 
     /// `reveal(hwnd)`: the one tool that takes the foreground, and says so.

@@ -82,7 +82,8 @@ pub trait Windowing: Send + Sync {
     fn capture(&self, hwnd: isize, method: CaptureMethod) -> Result<Frame, String>;
     fn show(&self, hwnd: isize, mode: ShowMode);
     fn set_foreground(&self, hwnd: isize) -> bool;
-    /// Keyboard focus to a control of the (now foreground) window.
+    /// Keyboard focus to a control or window of the (now foreground)
+    /// window, unless the focus is already inside it; whether it is now.
     fn focus(&self, control: isize) -> bool;
     /// Synthetic keystrokes to whatever has the focus.
     fn send_keys(&self, strokes: &[Stroke]) -> Result<(), String>;

@@ -297,101 +297,49 @@ impl Windowing for Win32 {
             Direction::Left => (SB_HORZ, WM_HSCROLL, SB_LINELEFT),
             Direction::Right => (SB_HORZ, WM_HSCROLL, SB_LINERIGHT),
         };
-        let position = || {
+        // Windows keeps scroll bar state where any process reads it; Wine
+        // keeps it in the owning process, so edits and list boxes are
+        // also asked for their top line, which works everywhere.
+        let class = class_of(h).to_ascii_lowercase();
+        let top_line = match (bar, class.as_str()) {
+            (SB_VERT, c) if controls::is_edit(c) => Some(0x00CE /* EM_GETFIRSTVISIBLELINE */),
+            (SB_VERT, "listbox") => Some(LB_GETTOPINDEX),
+            _ => None,
+        };
+        let position = || -> Result<Option<i32>, MessageError> {
             let mut si: SCROLLINFO = unsafe { std::mem::zeroed() };
             si.cbSize = size_of::<SCROLLINFO>() as u32;
             si.fMask = SIF_ALL;
-            let ok = unsafe { GetScrollInfo(h, bar, &mut si) } != 0;
-            (ok && si.nMax > si.nMin).then_some(si.nPos)
+            if unsafe { GetScrollInfo(h, bar, &mut si) } != 0 && si.nMax > si.nMin {
+                return Ok(Some(si.nPos));
+            }
+            match top_line {
+                Some(message) => Ok(Some(send(h, message, 0, 0)? as i32)),
+                None => Ok(None),
+            }
         };
-        let Some(from) = position() else {
+        let Some(from) = position()? else {
             return Ok(None);
         };
         for _ in 0..lines {
             send(h, message, code as usize, 0)?;
         }
-        Ok(Some((from, position().unwrap_or(from))))
+        Ok(Some((from, position()?.unwrap_or(from))))
     }
 
     fn capture(&self, h: isize, method: CaptureMethod) -> Result<Frame, String> {
-        let h = hwnd(h);
-        let [left, top, right, bottom] = rect_of(h);
-        let (width, height) = ((right - left).max(0) as u32, (bottom - top).max(0) as u32);
-        if width == 0 || height == 0 {
-            return Err("the window has no area".into());
+        // PrintWindow sends WM_PRINT without a timeout: a window that does
+        // not answer a probe is not asked, and one that hangs after the
+        // probe is left to the abandoned worker.
+        if method == CaptureMethod::Print && send(hwnd(h), WM_NULL, 0, 0).is_err() {
+            return Err("the window is not responding".into());
         }
-        if width > MAX_CAPTURE_EDGE || height > MAX_CAPTURE_EDGE {
-            return Err(format!(
-                "the window is {width}x{height}, larger than a capture may be"
-            ));
-        }
-        unsafe {
-            let screen = GetDC(std::ptr::null_mut());
-            let memory = CreateCompatibleDC(screen);
-            let bitmap = CreateCompatibleBitmap(screen, width as i32, height as i32);
-            let old = SelectObject(memory, bitmap);
-            let drawn = match method {
-                CaptureMethod::Print => PrintWindow(h, memory, 2 /* PW_RENDERFULLCONTENT */) != 0,
-                CaptureMethod::Screen => {
-                    let source = GetWindowDC(h);
-                    let ok = BitBlt(
-                        memory,
-                        0,
-                        0,
-                        width as i32,
-                        height as i32,
-                        source,
-                        0,
-                        0,
-                        SRCCOPY,
-                    ) != 0;
-                    ReleaseDC(h, source);
-                    ok
-                }
-            };
-            let mut header: BITMAPINFO = std::mem::zeroed();
-            header.bmiHeader = BITMAPINFOHEADER {
-                biSize: size_of::<BITMAPINFOHEADER>() as u32,
-                biWidth: width as i32,
-                biHeight: -(height as i32),
-                biPlanes: 1,
-                biBitCount: 32,
-                biCompression: BI_RGB,
-                ..std::mem::zeroed()
-            };
-            let mut bgra = vec![0u8; (width * height * 4) as usize];
-            SelectObject(memory, old);
-            let rows = if drawn {
-                GetDIBits(
-                    memory,
-                    bitmap,
-                    0,
-                    height,
-                    bgra.as_mut_ptr() as *mut c_void,
-                    &mut header,
-                    DIB_RGB_COLORS,
-                )
-            } else {
-                0
-            };
-            DeleteObject(bitmap);
-            DeleteDC(memory);
-            ReleaseDC(std::ptr::null_mut(), screen);
-            if !drawn {
-                return Err(match method {
-                    CaptureMethod::Print => "PrintWindow refused".into(),
-                    CaptureMethod::Screen => "BitBlt refused".into(),
-                });
-            }
-            if rows != height as i32 {
-                return Err("the pixels could not be read".into());
-            }
-            Ok(Frame {
-                width,
-                height,
-                bgra,
-            })
-        }
+        let (done, wait) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(capture_now(hwnd(h), method));
+        });
+        wait.recv_timeout(Duration::from_millis(u64::from(MESSAGE_TIMEOUT_MS) * 2))
+            .unwrap_or_else(|_| Err("the window did not draw itself in time".into()))
     }
 
     fn show(&self, h: isize, mode: ShowMode) {
@@ -402,21 +350,33 @@ impl Windowing for Win32 {
             ShowMode::Restore if unsafe { IsIconic(h) } != 0 => SW_RESTORE,
             ShowMode::Restore => SW_SHOW,
         };
-        unsafe { ShowWindow(h, how) };
+        // Never ShowWindow: on another program's hung window it waits forever.
+        unsafe { ShowWindowAsync(h, how) };
     }
 
     fn set_foreground(&self, h: isize) -> bool {
-        unsafe { SetForegroundWindow(hwnd(h)) != 0 }
+        let done = unsafe { SetForegroundWindow(hwnd(h)) != 0 };
+        // Activation reaches the window as messages of its own thread; a
+        // message sent behind them returns once they are handled, so the
+        // keys that follow find the focus where the window put it.
+        let _ = send(hwnd(h), WM_NULL, 0, 0);
+        done
     }
 
     fn focus(&self, control: isize) -> bool {
         // Focus is per input queue: join the control's thread for the call.
+        // Focus already inside the control (a window's own edit) stays.
         unsafe {
-            let theirs = GetWindowThreadProcessId(hwnd(control), std::ptr::null_mut());
+            let target = hwnd(control);
+            let theirs = GetWindowThreadProcessId(target, std::ptr::null_mut());
             let ours = GetCurrentThreadId();
             let joined = theirs != ours && AttachThreadInputSafe(ours, theirs, true);
-            SetFocus(hwnd(control));
-            let focused = GetFocus() == hwnd(control);
+            let inside =
+                |focus: HWND| !focus.is_null() && (focus == target || IsChild(target, focus) != 0);
+            if !inside(GetFocus()) {
+                SetFocus(target);
+            }
+            let focused = inside(GetFocus());
             if joined {
                 AttachThreadInputSafe(ours, theirs, false);
             }
@@ -492,6 +452,86 @@ impl Windowing for Win32 {
 
     fn find_program(&self, name: &str) -> Option<PathBuf> {
         wamcp_platform::search_path::find_program(name)
+    }
+}
+
+fn capture_now(h: HWND, method: CaptureMethod) -> Result<Frame, String> {
+    let [left, top, right, bottom] = rect_of(h);
+    let (width, height) = ((right - left).max(0) as u32, (bottom - top).max(0) as u32);
+    if width == 0 || height == 0 {
+        return Err("the window has no area".into());
+    }
+    if width > MAX_CAPTURE_EDGE || height > MAX_CAPTURE_EDGE {
+        return Err(format!(
+            "the window is {width}x{height}, larger than a capture may be"
+        ));
+    }
+    unsafe {
+        let screen = GetDC(std::ptr::null_mut());
+        let memory = CreateCompatibleDC(screen);
+        let bitmap = CreateCompatibleBitmap(screen, width as i32, height as i32);
+        let old = SelectObject(memory, bitmap);
+        let drawn = match method {
+            CaptureMethod::Print => PrintWindow(h, memory, 2 /* PW_RENDERFULLCONTENT */) != 0,
+            CaptureMethod::Screen => {
+                let source = GetWindowDC(h);
+                let ok = BitBlt(
+                    memory,
+                    0,
+                    0,
+                    width as i32,
+                    height as i32,
+                    source,
+                    0,
+                    0,
+                    SRCCOPY,
+                ) != 0;
+                ReleaseDC(h, source);
+                ok
+            }
+        };
+        let mut header: BITMAPINFO = std::mem::zeroed();
+        header.bmiHeader = BITMAPINFOHEADER {
+            biSize: size_of::<BITMAPINFOHEADER>() as u32,
+            biWidth: width as i32,
+            biHeight: -(height as i32),
+            biPlanes: 1,
+            biBitCount: 32,
+            biCompression: BI_RGB,
+            ..std::mem::zeroed()
+        };
+        let mut bgra = vec![0u8; (width * height * 4) as usize];
+        SelectObject(memory, old);
+        let rows = if drawn {
+            GetDIBits(
+                memory,
+                bitmap,
+                0,
+                height,
+                bgra.as_mut_ptr() as *mut c_void,
+                &mut header,
+                DIB_RGB_COLORS,
+            )
+        } else {
+            0
+        };
+        DeleteObject(bitmap);
+        DeleteDC(memory);
+        ReleaseDC(std::ptr::null_mut(), screen);
+        if !drawn {
+            return Err(match method {
+                CaptureMethod::Print => "PrintWindow refused".into(),
+                CaptureMethod::Screen => "BitBlt refused".into(),
+            });
+        }
+        if rows != height as i32 {
+            return Err("the pixels could not be read".into());
+        }
+        Ok(Frame {
+            width,
+            height,
+            bgra,
+        })
     }
 }
 

@@ -24,13 +24,14 @@ pub enum Group {
     Env,
     Packages,
     Sandbox,
+    Desktop,
     Search,
     Research,
 }
 
 impl Group {
     /// Every group, in canonical order.
-    pub const ALL: [Group; 10] = [
+    pub const ALL: [Group; 11] = [
         Group::Core,
         Group::Edit,
         Group::Build,
@@ -39,6 +40,7 @@ impl Group {
         Group::Env,
         Group::Packages,
         Group::Sandbox,
+        Group::Desktop,
         Group::Search,
         Group::Research,
     ];
@@ -64,6 +66,7 @@ impl Group {
             Group::Env => "env",
             Group::Packages => "packages",
             Group::Sandbox => "sandbox",
+            Group::Desktop => "desktop",
             Group::Search => "search",
             Group::Research => "research",
         }

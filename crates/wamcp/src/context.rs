@@ -72,6 +72,13 @@ pub struct ServerContext {
     pub capabilities_file: Option<PathBuf>,
     /// The capability catalog, loaded on first use.
     catalog: OnceLock<Catalog>,
+    /// `WAMCP_DESKTOP_APPS` and `WAMCP_DESKTOP_PROCESSES`, as lists.
+    pub desktop_apps: Vec<String>,
+    pub desktop_processes: Vec<String>,
+    /// The desktop, made on first use; it remembers which programs
+    /// `open_app` started for as long as the server runs.
+    #[cfg(windows)]
+    desktop: OnceLock<wamcp_desktop::Desktop>,
     /// `env_inspect`'s last snapshot.
     pub env_cache: wamcp_devenv::snapshot::Cache,
     /// wamcp's per-user data directory (`%LOCALAPPDATA%\wamcp`,
@@ -158,6 +165,23 @@ impl Startup {
 }
 
 impl ServerContext {
+    /// The desktop the desktop tools act on; only Windows has one.
+    pub fn desktop(&self) -> Result<&wamcp_desktop::Desktop, ToolError> {
+        #[cfg(windows)]
+        {
+            Ok(self.desktop.get_or_init(|| {
+                wamcp_desktop::native(self.desktop_apps.clone(), self.desktop_processes.clone())
+            }))
+        }
+        #[cfg(not(windows))]
+        {
+            Err(ToolError::new(
+                ErrorType::UnsupportedPlatform,
+                "Desktop control needs Windows.",
+            ))
+        }
+    }
+
     pub fn new(
         startup: Startup,
         env: EnvLookup,
@@ -295,6 +319,16 @@ impl ServerContext {
                 .is_none_or(|v| !v.eq_ignore_ascii_case("off"));
         let sandbox = command_sandbox(env, &resolution, &mut warnings);
         let search_budget = search_budget(resolution.get(settings::SEARCH_BUDGET), &mut warnings);
+        let desktop_list = |name| {
+            resolution
+                .get(name)
+                .map(wamcp_policy::desktop::list_setting)
+                .unwrap_or_default()
+        };
+        let (desktop_apps, desktop_processes) = (
+            desktop_list(settings::DESKTOP_APPS),
+            desktop_list(settings::DESKTOP_PROCESSES),
+        );
 
         let context = ServerContext {
             transport,
@@ -321,6 +355,10 @@ impl ServerContext {
             sandbox,
             capabilities_file,
             catalog: OnceLock::new(),
+            desktop_apps,
+            desktop_processes,
+            #[cfg(windows)]
+            desktop: OnceLock::new(),
             env_cache: Default::default(),
             data_dir,
             audit,

@@ -31,6 +31,8 @@ pub enum ToolOutput {
     Text(String),
     /// A JSON object, sent as text and as `structuredContent`.
     Data(Value),
+    /// A JSON object as `Data`, followed by a PNG picture.
+    DataWithPng(Value, Vec<u8>),
 }
 
 /// Everything a running tool may use.
@@ -169,6 +171,15 @@ impl Hints {
         open_world: true,
     };
 
+    /// Acts on another program's window as a user would (a click may
+    /// delete, a key may send); nothing leaves the machine.
+    pub const DESKTOP_ACTION: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
+    };
+
     /// Reads from the network and changes nothing here.
     pub const NETWORK_READ: Hints = Hints {
         read_only: true,
@@ -230,6 +241,9 @@ pub trait ToolDef: 'static {
     /// described by the schema, not repeated here.
     const DESCRIPTION: &'static str;
     const HINTS: Hints;
+    /// Registered only on Windows (desktop control); elsewhere
+    /// `get_server_info` names it and says why it is absent.
+    const WINDOWS_ONLY: bool = false;
 
     fn run(
         call: ToolCall,
@@ -245,6 +259,7 @@ pub struct ToolEntry {
     pub groups: &'static [Group],
     pub description: &'static str,
     pub hints: Hints,
+    pub windows_only: bool,
     schema: fn() -> Arc<JsonObject>,
     call: fn(ToolCall, JsonObject) -> CallFuture,
 }
@@ -256,6 +271,7 @@ pub const fn entry<T: ToolDef>() -> ToolEntry {
         groups: T::GROUPS,
         description: T::DESCRIPTION,
         hints: T::HINTS,
+        windows_only: T::WINDOWS_ONLY,
         schema: input_schema::<T::Params>,
         call: call_erased::<T>,
     }
@@ -292,11 +308,24 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::package_search::PackageSearch>(),
     entry::<tools::package_install::PackageInstall>(),
     entry::<tools::sandbox_run::SandboxRun>(),
+    entry::<tools::windows::Windows>(),
+    entry::<tools::see::See>(),
+    entry::<tools::click::Click>(),
+    entry::<tools::type_text::TypeText>(),
+    entry::<tools::scroll::Scroll>(),
+    entry::<tools::key::Key>(),
+    entry::<tools::open_app::OpenApp>(),
+    entry::<tools::reveal::Reveal>(),
 ];
 
 impl ToolEntry {
     pub fn in_any(&self, groups: &[Group]) -> bool {
         self.groups.iter().any(|g| groups.contains(g))
+    }
+
+    /// Whether the tool works on the platform the server runs on.
+    pub fn on_this_platform(&self) -> bool {
+        !self.windows_only || cfg!(windows)
     }
 
     /// The definition `tools/list` sends.
@@ -315,7 +344,19 @@ impl ToolEntry {
 
 /// The tools registered for `groups`, in table order.
 pub fn registered(groups: &[Group]) -> Vec<&'static ToolEntry> {
-    TOOLS.iter().filter(|t| t.in_any(groups)).collect()
+    TOOLS
+        .iter()
+        .filter(|t| t.in_any(groups) && t.on_this_platform())
+        .collect()
+}
+
+/// Tools of `groups` this platform cannot offer.
+pub fn absent_here(groups: &[Group]) -> Vec<&'static str> {
+    TOOLS
+        .iter()
+        .filter(|t| t.in_any(groups) && !t.on_this_platform())
+        .map(|t| t.name)
+        .collect()
 }
 
 /// Tool names per group, for every group, active or not.
@@ -371,6 +412,15 @@ fn success(output: ToolOutput) -> CallToolResult {
             result.content = vec![ContentBlock::text(pretty(
                 result.structured_content.as_ref(),
             ))];
+            result
+        }
+        ToolOutput::DataWithPng(value, png) => {
+            use base64::Engine;
+            let mut result = success(ToolOutput::Data(value));
+            let encoded = base64::engine::general_purpose::STANDARD.encode(png);
+            result
+                .content
+                .push(ContentBlock::image(encoded, "image/png"));
             result
         }
     }

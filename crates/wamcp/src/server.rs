@@ -22,6 +22,15 @@ pub const INSTRUCTIONS: &str = "wamcp gives you tools to read, search, edit and 
     list says what to do instead: follow it, and never repeat the identical call. Call \
     get_server_info to see which tools, paths and hosts are allowed and why.";
 
+/// Added when the desktop tools are registered: the seed's lesson about
+/// credential dialogs, which stall a command with no output and belong to
+/// another process than the command.
+pub const DESKTOP_INSTRUCTIONS: &str = " Desktop tools never take the foreground unless you pass \
+    allow_foreground=true, which you may only do after the user agreed to the needs_permission answer. \
+    If a git command stalls without output, a credential dialog (for example Git Credential Manager's \
+    'Select an account', class Avalonia-*) may be waiting: call windows(), find the new window by title \
+    or class rather than by pid, and look at it with see(hwnd, with_tree=true).";
+
 #[derive(Clone)]
 pub struct WamcpServer {
     ctx: Arc<ServerContext>,
@@ -53,7 +62,11 @@ impl ServerHandler for WamcpServer {
                 .build(),
         )
         .with_server_info(Implementation::new("wamcp", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(if self.ctx.registered.iter().any(|t| t.name == "windows") {
+            format!("{INSTRUCTIONS}{DESKTOP_INSTRUCTIONS}")
+        } else {
+            INSTRUCTIONS.to_string()
+        })
     }
 
     async fn list_tools(

@@ -29,6 +29,8 @@ pub const SEARCH_BUDGET: &str = "WAMCP_SEARCH_BUDGET_SECONDS";
 pub const CAPABILITIES_FILE: &str = "WAMCP_CAPABILITIES_FILE";
 pub const DATA_DIR: &str = "WAMCP_DATA_DIR";
 pub const CLIENT_ROOTS: &str = "WAMCP_CLIENT_ROOTS";
+pub const DESKTOP_APPS: &str = "WAMCP_DESKTOP_APPS";
+pub const DESKTOP_PROCESSES: &str = "WAMCP_DESKTOP_PROCESSES";
 
 /// Environment-only: they choose the file and the profile, so they cannot
 /// live inside either.
@@ -42,9 +44,9 @@ pub const ROOTS_SEPARATOR: char = if cfg!(windows) { ';' } else { ':' };
 pub const SETTINGS: &[Setting] = &[
     Setting {
         name: TOOLS,
-        default: "core,edit,build,docs,net (everything except search and research)",
+        default: "core,edit,build,docs,net (the other groups are opt-in)",
         description: "Tool groups to register, comma-separated: core, edit, build, docs, net, \
-                      search, research, or all. core is always on. An unknown name falls back to \
+                      env, packages, sandbox, desktop, search, research, or all. core is always on. An unknown name falls back to \
                       the default set and is reported by get_server_info.",
     },
     Setting {
@@ -149,6 +151,20 @@ pub const SETTINGS: &[Setting] = &[
                       WAMCP_PROJECT_ROOTS. The word default stands for the defaults, none for no cache, ~ for \
                       the home directory. An entry that overlaps the home directory itself, PATH, shell start-up \
                       files or tool configuration is refused and reported.",
+    },
+    Setting {
+        name: DESKTOP_APPS,
+        default: "none: open_app starts nothing",
+        description: "Programs open_app may start (desktop group, Windows), separated by ';': a name looked \
+                      up on PATH outside every writable folder (notepad), or a full path used exactly. Listing \
+                      a program lets the agent start it with any arguments.",
+    },
+    Setting {
+        name: DESKTOP_PROCESSES,
+        default: "none: only windows of programs open_app started",
+        description: "Image names (code.exe; separated by ';') whose windows the desktop tools may look at \
+                      and act on, besides those of programs open_app started. windows() lists every window \
+                      either way.",
     },
     Setting {
         name: SEARCH_BACKEND,

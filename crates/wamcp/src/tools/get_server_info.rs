@@ -30,6 +30,18 @@ impl ToolDef for GetServerInfo {
     }
 }
 
+/// Tools of the active groups this platform cannot offer, and why.
+fn absent_here(ctx: &ServerContext) -> Value {
+    let absent = registry::absent_here(&ctx.groups.groups);
+    if absent.is_empty() {
+        return Value::Null;
+    }
+    json!({
+        "tools": absent,
+        "reason": "Desktop control drives Win32 windows; it is registered only when wamcp runs on Windows.",
+    })
+}
+
 /// The report, as a JSON object in a stable field order.
 pub fn server_info(ctx: &ServerContext) -> Value {
     let names = |groups: &[Group]| groups.iter().map(|g| g.name()).collect::<Vec<_>>();
@@ -98,6 +110,11 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         "command_rules_errors": ctx.command_rules().errors,
     });
     let roots = ctx.client_roots();
+    info["tools_not_on_this_platform"] = absent_here(ctx);
+    info["desktop"] = json!({
+        "apps": ctx.desktop_apps,
+        "processes": ctx.desktop_processes,
+    });
     info["client_roots"] = json!({
         "enabled": ctx.client_roots_enabled,
         "env_var": settings::CLIENT_ROOTS,

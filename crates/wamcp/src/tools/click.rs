@@ -1,0 +1,40 @@
+//! `click`: a control clicked by window message; the pointer only with
+//! the user's permission.
+
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use wamcp_policy::error::ToolError;
+use wamcp_policy::groups::Group;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// The window, from windows().
+    pub hwnd: i64,
+    /// The control: its text, id:<control id>, or class:<Class>[n] (see lists them).
+    pub target: String,
+    /// Allow routes that bring the window forward and use the real pointer; only after the user agreed.
+    #[serde(default)]
+    pub allow_foreground: bool,
+}
+
+pub struct Click;
+
+impl ToolDef for Click {
+    type Params = Params;
+    const NAME: &'static str = "click";
+    const GROUPS: &'static [Group] = &[Group::Desktop];
+    const DESCRIPTION: &'static str = "Click a control in a window without taking the foreground \
+        (BM_CLICK, then the accessibility default action). When only the real pointer would do, the \
+        answer is needs_permission: ask the user.";
+    const HINTS: Hints = Hints::DESKTOP_ACTION;
+    const WINDOWS_ONLY: bool = true;
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        super::on_desktop::act(&call, move |d| {
+            d.click(p.hwnd, &p.target, p.allow_foreground)
+        })
+        .await
+    }
+}

@@ -1,0 +1,41 @@
+//! `open_app`: start a listed program without letting it take the
+//! foreground.
+
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use wamcp_policy::error::ToolError;
+use wamcp_policy::groups::Group;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// A program listed in WAMCP_DESKTOP_APPS: its name or its listed full path.
+    pub command: String,
+    /// Arguments (at most 32).
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Add the Chromium/Electron flags that keep its accessibility tree readable in the background.
+    #[serde(default)]
+    pub accessibility: bool,
+}
+
+pub struct OpenApp;
+
+impl ToolDef for OpenApp {
+    type Params = Params;
+    const NAME: &'static str = "open_app";
+    const GROUPS: &'static [Group] = &[Group::Desktop];
+    const DESCRIPTION: &'static str = "Start a program the user listed, shown without taking the \
+        foreground (taken back if it grabs it). Returns its pid and windows; they are in scope for the \
+        other desktop tools.";
+    const HINTS: Hints = Hints::RUNS_PROGRAMS;
+    const WINDOWS_ONLY: bool = true;
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        super::on_desktop::act(&call, move |d| {
+            d.open_app(&p.command, &p.args, p.accessibility)
+        })
+        .await
+    }
+}

@@ -1,0 +1,42 @@
+//! `see`: a picture of one window and its controls, without bringing it
+//! forward.
+
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use wamcp_policy::error::ToolError;
+use wamcp_policy::groups::Group;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// The window, from windows().
+    pub hwnd: i64,
+    /// Also read the UI Automation tree (slow for browsers; stops after 5 s with timed_out).
+    #[serde(default)]
+    pub with_tree: bool,
+    /// Longest side of the returned picture in pixels (64-4096, default 1280).
+    pub max_edge: Option<u32>,
+}
+
+pub struct See;
+
+impl ToolDef for See {
+    type Params = Params;
+    const NAME: &'static str = "see";
+    const GROUPS: &'static [Group] = &[Group::Desktop];
+    const DESCRIPTION: &'static str = "Look at one window without bringing it forward: a PNG of it \
+        (or image_unavailable with the reason) and its child controls (class, text, id, rect, enabled, \
+        checked), the targets click and type_text take.";
+    const HINTS: Hints = Hints::LOCAL_READ;
+    const WINDOWS_ONLY: bool = true;
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        let ctx = call.ctx.clone();
+        let seen = blocking(move || ctx.desktop()?.see(p.hwnd, p.with_tree, p.max_edge)).await?;
+        Ok(match seen.png {
+            Some(png) => ToolOutput::DataWithPng(seen.report, png),
+            None => ToolOutput::Data(seen.report),
+        })
+    }
+}

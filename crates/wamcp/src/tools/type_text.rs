@@ -1,0 +1,41 @@
+//! `type_text`: a control's text replaced by window message and read back.
+
+use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use wamcp_policy::error::ToolError;
+use wamcp_policy::groups::Group;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// The window, from windows().
+    pub hwnd: i64,
+    /// The control: its text, id:<control id>, or class:<Class>[n].
+    pub target: String,
+    /// The text the control should hold (up to 32,768 characters).
+    pub text: String,
+    /// Allow typing real keystrokes into the window brought forward; only after the user agreed.
+    #[serde(default)]
+    pub allow_foreground: bool,
+}
+
+pub struct TypeText;
+
+impl ToolDef for TypeText {
+    type Params = Params;
+    const NAME: &'static str = "type_text";
+    const GROUPS: &'static [Group] = &[Group::Desktop];
+    const DESCRIPTION: &'static str = "Set the text of an edit control without taking the foreground \
+        (WM_SETTEXT, verified by reading it back). Password fields are refused. When only real typing \
+        would do, the answer is needs_permission: ask the user.";
+    const HINTS: Hints = Hints::DESKTOP_ACTION;
+    const WINDOWS_ONLY: bool = true;
+
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        super::on_desktop::act(&call, move |d| {
+            d.type_text(p.hwnd, &p.target, &p.text, p.allow_foreground)
+        })
+        .await
+    }
+}
