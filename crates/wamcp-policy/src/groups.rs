@@ -217,13 +217,13 @@ mod tests {
             (
                 Some("all"),
                 false,
-                "core,edit,build,docs,net,env,packages,sandbox,search,research",
+                "core,edit,build,docs,net,env,packages,sandbox,desktop,search,research",
                 false,
             ),
             (
                 Some("ALL,core"),
                 false,
-                "core,edit,build,docs,net,env,packages,sandbox,search,research",
+                "core,edit,build,docs,net,env,packages,sandbox,desktop,search,research",
                 false,
             ),
             (Some("core,docs,search"), false, "core,docs,search", false),
@@ -244,7 +244,7 @@ mod tests {
             (
                 Some("all"),
                 true,
-                "core,edit,build,docs,net,env,packages,sandbox,search,research",
+                "core,edit,build,docs,net,env,packages,sandbox,desktop,search,research",
                 false,
             ),
         ];
@@ -264,7 +264,7 @@ mod tests {
             selection.error.as_deref(),
             Some(
                 "Unknown tool groups 'cpp', 'shell' in 'core, Cpp ,shell,cpp'. Valid names: core, \
-                 edit, build, docs, net, env, packages, sandbox, search, research, all. Using the default set \
+                 edit, build, docs, net, env, packages, sandbox, desktop, search, research, all. Using the default set \
                  (core,edit,build,docs,net)."
             )
         );

@@ -45,6 +45,17 @@ mod windows {
 
     struct Apps {
         dir: PathBuf,
+        /// Copies started directly, killed when the scenarios end.
+        started: Vec<std::process::Child>,
+    }
+
+    impl Drop for Apps {
+        fn drop(&mut self) {
+            for child in &mut self.started {
+                // Already gone is fine.
+                let _ = child.kill();
+            }
+        }
     }
 
     impl Apps {
@@ -57,7 +68,10 @@ mod windows {
             for name in ["wamcp-test-app.exe", "other-app.exe", "listed-app.exe"] {
                 std::fs::copy(&me, dir.join(name)).unwrap();
             }
-            Apps { dir }
+            Apps {
+                dir,
+                started: Vec::new(),
+            }
         }
 
         fn path(&self, name: &str) -> String {
@@ -70,11 +84,12 @@ mod windows {
 
         /// Starts a copy directly (not through wamcp) and waits until its
         /// window is up; returns the main and hidden window handles.
-        fn start(&self, exe: &str, log: &str, title: &str, mode: &str) -> (i64, i64) {
-            std::process::Command::new(self.path(exe))
+        fn start(&mut self, exe: &str, log: &str, title: &str, mode: &str) -> (i64, i64) {
+            let child = std::process::Command::new(self.path(exe))
                 .args(["--app", &self.log(log).display().to_string(), title, mode])
                 .spawn()
                 .unwrap();
+            self.started.push(child);
             ready(&self.log(log))
         }
     }
@@ -117,7 +132,7 @@ mod windows {
             .to_string()
     }
 
-    fn control<'a>(seen: &'a Value, id: i64) -> &'a Value {
+    fn control(seen: &Value, id: i64) -> &Value {
         seen["controls"]
             .as_array()
             .unwrap()
@@ -128,7 +143,7 @@ mod windows {
 
     async fn scenarios() {
         let sandbox = Sandbox::new();
-        let apps = Apps::new(&sandbox.root());
+        let mut apps = Apps::new(&sandbox.root());
         let client = sandbox
             .set("WAMCP_TOOLS", "core,desktop")
             .set("WAMCP_DESKTOP_APPS", apps.path("wamcp-test-app.exe"))
@@ -420,7 +435,7 @@ mod windows {
             }),
         )
         .await;
-        ready(&grab_log);
+        let (grabbing, _) = ready(&grab_log);
         assert!(
             grabbed["foreground_contests"].as_u64().unwrap() >= 1,
             "{grabbed}"
@@ -444,6 +459,17 @@ mod windows {
 
         bench(&client, main).await;
         client.close().await;
+        // The programs open_app started close like any window.
+        for window in [main, grabbing] {
+            unsafe {
+                windows_sys::Win32::UI::WindowsAndMessaging::PostMessageW(
+                    window as _,
+                    windows_sys::Win32::UI::WindowsAndMessaging::WM_CLOSE,
+                    0,
+                    0,
+                )
+            };
+        }
     }
 
     fn control_text_contains(log: &Path, text: &str) -> bool {

@@ -63,7 +63,65 @@ fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
     if groups.contains(&"sandbox") {
         tools.push("sandbox_run");
     }
+    if groups.contains(&"desktop") && cfg!(windows) {
+        tools.extend(DESKTOP);
+    }
     tools
+}
+
+const DESKTOP: [&str; 8] = [
+    "windows",
+    "see",
+    "click",
+    "type_text",
+    "scroll",
+    "key",
+    "open_app",
+    "reveal",
+];
+
+/// Desktop control is registered on Windows only; elsewhere the report
+/// names the tools and says why, and the instructions leave out its rule.
+#[tokio::test]
+async fn desktop_tools_exist_on_windows_and_are_explained_elsewhere() {
+    let client = Sandbox::new()
+        .set("WAMCP_TOOLS", "core,desktop")
+        .connect()
+        .await;
+    let names = client.tool_names().await;
+    let info = client.server_info().await;
+    let instructions = client
+        .service
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default();
+    if cfg!(windows) {
+        assert!(
+            DESKTOP.iter().all(|t| names.contains(&t.to_string())),
+            "{names:?}"
+        );
+        assert_eq!(info["tools_not_on_this_platform"], Value::Null);
+        assert!(instructions.contains("credential dialog"), "{instructions}");
+    } else {
+        assert!(
+            DESKTOP.iter().all(|t| !names.contains(&t.to_string())),
+            "{names:?}"
+        );
+        assert_eq!(info["tools_not_on_this_platform"]["tools"], json!(DESKTOP));
+        let reason = info["tools_not_on_this_platform"]["reason"]
+            .as_str()
+            .unwrap();
+        assert!(
+            reason.contains("only when wamcp runs on Windows"),
+            "{reason}"
+        );
+        assert!(
+            !instructions.contains("credential dialog"),
+            "{instructions}"
+        );
+    }
+    assert_eq!(info["tools_by_group"]["desktop"], json!(DESKTOP));
+    client.close().await;
 }
 
 #[tokio::test]
@@ -87,8 +145,8 @@ async fn tools_list_follows_wamcp_tools() {
         (
             Some("all"),
             &[
-                "core", "edit", "build", "docs", "net", "env", "packages", "sandbox", "search",
-                "research",
+                "core", "edit", "build", "docs", "net", "env", "packages", "sandbox", "desktop",
+                "search", "research",
             ],
             "",
         ),
