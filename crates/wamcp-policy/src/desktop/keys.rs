@@ -65,6 +65,9 @@ pub fn parse_keys(notation: &str) -> Result<Vec<Stroke>, String> {
         out: Vec::new(),
     };
     parser.sequence(Modifiers::default(), false)?;
+    if parser.out.is_empty() {
+        return Err("no keys given".into());
+    }
     if parser.out.len() > MAX_STROKES {
         return Err(format!("more than {MAX_STROKES} keystrokes"));
     }
@@ -191,8 +194,8 @@ impl SendKeys {
                 let n: usize = n
                     .parse()
                     .map_err(|_| format!("bad repeat count in {{{body}}}"))?;
-                if n > MAX_REPEAT {
-                    return Err(format!("a repeat count above {MAX_REPEAT} in {{{body}}}"));
+                if n == 0 || n > MAX_REPEAT {
+                    return Err(format!("a repeat count outside 1-{MAX_REPEAT} in {{{body}}}"));
                 }
                 (name, n)
             }
@@ -375,6 +378,7 @@ mod tests {
             "+()",
             "(a^)",
             "{LEFT 101}",
+            "{ENTER 0}",
             "{F25}",
             "{F0}",
         ] {
