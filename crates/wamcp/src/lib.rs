@@ -14,6 +14,7 @@ pub mod hook;
 pub mod hostgrants;
 pub mod http;
 pub mod log;
+pub mod logon_task;
 pub mod registry;
 pub mod roots;
 pub mod server;

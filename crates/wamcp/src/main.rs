@@ -40,6 +40,15 @@ enum Command {
         /// The hook event.
         event: String,
     },
+    /// Windows: register a per-user logon task that serves HTTP in your
+    /// session (the exact command is printed first).
+    InstallTask {
+        /// The loopback address to serve at.
+        #[arg(long, default_value = wamcp::http::DEFAULT_ADDRESS)]
+        http: String,
+    },
+    /// Windows: remove the logon task install-task registered.
+    UninstallTask,
     /// Internal (Windows): start a program under the write-restricted token.
     #[command(name = "__confined-run", hide = true)]
     ConfinedRun {
@@ -157,6 +166,11 @@ fn main() -> ExitCode {
         Command::Hostgrants(args) => report("hostgrants", hostgrants_command(args, &env, &cwd)),
         Command::Extract(args) => report("extract", extract_command(args)),
         Command::Hook { event } => report("hook", hook_command(&event, &env, &cwd)),
+        Command::InstallTask { http } => report(
+            "install-task",
+            wamcp::logon_task::install(&http, wamcp::http::token_file(&env).as_deref()),
+        ),
+        Command::UninstallTask => report("uninstall-task", wamcp::logon_task::uninstall()),
         Command::ConfinedRun { capability, argv } => {
             match wamcp_exec::confine::run_helper(&capability, &argv) {
                 // Windows exit codes are 32 bits; ExitCode keeps only 8.

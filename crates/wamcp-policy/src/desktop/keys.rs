@@ -195,7 +195,9 @@ impl SendKeys {
                     .parse()
                     .map_err(|_| format!("bad repeat count in {{{body}}}"))?;
                 if n == 0 || n > MAX_REPEAT {
-                    return Err(format!("a repeat count outside 1-{MAX_REPEAT} in {{{body}}}"));
+                    return Err(format!(
+                        "a repeat count outside 1-{MAX_REPEAT} in {{{body}}}"
+                    ));
                 }
                 (name, n)
             }
