@@ -160,6 +160,79 @@ fn ending_a_session_is_answered_no_content() {
     assert!(closed.starts_with("HTTP/1.1 204 No Content"), "{closed}");
 }
 
+fn session_of(response: &str) -> Option<String> {
+    response.lines().find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.eq_ignore_ascii_case("mcp-session-id")
+            .then(|| value.trim().to_string())
+    })
+}
+
+/// Peak and current resident memory of a process, in KiB.
+#[cfg(target_os = "linux")]
+fn memory_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+/// 1,000 clients at once, each opening a session and ending it, five
+/// times over: every one is answered, and memory does not grow with each
+/// wave (what a session holds is given back when it ends). The figures
+/// are printed for the README.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_thousand_concurrent_clients_are_all_served_in_bounded_memory() {
+    let sandbox = Sandbox::new();
+    let server = sandbox.serve_http();
+    let auth = bearer(&server.token);
+    let wave = || {
+        let clients: Vec<_> = (0..1000)
+            .map(|_| {
+                let (url, auth) = (server.url.clone(), auth.clone());
+                std::thread::Builder::new()
+                    .stack_size(64 * 1024)
+                    .spawn(move || {
+                        let opened = request("POST", &url, None, &auth);
+                        let Some(session) = session_of(&opened) else {
+                            return false;
+                        };
+                        let closed = request(
+                            "DELETE",
+                            &url,
+                            None,
+                            &format!("{auth}Mcp-Session-Id: {session}\r\n"),
+                        );
+                        opened.starts_with("HTTP/1.1 200") && closed.starts_with("HTTP/1.1 204")
+                    })
+                    .unwrap()
+            })
+            .collect();
+        clients
+            .into_iter()
+            .filter_map(|c| c.join().unwrap().then_some(()))
+            .count()
+    };
+    let (start, _) = memory_kib(server.pid());
+    let mut peaks = Vec::new();
+    for _ in 0..5 {
+        assert_eq!(wave(), 1000);
+        peaks.push(memory_kib(server.pid()).0);
+    }
+    println!(
+        "http: start {start} KiB; peak after each wave of 1,000 concurrent sessions: {peaks:?} KiB"
+    );
+    // A session's state kept after it ended would add a whole first wave
+    // (about 65 MiB) each time; the allocator's own growth stays well under.
+    assert!(peaks[4] <= peaks[0] * 8 / 5, "{peaks:?}");
+}
+
 /// `--no-token` is for loopback only, and then nothing is asked.
 #[test]
 fn no_token_serves_loopback_only() {

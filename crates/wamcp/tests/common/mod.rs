@@ -272,6 +272,12 @@ pub struct HttpServer {
     pub token: String,
 }
 
+impl HttpServer {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for HttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
