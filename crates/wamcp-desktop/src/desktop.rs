@@ -13,13 +13,15 @@ use crate::system::{CaptureMethod, MessageError, ShowMode, WindowInfo, Windowing
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wamcp_policy::desktop::controls::{self, Control, Target};
-use wamcp_policy::desktop::keys::parse_keys;
-use wamcp_policy::desktop::launch::{ACCESSIBILITY_FLAGS, App, choose_app, command_line};
+use wamcp_policy::desktop::keys::{Key, Stroke, parse_keys};
+use wamcp_policy::desktop::launch::{
+    ACCESSIBILITY_FLAGS, App, ansi_changes_meaning, choose_app, command_line,
+};
 use wamcp_policy::desktop::{Gate, in_scope};
 use wamcp_policy::error::{ErrorType, ToolError};
 
@@ -38,8 +40,8 @@ pub const MAX_TYPED_CHARS: usize = 32_768;
 pub const MAX_SCROLL_LINES: u32 = 100;
 /// How long `open_app` keeps the launched program from taking the
 /// foreground, and how long the foreground must stay put to count as settled.
-const LAUNCH_WATCH: Duration = Duration::from_secs(6);
-const LAUNCH_SETTLED: Duration = Duration::from_millis(700);
+const LAUNCH_WATCH: Duration = Duration::from_secs(10);
+const LAUNCH_SETTLED: Duration = Duration::from_secs(3);
 const LAUNCH_POLL: Duration = Duration::from_millis(40);
 /// How long a window brought forward may take to show up there.
 const FOREGROUND_WAIT: Duration = Duration::from_millis(1500);
@@ -59,8 +61,10 @@ pub struct Desktop {
     apps: Vec<String>,
     /// `WAMCP_DESKTOP_PROCESSES`: image names whose windows may be touched.
     processes: Vec<String>,
-    /// Processes `open_app` started; their windows are in scope.
-    launched: Mutex<HashSet<u32>>,
+    /// Processes `open_app` started, with what keeps each one's id from
+    /// being given to another process (its handle), so a program started
+    /// later under a recycled id never joins the scope.
+    launched: Mutex<HashMap<u32, crate::system::Launched>>,
 }
 
 /// Where a target led.
@@ -82,7 +86,7 @@ impl Desktop {
             ax,
             apps,
             processes,
-            launched: Mutex::new(HashSet::new()),
+            launched: Mutex::new(HashMap::new()),
         }
     }
 
@@ -98,7 +102,7 @@ impl Desktop {
         self.launched
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .contains(&pid)
+            .contains_key(&pid)
     }
 
     fn in_scope(&self, pid: u32, process: &str) -> bool {
@@ -154,10 +158,17 @@ impl Desktop {
         Ok(window)
     }
 
-    fn controls_of(&self, window: &WindowInfo) -> Result<Vec<Control>, ToolError> {
-        self.system
-            .controls(window.hwnd)
-            .map_err(|e| message_error(e, window))
+    /// The window's own controls, and how many belong to another process
+    /// embedded in it (those are neither shown nor acted on).
+    fn controls_of(&self, window: &WindowInfo) -> Result<(Vec<Control>, usize), MessageError> {
+        let all = self.system.controls(window.hwnd)?;
+        let count = all.len();
+        let own: Vec<Control> = all
+            .into_iter()
+            .filter(|c| c.pid == window.pid || self.launched_by_us(c.pid))
+            .collect();
+        let foreign = count - own.len();
+        Ok((own, foreign))
     }
 
     /// The one thing `target` names in `window`.
@@ -166,20 +177,12 @@ impl Desktop {
             ToolError::new(ErrorType::InvalidArguments, format!("Bad target: {problem}."))
                 .recover("Name a control by its text, as id:<control id>, or as class:<Class>[n]; see(hwnd) lists them.")
         })?;
-        let all = self.controls_of(window)?;
+        let (all, _) = self
+            .controls_of(window)
+            .map_err(|e| message_error(e, window))?;
         let found = controls::matches(&all, &parsed);
         match found.as_slice() {
-            [one] => {
-                let control = all[*one].clone();
-                if control.pid != window.pid && !self.in_scope(control.pid, "") {
-                    return Err(ToolError::new(
-                        ErrorType::WindowOutOfScope,
-                        format!("'{target}' is a control of another process (pid {}) embedded in this window.", control.pid),
-                    )
-                    .recover("DO NOT retry: ask the user whether that program's windows may be touched."));
-                }
-                Ok(Found::Control(control))
-            }
+            [one] => Ok(Found::Control(all[*one].clone())),
             [] => {
                 if let Target::Text(text) = &parsed
                     && let Some(node) = self.element_named(window, text)?
@@ -290,9 +293,25 @@ impl Desktop {
         target: Value,
     ) -> Result<Value, ToolError> {
         self.bring_forward(window)?;
-        let (x, y) = centre(rect);
+        let (x, y) = self.point_on(window, rect)?;
         self.system.pointer_click(x, y).map_err(input_failed)?;
         Ok(self.done("SENDINPUT_POINTER", before, target))
+    }
+
+    /// The centre of `rect`, when what is there on screen is `window`: a
+    /// real click or wheel lands on whatever is on top, which may be
+    /// another program's window, and a rectangle from an accessibility
+    /// provider may point anywhere.
+    fn point_on(&self, window: &WindowInfo, rect: [i32; 4]) -> Result<(i32, i32), ToolError> {
+        let (x, y) = centre(rect);
+        if self.system.window_at(x, y) == window.hwnd {
+            return Ok((x, y));
+        }
+        Err(ToolError::new(
+            ErrorType::TargetObscured,
+            format!("At ({x}, {y}), where the target is, another window is on top of '{}'; nothing was clicked.", window.title),
+        )
+        .retryable("Ask the user to move the covering window away, then retry."))
     }
 
     /// `type_text(hwnd, target, text)`: replaces the control's text.
@@ -303,99 +322,143 @@ impl Desktop {
         text: &str,
         allow_foreground: bool,
     ) -> Result<Value, ToolError> {
-        if text.chars().count() > MAX_TYPED_CHARS {
+        if text.chars().count() > MAX_TYPED_CHARS || text.contains('\0') {
             return Err(ToolError::new(
                 ErrorType::InvalidArguments,
-                format!("text is longer than {MAX_TYPED_CHARS} characters."),
+                format!(
+                    "text is longer than {MAX_TYPED_CHARS} characters or holds a NUL character."
+                ),
             )
-            .recover("Type it in parts, or write it to a file instead."));
+            .recover("Type it in parts without NUL characters, or write it to a file instead."));
         }
         let window = self.scoped(hwnd)?;
         let before = self.system.foreground();
-        match self.find(&window, target)? {
+        let (control, rect, what) = match self.find(&window, target)? {
             Found::Control(c) => {
                 if c.password {
                     return Err(password_refused(target));
                 }
                 enabled(&c, target)?;
-                let mut refused = format!(
-                    "'{target}' is a {} control, which takes no WM_SETTEXT",
-                    c.class
-                );
-                if controls::is_edit(&c.class) {
-                    self.system
-                        .set_text(c.handle, text)
-                        .map_err(|e| message_error(e, &window))?;
-                    let back = self
-                        .system
-                        .text(c.handle)
-                        .map_err(|e| message_error(e, &window))?;
-                    if back == text {
-                        return Ok(with(
-                            self.done("WM_SETTEXT", before, json!(c)),
-                            "verified",
-                            true,
-                        ));
-                    }
-                    refused = format!(
-                        "the text read back from '{target}' after WM_SETTEXT differs from what was sent"
-                    );
-                }
-                if !allow_foreground {
-                    return Ok(Gate::new(
-                        refused,
-                        format!("Typing means bringing '{}' to the front and sending real keystrokes to '{target}'.", window.title),
-                    )
-                    .to_json());
-                }
-                self.bring_forward(&window)?;
-                if !self.system.focus(c.handle) {
-                    return Err(input_failed(format!(
-                        "'{target}' did not take the keyboard focus"
-                    )));
-                }
-                self.type_keys(text)?;
-                let verified = controls::is_edit(&c.class)
-                    && self.system.text(c.handle).is_ok_and(|t| t.contains(text));
-                Ok(with(
-                    self.done("SENDINPUT_KEYS", before, json!(c)),
-                    "verified",
-                    verified,
-                ))
+                (Some(c.clone()), c.rect, json!(c))
             }
             Found::Element(node) => {
                 if node.password {
                     return Err(password_refused(target));
                 }
-                if !allow_foreground {
-                    return Ok(Gate::new(
-                        format!("no native control matching '{target}' that accepts a window message"),
-                        format!("'{target}' is a {} that only the real pointer and keyboard can reach; '{}' would come to the front.", node.control_type, window.title),
-                    )
-                    .to_json());
-                }
-                self.bring_forward(&window)?;
-                let (x, y) = centre(node.rect);
-                self.system.pointer_click(x, y).map_err(input_failed)?;
-                self.type_keys(text)?;
-                Ok(with(
-                    self.done("SENDINPUT_KEYS", before, json!(node)),
-                    "verified",
-                    false,
-                ))
+                (None, node.rect, json!(node))
             }
+        };
+        let edit = control.as_ref().filter(|c| controls::is_edit(&c.class));
+        let refused = match (&control, edit) {
+            (_, Some(c)) => {
+                if self.set_and_confirm(&window, c.handle, text)? {
+                    return Ok(with(
+                        self.done("WM_SETTEXT", before, what),
+                        "verified",
+                        true,
+                    ));
+                }
+                format!(
+                    "the text read back from '{target}' after WM_SETTEXT differs from what was sent (the old text was put back)"
+                )
+            }
+            (Some(c), None) => format!(
+                "'{target}' is a {} control, which takes no WM_SETTEXT",
+                c.class
+            ),
+            (None, _) => {
+                format!("no native control matching '{target}' that accepts a window message")
+            }
+        };
+        if !allow_foreground {
+            return Ok(Gate::new(
+                refused,
+                format!("Typing means bringing '{}' to the front and sending real keystrokes to '{target}'.", window.title),
+            )
+            .to_json());
         }
-    }
-
-    fn type_keys(&self, text: &str) -> Result<(), ToolError> {
-        let strokes: Vec<_> = text
+        let strokes: Vec<Stroke> = text
             .chars()
-            .map(|c| wamcp_policy::desktop::keys::Stroke {
+            .map(|c| Stroke {
                 modifiers: Default::default(),
-                key: wamcp_policy::desktop::keys::Key::Char(c),
+                key: Key::Char(c),
             })
             .collect();
-        self.system.send_keys(&strokes).map_err(input_failed)
+        self.system.check_keys(&strokes).map_err(input_failed)?;
+        self.bring_forward(&window)?;
+        match &control {
+            Some(c) => {
+                // Replaces, as the message route does.
+                if edit.is_some() {
+                    self.system
+                        .set_text(c.handle, "")
+                        .map_err(|e| message_error(e, &window))?;
+                }
+                if self.system.focus(c.handle).is_none() {
+                    return Err(input_failed(format!(
+                        "'{target}' did not take the keyboard focus"
+                    )));
+                }
+            }
+            None => {
+                let (x, y) = self.point_on(&window, rect)?;
+                self.system.pointer_click(x, y).map_err(input_failed)?;
+            }
+        }
+        self.send_checked(&window, &strokes)?;
+        let verified = edit.is_some_and(|c| self.system.text(c.handle).is_ok_and(|t| t == text));
+        Ok(with(
+            self.done("SENDINPUT_KEYS", before, what),
+            "verified",
+            verified,
+        ))
+    }
+
+    /// `WM_SETTEXT` and the read-back; on a mismatch the old text is put
+    /// back, so a refusal leaves the control as it was.
+    fn set_and_confirm(
+        &self,
+        window: &WindowInfo,
+        handle: isize,
+        text: &str,
+    ) -> Result<bool, ToolError> {
+        let fail = |e| message_error(e, window);
+        let old = self.system.text(handle).map_err(fail)?;
+        self.system.set_text(handle, text).map_err(fail)?;
+        if self.system.text(handle).map_err(fail)? == text {
+            return Ok(true);
+        }
+        self.system.set_text(handle, &old).map_err(fail)?;
+        Ok(false)
+    }
+
+    /// Sends strokes one at a time to `window`, checking before each that
+    /// it still has the foreground and that the focus is not in a password
+    /// field: a Tab, a click or the program itself can move either
+    /// between two keys.
+    fn send_checked(&self, window: &WindowInfo, strokes: &[Stroke]) -> Result<(), ToolError> {
+        for (sent, stroke) in strokes.iter().enumerate() {
+            if self.system.foreground() != window.hwnd {
+                return Err(ToolError::new(
+                    ErrorType::ForegroundNotTaken,
+                    format!("After {sent} keystroke(s) '{}' was no longer the foreground window; the rest were not sent.", window.title),
+                )
+                .recover("Check with see(hwnd) what arrived before sending more."));
+            }
+            let Some(focused) = self.system.focus(window.hwnd) else {
+                return Err(input_failed(format!(
+                    "'{}' did not take the keyboard focus",
+                    window.title
+                )));
+            };
+            if self.system.is_password(focused) {
+                return Err(password_refused("the focused control").detail("keystrokes_sent", sent));
+            }
+            self.system
+                .send_keys(std::slice::from_ref(stroke))
+                .map_err(input_failed)?;
+        }
+        Ok(())
     }
 
     /// `scroll(hwnd, target, direction)`: scroll messages, verified by the
@@ -454,7 +517,7 @@ impl Desktop {
             .to_json());
         }
         self.bring_forward(&window)?;
-        let (x, y) = centre(rect);
+        let (x, y) = self.point_on(&window, rect)?;
         let notches = lines.div_ceil(3) as i32;
         let (notches, horizontal) = match direction {
             Direction::Up => (notches, false),
@@ -484,16 +547,10 @@ impl Desktop {
             )
             .to_json());
         }
+        // A key the layout cannot type is found before the window moves.
+        self.system.check_keys(&strokes).map_err(input_failed)?;
         self.bring_forward(&window)?;
-        // Keys go to the focus, which a window made foreground from outside
-        // may not have placed yet.
-        if !self.system.focus(window.hwnd) {
-            return Err(input_failed(format!(
-                "'{}' did not take the keyboard focus",
-                window.title
-            )));
-        }
-        self.system.send_keys(&strokes).map_err(input_failed)?;
+        self.send_checked(&window, &strokes)?;
         let mut report = self.done("SENDINPUT_KEYS", before, json!({"window": window.title}));
         report["strokes"] = json!(strokes.len());
         Ok(report)
@@ -560,17 +617,28 @@ impl Desktop {
         let line = command_line(&program.to_string_lossy(), &all_args).map_err(|problem| {
             ToolError::new(ErrorType::InvalidArguments, format!("{problem}."))
         })?;
+        if let Some(ansi) = self.system.ansi(&line)
+            && ansi_changes_meaning(&line, &ansi)
+        {
+            return Err(ToolError::new(
+                ErrorType::InvalidArguments,
+                "An argument holds a character that this system's ANSI code page turns into a quote, a \
+                 backslash or a space, so a program reading its arguments in ANSI would see different ones.",
+            )
+            .recover("DO NOT retry the same arguments; write that character in plain ASCII or leave it out."));
+        }
         let before = self.system.foreground();
-        let pid = self.system.launch(&program, &line).map_err(|e| {
+        let launched = self.system.launch(&program, &line).map_err(|e| {
             ToolError::new(
                 ErrorType::AppLaunchFailed,
                 format!("{} did not start: {e}", program.display()),
             )
         })?;
+        let pid = launched.pid;
         self.launched
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(pid);
+            .insert(pid, launched);
         let watch = self.keep_foreground(pid, before);
         let windows: Vec<Value> = watch
             .windows
@@ -626,14 +694,29 @@ impl Desktop {
             windows: Vec::new(),
             contests: 0,
         };
+        // The program's window that last held the foreground: a grab is
+        // counted once, however many polls it takes to undo.
+        let mut grabbed_by = 0;
         while started.elapsed() < LAUNCH_WATCH {
             let front = self.system.foreground();
             if front != before && front != 0 && self.system.window_pid(front) == pid {
-                watch.contests += 1;
-                self.system.show(front, ShowMode::Hide);
                 self.system.set_foreground(before);
-                self.system.show(front, ShowMode::NoActivate);
+                // Where giving it back is refused, hiding the window and
+                // showing it again unactivated moves the foreground off
+                // it; once per grab, for where even that cannot (no window
+                // to give it to).
+                if front != grabbed_by {
+                    watch.contests += 1;
+                    grabbed_by = front;
+                    if self.system.foreground() == front {
+                        self.system.show(front, ShowMode::Hide);
+                        self.system.set_foreground(before);
+                        self.system.show(front, ShowMode::NoActivate);
+                    }
+                }
                 quiet_since = Instant::now();
+            } else if front != grabbed_by {
+                grabbed_by = 0;
             }
             watch.windows = self
                 .system
@@ -670,7 +753,31 @@ impl Desktop {
             "rect": window.rect,
         });
         let mut png = None;
-        match self.picture(&window) {
+        // Controls first: another program's window embedded in this one
+        // would be drawn into the picture too.
+        let mut embeds_foreign = false;
+        match self.controls_of(&window) {
+            Ok((list, foreign)) => {
+                report["controls"] = json!(list);
+                if foreign > 0 {
+                    report["foreign_controls_hidden"] = json!(foreign);
+                    embeds_foreign = true;
+                }
+            }
+            Err(MessageError::NotResponding) => {
+                report["controls_unavailable"] = json!("the window is not responding to messages")
+            }
+            Err(MessageError::Gone) => return Err(message_error(MessageError::Gone, &window)),
+        }
+        let picture = if embeds_foreign {
+            Err(
+                "the window shows windows of another program inside it, which is out of scope"
+                    .to_string(),
+            )
+        } else {
+            self.picture(&window)
+        };
+        match picture {
             Ok((method, frame)) => match frame.to_png(max_edge) {
                 Ok((w, h, bytes)) => {
                     report["image"] = json!({"method": method, "width": w, "height": h, "captured_width": frame.width, "captured_height": frame.height});
@@ -682,13 +789,6 @@ impl Desktop {
                 }
             },
             Err(reason) => report["image_unavailable"] = json!(reason),
-        }
-        match self.system.controls(window.hwnd) {
-            Ok(list) => report["controls"] = json!(list),
-            Err(MessageError::NotResponding) => {
-                report["controls_unavailable"] = json!("the window is not responding to messages")
-            }
-            Err(MessageError::Gone) => return Err(message_error(MessageError::Gone, &window)),
         }
         if with_tree {
             match accessibility::read_within(
@@ -725,6 +825,12 @@ impl Desktop {
         if !window.visible || window.minimized {
             return Err(format!(
                 "{printed_problem} and the window is hidden or minimised; reveal(hwnd) would show it but takes the foreground"
+            ));
+        }
+        // Through a layered window or a window region, pixels behind show.
+        if self.system.see_through(window.hwnd) {
+            return Err(format!(
+                "{printed_problem} and the window is partly transparent, so its screen pixels include what lies behind it"
             ));
         }
         if let Some(cover) = self.covering(window) {

@@ -4,7 +4,9 @@
 use crate::accessibility::Node;
 use crate::accessibility::fake::FakeTree;
 use crate::image::Frame;
-use crate::system::{CaptureMethod, MessageError, ScrollMove, ShowMode, WindowInfo, Windowing};
+use crate::system::{
+    CaptureMethod, Launched, MessageError, ScrollMove, ShowMode, WindowInfo, Windowing,
+};
 use crate::{Desktop, Direction};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -32,6 +34,12 @@ struct State {
     print: Option<Frame>,
     screen: Option<Frame>,
     scroll: Option<ScrollMove>,
+    /// The window on top at every point, when not the foreground one.
+    on_top: Option<isize>,
+    /// Where the focus is inside the foreground window.
+    focused: Option<isize>,
+    /// The ANSI code page turns fullwidth quotes into '"' (best fit).
+    best_fit: bool,
     calls: Vec<String>,
 }
 
@@ -132,8 +140,30 @@ impl Windowing for Fake {
         }
         true
     }
-    fn focus(&self, _: isize) -> bool {
-        true
+    fn focus(&self, control: isize) -> Option<isize> {
+        Some(self.state().focused.unwrap_or(control))
+    }
+    fn is_password(&self, control: isize) -> bool {
+        self.state()
+            .controls
+            .values()
+            .flatten()
+            .any(|c| c.handle == control && c.password)
+    }
+    fn check_keys(&self, _: &[Stroke]) -> Result<(), String> {
+        Ok(())
+    }
+    fn window_at(&self, _: i32, _: i32) -> isize {
+        let s = self.state();
+        s.on_top.unwrap_or(s.foreground)
+    }
+    fn see_through(&self, _: isize) -> bool {
+        false
+    }
+    fn ansi(&self, text: &str) -> Option<Vec<u8>> {
+        self.state()
+            .best_fit
+            .then(|| text.replace('\u{ff02}', "\"").into_bytes())
     }
     fn send_keys(&self, strokes: &[Stroke]) -> Result<(), String> {
         self.log(format!("KEYS {}", strokes.len()));
@@ -147,11 +177,14 @@ impl Windowing for Fake {
         self.log(format!("WHEEL {x},{y} {notches}"));
         Ok(())
     }
-    fn launch(&self, program: &Path, command_line: &str) -> Result<u32, String> {
+    fn launch(&self, program: &Path, command_line: &str) -> Result<Launched, String> {
         self.log(format!("LAUNCH {} {command_line}", program.display()));
         let mut s = self.state();
         s.windows.push(window(900, "Launched", 77, "launched.exe"));
-        Ok(77)
+        Ok(Launched {
+            pid: 77,
+            reservation: Box::new(()),
+        })
     }
     fn trusted_program(&self, path: &Path) -> bool {
         !path.starts_with("/work")
@@ -471,7 +504,6 @@ fn a_program_that_grabs_the_foreground_is_pushed_back() {
         "{started}"
     );
     assert_eq!(started["foreground_unchanged"], true);
-    assert!(calls(&fake).contains(&"SHOW 900 Hide".to_string()));
 }
 
 #[test]
@@ -529,4 +561,79 @@ fn scrolling_is_verified_by_the_scroll_bar() {
         "SENDINPUT_WHEEL"
     );
     assert!(calls(&fake).contains(&"WHEEL 200,150 2".to_string()));
+}
+
+#[test]
+fn a_real_click_never_lands_on_a_window_on_top() {
+    let (fake, desktop) = setup(Some(vec![]));
+    fake.state().on_top = Some(2);
+    let refused = desktop.click(1, "Status", true).unwrap_err();
+    assert_eq!(kind(refused), "TARGET_OBSCURED");
+    assert!(!calls(&fake).iter().any(|c| c.starts_with("POINTER")));
+    fake.state().on_top = None;
+    assert_eq!(
+        desktop.click(1, "Status", true).unwrap()["route"],
+        "SENDINPUT_POINTER"
+    );
+}
+
+#[test]
+fn keys_stop_before_a_focused_password_field() {
+    let (fake, desktop) = setup(Some(vec![]));
+    fake.state().focused = Some(13);
+    let refused = desktop.key(1, "hunter2", true).unwrap_err();
+    assert_eq!(
+        refused.details.get("keystrokes_sent"),
+        Some(&serde_json::json!(0))
+    );
+    assert_eq!(kind(refused), "PASSWORD_FIELD");
+    assert!(!calls(&fake).iter().any(|c| c.starts_with("KEYS")));
+}
+
+#[test]
+fn a_refused_text_leaves_the_control_as_it_was() {
+    let (fake, desktop) = setup(Some(vec![]));
+    fake.state().texts.insert(12, "before".into());
+    fake.state().mangles = true;
+    assert_eq!(
+        desktop.type_text(1, "id:102", "é", false).unwrap()["needs_permission"],
+        true
+    );
+    assert_eq!(fake.state().texts[&12], "before");
+    assert_eq!(
+        kind(desktop.type_text(1, "id:102", "a\0b", false).unwrap_err()),
+        "INVALID_ARGUMENTS"
+    );
+    assert_eq!(fake.state().texts[&12], "before");
+}
+
+#[test]
+fn arguments_a_best_fit_would_split_are_refused() {
+    let (fake, desktop) = setup(Some(vec![]));
+    fake.state().best_fit = true;
+    let refused = desktop
+        .open_app("viewer", &["x\u{ff02} --evil".into()], false)
+        .unwrap_err();
+    assert_eq!(kind(refused), "INVALID_ARGUMENTS");
+    assert!(!calls(&fake).iter().any(|c| c.starts_with("LAUNCH")));
+    assert_eq!(
+        desktop.open_app("viewer", &["café".into()], false).unwrap()["pid"],
+        77
+    );
+}
+
+#[test]
+fn controls_of_another_program_embedded_in_a_window_are_hidden() {
+    let (fake, desktop) = setup(Some(vec![]));
+    let mut foreign = control(31, "Edit", "secret of another app", 301);
+    foreign.pid = 30;
+    fake.state().controls.get_mut(&1).unwrap().push(foreign);
+    let seen = desktop.see(1, false, None).unwrap();
+    assert_eq!(seen.report["foreign_controls_hidden"], 1);
+    assert!(seen.png.is_none());
+    assert!(!seen.report.to_string().contains("secret of another app"));
+    let missing = desktop
+        .click(1, "secret of another app", false)
+        .unwrap_err();
+    assert!(!format!("{:?}", missing.recovery).contains("secret"));
 }

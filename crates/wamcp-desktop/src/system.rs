@@ -48,6 +48,14 @@ pub enum ShowMode {
     Restore,
 }
 
+/// A process `open_app` started, and what reserves its id while the
+/// server runs (on Windows, an open handle to it: an id is not given to
+/// another process while a handle to the first is open).
+pub struct Launched {
+    pub pid: u32,
+    pub reservation: Box<dyn std::any::Any + Send + Sync>,
+}
+
 /// A scroll bar position before and after a scroll message.
 pub type ScrollMove = (i32, i32);
 
@@ -83,16 +91,30 @@ pub trait Windowing: Send + Sync {
     fn show(&self, hwnd: isize, mode: ShowMode);
     fn set_foreground(&self, hwnd: isize) -> bool;
     /// Keyboard focus to a control or window of the (now foreground)
-    /// window, unless the focus is already inside it; whether it is now.
-    fn focus(&self, control: isize) -> bool;
+    /// window, unless the focus is already inside it; the control that has
+    /// it now, `None` when the window did not take it.
+    fn focus(&self, control: isize) -> Option<isize>;
+    /// Whether a control hides what is typed into it.
+    fn is_password(&self, control: isize) -> bool;
+    /// Whether every stroke can be typed on this keyboard layout.
+    fn check_keys(&self, strokes: &[Stroke]) -> Result<(), String>;
     /// Synthetic keystrokes to whatever has the focus.
     fn send_keys(&self, strokes: &[Stroke]) -> Result<(), String>;
+    /// The top-level window whose pixels are at a screen point.
+    fn window_at(&self, x: i32, y: i32) -> isize;
+    /// Whether pixels behind the window show through it (layered, or
+    /// shaped by a region).
+    fn see_through(&self, hwnd: isize) -> bool;
+    /// `text` as a program reading its command line in the system's ANSI
+    /// code page gets it; `None` where there is no such conversion.
+    fn ansi(&self, text: &str) -> Option<Vec<u8>>;
     /// A real left click at a screen point.
     fn pointer_click(&self, x: i32, y: i32) -> Result<(), String>;
     /// Real wheel notches at a screen point (positive: up or right).
     fn wheel(&self, x: i32, y: i32, notches: i32, horizontal: bool) -> Result<(), String>;
-    /// Starts `program` shown without activation; returns its process id.
-    fn launch(&self, program: &Path, command_line: &str) -> Result<u32, String>;
+    /// Starts `program` shown without activation; a console program gets
+    /// a console of its own without a window (never the server's stdio).
+    fn launch(&self, program: &Path, command_line: &str) -> Result<Launched, String>;
     /// Whether the program file lies outside every folder the agent can
     /// write, and where a listed name is found on the trusted `PATH`.
     fn trusted_program(&self, path: &Path) -> bool;

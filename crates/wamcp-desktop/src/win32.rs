@@ -7,7 +7,9 @@
 
 use crate::Direction;
 use crate::image::{Frame, MAX_CAPTURE_EDGE};
-use crate::system::{CaptureMethod, MessageError, ScrollMove, ShowMode, WindowInfo, Windowing};
+use crate::system::{
+    CaptureMethod, Launched, MessageError, ScrollMove, ShowMode, WindowInfo, Windowing,
+};
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -15,18 +17,19 @@ use std::time::Duration;
 use wamcp_policy::desktop::controls::{self, Control};
 use wamcp_policy::desktop::keys::{Key, Stroke};
 use windows_sys::Win32::Foundation::{
-    CloseHandle, ERROR_TIMEOUT, GetLastError, HWND, LPARAM, RECT,
+    CloseHandle, ERROR_TIMEOUT, GetLastError, HWND, LPARAM, POINT, RECT,
 };
+use windows_sys::Win32::Globalization::{CP_ACP, WideCharToMultiByte};
 use windows_sys::Win32::Graphics::Gdi::{
     BI_RGB, BITMAPINFO, BITMAPINFOHEADER, BitBlt, CreateCompatibleBitmap, CreateCompatibleDC,
-    DIB_RGB_COLORS, DeleteDC, DeleteObject, GetDC, GetDIBits, GetWindowDC, ReleaseDC, SRCCOPY,
-    SelectObject,
+    DIB_RGB_COLORS, DeleteDC, DeleteObject, GetDC, GetDIBits, GetWindowDC, GetWindowRgnBox,
+    ReleaseDC, SRCCOPY, SelectObject,
 };
 use windows_sys::Win32::Storage::Xps::PrintWindow;
 use windows_sys::Win32::System::Threading::{
-    CREATE_NEW_PROCESS_GROUP, CreateProcessW, GetCurrentThreadId, OpenProcess, PROCESS_INFORMATION,
-    PROCESS_NAME_WIN32, PROCESS_QUERY_LIMITED_INFORMATION, QueryFullProcessImageNameW,
-    STARTF_USESHOWWINDOW, STARTUPINFOW,
+    CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW, CreateProcessW, GetCurrentThreadId, OpenProcess,
+    PROCESS_INFORMATION, PROCESS_NAME_WIN32, PROCESS_QUERY_LIMITED_INFORMATION,
+    QueryFullProcessImageNameW, STARTF_USESHOWWINDOW, STARTUPINFOW,
 };
 use windows_sys::Win32::UI::Input::KeyboardAndMouse::{
     GetFocus, INPUT, INPUT_KEYBOARD, INPUT_MOUSE, IsWindowEnabled, KEYBDINPUT,
@@ -44,8 +47,19 @@ const MESSAGE_TIMEOUT_MS: u32 = 2000;
 const LISTED_TEXT_CHARS: usize = 500;
 /// Text read back after `WM_SETTEXT`.
 const READ_BACK_CHARS: usize = crate::desktop::MAX_TYPED_CHARS + 1;
-const MAX_WINDOWS: usize = 2000;
+/// Handles enumerated (hidden ones included: a lower cap could drop
+/// visible windows without saying so).
+const MAX_WINDOWS: usize = 20_000;
 const MAX_CONTROLS: usize = 2000;
+/// The longest a control listing may take in all.
+const LISTING_BUDGET: Duration = Duration::from_secs(5);
+/// Largest capture in pixels (a 8K screen is 33 million): more is a
+/// broken window, and each pixel costs 4 bytes and more to scale.
+const MAX_CAPTURE_PIXELS: u64 = 40_000_000;
+/// Capture and default-action workers still running; past this no new one
+/// starts, so windows that never answer cannot pile up threads.
+const MAX_WORKERS: usize = 4;
+static WORKERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 fn hwnd(h: isize) -> HWND {
     h as HWND
@@ -139,7 +153,7 @@ fn info(h: HWND, names: &mut Vec<(u32, String)>) -> WindowInfo {
 unsafe extern "system" fn collect(h: HWND, list: LPARAM) -> windows_sys::core::BOOL {
     let list = unsafe { &mut *(list as *mut Vec<HWND>) };
     list.push(h);
-    (list.len() < MAX_WINDOWS.max(MAX_CONTROLS)) as i32
+    (list.len() < MAX_WINDOWS) as i32
 }
 
 fn top_level_handles() -> Vec<HWND> {
@@ -180,6 +194,45 @@ fn read_text(h: HWND, limit: usize) -> Result<String, MessageError> {
     Ok(string_from(&buf, got))
 }
 
+/// Whether a control hides its text: by class and style (failing closed),
+/// or by its own answer to `EM_GETPASSWORDCHAR`, which every control built
+/// on the system edit gives, whatever its class name.
+fn password_control(h: HWND, class: &str, style: u32) -> Result<bool, MessageError> {
+    const EM_GETPASSWORDCHAR: u32 = 0x00D2;
+    if controls::is_password(class, style) {
+        return Ok(true);
+    }
+    if controls::is_button(class, style) || class.eq_ignore_ascii_case("static") {
+        return Ok(false);
+    }
+    Ok(send(h, EM_GETPASSWORDCHAR, 0, 0)? != 0)
+}
+
+/// Runs `work` on its own thread and waits at most `limit`; the thread is
+/// abandoned if it overruns (a window that never answers), and at most
+/// `MAX_WORKERS` such threads run at once.
+fn bounded<T: Send + 'static>(
+    limit: Duration,
+    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    use std::sync::atomic::Ordering;
+    if WORKERS.fetch_add(1, Ordering::SeqCst) >= MAX_WORKERS {
+        WORKERS.fetch_sub(1, Ordering::SeqCst);
+        return Err(
+            "earlier calls to windows that did not answer are still running; try again later"
+                .into(),
+        );
+    }
+    let (done, wait) = mpsc::channel();
+    std::thread::spawn(move || {
+        let result = work();
+        WORKERS.fetch_sub(1, Ordering::SeqCst);
+        let _ = done.send(result);
+    });
+    wait.recv_timeout(limit)
+        .unwrap_or_else(|_| Err("the window did not answer in time".into()))
+}
+
 /// Button styles that hold a checked state.
 fn checkable(style: u32) -> bool {
     matches!(style & 0x0F, 2 | 3 | 4 | 5 | 6 | 9)
@@ -197,7 +250,13 @@ impl Windowing for Win32 {
 
     fn window(&self, h: isize) -> Option<WindowInfo> {
         let h = hwnd(h);
-        is_top_level(h).then(|| info(h, &mut Vec::new()))
+        if !is_top_level(h) {
+            return None;
+        }
+        // A handle may be written short (its low word); the window's own
+        // full handle is what the foreground and the z-order report.
+        let full = unsafe { GetAncestor(h, GA_ROOT) };
+        Some(info(if full.is_null() { h } else { full }, &mut Vec::new()))
     }
 
     fn foreground(&self) -> isize {
@@ -225,12 +284,23 @@ impl Windowing for Win32 {
                 &mut children as *mut Vec<HWND> as LPARAM,
             )
         };
+        children.truncate(MAX_CONTROLS);
+        let owner = pid_of(parent);
+        // Each message has its timeout; a window that answers each one
+        // just in time must not hold the call for hours.
+        let started = std::time::Instant::now();
         let mut out = Vec::with_capacity(children.len());
         for child in children {
+            if started.elapsed() > LISTING_BUDGET {
+                return Err(MessageError::NotResponding);
+            }
             let class = class_of(child);
             let style = unsafe { GetWindowLongPtrW(child, GWL_STYLE) } as u32;
-            let password = controls::is_password(&class, style);
-            let mut text = if password {
+            let pid = pid_of(child);
+            // Another program's window embedded here is not asked anything.
+            let foreign = pid != owner;
+            let password = !foreign && password_control(child, &class, style)?;
+            let mut text = if password || foreign {
                 String::new()
             } else {
                 read_text(child, LISTED_TEXT_CHARS)?
@@ -238,14 +308,14 @@ impl Windowing for Win32 {
             if text.chars().count() >= LISTED_TEXT_CHARS {
                 text.push('…');
             }
-            let checked = if controls::is_button(&class, style) && checkable(style) {
+            let checked = if !foreign && controls::is_button(&class, style) && checkable(style) {
                 Some(send(child, BM_GETCHECK, 0, 0)? == 1)
             } else {
                 None
             };
             out.push(Control {
                 handle: child as isize,
-                pid: pid_of(child),
+                pid,
                 id: unsafe { GetDlgCtrlID(child) },
                 rect: rect_of(child),
                 enabled: unsafe { IsWindowEnabled(child) != 0 },
@@ -275,13 +345,11 @@ impl Windowing for Win32 {
 
     fn default_action(&self, control: isize) -> Result<(), String> {
         // Through COM and the target's WM_GETOBJECT, which a hung window
-        // never answers: on its own thread, abandoned after the timeout.
-        let (done, wait) = mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = done.send(crate::uia::default_action(control));
-        });
-        wait.recv_timeout(Duration::from_millis(u64::from(MESSAGE_TIMEOUT_MS)))
-            .unwrap_or_else(|_| Err("the default action did not answer in time".into()))
+        // never answers.
+        bounded(
+            Duration::from_millis(u64::from(MESSAGE_TIMEOUT_MS)),
+            move || crate::uia::default_action(control),
+        )
     }
 
     fn scroll(
@@ -334,12 +402,10 @@ impl Windowing for Win32 {
         if method == CaptureMethod::Print && send(hwnd(h), WM_NULL, 0, 0).is_err() {
             return Err("the window is not responding".into());
         }
-        let (done, wait) = mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = done.send(capture_now(hwnd(h), method));
-        });
-        wait.recv_timeout(Duration::from_millis(u64::from(MESSAGE_TIMEOUT_MS) * 2))
-            .unwrap_or_else(|_| Err("the window did not draw itself in time".into()))
+        bounded(
+            Duration::from_millis(u64::from(MESSAGE_TIMEOUT_MS) * 2),
+            move || capture_now(hwnd(h), method),
+        )
     }
 
     fn show(&self, h: isize, mode: ShowMode) {
@@ -363,11 +429,13 @@ impl Windowing for Win32 {
         done
     }
 
-    fn focus(&self, control: isize) -> bool {
+    fn focus(&self, control: isize) -> Option<isize> {
         // Focus is per input queue: join the control's thread for the call.
         // Focus already inside the control (a window's own edit) stays.
+        let target = hwnd(control);
+        // SetFocus sends messages without a timeout: probe first.
+        send(target, WM_NULL, 0, 0).ok()?;
         unsafe {
-            let target = hwnd(control);
             let theirs = GetWindowThreadProcessId(target, std::ptr::null_mut());
             let ours = GetCurrentThreadId();
             let joined = theirs != ours && AttachThreadInputSafe(ours, theirs, true);
@@ -376,11 +444,76 @@ impl Windowing for Win32 {
             if !inside(GetFocus()) {
                 SetFocus(target);
             }
-            let focused = inside(GetFocus());
+            let focused = GetFocus();
             if joined {
                 AttachThreadInputSafe(ours, theirs, false);
             }
-            focused
+            inside(focused).then_some(focused as isize)
+        }
+    }
+
+    fn is_password(&self, control: isize) -> bool {
+        let h = hwnd(control);
+        let style = unsafe { GetWindowLongPtrW(h, GWL_STYLE) } as u32;
+        // A control that does not answer is not known to be safe.
+        password_control(h, &class_of(h), style).unwrap_or(true)
+    }
+
+    fn check_keys(&self, strokes: &[Stroke]) -> Result<(), String> {
+        let mut scratch = Vec::new();
+        strokes.iter().try_for_each(|s| key_inputs(s, &mut scratch))
+    }
+
+    fn window_at(&self, x: i32, y: i32) -> isize {
+        unsafe {
+            let h = WindowFromPoint(POINT { x, y });
+            if h.is_null() {
+                return 0;
+            }
+            GetAncestor(h, GA_ROOT) as isize
+        }
+    }
+
+    fn see_through(&self, h: isize) -> bool {
+        let h = hwnd(h);
+        let ex = unsafe { GetWindowLongPtrW(h, GWL_EXSTYLE) } as u32;
+        let mut box_: RECT = RECT {
+            left: 0,
+            top: 0,
+            right: 0,
+            bottom: 0,
+        };
+        // GetWindowRgnBox answers ERROR (0) when the window has no region.
+        let shaped = unsafe { GetWindowRgnBox(h, &mut box_) } != 0;
+        ex & (WS_EX_LAYERED | WS_EX_TRANSPARENT) != 0 || shaped
+    }
+
+    fn ansi(&self, text: &str) -> Option<Vec<u8>> {
+        let wide: Vec<u16> = text.encode_utf16().collect();
+        unsafe {
+            let len = WideCharToMultiByte(
+                CP_ACP,
+                0,
+                wide.as_ptr(),
+                wide.len() as i32,
+                std::ptr::null_mut(),
+                0,
+                std::ptr::null(),
+                std::ptr::null_mut(),
+            );
+            let mut out = vec![0u8; len.max(0) as usize];
+            let written = WideCharToMultiByte(
+                CP_ACP,
+                0,
+                wide.as_ptr(),
+                wide.len() as i32,
+                out.as_mut_ptr(),
+                len,
+                std::ptr::null(),
+                std::ptr::null_mut(),
+            );
+            out.truncate(written.max(0) as usize);
+            Some(out)
         }
     }
 
@@ -416,7 +549,7 @@ impl Windowing for Win32 {
         ])
     }
 
-    fn launch(&self, program: &Path, command_line: &str) -> Result<u32, String> {
+    fn launch(&self, program: &Path, command_line: &str) -> Result<Launched, String> {
         let application = wide(&program.to_string_lossy());
         let mut line = wide(command_line);
         unsafe {
@@ -425,13 +558,17 @@ impl Windowing for Win32 {
             startup.dwFlags = STARTF_USESHOWWINDOW;
             startup.wShowWindow = SW_SHOWNOACTIVATE as u16;
             let mut process: PROCESS_INFORMATION = std::mem::zeroed();
+            // A console program gets a console of its own, without a window
+            // (which would take the foreground): sharing the server's would
+            // put its output into the MCP stream and let it read the
+            // client's requests.
             let ok = CreateProcessW(
                 application.as_ptr(),
                 line.as_mut_ptr(),
                 std::ptr::null(),
                 std::ptr::null(),
                 0,
-                CREATE_NEW_PROCESS_GROUP,
+                CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW,
                 std::ptr::null(),
                 std::ptr::null(),
                 &startup,
@@ -441,13 +578,18 @@ impl Windowing for Win32 {
                 return Err(std::io::Error::last_os_error().to_string());
             }
             CloseHandle(process.hThread);
-            CloseHandle(process.hProcess);
-            Ok(process.dwProcessId)
+            Ok(Launched {
+                pid: process.dwProcessId,
+                reservation: Box::new(ProcessHandle(process.hProcess as isize)),
+            })
         }
     }
 
     fn trusted_program(&self, path: &Path) -> bool {
+        // The folder named, and the one a link there leads to.
         wamcp_platform::search_path::is_trusted_program(path)
+            && std::fs::canonicalize(path)
+                .is_ok_and(|target| wamcp_platform::search_path::is_trusted_program(&target))
     }
 
     fn find_program(&self, name: &str) -> Option<PathBuf> {
@@ -461,7 +603,10 @@ fn capture_now(h: HWND, method: CaptureMethod) -> Result<Frame, String> {
     if width == 0 || height == 0 {
         return Err("the window has no area".into());
     }
-    if width > MAX_CAPTURE_EDGE || height > MAX_CAPTURE_EDGE {
+    if width > MAX_CAPTURE_EDGE
+        || height > MAX_CAPTURE_EDGE
+        || u64::from(width) * u64::from(height) > MAX_CAPTURE_PIXELS
+    {
         return Err(format!(
             "the window is {width}x{height}, larger than a capture may be"
         ));
@@ -532,6 +677,16 @@ fn capture_now(h: HWND, method: CaptureMethod) -> Result<Frame, String> {
             height,
             bgra,
         })
+    }
+}
+
+/// An open handle to a started process, closed when dropped: while it is
+/// open, Windows gives the process id to no other process.
+struct ProcessHandle(isize);
+
+impl Drop for ProcessHandle {
+    fn drop(&mut self) {
+        unsafe { CloseHandle(self.0 as _) };
     }
 }
 

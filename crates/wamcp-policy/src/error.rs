@@ -94,6 +94,7 @@ error_types! {
     TargetAmbiguous => "TARGET_AMBIGUOUS",
     TargetDisabled => "TARGET_DISABLED",
     TargetNotFound => "TARGET_NOT_FOUND",
+    TargetObscured => "TARGET_OBSCURED",
     UnknownCapability => "UNKNOWN_CAPABILITY",
     UnknownShaderType => "UNKNOWN_SHADER_TYPE",
     UnsupportedContentType => "UNSUPPORTED_CONTENT_TYPE",

@@ -167,6 +167,11 @@ mod windows {
             );
         }
 
+        // A window of the user's holds the foreground, as on a desktop in use
+        // (Wine cannot give the foreground back to the bare desktop).
+        let (listed_app, _) = apps.start("listed-app.exe", "listed", "Listed App", "normal");
+        wait_until(|| foreground() == listed_app, "the listed app in front");
+
         // open_app: starts the listed program without giving it the foreground.
         let desktop_before = foreground();
         let log = apps.log("main");
@@ -180,6 +185,11 @@ mod windows {
         )
         .await;
         let (main, hidden) = ready(&log);
+        assert!(
+            log_text(&log).contains("stdout ") && !log_text(&log).contains("stdout 3"),
+            "a started program shares the server's stdio: {}",
+            log_text(&log)
+        );
         assert_eq!(started["foreground_unchanged"], true, "{started}");
         assert_eq!(foreground(), desktop_before);
         assert!(
@@ -213,6 +223,7 @@ mod windows {
         assert_eq!(entry["process"], "wamcp-test-app.exe");
 
         // see(): a picture that is not one colour, and the controls.
+        let all_windows = ok(&client, "windows", json!({})).await;
         let seen = client
             .call("see", json!({"hwnd": main, "max_edge": 200}))
             .await;
@@ -221,7 +232,7 @@ mod windows {
             .content
             .iter()
             .find_map(|c| c.as_image().map(|i| i.data.clone()))
-            .expect("an image");
+            .unwrap_or_else(|| panic!("no image: {report} {all_windows}"));
         assert_pixels_vary(&png, &report);
         assert!(
             report["image"]["width"].as_u64().unwrap() <= 200,
@@ -338,6 +349,33 @@ mod windows {
             &log,
         );
 
+        // Keys never go into a password field, even one the focus is in.
+        ok(
+            &client,
+            "click",
+            json!({"hwnd": main, "target": "id:104", "allow_foreground": true}),
+        )
+        .await;
+        assert_eq!(
+            error_type(
+                &client,
+                "key",
+                json!({"hwnd": main, "keys": "hunter2", "allow_foreground": true})
+            )
+            .await,
+            "PASSWORD_FIELD"
+        );
+        // A shell chord is refused before anything moves.
+        assert_eq!(
+            error_type(
+                &client,
+                "key",
+                json!({"hwnd": main, "keys": "Alt+Tab", "allow_foreground": true})
+            )
+            .await,
+            "INVALID_ARGUMENTS"
+        );
+
         let pointer = ok(
             &client,
             "click",
@@ -395,7 +433,6 @@ mod windows {
         );
 
         // Listed by image name: in scope although wamcp did not start it.
-        let (listed_app, _) = apps.start("listed-app.exe", "listed", "Listed App", "normal");
         ok(
             &client,
             "click",
@@ -458,6 +495,30 @@ mod windows {
         assert!(seen_hung["controls_unavailable"].is_string(), "{seen_hung}");
 
         bench(&client, main).await;
+
+        // A real click never lands on a window on top of the target.
+        let (_cover, _) = apps.start("other-app.exe", "cover", "Cover", "cover");
+        assert_eq!(
+            error_type(
+                &client,
+                "click",
+                json!({"hwnd": main, "target": "Label", "allow_foreground": true})
+            )
+            .await,
+            "TARGET_OBSCURED"
+        );
+        assert!(!log_text(&apps.log("cover")).contains("pointer"));
+
+        // An argument the ANSI code page would turn into a quote is refused.
+        assert_eq!(
+            error_type(
+                &client,
+                "open_app",
+                json!({"command": "wamcp-test-app", "args": ["x\u{ff02} --evil"]})
+            )
+            .await,
+            "INVALID_ARGUMENTS"
+        );
         client.close().await;
         // The programs open_app started close like any window.
         for window in [main, grabbing] {
@@ -476,6 +537,17 @@ mod windows {
         log_text(log)
             .lines()
             .any(|l| l.starts_with("text 102 ") && l.contains(text))
+    }
+
+    fn wait_until(mut done: impl FnMut() -> bool, what: &str) {
+        let started = Instant::now();
+        while !done() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "never happened: {what}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     fn wait_for(mut done: impl FnMut() -> bool, what: &str, log: &Path) {
@@ -563,6 +635,8 @@ mod windows {
         use windows_sys::Win32::Graphics::Gdi::{
             BeginPaint, CreateSolidBrush, DeleteObject, EndPaint, FillRect, HDC, PAINTSTRUCT,
         };
+        use windows_sys::Win32::Storage::FileSystem::GetFileType;
+        use windows_sys::Win32::System::Console::{GetStdHandle, STD_OUTPUT_HANDLE};
         use windows_sys::Win32::System::LibraryLoader::GetModuleHandleW;
         use windows_sys::Win32::UI::Input::KeyboardAndMouse::SetFocus;
         use windows_sys::Win32::UI::WindowsAndMessaging::*;
@@ -634,6 +708,10 @@ mod windows {
                         SetFocus(GetDlgItem(hwnd, 102));
                         0
                     }
+                    WM_LBUTTONDOWN => {
+                        log("pointer");
+                        0
+                    }
                     WM_PAINT => {
                         let mut ps: PAINTSTRUCT = std::mem::zeroed();
                         let dc = BeginPaint(hwnd, &mut ps);
@@ -669,6 +747,11 @@ mod windows {
 
         pub fn run(log_path: &Path, title: &str, mode: &str) {
             LOG.set(log_path.to_path_buf()).unwrap();
+            // What a console program started by open_app writes to: its own
+            // console (2), never the server's pipe (3).
+            log(&format!("stdout {}", unsafe {
+                GetFileType(GetStdHandle(STD_OUTPUT_HANDLE))
+            }));
             unsafe {
                 let instance = GetModuleHandleW(std::ptr::null());
                 let class = wide("WamcpTestApp");
@@ -680,15 +763,20 @@ mod windows {
                 RegisterClassW(&wc);
                 // Apart from each other, so no test window covers another.
                 let x = 20 + (std::process::id() % 7) as i32 * 90;
+                // "cover": a topmost window over the whole screen.
+                let (ex_style, style, rect) = match mode {
+                    "cover" => (WS_EX_TOPMOST, WS_POPUP, [0, 0, 1280, 1024]),
+                    _ => (0, WS_OVERLAPPEDWINDOW, [x, 40, 480, 320]),
+                };
                 let main = CreateWindowExW(
-                    0,
+                    ex_style,
                     class.as_ptr(),
                     wide(title).as_ptr(),
-                    WS_OVERLAPPEDWINDOW,
-                    x,
-                    40,
-                    480,
-                    320,
+                    style,
+                    rect[0],
+                    rect[1],
+                    rect[2],
+                    rect[3],
                     std::ptr::null_mut(),
                     std::ptr::null_mut(),
                     instance,

@@ -143,14 +143,7 @@ fn ending_a_session_is_answered_no_content() {
     let server = sandbox.serve_http();
     let auth = bearer(&server.token);
     let opened = request("POST", &server.url, None, &auth);
-    let session = opened
-        .lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| value.trim().to_string())
-        })
-        .unwrap_or_else(|| panic!("no session id: {opened}"));
+    let session = session_of(&opened).unwrap_or_else(|| panic!("no session id: {opened}"));
     let closed = request(
         "DELETE",
         &server.url,

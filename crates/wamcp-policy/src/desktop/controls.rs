@@ -164,9 +164,31 @@ pub fn is_edit(class: &str) -> bool {
         || matches!(lower.as_str(), "tedit" | "tmemo")
 }
 
-/// Whether an edit hides what is typed into it.
+/// System classes in which the bit `ES_PASSWORD` has another meaning
+/// (`BS_LEFTTEXT`, `LBS_OWNERDRAWVARIABLE`, ...), so it proves nothing.
+const NOT_EDITS: [&str; 12] = [
+    "button",
+    "static",
+    "listbox",
+    "combobox",
+    "scrollbar",
+    "syslistview32",
+    "systreeview32",
+    "systabcontrol32",
+    "toolbarwindow32",
+    "msctls_trackbar32",
+    "msctls_updown32",
+    "#32770",
+];
+
+/// Whether a control may hide what is typed into it. Fails closed: any
+/// class outside the known non-edit system classes with the `ES_PASSWORD`
+/// bit counts, because edits come under many class names (VB6
+/// `ThunderRT6TextBox`, Delphi `TMaskEdit`) and a password read is worse
+/// than a control left alone. The Win32 side also asks the control for
+/// its password character.
 pub fn is_password(class: &str, style: u32) -> bool {
-    is_edit(class) && style & ES_PASSWORD != 0
+    style & ES_PASSWORD != 0 && !NOT_EDITS.contains(&class.to_ascii_lowercase().as_str())
 }
 
 /// Short labels of the controls a window has, for a refusal that must say
@@ -326,7 +348,12 @@ mod tests {
         assert!(!is_edit("ComboBox"));
         assert!(is_password("Edit", ES_PASSWORD | 0x80));
         assert!(!is_password("Edit", 0x80));
+        // Edits under other names are password fields too.
+        assert!(is_password("ThunderRT6TextBox", ES_PASSWORD));
+        assert!(is_password("TMaskEdit", ES_PASSWORD));
+        // The same bit means something else in these classes.
         assert!(!is_password("Button", ES_PASSWORD));
+        assert!(!is_password("ListBox", ES_PASSWORD));
     }
 
     #[test]

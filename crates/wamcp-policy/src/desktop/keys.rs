@@ -1,7 +1,7 @@
 //! Key notation for `key`: translated into strokes, never passed through.
 //!
 //! Two notations are accepted. A *chord* written with plus signs, `Ctrl+s`,
-//! `Alt+F4`, `Ctrl+Shift+Esc`: it is a chord only when every part before the
+//! `Alt+F4`, `Ctrl+Shift+Home`: it is a chord only when every part before the
 //! last is a modifier name, so `1+1` and `a+b` stay text. Otherwise the
 //! SendKeys notation: `^` Ctrl and `%` Alt on the next key or `(group)`, `+`
 //! Shift only before `{NAME}` or `(group)` (elsewhere it is a plus sign),
@@ -52,26 +52,46 @@ pub const MAX_STROKES: usize = 1000;
 /// Largest repeat count in `{NAME n}`.
 pub const MAX_REPEAT: usize = 100;
 
+/// Longest notation accepted, and how deep `(groups)` may nest (the parser
+/// recurses per group: thousands of `(` would overflow the stack).
+pub const MAX_NOTATION_CHARS: usize = 4000;
+pub const MAX_GROUP_DEPTH: usize = 8;
+
 pub fn parse_keys(notation: &str) -> Result<Vec<Stroke>, String> {
     if notation.is_empty() {
         return Err("no keys given".into());
     }
-    if let Some(chord) = plus_chord(notation) {
-        return Ok(vec![chord]);
+    if notation.chars().count() > MAX_NOTATION_CHARS {
+        return Err(format!("longer than {MAX_NOTATION_CHARS} characters"));
     }
-    let mut parser = SendKeys {
-        chars: notation.chars().collect(),
-        at: 0,
-        out: Vec::new(),
+    let strokes = match plus_chord(notation)? {
+        Some(chord) => vec![chord],
+        None => {
+            let mut parser = SendKeys {
+                chars: notation.chars().collect(),
+                at: 0,
+                depth: 0,
+                out: Vec::new(),
+            };
+            parser.sequence(Modifiers::default(), false)?;
+            parser.out
+        }
     };
-    parser.sequence(Modifiers::default(), false)?;
-    if parser.out.is_empty() {
+    if strokes.iter().any(acts_on_the_shell) {
+        return Err(
+            "it holds a chord the Windows shell acts on (Win+..., Alt+Tab, Alt+Esc, Ctrl+Esc, \
+             Ctrl+Shift+Esc), not the window; it could switch or open windows the keys that follow \
+             would then reach"
+                .into(),
+        );
+    }
+    if strokes.is_empty() {
         return Err("no keys given".into());
     }
-    if parser.out.len() > MAX_STROKES {
+    if strokes.len() > MAX_STROKES {
         return Err(format!("more than {MAX_STROKES} keystrokes"));
     }
-    Ok(parser.out)
+    Ok(strokes)
 }
 
 fn modifier_named(name: &str) -> Option<Modifiers> {
@@ -86,18 +106,34 @@ fn modifier_named(name: &str) -> Option<Modifiers> {
     Some(m)
 }
 
+/// Chords Windows itself acts on (switching, the Start menu, every
+/// Win-key shortcut), whatever window has the focus.
+fn acts_on_the_shell(stroke: &Stroke) -> bool {
+    const TAB: u16 = 0x09;
+    const ESC: u16 = 0x1B;
+    let m = stroke.modifiers;
+    m.win
+        || (m.alt && stroke.key == Key::Virtual(TAB))
+        || ((m.alt || m.ctrl) && stroke.key == Key::Virtual(ESC))
+}
+
 /// `Ctrl+s`: every part before the last a modifier, the last one key.
-fn plus_chord(notation: &str) -> Option<Stroke> {
+/// Shaped like a chord but ending in no key it knows (`Ctrl+Shift+`,
+/// `Ctrl+Foo`) is an error, not text to type.
+fn plus_chord(notation: &str) -> Result<Option<Stroke>, String> {
     let parts: Vec<&str> = notation.split('+').collect();
     // "Ctrl++" is Ctrl and the plus key.
     let (mods, last) = match parts.as_slice() {
         [mods @ .., "", ""] if !mods.is_empty() => (mods, "+"),
         [mods @ .., last] if !mods.is_empty() => (mods, *last),
-        _ => return None,
+        _ => return Ok(None),
     };
     let mut modifiers = Modifiers::default();
     for part in mods {
-        modifiers = modifiers.union(modifier_named(part)?);
+        match modifier_named(part) {
+            Some(m) => modifiers = modifiers.union(m),
+            None => return Ok(None),
+        }
     }
     let last = last.trim();
     let inner = last
@@ -107,14 +143,17 @@ fn plus_chord(notation: &str) -> Option<Stroke> {
     let mut chars = inner.chars();
     let key = match (chars.next(), chars.next()) {
         (Some(c), None) => Key::Char(c),
-        _ => Key::Virtual(virtual_key(inner)?),
+        _ => Key::Virtual(
+            virtual_key(inner).ok_or_else(|| format!("'{notation}' ends in no key ('{inner}')"))?,
+        ),
     };
-    Some(Stroke { modifiers, key })
+    Ok(Some(Stroke { modifiers, key }))
 }
 
 struct SendKeys {
     chars: Vec<char>,
     at: usize,
+    depth: usize,
     out: Vec<Stroke>,
 }
 
@@ -149,8 +188,13 @@ impl SendKeys {
                     continue;
                 }
                 '(' => {
+                    if self.depth >= MAX_GROUP_DEPTH {
+                        return Err(format!("groups nested deeper than {MAX_GROUP_DEPTH}"));
+                    }
                     let before = self.out.len();
+                    self.depth += 1;
                     self.sequence(mods, true)?;
+                    self.depth -= 1;
                     if self.out.len() == before {
                         return Err("an empty group '()'".into());
                     }
@@ -310,12 +354,12 @@ mod tests {
             ..NONE
         };
         assert_eq!(
-            parse_keys("Ctrl+Shift+Esc").unwrap(),
-            [s(both, Key::Virtual(0x1B))]
+            parse_keys("Ctrl+Shift+Home").unwrap(),
+            [s(both, Key::Virtual(0x24))]
         );
         assert_eq!(
-            parse_keys("^+{ESC}").unwrap(),
-            [s(both, Key::Virtual(0x1B))]
+            parse_keys("^+{HOME}").unwrap(),
+            [s(both, Key::Virtual(0x24))]
         );
         assert_eq!(parse_keys("Ctrl++").unwrap(), [s(CTRL, Key::Char('+'))]);
         assert_eq!(
@@ -330,9 +374,8 @@ mod tests {
         assert_eq!(parse_keys("1+1").unwrap(), text("1+1"));
         assert_eq!(parse_keys("a+b").unwrap(), text("a+b"));
         assert_eq!(parse_keys("C++").unwrap(), text("C++"));
-        assert_eq!(plus_chord("1+1"), None);
-        assert_eq!(plus_chord("a+b"), None);
-        assert_eq!(plus_chord("Ctrl+Foo"), None);
+        assert_eq!(plus_chord("1+1"), Ok(None));
+        assert_eq!(plus_chord("a+b"), Ok(None));
         assert_eq!(parse_keys("{1}{+}{1}").unwrap(), text("1+1"));
     }
 
@@ -381,12 +424,32 @@ mod tests {
             "(a^)",
             "{LEFT 101}",
             "{ENTER 0}",
+            "Ctrl+Foo",
+            "Ctrl+Shift+",
+            "Alt+Tab",
+            "%{TAB}",
+            "Win+r",
+            "Ctrl+Esc",
+            "^{ESC}",
+            "Alt+Esc",
             "{F25}",
             "{F0}",
         ] {
             assert!(parse_keys(bad).is_err(), "{bad:?} parsed");
         }
         assert!(parse_keys(&"a".repeat(MAX_STROKES + 1)).is_err());
+        // Deep groups would overflow the parser's stack.
+        assert!(parse_keys(&"(".repeat(5000)).is_err());
+        assert!(parse_keys(&format!("{}a{}", "(".repeat(9), ")".repeat(9))).is_err());
+        assert_eq!(
+            parse_keys(&format!("{}a{}", "(".repeat(8), ")".repeat(8)))
+                .unwrap()
+                .len(),
+            1
+        );
+        assert!(parse_keys(&"a".repeat(MAX_NOTATION_CHARS + 1)).is_err());
+        // Task Manager, from whichever window has the focus.
+        assert!(parse_keys("Ctrl+Shift+Esc").is_err());
         assert!(parse_keys(&"{a 100}".repeat(11)).is_err());
         assert_eq!(
             parse_keys(&"a".repeat(MAX_STROKES)).unwrap().len(),

@@ -108,6 +108,29 @@ pub fn choose_app(command: &str, listed: &[String]) -> Result<App, String> {
     Err(format!("'{command}' is not listed in WAMCP_DESKTOP_APPS"))
 }
 
+/// Whether a command line means something else to a program that reads
+/// it in the system's ANSI code page: Windows converts it with "best fit",
+/// which turns characters such as U+FF02 (fullwidth quote) into `"` and
+/// U+00A5 (yen) into `\` under some code pages, so an argument could end
+/// early and a new one begin ("WorstFit"). `ansi` is the line as that
+/// conversion gives it.
+pub fn ansi_changes_meaning(wide: &str, ansi: &[u8]) -> bool {
+    let count = |bytes: &mut dyn Iterator<Item = u8>| {
+        let mut n = [0usize; 4];
+        for b in bytes {
+            match b {
+                b'"' => n[0] += 1,
+                b'\\' => n[1] += 1,
+                b' ' => n[2] += 1,
+                b'\t' => n[3] += 1,
+                _ => {}
+            }
+        }
+        n
+    };
+    count(&mut wide.bytes()) != count(&mut ansi.iter().copied())
+}
+
 /// Checks the arguments and joins program and arguments into one command
 /// line that `CommandLineToArgvW` and the C runtime split back exactly.
 pub fn command_line(program: &str, args: &[String]) -> Result<String, String> {
@@ -248,6 +271,25 @@ mod tests {
             line,
             r#""C:\Program Files\App\app.exe" plain "two words" "" "quote\"inside" trail\ "dir\\\\\"q" "tab	here""#
         );
+    }
+
+    #[test]
+    fn a_best_fit_quote_or_backslash_changes_the_meaning() {
+        let line = "\"C:\\a.exe\" \"x\u{ff02} --evil\"";
+        // What CP1252's best fit makes of it: the fullwidth quote becomes '"'.
+        let ansi = line.replace('\u{ff02}', "\"");
+        assert!(ansi_changes_meaning(line, ansi.as_bytes()));
+        let yen = "\"C:\\a.exe\" \u{a5}\"";
+        assert!(ansi_changes_meaning(
+            yen,
+            yen.replace('\u{a5}', "\\").as_bytes()
+        ));
+        // Accents that become '?' or themselves change nothing that splits.
+        let plain = "\"C:\\a.exe\" caf\u{e9} \"two words\"";
+        assert!(!ansi_changes_meaning(
+            plain,
+            plain.replace('\u{e9}', "?").as_bytes()
+        ));
     }
 
     #[test]
