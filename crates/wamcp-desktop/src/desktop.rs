@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use wamcp_policy::desktop::controls::{self, Control, Target};
 use wamcp_policy::desktop::keys::{Key, Stroke, parse_keys};
 use wamcp_policy::desktop::launch::{
-    ACCESSIBILITY_FLAGS, App, ansi_changes_meaning, choose_app, command_line,
+    ACCESSIBILITY_FLAGS, App, best_fit_to_ascii, choose_app, command_line,
 };
 use wamcp_policy::desktop::{Gate, in_scope};
 use wamcp_policy::error::{ErrorType, ToolError};
@@ -43,6 +43,8 @@ pub const MAX_SCROLL_LINES: u32 = 100;
 const LAUNCH_WATCH: Duration = Duration::from_secs(10);
 const LAUNCH_SETTLED: Duration = Duration::from_secs(3);
 const LAUNCH_POLL: Duration = Duration::from_millis(40);
+/// The longest one call may spend sending keystrokes to a slow window.
+const KEYS_BUDGET: Duration = Duration::from_secs(30);
 /// How long a window brought forward may take to show up there.
 const FOREGROUND_WAIT: Duration = Duration::from_millis(1500);
 /// Controls named in a refusal, so a model can correct a target.
@@ -304,14 +306,33 @@ impl Desktop {
     /// provider may point anywhere.
     fn point_on(&self, window: &WindowInfo, rect: [i32; 4]) -> Result<(i32, i32), ToolError> {
         let (x, y) = centre(rect);
-        if self.system.window_at(x, y) == window.hwnd {
+        // The window there must be this one, and the window under the
+        // point inside it must be its own program's (another program's
+        // window can be embedded as a child).
+        let (root, owner) = self.system.window_at(x, y);
+        if root == window.hwnd && owner == window.pid {
             return Ok((x, y));
         }
+        let what = match self.system.window(root) {
+            Some(w) if w.pid == window.pid && root != window.hwnd => {
+                format!(
+                    "'{}', another window of the same program (a dialog?), is on top",
+                    w.title
+                )
+            }
+            _ if root == window.hwnd => {
+                "a window of another program embedded in it is there".to_string()
+            }
+            _ => "another window is on top".to_string(),
+        };
         Err(ToolError::new(
             ErrorType::TargetObscured,
-            format!("At ({x}, {y}), where the target is, another window is on top of '{}'; nothing was clicked.", window.title),
+            format!(
+                "At ({x}, {y}), where the target of '{}' is, {what}; nothing was clicked.",
+                window.title
+            ),
         )
-        .retryable("Ask the user to move the covering window away, then retry."))
+        .retryable("Deal with the window on top first (or ask the user to move it), then retry."))
     }
 
     /// `type_text(hwnd, target, text)`: replaces the control's text.
@@ -388,16 +409,17 @@ impl Desktop {
         self.bring_forward(&window)?;
         match &control {
             Some(c) => {
-                // Replaces, as the message route does.
-                if edit.is_some() {
-                    self.system
-                        .set_text(c.handle, "")
-                        .map_err(|e| message_error(e, &window))?;
-                }
                 if self.system.focus(c.handle).is_none() {
                     return Err(input_failed(format!(
                         "'{target}' did not take the keyboard focus"
                     )));
+                }
+                // Replaces, as the message route does; cleared only once the
+                // keys can follow.
+                if edit.is_some() {
+                    self.system
+                        .set_text(c.handle, "")
+                        .map_err(|e| message_error(e, &window))?;
                 }
             }
             None => {
@@ -424,6 +446,10 @@ impl Desktop {
     ) -> Result<bool, ToolError> {
         let fail = |e| message_error(e, window);
         let old = self.system.text(handle).map_err(fail)?;
+        // Text longer than a read-back holds could not be put back whole.
+        if old.chars().count() > MAX_TYPED_CHARS {
+            return Ok(false);
+        }
         self.system.set_text(handle, text).map_err(fail)?;
         if self.system.text(handle).map_err(fail)? == text {
             return Ok(true);
@@ -437,7 +463,15 @@ impl Desktop {
     /// field: a Tab, a click or the program itself can move either
     /// between two keys.
     fn send_checked(&self, window: &WindowInfo, strokes: &[Stroke]) -> Result<(), ToolError> {
+        let started = Instant::now();
         for (sent, stroke) in strokes.iter().enumerate() {
+            if started.elapsed() > KEYS_BUDGET {
+                return Err(ToolError::new(
+                    ErrorType::WindowNotResponding,
+                    format!("'{}' answered so slowly that {sent} keystroke(s) took {} s; the rest were not sent.", window.title, KEYS_BUDGET.as_secs()),
+                )
+                .recover("Check with see(hwnd) what arrived before sending more."));
+            }
             if self.system.foreground() != window.hwnd {
                 return Err(ToolError::new(
                     ErrorType::ForegroundNotTaken,
@@ -451,6 +485,13 @@ impl Desktop {
                     window.title
                 )));
             };
+            if self.system.window_pid(focused) != window.pid {
+                return Err(ToolError::new(
+                    ErrorType::WindowOutOfScope,
+                    format!("The focus in '{}' is in another program's window embedded in it; {sent} keystroke(s) were sent.", window.title),
+                )
+                .recover("DO NOT retry: that program's windows are out of scope."));
+            }
             if self.system.is_password(focused) {
                 return Err(password_refused("the focused control").detail("keystrokes_sent", sent));
             }
@@ -617,13 +658,14 @@ impl Desktop {
         let line = command_line(&program.to_string_lossy(), &all_args).map_err(|problem| {
             ToolError::new(ErrorType::InvalidArguments, format!("{problem}."))
         })?;
-        if let Some(ansi) = self.system.ansi(&line)
-            && ansi_changes_meaning(&line, &ansi)
-        {
+        if let Some(c) = best_fit_to_ascii(&line, |c| self.system.ansi_char(c)) {
             return Err(ToolError::new(
                 ErrorType::InvalidArguments,
-                "An argument holds a character that this system's ANSI code page turns into a quote, a \
-                 backslash or a space, so a program reading its arguments in ANSI would see different ones.",
+                format!(
+                    "'{c}' (U+{:04X}) becomes a plain ASCII character in this system's ANSI code page, so a \
+                     program reading its arguments in ANSI would see different ones.",
+                    c as u32
+                ),
             )
             .recover("DO NOT retry the same arguments; write that character in plain ASCII or leave it out."));
         }
@@ -724,7 +766,11 @@ impl Desktop {
                 .into_iter()
                 .filter(|w| w.pid == pid)
                 .collect();
-            if !watch.windows.is_empty() && quiet_since.elapsed() >= LAUNCH_SETTLED {
+            if watch.windows.is_empty() {
+                // Quiet counts from the first window: a program grabs
+                // the foreground once it has one.
+                quiet_since = Instant::now();
+            } else if quiet_since.elapsed() >= LAUNCH_SETTLED {
                 break;
             }
             std::thread::sleep(LAUNCH_POLL);
@@ -755,13 +801,14 @@ impl Desktop {
         let mut png = None;
         // Controls first: another program's window embedded in this one
         // would be drawn into the picture too.
-        let mut embeds_foreign = false;
+        // Unknown until the listing succeeds: no picture before then.
+        let mut embeds_foreign = true;
         match self.controls_of(&window) {
             Ok((list, foreign)) => {
                 report["controls"] = json!(list);
-                if foreign > 0 {
+                embeds_foreign = foreign > 0;
+                if embeds_foreign {
                     report["foreign_controls_hidden"] = json!(foreign);
-                    embeds_foreign = true;
                 }
             }
             Err(MessageError::NotResponding) => {
@@ -771,7 +818,8 @@ impl Desktop {
         }
         let picture = if embeds_foreign {
             Err(
-                "the window shows windows of another program inside it, which is out of scope"
+                "the window shows windows of another program inside it, which is out of scope, or \
+                 its controls could not be listed to tell"
                     .to_string(),
             )
         } else {
@@ -861,7 +909,7 @@ impl Desktop {
             .windows()
             .into_iter()
             .take_while(|w| w.hwnd != window.hwnd)
-            .find(|w| w.visible && !w.minimized && overlaps(w.rect))
+            .find(|w| w.visible && !w.minimized && w.pid != window.pid && overlaps(w.rect))
             .map(|w| w.title)
     }
 

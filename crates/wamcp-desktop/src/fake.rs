@@ -75,7 +75,13 @@ impl Windowing for Fake {
         self.state().foreground
     }
     fn window_pid(&self, hwnd: isize) -> u32 {
-        self.window(hwnd).map_or(0, |w| w.pid)
+        let s = self.state();
+        let control = s.controls.values().flatten().find(|c| c.handle == hwnd);
+        let window = s.windows.iter().find(|w| w.hwnd == hwnd);
+        control
+            .map(|c| c.pid)
+            .or(window.map(|w| w.pid))
+            .unwrap_or(0)
     }
     fn controls(&self, hwnd: isize) -> Result<Vec<Control>, MessageError> {
         let s = self.state();
@@ -153,17 +159,21 @@ impl Windowing for Fake {
     fn check_keys(&self, _: &[Stroke]) -> Result<(), String> {
         Ok(())
     }
-    fn window_at(&self, _: i32, _: i32) -> isize {
+    fn window_at(&self, _: i32, _: i32) -> (isize, u32) {
         let s = self.state();
-        s.on_top.unwrap_or(s.foreground)
+        let root = s.on_top.unwrap_or(s.foreground);
+        let pid = s
+            .windows
+            .iter()
+            .find(|w| w.hwnd == root)
+            .map_or(0, |w| w.pid);
+        (root, pid)
     }
     fn see_through(&self, _: isize) -> bool {
         false
     }
-    fn ansi(&self, text: &str) -> Option<Vec<u8>> {
-        self.state()
-            .best_fit
-            .then(|| text.replace('\u{ff02}', "\"").into_bytes())
+    fn ansi_char(&self, c: char) -> Option<Vec<u8>> {
+        (self.state().best_fit && c == '\u{ff02}').then(|| b"\"".to_vec())
     }
     fn send_keys(&self, strokes: &[Stroke]) -> Result<(), String> {
         self.log(format!("KEYS {}", strokes.len()));

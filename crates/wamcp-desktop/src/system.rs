@@ -100,14 +100,16 @@ pub trait Windowing: Send + Sync {
     fn check_keys(&self, strokes: &[Stroke]) -> Result<(), String>;
     /// Synthetic keystrokes to whatever has the focus.
     fn send_keys(&self, strokes: &[Stroke]) -> Result<(), String>;
-    /// The top-level window whose pixels are at a screen point.
-    fn window_at(&self, x: i32, y: i32) -> isize;
+    /// At a screen point: the top-level window there, and the process of
+    /// the innermost window there (a child may be another program's).
+    fn window_at(&self, x: i32, y: i32) -> (isize, u32);
     /// Whether pixels behind the window show through it (layered, or
     /// shaped by a region).
     fn see_through(&self, hwnd: isize) -> bool;
-    /// `text` as a program reading its command line in the system's ANSI
-    /// code page gets it; `None` where there is no such conversion.
-    fn ansi(&self, text: &str) -> Option<Vec<u8>>;
+    /// A character as a program reading its command line in the system's
+    /// ANSI code page gets it; `None` when it has no ANSI form (the
+    /// default character stands in) or there is no such conversion.
+    fn ansi_char(&self, c: char) -> Option<Vec<u8>>;
     /// A real left click at a screen point.
     fn pointer_click(&self, x: i32, y: i32) -> Result<(), String>;
     /// Real wheel notches at a screen point (positive: up or right).

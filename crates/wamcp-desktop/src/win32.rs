@@ -202,9 +202,8 @@ fn password_control(h: HWND, class: &str, style: u32) -> Result<bool, MessageErr
     if controls::is_password(class, style) {
         return Ok(true);
     }
-    if controls::is_button(class, style) || class.eq_ignore_ascii_case("static") {
-        return Ok(false);
-    }
+    // Asked of every other control: a program may give its own password
+    // edit any class name, "Static" and "Button" included.
     Ok(send(h, EM_GETPASSWORDCHAR, 0, 0)? != 0)
 }
 
@@ -284,8 +283,19 @@ impl Windowing for Win32 {
                 &mut children as *mut Vec<HWND> as LPARAM,
             )
         };
-        children.truncate(MAX_CONTROLS);
         let owner = pid_of(parent);
+        // Past the listing cap, another program's window still counts.
+        let (listed, rest) = children.split_at(children.len().min(MAX_CONTROLS));
+        let beyond: Vec<Control> = rest
+            .iter()
+            .filter(|&&c| pid_of(c) != owner)
+            .map(|&c| Control {
+                handle: c as isize,
+                pid: pid_of(c),
+                ..Control::default()
+            })
+            .collect();
+        let children = listed.to_vec();
         // Each message has its timeout; a window that answers each one
         // just in time must not hold the call for hours.
         let started = std::time::Instant::now();
@@ -327,6 +337,7 @@ impl Windowing for Win32 {
                 style,
             });
         }
+        out.extend(beyond);
         Ok(out)
     }
 
@@ -430,26 +441,15 @@ impl Windowing for Win32 {
     }
 
     fn focus(&self, control: isize) -> Option<isize> {
-        // Focus is per input queue: join the control's thread for the call.
-        // Focus already inside the control (a window's own edit) stays.
-        let target = hwnd(control);
-        // SetFocus sends messages without a timeout: probe first.
-        send(target, WM_NULL, 0, 0).ok()?;
-        unsafe {
-            let theirs = GetWindowThreadProcessId(target, std::ptr::null_mut());
-            let ours = GetCurrentThreadId();
-            let joined = theirs != ours && AttachThreadInputSafe(ours, theirs, true);
-            let inside =
-                |focus: HWND| !focus.is_null() && (focus == target || IsChild(target, focus) != 0);
-            if !inside(GetFocus()) {
-                SetFocus(target);
-            }
-            let focused = GetFocus();
-            if joined {
-                AttachThreadInputSafe(ours, theirs, false);
-            }
-            inside(focused).then_some(focused as isize)
-        }
+        // SetFocus sends messages without a timeout: probe first, and do
+        // it on a worker that is abandoned if the window stops answering.
+        send(hwnd(control), WM_NULL, 0, 0).ok()?;
+        bounded(
+            Duration::from_millis(u64::from(MESSAGE_TIMEOUT_MS)),
+            move || Ok(focus_inside(hwnd(control))),
+        )
+        .ok()
+        .flatten()
     }
 
     fn is_password(&self, control: isize) -> bool {
@@ -464,13 +464,13 @@ impl Windowing for Win32 {
         strokes.iter().try_for_each(|s| key_inputs(s, &mut scratch))
     }
 
-    fn window_at(&self, x: i32, y: i32) -> isize {
+    fn window_at(&self, x: i32, y: i32) -> (isize, u32) {
         unsafe {
             let h = WindowFromPoint(POINT { x, y });
             if h.is_null() {
-                return 0;
+                return (0, 0);
             }
-            GetAncestor(h, GA_ROOT) as isize
+            (GetAncestor(h, GA_ROOT) as isize, pid_of(h))
         }
     }
 
@@ -488,33 +488,24 @@ impl Windowing for Win32 {
         ex & (WS_EX_LAYERED | WS_EX_TRANSPARENT) != 0 || shaped
     }
 
-    fn ansi(&self, text: &str) -> Option<Vec<u8>> {
-        let wide: Vec<u16> = text.encode_utf16().collect();
-        unsafe {
-            let len = WideCharToMultiByte(
-                CP_ACP,
-                0,
-                wide.as_ptr(),
-                wide.len() as i32,
-                std::ptr::null_mut(),
-                0,
-                std::ptr::null(),
-                std::ptr::null_mut(),
-            );
-            let mut out = vec![0u8; len.max(0) as usize];
-            let written = WideCharToMultiByte(
+    fn ansi_char(&self, c: char) -> Option<Vec<u8>> {
+        let mut units = [0u16; 2];
+        let wide = c.encode_utf16(&mut units);
+        let mut out = [0u8; 8];
+        let mut defaulted = 0i32;
+        let written = unsafe {
+            WideCharToMultiByte(
                 CP_ACP,
                 0,
                 wide.as_ptr(),
                 wide.len() as i32,
                 out.as_mut_ptr(),
-                len,
+                out.len() as i32,
                 std::ptr::null(),
-                std::ptr::null_mut(),
-            );
-            out.truncate(written.max(0) as usize);
-            Some(out)
-        }
+                &mut defaulted,
+            )
+        };
+        (written > 0 && defaulted == 0).then(|| out[..written as usize].to_vec())
     }
 
     fn send_keys(&self, strokes: &[Stroke]) -> Result<(), String> {
@@ -687,6 +678,26 @@ struct ProcessHandle(isize);
 impl Drop for ProcessHandle {
     fn drop(&mut self) {
         unsafe { CloseHandle(self.0 as _) };
+    }
+}
+
+/// Focus inside `target`, set there when it is elsewhere: focus is per
+/// input queue, so the calling thread joins the target's for the call.
+fn focus_inside(target: HWND) -> Option<isize> {
+    unsafe {
+        let theirs = GetWindowThreadProcessId(target, std::ptr::null_mut());
+        let ours = GetCurrentThreadId();
+        let joined = theirs != ours && AttachThreadInputSafe(ours, theirs, true);
+        let inside =
+            |focus: HWND| !focus.is_null() && (focus == target || IsChild(target, focus) != 0);
+        if !inside(GetFocus()) {
+            SetFocus(target);
+        }
+        let focused = GetFocus();
+        if joined {
+            AttachThreadInputSafe(ours, theirs, false);
+        }
+        inside(focused).then_some(focused as isize)
     }
 }
 

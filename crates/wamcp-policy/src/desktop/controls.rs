@@ -166,7 +166,7 @@ pub fn is_edit(class: &str) -> bool {
 
 /// System classes in which the bit `ES_PASSWORD` has another meaning
 /// (`BS_LEFTTEXT`, `LBS_OWNERDRAWVARIABLE`, ...), so it proves nothing.
-const NOT_EDITS: [&str; 12] = [
+const NOT_EDITS: [&str; 19] = [
     "button",
     "static",
     "listbox",
@@ -179,6 +179,13 @@ const NOT_EDITS: [&str; 12] = [
     "msctls_trackbar32",
     "msctls_updown32",
     "#32770",
+    "sysdatetimepick32",
+    "sysmonthcal32",
+    "msctls_progress32",
+    "msctls_statusbar32",
+    "sysheader32",
+    "syslink",
+    "rebarwindow32",
 ];
 
 /// Whether a control may hide what is typed into it. Fails closed: any
@@ -188,7 +195,9 @@ const NOT_EDITS: [&str; 12] = [
 /// than a control left alone. The Win32 side also asks the control for
 /// its password character.
 pub fn is_password(class: &str, style: u32) -> bool {
-    style & ES_PASSWORD != 0 && !NOT_EDITS.contains(&class.to_ascii_lowercase().as_str())
+    style & ES_PASSWORD != 0
+        && !is_button(class, style)
+        && !NOT_EDITS.contains(&class.to_ascii_lowercase().as_str())
 }
 
 /// Short labels of the controls a window has, for a refusal that must say
@@ -354,6 +363,13 @@ mod tests {
         // The same bit means something else in these classes.
         assert!(!is_password("Button", ES_PASSWORD));
         assert!(!is_password("ListBox", ES_PASSWORD));
+        // Text on the left of a checkbox, right-aligned date pickers.
+        assert!(!is_password(
+            "WindowsForms10.BUTTON.app.0.1",
+            ES_PASSWORD | 0x03
+        ));
+        assert!(!is_password("TCheckBox", ES_PASSWORD));
+        assert!(!is_password("SysDateTimePick32", ES_PASSWORD));
     }
 
     #[test]

@@ -112,9 +112,12 @@ fn acts_on_the_shell(stroke: &Stroke) -> bool {
     const TAB: u16 = 0x09;
     const ESC: u16 = 0x1B;
     let m = stroke.modifiers;
-    m.win
-        || (m.alt && stroke.key == Key::Virtual(TAB))
-        || ((m.alt || m.ctrl) && stroke.key == Key::Virtual(ESC))
+    // A literal tab or escape character is typed with that key.
+    let (tab, esc) = match stroke.key {
+        Key::Virtual(vk) => (vk == TAB, vk == ESC),
+        Key::Char(c) => (c == '\t', c == '\u{1b}'),
+    };
+    m.win || (m.alt && tab) || ((m.alt || m.ctrl) && esc)
 }
 
 /// `Ctrl+s`: every part before the last a modifier, the last one key.
@@ -432,6 +435,11 @@ mod tests {
             "Ctrl+Esc",
             "^{ESC}",
             "Alt+Esc",
+            "%\t",
+            "+%\t",
+            "^\u{1b}",
+            "Ctrl+\u{1b}",
+            "%\u{1b}",
             "{F25}",
             "{F0}",
         ] {

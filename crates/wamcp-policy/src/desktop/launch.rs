@@ -108,27 +108,18 @@ pub fn choose_app(command: &str, listed: &[String]) -> Result<App, String> {
     Err(format!("'{command}' is not listed in WAMCP_DESKTOP_APPS"))
 }
 
-/// Whether a command line means something else to a program that reads
-/// it in the system's ANSI code page: Windows converts it with "best fit",
-/// which turns characters such as U+FF02 (fullwidth quote) into `"` and
-/// U+00A5 (yen) into `\` under some code pages, so an argument could end
-/// early and a new one begin ("WorstFit"). `ansi` is the line as that
-/// conversion gives it.
-pub fn ansi_changes_meaning(wide: &str, ansi: &[u8]) -> bool {
-    let count = |bytes: &mut dyn Iterator<Item = u8>| {
-        let mut n = [0usize; 4];
-        for b in bytes {
-            match b {
-                b'"' => n[0] += 1,
-                b'\\' => n[1] += 1,
-                b' ' => n[2] += 1,
-                b'\t' => n[3] += 1,
-                _ => {}
-            }
-        }
-        n
-    };
-    count(&mut wide.bytes()) != count(&mut ansi.iter().copied())
+/// The first character of `line` that a program reading its command line
+/// in the system's ANSI code page would see as a different, plain ASCII
+/// character: Windows converts with "best fit", so a fullwidth quote
+/// becomes `"`, U+2212 becomes `-`, a yen sign `\` under Japanese code
+/// pages ("WorstFit"), and an argument could end early, a new one begin,
+/// or an option appear. `ansi` gives a character's ANSI bytes, `None`
+/// when it has none (replaced by the default character, which is no
+/// best fit, or no conversion at all).
+pub fn best_fit_to_ascii(line: &str, ansi: impl Fn(char) -> Option<Vec<u8>>) -> Option<char> {
+    line.chars()
+        .filter(|c| !c.is_ascii())
+        .find(|&c| ansi(c).is_some_and(|bytes| matches!(bytes.as_slice(), [b] if b.is_ascii())))
 }
 
 /// Checks the arguments and joins program and arguments into one command
@@ -274,22 +265,28 @@ mod tests {
     }
 
     #[test]
-    fn a_best_fit_quote_or_backslash_changes_the_meaning() {
-        let line = "\"C:\\a.exe\" \"x\u{ff02} --evil\"";
-        // What CP1252's best fit makes of it: the fullwidth quote becomes '"'.
-        let ansi = line.replace('\u{ff02}', "\"");
-        assert!(ansi_changes_meaning(line, ansi.as_bytes()));
-        let yen = "\"C:\\a.exe\" \u{a5}\"";
-        assert!(ansi_changes_meaning(
-            yen,
-            yen.replace('\u{a5}', "\\").as_bytes()
-        ));
-        // Accents that become '?' or themselves change nothing that splits.
-        let plain = "\"C:\\a.exe\" caf\u{e9} \"two words\"";
-        assert!(!ansi_changes_meaning(
-            plain,
-            plain.replace('\u{e9}', "?").as_bytes()
-        ));
+    fn a_best_fit_to_ascii_is_found_and_real_letters_pass() {
+        // What CP1252 and CP932 do by best fit.
+        let ansi = |c: char| match c {
+            '\u{ff02}' => Some(b"\"".to_vec()),
+            '\u{2212}' => Some(b"-".to_vec()),
+            '\u{a5}' => Some(b"\\".to_vec()),
+            '\u{e9}' => Some(vec![0xE9]),
+            '\u{8868}' => Some(vec![0x95, 0x5C]),
+            _ => None,
+        };
+        assert_eq!(
+            best_fit_to_ascii("x\u{ff02} --evil", ansi),
+            Some('\u{ff02}')
+        );
+        assert_eq!(best_fit_to_ascii("\u{2212}rf", ansi), Some('\u{2212}'));
+        assert_eq!(best_fit_to_ascii("C:\\\u{a5}", ansi), Some('\u{a5}'));
+        // An accent, a double-byte character whose second byte is 0x5C,
+        // and a character with no ANSI form change nothing.
+        assert_eq!(
+            best_fit_to_ascii("caf\u{e9} \u{8868} \u{1f600}", ansi),
+            None
+        );
     }
 
     #[test]
