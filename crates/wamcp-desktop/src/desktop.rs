@@ -92,14 +92,6 @@ impl Desktop {
         }
     }
 
-    pub fn apps(&self) -> &[String] {
-        &self.apps
-    }
-
-    pub fn processes(&self) -> &[String] {
-        &self.processes
-    }
-
     fn launched_by_us(&self, pid: u32) -> bool {
         self.launched
             .lock()
