@@ -176,9 +176,9 @@ fn memory_kib(pid: u32) -> (u64, u64) {
 }
 
 /// 1,000 clients at once, each opening a session and ending it, five
-/// times over: every one is answered, and memory does not grow with each
-/// wave (what a session holds is given back when it ends). The figures
-/// are printed for the README.
+/// times over: every one is answered, and memory does not grow by a wave's
+/// worth each time (what a session holds is given back when it ends). The
+/// figures are printed for the README.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_thousand_concurrent_clients_are_all_served_in_bounded_memory() {
@@ -221,9 +221,12 @@ fn a_thousand_concurrent_clients_are_all_served_in_bounded_memory() {
     println!(
         "http: start {start} KiB; peak after each wave of 1,000 concurrent sessions: {peaks:?} KiB"
     );
-    // A session's state kept after it ended would add a whole first wave
-    // (about 65 MiB) each time; the allocator's own growth stays well under.
-    assert!(peaks[4] <= peaks[0] * 8 / 5, "{peaks:?}");
+    // A session's state kept after it ended would add a whole wave (about
+    // 65 MiB) each time, some 195 MiB over the last three; the allocator's
+    // own growth (13-32 MiB measured) stays well under 100 MiB. The first
+    // wave is left out: how much it peaks depends on what else runs.
+    let growth_kib = peaks[4].saturating_sub(peaks[1]);
+    assert!(growth_kib <= 100 * 1024, "{peaks:?}");
 }
 
 /// `--no-token` is for loopback only, and then nothing is asked.
