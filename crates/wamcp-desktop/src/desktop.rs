@@ -17,11 +17,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use wamcp_policy::command::best_fit::any_ascii_look_alike;
 use wamcp_policy::desktop::controls::{self, Control, Target};
 use wamcp_policy::desktop::keys::{Key, Stroke, parse_keys};
-use wamcp_policy::desktop::launch::{
-    ACCESSIBILITY_FLAGS, App, best_fit_to_ascii, choose_app, command_line,
-};
+use wamcp_policy::desktop::launch::{ACCESSIBILITY_FLAGS, App, choose_app, command_line};
 use wamcp_policy::desktop::{Gate, in_scope};
 use wamcp_policy::error::{ErrorType, ToolError};
 
@@ -363,18 +362,16 @@ impl Desktop {
         };
         let edit = control.as_ref().filter(|c| controls::is_edit(&c.class));
         let refused = match (&control, edit) {
-            (_, Some(c)) => {
-                if self.set_and_confirm(&window, c.handle, text)? {
+            (_, Some(c)) => match self.set_and_confirm(&window, c.handle, text, target)? {
+                None => {
                     return Ok(with(
                         self.done("WM_SETTEXT", before, what),
                         "verified",
                         true,
                     ));
                 }
-                format!(
-                    "the text read back from '{target}' after WM_SETTEXT differs from what was sent (the old text was put back)"
-                )
-            }
+                Some(why) => why,
+            },
             (Some(c), None) => format!(
                 "'{target}' is a {} control, which takes no WM_SETTEXT",
                 c.class
@@ -430,24 +427,31 @@ impl Desktop {
 
     /// `WM_SETTEXT` and the read-back; on a mismatch the old text is put
     /// back, so a refusal leaves the control as it was.
+    /// Sets the text by message and reads it back; `None` when it took,
+    /// otherwise why the message route was not used.
     fn set_and_confirm(
         &self,
         window: &WindowInfo,
         handle: isize,
         text: &str,
-    ) -> Result<bool, ToolError> {
+        target: &str,
+    ) -> Result<Option<String>, ToolError> {
         let fail = |e| message_error(e, window);
         let old = self.system.text(handle).map_err(fail)?;
         // Text longer than a read-back holds could not be put back whole.
         if old.chars().count() > MAX_TYPED_CHARS {
-            return Ok(false);
+            return Ok(Some(format!(
+                "'{target}' holds more than {MAX_TYPED_CHARS} characters, which WM_SETTEXT could not put back if the new text did not take"
+            )));
         }
         self.system.set_text(handle, text).map_err(fail)?;
         if self.system.text(handle).map_err(fail)? == text {
-            return Ok(true);
+            return Ok(None);
         }
         self.system.set_text(handle, &old).map_err(fail)?;
-        Ok(false)
+        Ok(Some(format!(
+            "the text read back from '{target}' after WM_SETTEXT differs from what was sent (the old text was put back)"
+        )))
     }
 
     /// Sends strokes one at a time to `window`, checking before each that
@@ -650,7 +654,7 @@ impl Desktop {
         let line = command_line(&program.to_string_lossy(), &all_args).map_err(|problem| {
             ToolError::new(ErrorType::InvalidArguments, format!("{problem}."))
         })?;
-        if let Some(c) = best_fit_to_ascii(&line, |c| self.system.ansi_char(c)) {
+        if let Some((c, _)) = any_ascii_look_alike(&line, |c| self.system.best_fit_ascii(c)) {
             return Err(ToolError::new(
                 ErrorType::InvalidArguments,
                 format!(

@@ -172,8 +172,8 @@ impl Windowing for Fake {
     fn see_through(&self, _: isize) -> bool {
         false
     }
-    fn ansi_char(&self, c: char) -> Option<Vec<u8>> {
-        (self.state().best_fit && c == '\u{ff02}').then(|| b"\"".to_vec())
+    fn best_fit_ascii(&self, c: char) -> Option<u8> {
+        (self.state().best_fit && c == '\u{ff02}').then_some(b'"')
     }
     fn send_keys(&self, strokes: &[Stroke]) -> Result<(), String> {
         self.log(format!("KEYS {}", strokes.len()));
@@ -615,6 +615,19 @@ fn a_refused_text_leaves_the_control_as_it_was() {
         "INVALID_ARGUMENTS"
     );
     assert_eq!(fake.state().texts[&12], "before");
+}
+
+#[test]
+fn text_too_long_to_put_back_is_left_alone_and_the_gate_says_why() {
+    let (fake, desktop) = setup(Some(vec![]));
+    let long = "x".repeat(crate::desktop::MAX_TYPED_CHARS + 1);
+    fake.state().texts.insert(12, long.clone());
+    let gate = desktop.type_text(1, "id:102", "new", false).unwrap();
+    assert_eq!(gate["needs_permission"], true);
+    let reason = gate["reason"].as_str().unwrap();
+    assert!(reason.contains("could not put back"), "{reason}");
+    assert!(!calls(&fake).iter().any(|c| c.starts_with("WM_SETTEXT")));
+    assert_eq!(fake.state().texts[&12], long);
 }
 
 #[test]

@@ -106,10 +106,10 @@ pub trait Windowing: Send + Sync {
     /// Whether pixels behind the window show through it (layered, or
     /// shaped by a region).
     fn see_through(&self, hwnd: isize) -> bool;
-    /// A character as a program reading its command line in the system's
-    /// ANSI code page gets it; `None` when it has no ANSI form (the
-    /// default character stands in) or there is no such conversion.
-    fn ansi_char(&self, c: char) -> Option<Vec<u8>>;
+    /// The single ASCII byte a program reading its command line in the
+    /// system's ANSI code page gets for non-ASCII `c` by best fit, if any
+    /// (`wamcp_platform::ansi::best_fit_ascii`).
+    fn best_fit_ascii(&self, c: char) -> Option<u8>;
     /// A real left click at a screen point.
     fn pointer_click(&self, x: i32, y: i32) -> Result<(), String>;
     /// Real wheel notches at a screen point (positive: up or right).

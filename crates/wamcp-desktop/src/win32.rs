@@ -19,7 +19,6 @@ use wamcp_policy::desktop::keys::{Key, Stroke};
 use windows_sys::Win32::Foundation::{
     CloseHandle, ERROR_TIMEOUT, GetLastError, HWND, LPARAM, POINT, RECT,
 };
-use windows_sys::Win32::Globalization::{CP_ACP, WideCharToMultiByte};
 use windows_sys::Win32::Graphics::Gdi::{
     BI_RGB, BITMAPINFO, BITMAPINFOHEADER, BitBlt, CreateCompatibleBitmap, CreateCompatibleDC,
     DIB_RGB_COLORS, DeleteDC, DeleteObject, GetDC, GetDIBits, GetWindowDC, GetWindowRgnBox,
@@ -488,24 +487,8 @@ impl Windowing for Win32 {
         ex & (WS_EX_LAYERED | WS_EX_TRANSPARENT) != 0 || shaped
     }
 
-    fn ansi_char(&self, c: char) -> Option<Vec<u8>> {
-        let mut units = [0u16; 2];
-        let wide = c.encode_utf16(&mut units);
-        let mut out = [0u8; 8];
-        let mut defaulted = 0i32;
-        let written = unsafe {
-            WideCharToMultiByte(
-                CP_ACP,
-                0,
-                wide.as_ptr(),
-                wide.len() as i32,
-                out.as_mut_ptr(),
-                out.len() as i32,
-                std::ptr::null(),
-                &mut defaulted,
-            )
-        };
-        (written > 0 && defaulted == 0).then(|| out[..written as usize].to_vec())
+    fn best_fit_ascii(&self, c: char) -> Option<u8> {
+        wamcp_platform::ansi::best_fit_ascii(c)
     }
 
     fn send_keys(&self, strokes: &[Stroke]) -> Result<(), String> {

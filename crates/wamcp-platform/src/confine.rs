@@ -7,7 +7,6 @@
 
 use std::path::PathBuf;
 
-pub mod command_line;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(windows)]

@@ -8,10 +8,12 @@
 //! object the server put the helper in holds the program too.
 
 use super::Support;
-use super::command_line::{batch_command_line, is_batch_file, windows_command_line};
 use std::io;
 use std::path::Path;
 use std::ptr::{null, null_mut};
+use wamcp_policy::command::command_line::{
+    batch_command_line, is_batch_file, windows_command_line,
+};
 use windows_sys::Win32::Foundation::{CloseHandle, HANDLE, LocalFree};
 use windows_sys::Win32::Security::Authorization::{
     ConvertStringSidToSidW, DENY_ACCESS, EXPLICIT_ACCESS_W, GRANT_ACCESS, GetNamedSecurityInfoW,

@@ -29,14 +29,30 @@ pub fn ansi_look_alike(
     best_fit: impl Fn(char) -> Option<u8>,
 ) -> Option<(usize, char, char)> {
     args.iter().enumerate().find_map(|(index, arg)| {
-        arg.chars()
-            .filter(|c| !c.is_ascii())
-            .find_map(|c| {
-                best_fit(c)
-                    .filter(|b| changes_parsing(*b))
-                    .map(|b| (c, char::from(b)))
-            })
-            .map(|(c, becomes)| (index + 1, c, becomes))
+        look_alike_in(arg, &best_fit, changes_parsing).map(|(c, becomes)| (index + 1, c, becomes))
+    })
+}
+
+/// The first character of a whole command line that `best_fit` turns into
+/// any ASCII at all, with what it becomes. For programs whose own syntax is
+/// unknown (`open_app` starts whatever the user listed), every ASCII
+/// character may mean something: `&`, `%` or `:` as much as a quote.
+pub fn any_ascii_look_alike(
+    line: &str,
+    best_fit: impl Fn(char) -> Option<u8>,
+) -> Option<(char, char)> {
+    look_alike_in(line, &best_fit, |_| true)
+}
+
+fn look_alike_in(
+    text: &str,
+    best_fit: &impl Fn(char) -> Option<u8>,
+    matters: impl Fn(u8) -> bool,
+) -> Option<(char, char)> {
+    text.chars().filter(|c| !c.is_ascii()).find_map(|c| {
+        best_fit(c)
+            .filter(|b| matters(*b))
+            .map(|b| (c, char::from(b)))
     })
 }
 
@@ -95,5 +111,19 @@ mod tests {
         ] {
             assert_eq!(ansi_look_alike(&args(argv), cp1252), None, "{argv:?}");
         }
+    }
+
+    #[test]
+    fn on_a_whole_line_any_ascii_result_counts() {
+        assert_eq!(
+            any_ascii_look_alike("x\u{FF0C} \u{FF02} --evil", cp1252),
+            Some(('\u{FF0C}', ','))
+        );
+        assert_eq!(
+            any_ascii_look_alike("C:\\\u{A5}", cp1252),
+            Some(('\u{A5}', '\\'))
+        );
+        // Kept exactly, dropped to `?`, or no ANSI form: nothing changes.
+        assert_eq!(any_ascii_look_alike("café 修 \u{1F600}", cp1252), None);
     }
 }

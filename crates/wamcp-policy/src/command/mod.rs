@@ -9,6 +9,7 @@
 //! PowerShell), never the original text.
 
 pub mod best_fit;
+pub mod command_line;
 pub mod drivers;
 pub mod grammar;
 pub mod hardening;

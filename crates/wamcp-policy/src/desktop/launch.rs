@@ -8,6 +8,7 @@
 //! named like a listed program, is not that program.
 
 use super::same_image_name;
+use crate::command::command_line::windows_command_line;
 
 /// What `open_app` is to start.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,20 +109,6 @@ pub fn choose_app(command: &str, listed: &[String]) -> Result<App, String> {
     Err(format!("'{command}' is not listed in WAMCP_DESKTOP_APPS"))
 }
 
-/// The first character of `line` that a program reading its command line
-/// in the system's ANSI code page would see as a different, plain ASCII
-/// character: Windows converts with "best fit", so a fullwidth quote
-/// becomes `"`, U+2212 becomes `-`, a yen sign `\` under Japanese code
-/// pages ("WorstFit"), and an argument could end early, a new one begin,
-/// or an option appear. `ansi` gives a character's ANSI bytes, `None`
-/// when it has none (replaced by the default character, which is no
-/// best fit, or no conversion at all).
-pub fn best_fit_to_ascii(line: &str, ansi: impl Fn(char) -> Option<Vec<u8>>) -> Option<char> {
-    line.chars()
-        .filter(|c| !c.is_ascii())
-        .find(|&c| ansi(c).is_some_and(|bytes| matches!(bytes.as_slice(), [b] if b.is_ascii())))
-}
-
 /// Checks the arguments and joins program and arguments into one command
 /// line that `CommandLineToArgvW` and the C runtime split back exactly.
 pub fn command_line(program: &str, args: &[String]) -> Result<String, String> {
@@ -131,7 +118,6 @@ pub fn command_line(program: &str, args: &[String]) -> Result<String, String> {
     if program.contains(['"', '\0']) {
         return Err("the program path contains a quote or a NUL character".into());
     }
-    let mut line = format!("\"{program}\"");
     for arg in args {
         if arg.contains('\0') {
             return Err("an argument contains a NUL character".into());
@@ -141,41 +127,12 @@ pub fn command_line(program: &str, args: &[String]) -> Result<String, String> {
                 "an argument is longer than {MAX_ARG_CHARS} characters"
             ));
         }
-        line.push(' ');
-        quote_into(&mut line, arg);
     }
+    let line = windows_command_line(program, args);
     if line.encode_utf16().count() >= MAX_COMMAND_LINE {
         return Err("the command line is longer than Windows accepts".into());
     }
     Ok(line)
-}
-
-/// The C runtime's rules: backslashes are literal except before a quote,
-/// where each one must be doubled, and the quote escaped.
-fn quote_into(line: &mut String, arg: &str) {
-    if !arg.is_empty() && !arg.contains([' ', '\t', '\n', '\u{b}', '"']) {
-        line.push_str(arg);
-        return;
-    }
-    line.push('"');
-    let mut backslashes = 0;
-    for c in arg.chars() {
-        match c {
-            '\\' => backslashes += 1,
-            '"' => {
-                line.extend(std::iter::repeat_n('\\', backslashes * 2 + 1));
-                line.push('"');
-                backslashes = 0;
-            }
-            c => {
-                line.extend(std::iter::repeat_n('\\', backslashes));
-                line.push(c);
-                backslashes = 0;
-            }
-        }
-    }
-    line.extend(std::iter::repeat_n('\\', backslashes * 2));
-    line.push('"');
 }
 
 #[cfg(test)]
@@ -261,31 +218,6 @@ mod tests {
         assert_eq!(
             line,
             r#""C:\Program Files\App\app.exe" plain "two words" "" "quote\"inside" trail\ "dir\\\\\"q" "tab	here""#
-        );
-    }
-
-    #[test]
-    fn a_best_fit_to_ascii_is_found_and_real_letters_pass() {
-        // What CP1252 and CP932 do by best fit.
-        let ansi = |c: char| match c {
-            '\u{ff02}' => Some(b"\"".to_vec()),
-            '\u{2212}' => Some(b"-".to_vec()),
-            '\u{a5}' => Some(b"\\".to_vec()),
-            '\u{e9}' => Some(vec![0xE9]),
-            '\u{8868}' => Some(vec![0x95, 0x5C]),
-            _ => None,
-        };
-        assert_eq!(
-            best_fit_to_ascii("x\u{ff02} --evil", ansi),
-            Some('\u{ff02}')
-        );
-        assert_eq!(best_fit_to_ascii("\u{2212}rf", ansi), Some('\u{2212}'));
-        assert_eq!(best_fit_to_ascii("C:\\\u{a5}", ansi), Some('\u{a5}'));
-        // An accent, a double-byte character whose second byte is 0x5C,
-        // and a character with no ANSI form change nothing.
-        assert_eq!(
-            best_fit_to_ascii("caf\u{e9} \u{8868} \u{1f600}", ansi),
-            None
         );
     }
 
