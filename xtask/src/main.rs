@@ -6,6 +6,8 @@
 //!   on every turn, so this is the permanent context cost of each group.
 //! - `bench-startup [--runs N]`: time from spawning the release binary to its
 //!   `initialize` answer, and its peak memory.
+//! - `startup-order`: writes `crates/wamcp/startup.ld`, which places the
+//!   functions a start runs together in the release binary (needs valgrind).
 //! - `bench-search [--source DIR]`: `search_files` and `find_files` against
 //!   ripgrep and fd on the same generated tree (release build recommended:
 //!   `cargo run --release -p xtask -- bench-search`).
@@ -21,6 +23,7 @@ mod bench_diagnostics;
 mod bench_extract;
 mod bench_search;
 mod startup;
+mod startup_order;
 mod tokens;
 
 use std::process::ExitCode;
@@ -30,12 +33,13 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("tokens") => tokens::run(&args[1..]),
         Some("bench-startup") => startup::run(&args[1..]),
+        Some("startup-order") => startup_order::run(&args[1..]),
         Some("bench-search") => bench_search::run(&args[1..]),
         Some("bench-diagnostics") => bench_diagnostics::run(&args[1..]),
         Some("bench-extract") => bench_extract::run(&args[1..]),
         Some("bench-confinement") => bench_confinement::run_bench(&args[1..]),
         _ => Err("usage: cargo run -p xtask -- tokens [--write-readme | --check] | bench-startup [--runs N] \
-                  | bench-search [--source DIR] | bench-diagnostics | bench-extract | bench-confinement [--runs N]"
+                  | startup-order | bench-search [--source DIR] | bench-diagnostics | bench-extract | bench-confinement [--runs N]"
             .into()),
     };
     match result {
@@ -45,4 +49,16 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Cargo's target directory: `CARGO_TARGET_DIR`, or `target` beside the
+/// workspace.
+fn target_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join("target")
+        })
 }

@@ -138,14 +138,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
 }
 
 fn release_binary() -> Result<PathBuf, String> {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("..")
-                .join("target")
-        });
-    let exe = target
+    let exe = crate::target_dir()
         .join("release")
         .join(format!("wamcp{}", std::env::consts::EXE_SUFFIX));
     exe.canonicalize()
