@@ -10,6 +10,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 const USAGE: &str = "usage: bench-startup [--runs N] [--against PATH [-- ARGS...]]";
 
 /// One server under test and what its starts measured.
@@ -20,6 +22,7 @@ struct Subject {
     env: Vec<(String, String)>,
     times: Vec<Duration>,
     peak_kib: Vec<u64>,
+    listed_peak_kib: Vec<u64>,
     threads: Vec<u64>,
 }
 
@@ -32,6 +35,7 @@ impl Subject {
             env,
             times: Vec::new(),
             peak_kib: Vec::new(),
+            listed_peak_kib: Vec::new(),
             threads: Vec::new(),
         }
     }
@@ -40,6 +44,7 @@ impl Subject {
         let sample = measure(self, home)?;
         self.times.push(sample.elapsed);
         self.peak_kib.extend(sample.peak_kib);
+        self.listed_peak_kib.extend(sample.listed_peak_kib);
         self.threads.extend(sample.threads);
         Ok(())
     }
@@ -48,6 +53,7 @@ impl Subject {
         let runs = self.times.len();
         self.times.sort();
         self.peak_kib.sort();
+        self.listed_peak_kib.sort();
         self.threads.sort();
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         let size = std::fs::metadata(&self.exe).map_or(0, |m| m.len());
@@ -57,12 +63,13 @@ impl Subject {
             })
         };
         println!(
-            "| {} | {:.2} ms | {:.2} ms | {:.2} ms | {} | {} | {:.1} MB |",
+            "| {} | {:.2} ms | {:.2} ms | {:.2} ms | {} | {} | {} | {:.1} MB |",
             self.label,
             ms(self.times[runs / 2]),
             ms(self.times[0]),
             ms(self.times[runs * 9 / 10]),
             mib(self.peak_kib.get(self.peak_kib.len() / 2)),
+            mib(self.listed_peak_kib.get(self.listed_peak_kib.len() / 2)),
             self.threads
                 .get(self.threads.len() / 2)
                 .map_or("n/a".into(), u64::to_string),
@@ -129,8 +136,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
     println!("spawn to initialize answer, {runs} alternating runs each\n");
-    println!("| server | median | min | p90 | peak memory (median) | threads | binary |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| server | median | min | p90 | peak memory (median) | after tools/list | threads | binary |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for subject in &mut subjects {
         subject.report();
     }
@@ -148,11 +157,14 @@ fn release_binary() -> Result<PathBuf, String> {
 struct Sample {
     elapsed: Duration,
     peak_kib: Option<u64>,
+    /// The peak once `tools/list` was answered too, as every client asks.
+    listed_peak_kib: Option<u64>,
     threads: Option<u64>,
 }
 
 /// One start: the time to the first answer line, then peak RSS and
-/// threads read while the server still runs.
+/// threads read while the server still runs, and the peak again once
+/// `tools/list` was answered.
 fn measure(subject: &Subject, home: &Path) -> Result<Sample, String> {
     let start = Instant::now();
     let mut child = Command::new(&subject.exe)
@@ -172,16 +184,14 @@ fn measure(subject: &Subject, home: &Path) -> Result<Sample, String> {
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
     writeln!(stdin, "{INITIALIZE}").map_err(|e| e.to_string())?;
     let mut line = String::new();
-    BufReader::new(child.stdout.take().ok_or("no stdout")?)
-        .read_line(&mut line)
-        .map_err(|e| e.to_string())?;
+    let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+    stdout.read_line(&mut line).map_err(|e| e.to_string())?;
     let elapsed = start.elapsed();
     if !line.contains("\"protocolVersion\"") {
         return Err(format!("{}: unexpected answer: {line}", subject.label));
     }
-    let status =
-        std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
-    let field = |name: &str| {
+    let status_path = format!("/proc/{}/status", child.id());
+    let field = |status: &str, name: &str| {
         status.lines().find_map(|l| {
             l.strip_prefix(name)?
                 .trim()
@@ -191,10 +201,23 @@ fn measure(subject: &Subject, home: &Path) -> Result<Sample, String> {
                 .ok()
         })
     };
+    let status = std::fs::read_to_string(&status_path).unwrap_or_default();
+    let (peak_kib, threads) = (field(&status, "VmHWM:"), field(&status, "Threads:"));
+    writeln!(stdin, "{INITIALIZED}\n{TOOLS_LIST}").map_err(|e| e.to_string())?;
+    line.clear();
+    stdout.read_line(&mut line).map_err(|e| e.to_string())?;
+    if !line.contains("\"tools\"") {
+        return Err(format!(
+            "{}: unexpected tools/list answer: {line}",
+            subject.label
+        ));
+    }
+    let status = std::fs::read_to_string(&status_path).unwrap_or_default();
     let sample = Sample {
         elapsed,
-        peak_kib: field("VmHWM:"),
-        threads: field("Threads:"),
+        peak_kib,
+        listed_peak_kib: field(&status, "VmHWM:"),
+        threads,
     };
     drop(stdin);
     child.wait().map_err(|e| e.to_string())?;
