@@ -27,8 +27,8 @@ mod imp {
         let mut wide = [0u16; 2];
         let wide = c.encode_utf16(&mut wide);
         let mut out = [0u8; 8];
-        // DEL stands in for an unrepresentable character, so it can be told
-        // from a real best-fit answer (the program itself would see '?').
+        // The flag, not the byte, says whether the default stood in for an
+        // unrepresentable character (the program itself would see '?').
         let default = [0x7fu8, 0];
         let mut used_default = 0i32;
         // SAFETY: the buffers are valid for the lengths given; flags 0
@@ -45,7 +45,7 @@ mod imp {
                 &mut used_default,
             )
         };
-        (written == 1 && used_default == 0 && out[0] < 0x7f).then_some(out[0])
+        (written == 1 && used_default == 0 && out[0].is_ascii()).then_some(out[0])
     }
 }
 
