@@ -40,6 +40,11 @@ const MAX_ABANDONED: usize = 4;
 pub trait Accessibility: Send + Sync + 'static {
     /// The elements under the window, depth first, at most `MAX_NODES`.
     fn tree(&self, hwnd: isize) -> Result<Vec<Node>, String>;
+    /// Whether the element holding the keyboard focus is a password field.
+    /// Web and WPF inputs have no window of their own, so the checks on
+    /// the focused window cannot see them. `Ok(None)` when the system has
+    /// no UI Automation at all (Wine, some Server Core installs).
+    fn focus_is_password(&self) -> Result<Option<bool>, String>;
 }
 
 /// UI Automation's control type ids (50000 and up) by name.
@@ -115,8 +120,38 @@ struct Handover {
 
 /// Reads the tree on its own thread and waits at most `timeout`.
 pub fn read_within(ax: Arc<dyn Accessibility>, hwnd: isize, timeout: Duration) -> Read {
+    match bounded(move || ax.tree(hwnd), timeout) {
+        Bounded::Answer(nodes) => Read::Nodes(nodes),
+        Bounded::TimedOut => Read::TimedOut,
+        Bounded::Unavailable(reason) => Read::Unavailable(reason),
+    }
+}
+
+/// Asks whether the focused element is a password field, on its own
+/// thread, waiting at most `timeout`.
+pub fn focus_is_password_within(
+    ax: Arc<dyn Accessibility>,
+    timeout: Duration,
+) -> Bounded<Option<bool>> {
+    bounded(move || ax.focus_is_password(), timeout)
+}
+
+/// What a bounded accessibility call gave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Bounded<T> {
+    Answer(T),
+    TimedOut,
+    Unavailable(String),
+}
+
+/// Runs one accessibility call on its own thread and waits at most
+/// `timeout`; an overrunning call is abandoned, not waited for.
+fn bounded<T: Send + 'static>(
+    call: impl FnOnce() -> Result<T, String> + Send + 'static,
+    timeout: Duration,
+) -> Bounded<T> {
     if ABANDONED.load(Ordering::SeqCst) >= MAX_ABANDONED {
-        return Read::Unavailable(
+        return Bounded::Unavailable(
             "earlier accessibility reads of unresponsive windows are still running; try again later".into(),
         );
     }
@@ -126,7 +161,7 @@ pub fn read_within(ax: Arc<dyn Accessibility>, hwnd: isize, timeout: Duration) -
     let spawned = std::thread::Builder::new()
         .name("wamcp-accessibility".into())
         .spawn(move || {
-            let result = ax.tree(hwnd);
+            let result = call();
             let mut h = worker_handover.lock().unwrap_or_else(|e| e.into_inner());
             h.finished = true;
             if h.abandoned {
@@ -136,18 +171,18 @@ pub fn read_within(ax: Arc<dyn Accessibility>, hwnd: isize, timeout: Duration) -
             let _ = send.send(result);
         });
     if let Err(e) = spawned {
-        return Read::Unavailable(format!("no thread for the accessibility read: {e}"));
+        return Bounded::Unavailable(format!("no thread for the accessibility read: {e}"));
     }
     match receive.recv_timeout(timeout) {
-        Ok(Ok(nodes)) => Read::Nodes(nodes),
-        Ok(Err(reason)) => Read::Unavailable(reason),
+        Ok(Ok(answer)) => Bounded::Answer(answer),
+        Ok(Err(reason)) => Bounded::Unavailable(reason),
         Err(_) => {
             let mut h = handover.lock().unwrap_or_else(|e| e.into_inner());
             if !h.finished {
                 h.abandoned = true;
                 ABANDONED.fetch_add(1, Ordering::SeqCst);
             }
-            Read::TimedOut
+            Bounded::TimedOut
         }
     }
 }
@@ -156,9 +191,20 @@ pub fn read_within(ax: Arc<dyn Accessibility>, hwnd: isize, timeout: Duration) -
 pub(crate) mod fake {
     use super::*;
 
-    /// A tree given up front, or a provider that never answers.
+    /// A tree given up front, or a provider that never answers; the
+    /// focused element's password flag as a test sets it.
     pub struct FakeTree {
         pub nodes: Option<Vec<Node>>,
+        pub focus: Arc<Mutex<Result<Option<bool>, String>>>,
+    }
+
+    impl FakeTree {
+        pub fn new(nodes: Option<Vec<Node>>) -> FakeTree {
+            FakeTree {
+                nodes,
+                focus: Arc::new(Mutex::new(Ok(Some(false)))),
+            }
+        }
     }
 
     impl Accessibility for FakeTree {
@@ -171,15 +217,19 @@ pub(crate) mod fake {
                 }
             }
         }
+        fn focus_is_password(&self) -> Result<Option<bool>, String> {
+            if self.nodes.is_none() {
+                // Past the tests' timeout, but short: abandoned calls count
+                // against a limit all tests share.
+                std::thread::sleep(Duration::from_millis(600));
+            }
+            self.focus.lock().unwrap().clone()
+        }
     }
 
     #[test]
     fn a_provider_that_never_answers_times_out_instead_of_hanging() {
-        let read = read_within(
-            Arc::new(FakeTree { nodes: None }),
-            1,
-            Duration::from_millis(50),
-        );
+        let read = read_within(Arc::new(FakeTree::new(None)), 1, Duration::from_millis(50));
         assert_eq!(read, Read::TimedOut);
     }
 
@@ -200,9 +250,7 @@ pub(crate) mod fake {
             ..Node::default()
         };
         let read = read_within(
-            Arc::new(FakeTree {
-                nodes: Some(vec![node.clone()]),
-            }),
+            Arc::new(FakeTree::new(Some(vec![node.clone()]))),
             1,
             Duration::from_secs(5),
         );

@@ -7,7 +7,7 @@
 //! answered with the [`Gate`]. Every answer says which route was used and
 //! whether the foreground window was the same before and after.
 
-use crate::accessibility::{self, Accessibility, Node, Read};
+use crate::accessibility::{self, Accessibility, Bounded, Node, Read};
 use crate::image::{DEFAULT_MAX_EDGE, MAX_MAX_EDGE, MIN_MAX_EDGE};
 use crate::system::{CaptureMethod, MessageError, ShowMode, WindowInfo, Windowing};
 use schemars::JsonSchema;
@@ -491,11 +491,36 @@ impl Desktop {
             if self.system.is_password(focused) {
                 return Err(password_refused("the focused control").detail("keystrokes_sent", sent));
             }
+            self.focused_element_is_not_password(sent)?;
             self.system
                 .send_keys(std::slice::from_ref(stroke))
                 .map_err(input_failed)?;
         }
         Ok(())
+    }
+
+    /// UI Automation's view of the focus, for inputs without a window of
+    /// their own (a browser's or WPF's password box). Fails closed: an
+    /// answer that does not come, or an error, stops the keys; only a
+    /// system without UI Automation at all relies on the window checks.
+    fn focused_element_is_not_password(&self, sent: usize) -> Result<(), ToolError> {
+        let problem = match accessibility::focus_is_password_within(
+            self.ax.clone(),
+            accessibility::READ_TIMEOUT,
+        ) {
+            Bounded::Answer(Some(false) | None) => return Ok(()),
+            Bounded::Answer(Some(true)) => {
+                return Err(password_refused("the focused element").detail("keystrokes_sent", sent));
+            }
+            Bounded::TimedOut => "UI Automation did not say in time".to_string(),
+            Bounded::Unavailable(reason) => reason,
+        };
+        Err(ToolError::new(
+            ErrorType::InputFailed,
+            format!("Could not tell whether the focus is in a password field ({problem}); {sent} keystroke(s) were sent, the rest were not."),
+        )
+        .recover("Check with see(hwnd) what arrived; a program whose accessibility does not answer cannot be typed into safely.")
+        .detail("keystrokes_sent", sent))
     }
 
     /// `scroll(hwnd, target, direction)`: scroll messages, verified by the

@@ -253,6 +253,12 @@ fn frame(colours: &[[u8; 4]]) -> Frame {
 /// A desktop with an in-scope app window (hwnd 1, pid 10), an out-of-scope
 /// one (hwnd 2, pid 20) and the desktop (hwnd 5) in front.
 fn setup(tree: Option<Vec<Node>>) -> (Fake, Desktop) {
+    let (fake, desktop, _) = setup_with_focus(tree);
+    (fake, desktop)
+}
+
+/// Also the handle that sets what UI Automation says of the focus.
+fn setup_with_focus(tree: Option<Vec<Node>>) -> (Fake, Desktop, FocusAnswer) {
     let fake = Fake::default();
     {
         let mut s = fake.state();
@@ -277,14 +283,18 @@ fn setup(tree: Option<Vec<Node>>) -> (Fake, Desktop) {
             .insert(2, vec![control(21, "Button", "Pay", 201)]);
         s.print = Some(frame(&[[1, 2, 3, 0], [4, 5, 6, 0]]));
     }
+    let tree = FakeTree::new(tree);
+    let focus = tree.focus.clone();
     let desktop = Desktop::new(
         Box::new(fake.clone()),
-        Arc::new(FakeTree { nodes: tree }),
+        Arc::new(tree),
         vec!["viewer".into(), "/work/proj/tool.exe".into()],
         vec!["APP".into()],
     );
-    (fake, desktop)
+    (fake, desktop, focus)
 }
+
+type FocusAnswer = Arc<Mutex<Result<Option<bool>, String>>>;
 
 fn kind(e: ToolError) -> &'static str {
     e.kind.as_str()
@@ -597,6 +607,45 @@ fn keys_stop_before_a_focused_password_field() {
         Some(&serde_json::json!(0))
     );
     assert_eq!(kind(refused), "PASSWORD_FIELD");
+    assert!(!calls(&fake).iter().any(|c| c.starts_with("KEYS")));
+}
+
+#[test]
+fn keys_stop_at_a_password_element_without_a_window_of_its_own() {
+    let (fake, desktop, focus) = setup_with_focus(Some(vec![]));
+    fake.state().focused = Some(12);
+    *focus.lock().unwrap() = Ok(Some(true));
+    let refused = desktop.key(1, "hunter2", true).unwrap_err();
+    assert_eq!(kind(refused), "PASSWORD_FIELD");
+    assert!(!calls(&fake).iter().any(|c| c.starts_with("KEYS")));
+    // An error from UI Automation stops the keys too (fails closed) ...
+    *focus.lock().unwrap() = Err("the element went away".into());
+    let refused = desktop.key(1, "abc", true).unwrap_err();
+    assert!(
+        refused.message.contains("the element went away"),
+        "{}",
+        refused.message
+    );
+    assert_eq!(kind(refused), "INPUT_FAILED");
+    assert!(!calls(&fake).iter().any(|c| c.starts_with("KEYS")));
+    // ... while a system without UI Automation relies on the window checks.
+    *focus.lock().unwrap() = Ok(None);
+    desktop.key(1, "abc", true).unwrap();
+    assert_eq!(
+        calls(&fake)
+            .iter()
+            .filter(|c| c.starts_with("KEYS"))
+            .count(),
+        3
+    );
+}
+
+#[test]
+fn keys_stop_when_ui_automation_does_not_answer() {
+    let (fake, desktop) = setup(None);
+    fake.state().focused = Some(12);
+    let refused = desktop.key(1, "abc", true).unwrap_err();
+    assert_eq!(kind(refused), "INPUT_FAILED");
     assert!(!calls(&fake).iter().any(|c| c.starts_with("KEYS")));
 }
 

@@ -51,14 +51,45 @@ fn element(element: &IUIAutomationElement, depth: u32) -> Node {
     }
 }
 
+/// `REGDB_E_CLASSNOTREG` and `CLASS_E_CLASSNOTAVAILABLE`: the system has
+/// no UI Automation (Wine), as opposed to one that failed to answer.
+const NOT_ON_THIS_SYSTEM: [i32; 2] = [0x8004_0154_u32 as i32, 0x8004_0111_u32 as i32];
+
+/// UI Automation's root object for this (worker) thread; `Ok(None)` when
+/// the system has none.
+fn automation() -> Result<Option<IUIAutomation>, String> {
+    unsafe {
+        // S_FALSE (already initialised) is fine; the thread is ours.
+        let _ = CoInitializeEx(None, COINIT_MULTITHREADED);
+        match CoCreateInstance(&CUIAutomation, None, CLSCTX_INPROC_SERVER) {
+            Ok(automation) => Ok(Some(automation)),
+            Err(e) if NOT_ON_THIS_SYSTEM.contains(&e.code().0) => Ok(None),
+            Err(e) => Err(format!("UI Automation did not start: {e}")),
+        }
+    }
+}
+
 impl Accessibility for UiAutomation {
-    fn tree(&self, hwnd: isize) -> Result<Vec<Node>, String> {
+    fn focus_is_password(&self) -> Result<Option<bool>, String> {
+        let Some(automation) = automation()? else {
+            return Ok(None);
+        };
         unsafe {
-            // S_FALSE (already initialised) is fine; the thread is ours.
-            let _ = CoInitializeEx(None, COINIT_MULTITHREADED);
-            let automation: IUIAutomation =
-                CoCreateInstance(&CUIAutomation, None, CLSCTX_INPROC_SERVER)
-                    .map_err(|e| format!("UI Automation is not available: {e}"))?;
+            let focused = automation
+                .GetFocusedElement()
+                .map_err(|e| format!("the focused element could not be read: {e}"))?;
+            focused
+                .CurrentIsPassword()
+                .map(|b| Some(b.as_bool()))
+                .map_err(|e| {
+                    format!("the focused element did not say whether it is a password field: {e}")
+                })
+        }
+    }
+
+    fn tree(&self, hwnd: isize) -> Result<Vec<Node>, String> {
+        let automation = automation()?.ok_or("UI Automation is not available on this system")?;
+        unsafe {
             let root = automation
                 .ElementFromHandle(HWND(hwnd as *mut c_void))
                 .map_err(|e| format!("the window has no accessibility element: {e}"))?;
