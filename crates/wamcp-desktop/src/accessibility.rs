@@ -40,11 +40,19 @@ const MAX_ABANDONED: usize = 4;
 pub trait Accessibility: Send + Sync + 'static {
     /// The elements under the window, depth first, at most `MAX_NODES`.
     fn tree(&self, hwnd: isize) -> Result<Vec<Node>, String>;
-    /// Whether the element holding the keyboard focus is a password field.
-    /// Web and WPF inputs have no window of their own, so the checks on
-    /// the focused window cannot see them. `Ok(None)` when the system has
-    /// no UI Automation at all (Wine, some Server Core installs).
-    fn focus_is_password(&self) -> Result<Option<bool>, String>;
+    /// The element holding the keyboard focus. Web and WPF inputs have no
+    /// window of their own, so the checks on the focused window cannot see
+    /// them. `Ok(None)` only under Wine, which has no UI Automation.
+    fn focused_element(&self) -> Result<Option<FocusedElement>, String>;
+}
+
+/// What UI Automation says of the focused element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FocusedElement {
+    pub password: bool,
+    /// The process the element belongs to: a keystroke checked against
+    /// one program's element must not go to another's.
+    pub pid: u32,
 }
 
 /// UI Automation's control type ids (50000 and up) by name.
@@ -118,6 +126,20 @@ struct Handover {
     abandoned: bool,
 }
 
+/// Marks the read finished when the worker ends, a panic included, so an
+/// abandoned read gives its place back in every case.
+struct Finished(Arc<Mutex<Handover>>);
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        let mut h = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        h.finished = true;
+        if h.abandoned {
+            ABANDONED.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
 /// Reads the tree on its own thread and waits at most `timeout`.
 pub fn read_within(ax: Arc<dyn Accessibility>, hwnd: isize, timeout: Duration) -> Read {
     match bounded(move || ax.tree(hwnd), timeout) {
@@ -127,13 +149,12 @@ pub fn read_within(ax: Arc<dyn Accessibility>, hwnd: isize, timeout: Duration) -
     }
 }
 
-/// Asks whether the focused element is a password field, on its own
-/// thread, waiting at most `timeout`.
-pub fn focus_is_password_within(
+/// Reads the focused element on its own thread, waiting at most `timeout`.
+pub fn focused_element_within(
     ax: Arc<dyn Accessibility>,
     timeout: Duration,
-) -> Bounded<Option<bool>> {
-    bounded(move || ax.focus_is_password(), timeout)
+) -> Bounded<Option<FocusedElement>> {
+    bounded(move || ax.focused_element(), timeout)
 }
 
 /// What a bounded accessibility call gave.
@@ -161,12 +182,8 @@ fn bounded<T: Send + 'static>(
     let spawned = std::thread::Builder::new()
         .name("wamcp-accessibility".into())
         .spawn(move || {
+            let _finished = Finished(worker_handover);
             let result = call();
-            let mut h = worker_handover.lock().unwrap_or_else(|e| e.into_inner());
-            h.finished = true;
-            if h.abandoned {
-                ABANDONED.fetch_sub(1, Ordering::SeqCst);
-            }
             // The caller may have given up waiting; nobody to tell.
             let _ = send.send(result);
         });
@@ -176,7 +193,10 @@ fn bounded<T: Send + 'static>(
     match receive.recv_timeout(timeout) {
         Ok(Ok(answer)) => Bounded::Answer(answer),
         Ok(Err(reason)) => Bounded::Unavailable(reason),
-        Err(_) => {
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Bounded::Unavailable("the accessibility read failed".into())
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => {
             let mut h = handover.lock().unwrap_or_else(|e| e.into_inner());
             if !h.finished {
                 h.abandoned = true;
@@ -191,18 +211,25 @@ fn bounded<T: Send + 'static>(
 pub(crate) mod fake {
     use super::*;
 
+    /// What the fake says of the focused element; tests change it.
+    pub type FocusAnswer = Arc<Mutex<Result<Option<FocusedElement>, String>>>;
+
     /// A tree given up front, or a provider that never answers; the
-    /// focused element's password flag as a test sets it.
+    /// focused element as a test sets it (by default a plain field of the
+    /// test window's process, pid 10).
     pub struct FakeTree {
         pub nodes: Option<Vec<Node>>,
-        pub focus: Arc<Mutex<Result<Option<bool>, String>>>,
+        pub focus: FocusAnswer,
     }
 
     impl FakeTree {
         pub fn new(nodes: Option<Vec<Node>>) -> FakeTree {
             FakeTree {
                 nodes,
-                focus: Arc::new(Mutex::new(Ok(Some(false)))),
+                focus: Arc::new(Mutex::new(Ok(Some(FocusedElement {
+                    password: false,
+                    pid: 10,
+                })))),
             }
         }
     }
@@ -217,7 +244,7 @@ pub(crate) mod fake {
                 }
             }
         }
-        fn focus_is_password(&self) -> Result<Option<bool>, String> {
+        fn focused_element(&self) -> Result<Option<FocusedElement>, String> {
             if self.nodes.is_none() {
                 // Past the tests' timeout, but short: abandoned calls count
                 // against a limit all tests share.
@@ -231,6 +258,15 @@ pub(crate) mod fake {
     fn a_provider_that_never_answers_times_out_instead_of_hanging() {
         let read = read_within(Arc::new(FakeTree::new(None)), 1, Duration::from_millis(50));
         assert_eq!(read, Read::TimedOut);
+    }
+
+    #[test]
+    fn a_call_that_panics_is_reported_at_once_not_as_a_timeout() {
+        let answer: Bounded<()> = bounded(|| panic!("provider bug"), Duration::from_secs(60));
+        assert_eq!(
+            answer,
+            Bounded::Unavailable("the accessibility read failed".into())
+        );
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub enum Direction {
 
 /// Longest text `type_text` sends.
 pub const MAX_TYPED_CHARS: usize = 32_768;
+/// How long a program gets to act on a key or click that may move its
+/// focus before the next keystroke is judged.
+const SETTLE: Duration = Duration::from_millis(150);
 /// Most lines one `scroll` moves.
 pub const MAX_SCROLL_LINES: u32 = 100;
 /// How long `open_app` keeps the launched program from taking the
@@ -66,6 +69,10 @@ pub struct Desktop {
     /// being given to another process (its handle), so a program started
     /// later under a recycled id never joins the scope.
     launched: Mutex<HashMap<u32, crate::system::Launched>>,
+    /// Held by every action that sends input or moves the foreground:
+    /// MCP calls run concurrently, and a Tab or click from one call between
+    /// another call's check and its keystroke would void the check.
+    input: Mutex<()>,
 }
 
 /// Where a target led.
@@ -88,7 +95,12 @@ impl Desktop {
             apps,
             processes,
             launched: Mutex::new(HashMap::new()),
+            input: Mutex::new(()),
         }
+    }
+
+    fn one_at_a_time(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.input.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn launched_by_us(&self, pid: u32) -> bool {
@@ -239,6 +251,7 @@ impl Desktop {
         target: &str,
         allow_foreground: bool,
     ) -> Result<Value, ToolError> {
+        let _one_at_a_time = self.one_at_a_time();
         let window = self.scoped(hwnd)?;
         let before = self.system.foreground();
         match self.find(&window, target)? {
@@ -334,6 +347,7 @@ impl Desktop {
         text: &str,
         allow_foreground: bool,
     ) -> Result<Value, ToolError> {
+        let _one_at_a_time = self.one_at_a_time();
         if text.chars().count() > MAX_TYPED_CHARS || text.contains('\0') {
             return Err(ToolError::new(
                 ErrorType::InvalidArguments,
@@ -414,6 +428,9 @@ impl Desktop {
             None => {
                 let (x, y) = self.point_on(&window, rect)?;
                 self.system.pointer_click(x, y).map_err(input_failed)?;
+                // The click is queued input too; the focus moves once the
+                // program has handled it.
+                std::thread::sleep(SETTLE);
             }
         }
         self.send_checked(&window, &strokes)?;
@@ -426,9 +443,8 @@ impl Desktop {
     }
 
     /// `WM_SETTEXT` and the read-back; on a mismatch the old text is put
-    /// back, so a refusal leaves the control as it was.
-    /// Sets the text by message and reads it back; `None` when it took,
-    /// otherwise why the message route was not used.
+    /// back, so a refusal leaves the control as it was. `None` when it
+    /// took, otherwise why the message route was not used.
     fn set_and_confirm(
         &self,
         window: &WindowInfo,
@@ -456,10 +472,11 @@ impl Desktop {
 
     /// Sends strokes one at a time to `window`, checking before each that
     /// it still has the foreground and that the focus is not in a password
-    /// field: a Tab, a click or the program itself can move either
-    /// between two keys.
+    /// field or another program: a Tab, a click or the program itself can
+    /// move either between two keys.
     fn send_checked(&self, window: &WindowInfo, strokes: &[Stroke]) -> Result<(), ToolError> {
         let started = Instant::now();
+        let mut checked_for = None;
         for (sent, stroke) in strokes.iter().enumerate() {
             if started.elapsed() > KEYS_BUDGET {
                 return Err(ToolError::new(
@@ -467,6 +484,37 @@ impl Desktop {
                     format!("'{}' answered so slowly that {sent} keystroke(s) took {} s; the rest were not sent.", window.title, KEYS_BUDGET.as_secs()),
                 )
                 .recover("Check with see(hwnd) what arrived before sending more."));
+            }
+            if sent > 0 && !is_plain_character(&strokes[sent - 1]) {
+                // SendInput only queues a key: let the program act on a Tab
+                // or Enter (and move its focus) before judging the next one.
+                std::thread::sleep(SETTLE);
+                checked_for = None;
+            }
+            self.ready_for_key(window, sent, &mut checked_for)?;
+            self.system
+                .send_keys(std::slice::from_ref(stroke))
+                .map_err(input_failed)?;
+        }
+        Ok(())
+    }
+
+    /// The checks before one keystroke. UI Automation's (slow) view of the
+    /// focused element is asked first, and again whenever the focused
+    /// window changed since; the window checks run last, right before the
+    /// key. `checked_for` is the focused window the element answer was
+    /// given for.
+    fn ready_for_key(
+        &self,
+        window: &WindowInfo,
+        sent: usize,
+        checked_for: &mut Option<isize>,
+    ) -> Result<(), ToolError> {
+        for _ in 0..3 {
+            let before = self.system.focus(window.hwnd);
+            if before.is_none() || *checked_for != before {
+                self.focused_element_is_safe(window, sent)?;
+                *checked_for = before;
             }
             if self.system.foreground() != window.hwnd {
                 return Err(ToolError::new(
@@ -482,36 +530,41 @@ impl Desktop {
                 )));
             };
             if self.system.window_pid(focused) != window.pid {
-                return Err(ToolError::new(
-                    ErrorType::WindowOutOfScope,
-                    format!("The focus in '{}' is in another program's window embedded in it; {sent} keystroke(s) were sent.", window.title),
-                )
-                .recover("DO NOT retry: that program's windows are out of scope."));
+                return Err(focus_elsewhere(window, sent));
             }
             if self.system.is_password(focused) {
                 return Err(password_refused("the focused control").detail("keystrokes_sent", sent));
             }
-            self.focused_element_is_not_password(sent)?;
-            self.system
-                .send_keys(std::slice::from_ref(stroke))
-                .map_err(input_failed)?;
+            if *checked_for == Some(focused) {
+                return Ok(());
+            }
+            // The focus moved while UI Automation was asked: ask again.
+            *checked_for = None;
         }
-        Ok(())
+        Err(input_failed(format!(
+            "the focus in '{}' kept moving while it was checked; {sent} keystroke(s) were sent",
+            window.title
+        )))
     }
 
     /// UI Automation's view of the focus, for inputs without a window of
-    /// their own (a browser's or WPF's password box). Fails closed: an
-    /// answer that does not come, or an error, stops the keys; only a
-    /// system without UI Automation at all relies on the window checks.
-    fn focused_element_is_not_password(&self, sent: usize) -> Result<(), ToolError> {
-        let problem = match accessibility::focus_is_password_within(
+    /// their own (a browser's or WPF's password box): the focused element
+    /// must be the window's program's and not a password field. Fails
+    /// closed: an answer that does not come, or an error, stops the keys;
+    /// only Wine, which has no UI Automation, relies on the window checks.
+    fn focused_element_is_safe(&self, window: &WindowInfo, sent: usize) -> Result<(), ToolError> {
+        let problem = match accessibility::focused_element_within(
             self.ax.clone(),
             accessibility::READ_TIMEOUT,
         ) {
-            Bounded::Answer(Some(false) | None) => return Ok(()),
-            Bounded::Answer(Some(true)) => {
+            Bounded::Answer(None) => return Ok(()),
+            Bounded::Answer(Some(element)) if element.password => {
                 return Err(password_refused("the focused element").detail("keystrokes_sent", sent));
             }
+            Bounded::Answer(Some(element)) if element.pid != window.pid => {
+                return Err(focus_elsewhere(window, sent));
+            }
+            Bounded::Answer(Some(_)) => return Ok(()),
             Bounded::TimedOut => "UI Automation did not say in time".to_string(),
             Bounded::Unavailable(reason) => reason,
         };
@@ -533,6 +586,7 @@ impl Desktop {
         lines: u32,
         allow_foreground: bool,
     ) -> Result<Value, ToolError> {
+        let _one_at_a_time = self.one_at_a_time();
         let lines = lines.clamp(1, MAX_SCROLL_LINES);
         let window = self.scoped(hwnd)?;
         let before = self.system.foreground();
@@ -596,6 +650,7 @@ impl Desktop {
     /// `key(hwnd, keys)`: keystrokes go to the focused window, so this
     /// always needs the foreground.
     pub fn key(&self, hwnd: i64, keys: &str, allow_foreground: bool) -> Result<Value, ToolError> {
+        let _one_at_a_time = self.one_at_a_time();
         let strokes = parse_keys(keys).map_err(|problem| {
             ToolError::new(ErrorType::InvalidArguments, format!("Bad key notation '{keys}': {problem}."))
                 .recover("Write chords as Ctrl+s, Alt+F4 or ^s, named keys in braces ({ENTER}, {TAB}, {F5}); use type_text for text.")
@@ -647,6 +702,7 @@ impl Desktop {
 
     /// `reveal(hwnd)`: the one tool that takes the foreground, and says so.
     pub fn reveal(&self, hwnd: i64) -> Result<Value, ToolError> {
+        let _one_at_a_time = self.one_at_a_time();
         let window = self.scoped(hwnd)?;
         let before = self.system.foreground();
         self.bring_forward(&window)?;
@@ -666,6 +722,7 @@ impl Desktop {
         args: &[String],
         accessibility: bool,
     ) -> Result<Value, ToolError> {
+        let _one_at_a_time = self.one_at_a_time();
         let app = choose_app(command, &self.apps).map_err(|problem| {
             ToolError::new(ErrorType::AppNotAllowed, format!("{problem}."))
                 .recover("DO NOT retry with another spelling: which programs may start is the user's decision. Ask them; they list it in WAMCP_DESKTOP_APPS (a name found on PATH, or a full path).")
@@ -967,6 +1024,21 @@ fn enabled(control: &Control, target: &str) -> Result<(), ToolError> {
     Err(ToolError::new(ErrorType::TargetDisabled, format!("'{target}' is disabled; a message to it would do nothing.")).retryable(
         "Do what the window needs first (fill in required fields), check with see(hwnd), then retry.",
     ))
+}
+
+/// A key that only types its character: anything else (Tab, Enter, a
+/// chord, a control character in text) may move the focus.
+fn is_plain_character(stroke: &Stroke) -> bool {
+    matches!(stroke.key, Key::Char(c) if !c.is_control()) && !stroke.modifiers.any()
+}
+
+fn focus_elsewhere(window: &WindowInfo, sent: usize) -> ToolError {
+    ToolError::new(
+        ErrorType::WindowOutOfScope,
+        format!("The focus in '{}' is in another program's window or element embedded in it; {sent} keystroke(s) were sent.", window.title),
+    )
+    .recover("DO NOT retry: that program's windows are out of scope.")
+    .detail("keystrokes_sent", sent)
 }
 
 fn password_refused(target: &str) -> ToolError {

@@ -1,8 +1,9 @@
 //! A scripted desktop for testing how the tools decide and report, on any
 //! platform. Real windows are exercised under Wine (`tests/` of `wamcp`).
 
+use crate::accessibility::FocusedElement;
 use crate::accessibility::Node;
-use crate::accessibility::fake::FakeTree;
+use crate::accessibility::fake::{FakeTree, FocusAnswer};
 use crate::image::Frame;
 use crate::system::{
     CaptureMethod, Launched, MessageError, ScrollMove, ShowMode, WindowInfo, Windowing,
@@ -12,8 +13,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use wamcp_policy::desktop::controls::Control;
-use wamcp_policy::desktop::keys::Stroke;
+use wamcp_policy::desktop::keys::{Key, Stroke};
 use wamcp_policy::error::ToolError;
 
 #[derive(Default)]
@@ -40,6 +42,10 @@ struct State {
     focused: Option<isize>,
     /// The ANSI code page turns fullwidth quotes into '"' (best fit).
     best_fit: bool,
+    /// A Tab moves the focus to this control.
+    tab_focuses: Option<isize>,
+    /// How long each keystroke takes to send.
+    key_time: Duration,
     calls: Vec<String>,
 }
 
@@ -176,7 +182,12 @@ impl Windowing for Fake {
         (self.state().best_fit && c == '\u{ff02}').then_some(b'"')
     }
     fn send_keys(&self, strokes: &[Stroke]) -> Result<(), String> {
+        std::thread::sleep(self.state().key_time);
         self.log(format!("KEYS {}", strokes.len()));
+        let mut s = self.state();
+        if strokes.iter().any(|k| k.key == Key::Virtual(0x09)) && s.tab_focuses.is_some() {
+            s.focused = s.tab_focuses;
+        }
         Ok(())
     }
     fn pointer_click(&self, x: i32, y: i32) -> Result<(), String> {
@@ -293,8 +304,6 @@ fn setup_with_focus(tree: Option<Vec<Node>>) -> (Fake, Desktop, FocusAnswer) {
     );
     (fake, desktop, focus)
 }
-
-type FocusAnswer = Arc<Mutex<Result<Option<bool>, String>>>;
 
 fn kind(e: ToolError) -> &'static str {
     e.kind.as_str()
@@ -614,7 +623,10 @@ fn keys_stop_before_a_focused_password_field() {
 fn keys_stop_at_a_password_element_without_a_window_of_its_own() {
     let (fake, desktop, focus) = setup_with_focus(Some(vec![]));
     fake.state().focused = Some(12);
-    *focus.lock().unwrap() = Ok(Some(true));
+    *focus.lock().unwrap() = Ok(Some(FocusedElement {
+        password: true,
+        pid: 10,
+    }));
     let refused = desktop.key(1, "hunter2", true).unwrap_err();
     assert_eq!(kind(refused), "PASSWORD_FIELD");
     assert!(!calls(&fake).iter().any(|c| c.starts_with("KEYS")));
@@ -638,6 +650,63 @@ fn keys_stop_at_a_password_element_without_a_window_of_its_own() {
             .count(),
         3
     );
+}
+
+#[test]
+fn keys_stop_when_the_focused_element_is_another_programs() {
+    let (fake, desktop, focus) = setup_with_focus(Some(vec![]));
+    fake.state().focused = Some(12);
+    *focus.lock().unwrap() = Ok(Some(FocusedElement {
+        password: false,
+        pid: 99,
+    }));
+    let refused = desktop.key(1, "abc", true).unwrap_err();
+    assert_eq!(kind(refused), "WINDOW_OUT_OF_SCOPE");
+    assert!(!calls(&fake).iter().any(|c| c.starts_with("KEYS")));
+}
+
+#[test]
+fn a_tab_into_a_password_field_stops_the_keys_after_it() {
+    let (fake, desktop) = setup(Some(vec![]));
+    fake.state().focused = Some(12);
+    fake.state().tab_focuses = Some(13);
+    let refused = desktop.key(1, "{TAB}hunter2", true).unwrap_err();
+    assert_eq!(
+        refused.details.get("keystrokes_sent"),
+        Some(&serde_json::json!(1))
+    );
+    assert_eq!(kind(refused), "PASSWORD_FIELD");
+    assert_eq!(
+        calls(&fake)
+            .iter()
+            .filter(|c| c.starts_with("KEYS"))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn actions_from_concurrent_calls_do_not_interleave() {
+    let (fake, desktop) = setup(Some(vec![]));
+    fake.state().focused = Some(12);
+    fake.state().key_time = Duration::from_millis(40);
+    let desktop = Arc::new(desktop);
+    let typing = {
+        let desktop = desktop.clone();
+        std::thread::spawn(move || desktop.key(1, "abcde", true).unwrap())
+    };
+    while !calls(&fake).iter().any(|c| c.starts_with("KEYS")) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    desktop.click(1, "OK", false).unwrap();
+    typing.join().unwrap();
+    let calls = calls(&fake);
+    let click = calls
+        .iter()
+        .position(|c| c.starts_with("BM_CLICK"))
+        .unwrap();
+    let last_key = calls.iter().rposition(|c| c.starts_with("KEYS")).unwrap();
+    assert!(click > last_key, "{calls:?}");
 }
 
 #[test]

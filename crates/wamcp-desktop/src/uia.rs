@@ -7,17 +7,20 @@
 //! compiled and type-checked here and verified only on Windows; the logic
 //! around it is tested with a fake tree.
 
-use crate::accessibility::{Accessibility, MAX_DEPTH, MAX_NODES, Node, control_type_name};
+use crate::accessibility::{
+    Accessibility, FocusedElement, MAX_DEPTH, MAX_NODES, Node, control_type_name,
+};
 use std::ffi::c_void;
 use windows::Win32::Foundation::HWND;
 use windows::Win32::System::Com::{
     CLSCTX_INPROC_SERVER, COINIT_MULTITHREADED, CoCreateInstance, CoInitializeEx,
 };
+use windows::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
 use windows::Win32::System::Variant::{VARIANT, VT_I4};
 use windows::Win32::UI::Accessibility::{
     AccessibleObjectFromWindow, CUIAutomation, IAccessible, IUIAutomation, IUIAutomationElement,
 };
-use windows::core::Interface;
+use windows::core::{Interface, s, w};
 
 pub struct UiAutomation;
 
@@ -51,26 +54,38 @@ fn element(element: &IUIAutomationElement, depth: u32) -> Node {
     }
 }
 
-/// `REGDB_E_CLASSNOTREG` and `CLASS_E_CLASSNOTAVAILABLE`: the system has
-/// no UI Automation (Wine), as opposed to one that failed to answer.
-const NOT_ON_THIS_SYSTEM: [i32; 2] = [0x8004_0154_u32 as i32, 0x8004_0111_u32 as i32];
+/// `REGDB_E_CLASSNOTREG` and `CLASS_E_CLASSNOTAVAILABLE`: no UI
+/// Automation class registered.
+const NOT_REGISTERED: [i32; 2] = [0x8004_0154_u32 as i32, 0x8004_0111_u32 as i32];
 
-/// UI Automation's root object for this (worker) thread; `Ok(None)` when
-/// the system has none.
+/// UI Automation's root object for this (worker) thread; `Ok(None)` only
+/// under Wine, which registers none. On Windows a missing class is an
+/// error like any other (a per-user registration could hide it), so the
+/// checks that rely on it fail closed.
 fn automation() -> Result<Option<IUIAutomation>, String> {
     unsafe {
         // S_FALSE (already initialised) is fine; the thread is ours.
         let _ = CoInitializeEx(None, COINIT_MULTITHREADED);
         match CoCreateInstance(&CUIAutomation, None, CLSCTX_INPROC_SERVER) {
             Ok(automation) => Ok(Some(automation)),
-            Err(e) if NOT_ON_THIS_SYSTEM.contains(&e.code().0) => Ok(None),
+            Err(e) if NOT_REGISTERED.contains(&e.code().0) && under_wine() => Ok(None),
             Err(e) => Err(format!("UI Automation did not start: {e}")),
         }
     }
 }
 
+/// Wine's ntdll exports `wine_get_version`; Windows' does not.
+fn under_wine() -> bool {
+    unsafe {
+        GetModuleHandleW(w!("ntdll.dll"))
+            .ok()
+            .and_then(|ntdll| GetProcAddress(ntdll, s!("wine_get_version")))
+            .is_some()
+    }
+}
+
 impl Accessibility for UiAutomation {
-    fn focus_is_password(&self) -> Result<Option<bool>, String> {
+    fn focused_element(&self) -> Result<Option<FocusedElement>, String> {
         let Some(automation) = automation()? else {
             return Ok(None);
         };
@@ -78,12 +93,16 @@ impl Accessibility for UiAutomation {
             let focused = automation
                 .GetFocusedElement()
                 .map_err(|e| format!("the focused element could not be read: {e}"))?;
-            focused
-                .CurrentIsPassword()
-                .map(|b| Some(b.as_bool()))
-                .map_err(|e| {
-                    format!("the focused element did not say whether it is a password field: {e}")
-                })
+            let password = focused.CurrentIsPassword().map_err(|e| {
+                format!("the focused element did not say whether it is a password field: {e}")
+            })?;
+            let pid = focused
+                .CurrentProcessId()
+                .map_err(|e| format!("the focused element did not say its process: {e}"))?;
+            Ok(Some(FocusedElement {
+                password: password.as_bool(),
+                pid: u32::try_from(pid).unwrap_or(0),
+            }))
         }
     }
 
