@@ -38,6 +38,14 @@ pub const MAX_TYPED_CHARS: usize = 32_768;
 /// How long a program gets to act on a key or click that may move its
 /// focus before the next keystroke is judged.
 const SETTLE: Duration = Duration::from_millis(150);
+/// How long an input action waits for another one to end (a `key` call
+/// may take its 30 s, `open_app` watches for 10 s; short in this crate's
+/// tests).
+const TURN_WAIT: Duration = if cfg!(test) {
+    Duration::from_secs(2)
+} else {
+    Duration::from_secs(45)
+};
 /// Most lines one `scroll` moves.
 pub const MAX_SCROLL_LINES: u32 = 100;
 /// How long `open_app` keeps the launched program from taking the
@@ -73,6 +81,11 @@ pub struct Desktop {
     /// MCP calls run concurrently, and a Tab or click from one call between
     /// another call's check and its keystroke would void the check.
     input: Mutex<()>,
+    /// When the last input that may move a program's focus (a key other
+    /// than a plain character, a real click) was sent: the next key or
+    /// click waits until the program has had `SETTLE` to act on it, within
+    /// one call and across calls.
+    focus_input_at: Mutex<Option<Instant>>,
 }
 
 /// Where a target led.
@@ -96,11 +109,61 @@ impl Desktop {
             processes,
             launched: Mutex::new(HashMap::new()),
             input: Mutex::new(()),
+            focus_input_at: Mutex::new(None),
         }
     }
 
-    fn one_at_a_time(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.input.lock().unwrap_or_else(|e| e.into_inner())
+    /// Waits (at most `TURN_WAIT`) for the other input actions to end and
+    /// for the program to have acted on the last one's input.
+    fn one_at_a_time(&self) -> Result<std::sync::MutexGuard<'_, ()>, ToolError> {
+        let asked = Instant::now();
+        let guard = loop {
+            match self.input.try_lock() {
+                Ok(guard) => break guard,
+                Err(std::sync::TryLockError::Poisoned(e)) => break e.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) if asked.elapsed() < TURN_WAIT => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    return Err(ToolError::new(
+                        ErrorType::InputFailed,
+                        format!(
+                            "Another desktop action is still running after {} s; nothing was done.",
+                            TURN_WAIT.as_secs()
+                        ),
+                    )
+                    .retryable("Retry once that action has answered."));
+                }
+            }
+        };
+        Ok(guard)
+    }
+
+    /// Waits until the program has had `SETTLE` to act on the last input
+    /// that may have moved its focus (`SendInput` only queues it).
+    fn settled(&self) {
+        let last = *self
+            .focus_input_at
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(at) = last {
+            std::thread::sleep(SETTLE.saturating_sub(at.elapsed()));
+        }
+    }
+
+    fn focus_may_move(&self) {
+        *self
+            .focus_input_at
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    }
+
+    /// A real left click, after the last focus-moving input settled.
+    fn real_click(&self, x: i32, y: i32) -> Result<(), ToolError> {
+        self.settled();
+        let clicked = self.system.pointer_click(x, y).map_err(input_failed);
+        self.focus_may_move();
+        clicked
     }
 
     fn launched_by_us(&self, pid: u32) -> bool {
@@ -251,7 +314,7 @@ impl Desktop {
         target: &str,
         allow_foreground: bool,
     ) -> Result<Value, ToolError> {
-        let _one_at_a_time = self.one_at_a_time();
+        let _turn = self.one_at_a_time()?;
         let window = self.scoped(hwnd)?;
         let before = self.system.foreground();
         match self.find(&window, target)? {
@@ -300,7 +363,7 @@ impl Desktop {
     ) -> Result<Value, ToolError> {
         self.bring_forward(window)?;
         let (x, y) = self.point_on(window, rect)?;
-        self.system.pointer_click(x, y).map_err(input_failed)?;
+        self.real_click(x, y)?;
         Ok(self.done("SENDINPUT_POINTER", before, target))
     }
 
@@ -347,7 +410,7 @@ impl Desktop {
         text: &str,
         allow_foreground: bool,
     ) -> Result<Value, ToolError> {
-        let _one_at_a_time = self.one_at_a_time();
+        let _turn = self.one_at_a_time()?;
         if text.chars().count() > MAX_TYPED_CHARS || text.contains('\0') {
             return Err(ToolError::new(
                 ErrorType::InvalidArguments,
@@ -427,10 +490,7 @@ impl Desktop {
             }
             None => {
                 let (x, y) = self.point_on(&window, rect)?;
-                self.system.pointer_click(x, y).map_err(input_failed)?;
-                // The click is queued input too; the focus moves once the
-                // program has handled it.
-                std::thread::sleep(SETTLE);
+                self.real_click(x, y)?;
             }
         }
         self.send_checked(&window, &strokes)?;
@@ -476,7 +536,6 @@ impl Desktop {
     /// move either between two keys.
     fn send_checked(&self, window: &WindowInfo, strokes: &[Stroke]) -> Result<(), ToolError> {
         let started = Instant::now();
-        let mut checked_for = None;
         for (sent, stroke) in strokes.iter().enumerate() {
             if started.elapsed() > KEYS_BUDGET {
                 return Err(ToolError::new(
@@ -485,44 +544,34 @@ impl Desktop {
                 )
                 .recover("Check with see(hwnd) what arrived before sending more."));
             }
-            if sent > 0 && !is_plain_character(&strokes[sent - 1]) {
-                // SendInput only queues a key: let the program act on a Tab
-                // or Enter (and move its focus) before judging the next one.
-                std::thread::sleep(SETTLE);
-                checked_for = None;
-            }
-            self.ready_for_key(window, sent, &mut checked_for)?;
-            self.system
+            // Let the program act on a Tab, Enter or click (and move its
+            // focus) before judging where this key goes.
+            self.settled();
+            self.ready_for_key(window, sent)?;
+            let keyed = self
+                .system
                 .send_keys(std::slice::from_ref(stroke))
-                .map_err(input_failed)?;
+                .map_err(input_failed);
+            if !is_plain_character(stroke) {
+                self.focus_may_move();
+            }
+            keyed?;
         }
         Ok(())
     }
 
-    /// The checks before one keystroke. UI Automation's (slow) view of the
-    /// focused element is asked first, and again whenever the focused
-    /// window changed since; the window checks run last, right before the
-    /// key. `checked_for` is the focused window the element answer was
-    /// given for.
-    fn ready_for_key(
-        &self,
-        window: &WindowInfo,
-        sent: usize,
-        checked_for: &mut Option<isize>,
-    ) -> Result<(), ToolError> {
+    /// The checks before one keystroke: the foreground, then UI
+    /// Automation's (slow) view of the focused element — asked before every
+    /// key, since inputs inside a browser or WPF window share one window
+    /// handle and a move between them shows nowhere else — then the window
+    /// checks, right before the key. The focused window must be the same
+    /// before and after the element was asked, or it is asked again.
+    fn ready_for_key(&self, window: &WindowInfo, sent: usize) -> Result<(), ToolError> {
         for _ in 0..3 {
+            self.still_in_front(window, sent)?;
             let before = self.system.focus(window.hwnd);
-            if before.is_none() || *checked_for != before {
-                self.focused_element_is_safe(window, sent)?;
-                *checked_for = before;
-            }
-            if self.system.foreground() != window.hwnd {
-                return Err(ToolError::new(
-                    ErrorType::ForegroundNotTaken,
-                    format!("After {sent} keystroke(s) '{}' was no longer the foreground window; the rest were not sent.", window.title),
-                )
-                .recover("Check with see(hwnd) what arrived before sending more."));
-            }
+            self.focused_element_is_safe(window, sent)?;
+            self.still_in_front(window, sent)?;
             let Some(focused) = self.system.focus(window.hwnd) else {
                 return Err(input_failed(format!(
                     "'{}' did not take the keyboard focus",
@@ -535,16 +584,25 @@ impl Desktop {
             if self.system.is_password(focused) {
                 return Err(password_refused("the focused control").detail("keystrokes_sent", sent));
             }
-            if *checked_for == Some(focused) {
+            if before == Some(focused) {
                 return Ok(());
             }
-            // The focus moved while UI Automation was asked: ask again.
-            *checked_for = None;
         }
         Err(input_failed(format!(
             "the focus in '{}' kept moving while it was checked; {sent} keystroke(s) were sent",
             window.title
         )))
+    }
+
+    fn still_in_front(&self, window: &WindowInfo, sent: usize) -> Result<(), ToolError> {
+        if self.system.foreground() == window.hwnd {
+            return Ok(());
+        }
+        Err(ToolError::new(
+            ErrorType::ForegroundNotTaken,
+            format!("After {sent} keystroke(s) '{}' was no longer the foreground window; the rest were not sent.", window.title),
+        )
+        .recover("Check with see(hwnd) what arrived before sending more."))
     }
 
     /// UI Automation's view of the focus, for inputs without a window of
@@ -586,7 +644,7 @@ impl Desktop {
         lines: u32,
         allow_foreground: bool,
     ) -> Result<Value, ToolError> {
-        let _one_at_a_time = self.one_at_a_time();
+        let _turn = self.one_at_a_time()?;
         let lines = lines.clamp(1, MAX_SCROLL_LINES);
         let window = self.scoped(hwnd)?;
         let before = self.system.foreground();
@@ -641,6 +699,8 @@ impl Desktop {
             Direction::Left => (-notches, true),
             Direction::Right => (notches, true),
         };
+        // A queued Enter could still open a window under the pointer.
+        self.settled();
         self.system
             .wheel(x, y, notches, horizontal)
             .map_err(input_failed)?;
@@ -650,7 +710,7 @@ impl Desktop {
     /// `key(hwnd, keys)`: keystrokes go to the focused window, so this
     /// always needs the foreground.
     pub fn key(&self, hwnd: i64, keys: &str, allow_foreground: bool) -> Result<Value, ToolError> {
-        let _one_at_a_time = self.one_at_a_time();
+        let _turn = self.one_at_a_time()?;
         let strokes = parse_keys(keys).map_err(|problem| {
             ToolError::new(ErrorType::InvalidArguments, format!("Bad key notation '{keys}': {problem}."))
                 .recover("Write chords as Ctrl+s, Alt+F4 or ^s, named keys in braces ({ENTER}, {TAB}, {F5}); use type_text for text.")
@@ -702,7 +762,7 @@ impl Desktop {
 
     /// `reveal(hwnd)`: the one tool that takes the foreground, and says so.
     pub fn reveal(&self, hwnd: i64) -> Result<Value, ToolError> {
-        let _one_at_a_time = self.one_at_a_time();
+        let _turn = self.one_at_a_time()?;
         let window = self.scoped(hwnd)?;
         let before = self.system.foreground();
         self.bring_forward(&window)?;
@@ -722,7 +782,7 @@ impl Desktop {
         args: &[String],
         accessibility: bool,
     ) -> Result<Value, ToolError> {
-        let _one_at_a_time = self.one_at_a_time();
+        let _turn = self.one_at_a_time()?;
         let app = choose_app(command, &self.apps).map_err(|problem| {
             ToolError::new(ErrorType::AppNotAllowed, format!("{problem}."))
                 .recover("DO NOT retry with another spelling: which programs may start is the user's decision. Ask them; they list it in WAMCP_DESKTOP_APPS (a name found on PATH, or a full path).")

@@ -46,6 +46,12 @@ struct State {
     tab_focuses: Option<isize>,
     /// How long each keystroke takes to send.
     key_time: Duration,
+    /// What UI Automation says of the focus (shared with the fake tree),
+    /// and after how many keystrokes it turns into a password field of
+    /// the same window: a focus move inside a browser page.
+    focus_answer: Option<FocusAnswer>,
+    element_turns_password_after: Option<usize>,
+    keys_sent: usize,
     calls: Vec<String>,
 }
 
@@ -182,11 +188,22 @@ impl Windowing for Fake {
         (self.state().best_fit && c == '\u{ff02}').then_some(b'"')
     }
     fn send_keys(&self, strokes: &[Stroke]) -> Result<(), String> {
-        std::thread::sleep(self.state().key_time);
+        // Not under the state's lock: other calls must be able to run.
+        let key_time = self.state().key_time;
+        std::thread::sleep(key_time);
         self.log(format!("KEYS {}", strokes.len()));
         let mut s = self.state();
         if strokes.iter().any(|k| k.key == Key::Virtual(0x09)) && s.tab_focuses.is_some() {
             s.focused = s.tab_focuses;
+        }
+        s.keys_sent += 1;
+        if s.element_turns_password_after == Some(s.keys_sent)
+            && let Some(answer) = &s.focus_answer
+        {
+            *answer.lock().unwrap() = Ok(Some(FocusedElement {
+                password: true,
+                pid: 10,
+            }));
         }
         Ok(())
     }
@@ -296,6 +313,7 @@ fn setup_with_focus(tree: Option<Vec<Node>>) -> (Fake, Desktop, FocusAnswer) {
     }
     let tree = FakeTree::new(tree);
     let focus = tree.focus.clone();
+    fake.state().focus_answer = Some(focus.clone());
     let desktop = Desktop::new(
         Box::new(fake.clone()),
         Arc::new(tree),
@@ -686,6 +704,29 @@ fn a_tab_into_a_password_field_stops_the_keys_after_it() {
 }
 
 #[test]
+fn a_focus_move_inside_one_window_is_seen_before_the_next_key() {
+    for keys in ["abcdef", "{TAB}abcdef"] {
+        let (fake, desktop) = setup(Some(vec![]));
+        fake.state().focused = Some(12);
+        fake.state().element_turns_password_after = Some(1);
+        let refused = desktop.key(1, keys, true).unwrap_err();
+        assert_eq!(
+            refused.details.get("keystrokes_sent"),
+            Some(&serde_json::json!(1)),
+            "{keys}"
+        );
+        assert_eq!(kind(refused), "PASSWORD_FIELD");
+        assert_eq!(
+            calls(&fake)
+                .iter()
+                .filter(|c| c.starts_with("KEYS"))
+                .count(),
+            1
+        );
+    }
+}
+
+#[test]
 fn actions_from_concurrent_calls_do_not_interleave() {
     let (fake, desktop) = setup(Some(vec![]));
     fake.state().focused = Some(12);
@@ -707,6 +748,31 @@ fn actions_from_concurrent_calls_do_not_interleave() {
         .unwrap();
     let last_key = calls.iter().rposition(|c| c.starts_with("KEYS")).unwrap();
     assert!(click > last_key, "{calls:?}");
+}
+
+#[test]
+fn an_action_that_cannot_get_its_turn_does_nothing() {
+    let (fake, desktop) = setup(Some(vec![]));
+    fake.state().focused = Some(12);
+    fake.state().key_time = Duration::from_millis(800);
+    let desktop = Arc::new(desktop);
+    let typing = {
+        let desktop = desktop.clone();
+        std::thread::spawn(move || desktop.key(1, "abcd", true).unwrap())
+    };
+    // The typing call has its turn once its first key went out.
+    while !calls(&fake).iter().any(|c| c.starts_with("KEYS")) && !typing.is_finished() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let refused = desktop.click(1, "OK", false).unwrap_err();
+    assert!(
+        refused.message.contains("Another desktop action"),
+        "{}",
+        refused.message
+    );
+    assert_eq!(kind(refused), "INPUT_FAILED");
+    typing.join().unwrap();
+    assert!(!calls(&fake).iter().any(|c| c.starts_with("BM_CLICK")));
 }
 
 #[test]
