@@ -136,6 +136,9 @@ impl Desktop {
                 }
             }
         };
+        // What an earlier call queued (an Enter that opens a dialog, a Tab)
+        // lands before this call looks at the screen or the focus.
+        self.settled();
         Ok(guard)
     }
 
@@ -327,6 +330,8 @@ impl Desktop {
                     return Ok(self.done("BM_CLICK", before, json!(c)));
                 }
                 if self.system.default_action(c.handle).is_ok() {
+                    // Acted on later, like input (Chromium): it may move the focus.
+                    self.focus_may_move();
                     return Ok(self.done("MSAA_DEFAULT_ACTION", before, json!(c)));
                 }
                 if !allow_foreground {
@@ -481,7 +486,9 @@ impl Desktop {
                     )));
                 }
                 // Replaces, as the message route does; cleared only once the
-                // keys can follow.
+                // keys can follow, so a refusal leaves the text alone.
+                self.settled();
+                self.ready_for_key(&window, 0)?;
                 if edit.is_some() {
                     self.system
                         .set_text(c.handle, "")

@@ -776,6 +776,19 @@ fn an_action_that_cannot_get_its_turn_does_nothing() {
 }
 
 #[test]
+fn a_refused_keystroke_route_leaves_the_text_alone() {
+    let (fake, desktop, focus) = setup_with_focus(Some(vec![]));
+    fake.state().texts.insert(12, "before".into());
+    // The message route fails its read-back, so the keys would have to type it.
+    fake.state().mangles = true;
+    *focus.lock().unwrap() = Err("the element went away".into());
+    let refused = desktop.type_text(1, "id:102", "é", true).unwrap_err();
+    assert_eq!(kind(refused), "INPUT_FAILED");
+    assert_eq!(fake.state().texts[&12], "before");
+    assert!(!calls(&fake).iter().any(|c| c.starts_with("KEYS")));
+}
+
+#[test]
 fn keys_stop_when_ui_automation_does_not_answer() {
     let (fake, desktop) = setup(None);
     fake.state().focused = Some(12);

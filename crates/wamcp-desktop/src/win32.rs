@@ -805,6 +805,14 @@ fn key_inputs(stroke: &Stroke, out: &mut Vec<INPUT>) -> Result<(), String> {
                     "'{c}' has no key on this keyboard layout to combine with modifiers"
                 ));
             }
+            // The layout types it with Ctrl or Alt (AltGr: `@` on a German
+            // keyboard); with the caller's modifiers on top it would be
+            // another chord (Ctrl+`@` would go out as Ctrl+Q).
+            if (scan as u16) & 0x600 != 0 {
+                return Err(format!(
+                    "'{c}' needs AltGr on this keyboard layout and cannot be combined with modifiers"
+                ));
+            }
             let vk = (scan as u16) & 0xFF;
             let shift_needed = (scan as u16) & 0x100 != 0 && !m.shift;
             for &vk in &held {
