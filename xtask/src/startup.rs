@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#;
-const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#;
+pub(crate) const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+pub(crate) const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 const USAGE: &str = "usage: bench-startup [--runs N] [--against PATH [-- ARGS...]]";
 
 /// One server under test and what its starts measured.
@@ -162,23 +162,29 @@ struct Sample {
     threads: Option<u64>,
 }
 
-/// One start: the time to the first answer line, then peak RSS and
-/// threads read while the server still runs, and the peak again once
-/// `tools/list` was answered.
-fn measure(subject: &Subject, home: &Path) -> Result<Sample, String> {
-    let start = Instant::now();
-    let mut child = Command::new(&subject.exe)
-        .args(&subject.args)
+/// A server started as a user whose home (and configuration and data
+/// folders) is `home`, speaking MCP on piped stdio: nothing of the
+/// developer's own configuration changes what is measured.
+pub(crate) fn in_home<'a>(command: &'a mut Command, home: &Path) -> &'a mut Command {
+    command
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_DATA_HOME", home.join("data"))
         .env("APPDATA", home.join("config"))
         .env("LOCALAPPDATA", home.join("data"))
-        .envs(subject.env.iter().map(|(k, v)| (k, v)))
         .current_dir(home)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
+}
+
+/// One start: the time to the first answer line, then peak RSS and
+/// threads read while the server still runs, and the peak again once
+/// `tools/list` was answered.
+fn measure(subject: &Subject, home: &Path) -> Result<Sample, String> {
+    let start = Instant::now();
+    let mut child = in_home(Command::new(&subject.exe).args(&subject.args), home)
+        .envs(subject.env.iter().map(|(k, v)| (k, v)))
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", subject.exe.display()))?;
     let mut stdin = child.stdin.take().ok_or("no stdin")?;

@@ -20,14 +20,12 @@
 //! matching). Cold functions sit in `.text.unlikely.*`, so both prefixes
 //! are matched. Needs valgrind.
 
+use crate::startup::{INITIALIZE, INITIALIZED, TOOLS_LIST, in_home};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"order","version":"0"}}}"#;
-const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 /// The output section the script creates; also what the check looks for.
 const SECTION: &str = ".text.wamcp_startup";
 
@@ -196,18 +194,13 @@ fn executed(
 ) -> Result<Vec<String>, String> {
     let home = tempfile::tempdir().map_err(|e| e.to_string())?;
     let trace = home.path().join("lackey.log");
-    let mut child = Command::new("valgrind")
+    let mut valgrind = Command::new("valgrind");
+    valgrind
         .args(["--tool=lackey", "--trace-superblocks=yes"])
         .arg(format!("--log-file={}", trace.display()))
-        .arg(exe)
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("XDG_DATA_HOME", home.path().join("data"))
+        .arg(exe);
+    let mut child = in_home(&mut valgrind, home.path())
         .env("WAMCP_TOOLS", "all")
-        .current_dir(home.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot run valgrind: {e}"))?;
     let mut stdin = child.stdin.take().ok_or("no stdin")?;

@@ -200,10 +200,7 @@ impl Windowing for Fake {
         if s.element_turns_password_after == Some(s.keys_sent)
             && let Some(answer) = &s.focus_answer
         {
-            *answer.lock().unwrap() = Ok(Some(FocusedElement {
-                password: true,
-                pid: 10,
-            }));
+            *answer.lock().unwrap() = element(true, 10);
         }
         Ok(())
     }
@@ -325,6 +322,16 @@ fn setup_with_focus(tree: Option<Vec<Node>>) -> (Fake, Desktop, FocusAnswer) {
 
 fn kind(e: ToolError) -> &'static str {
     e.kind.as_str()
+}
+
+/// How many keystroke batches reached the fake.
+fn keys_sent(fake: &Fake) -> usize {
+    calls(fake).iter().filter(|c| c.starts_with("KEYS")).count()
+}
+
+/// What UI Automation answers for a focused element.
+fn element(password: bool, pid: u32) -> Result<Option<FocusedElement>, String> {
+    Ok(Some(FocusedElement { password, pid }))
 }
 
 fn calls(fake: &Fake) -> Vec<String> {
@@ -634,20 +641,17 @@ fn keys_stop_before_a_focused_password_field() {
         Some(&serde_json::json!(0))
     );
     assert_eq!(kind(refused), "PASSWORD_FIELD");
-    assert!(!calls(&fake).iter().any(|c| c.starts_with("KEYS")));
+    assert!(keys_sent(&fake) == 0);
 }
 
 #[test]
 fn keys_stop_at_a_password_element_without_a_window_of_its_own() {
     let (fake, desktop, focus) = setup_with_focus(Some(vec![]));
     fake.state().focused = Some(12);
-    *focus.lock().unwrap() = Ok(Some(FocusedElement {
-        password: true,
-        pid: 10,
-    }));
+    *focus.lock().unwrap() = element(true, 10);
     let refused = desktop.key(1, "hunter2", true).unwrap_err();
     assert_eq!(kind(refused), "PASSWORD_FIELD");
-    assert!(!calls(&fake).iter().any(|c| c.starts_with("KEYS")));
+    assert!(keys_sent(&fake) == 0);
     // An error from UI Automation stops the keys too (fails closed) ...
     *focus.lock().unwrap() = Err("the element went away".into());
     let refused = desktop.key(1, "abc", true).unwrap_err();
@@ -657,30 +661,21 @@ fn keys_stop_at_a_password_element_without_a_window_of_its_own() {
         refused.message
     );
     assert_eq!(kind(refused), "INPUT_FAILED");
-    assert!(!calls(&fake).iter().any(|c| c.starts_with("KEYS")));
+    assert!(keys_sent(&fake) == 0);
     // ... while a system without UI Automation relies on the window checks.
     *focus.lock().unwrap() = Ok(None);
     desktop.key(1, "abc", true).unwrap();
-    assert_eq!(
-        calls(&fake)
-            .iter()
-            .filter(|c| c.starts_with("KEYS"))
-            .count(),
-        3
-    );
+    assert_eq!(keys_sent(&fake), 3);
 }
 
 #[test]
 fn keys_stop_when_the_focused_element_is_another_programs() {
     let (fake, desktop, focus) = setup_with_focus(Some(vec![]));
     fake.state().focused = Some(12);
-    *focus.lock().unwrap() = Ok(Some(FocusedElement {
-        password: false,
-        pid: 99,
-    }));
+    *focus.lock().unwrap() = element(false, 99);
     let refused = desktop.key(1, "abc", true).unwrap_err();
     assert_eq!(kind(refused), "WINDOW_OUT_OF_SCOPE");
-    assert!(!calls(&fake).iter().any(|c| c.starts_with("KEYS")));
+    assert!(keys_sent(&fake) == 0);
 }
 
 #[test]
@@ -694,13 +689,7 @@ fn a_tab_into_a_password_field_stops_the_keys_after_it() {
         Some(&serde_json::json!(1))
     );
     assert_eq!(kind(refused), "PASSWORD_FIELD");
-    assert_eq!(
-        calls(&fake)
-            .iter()
-            .filter(|c| c.starts_with("KEYS"))
-            .count(),
-        1
-    );
+    assert_eq!(keys_sent(&fake), 1);
 }
 
 #[test]
@@ -716,13 +705,7 @@ fn a_focus_move_inside_one_window_is_seen_before_the_next_key() {
             "{keys}"
         );
         assert_eq!(kind(refused), "PASSWORD_FIELD");
-        assert_eq!(
-            calls(&fake)
-                .iter()
-                .filter(|c| c.starts_with("KEYS"))
-                .count(),
-            1
-        );
+        assert_eq!(keys_sent(&fake), 1);
     }
 }
 
@@ -736,7 +719,7 @@ fn actions_from_concurrent_calls_do_not_interleave() {
         let desktop = desktop.clone();
         std::thread::spawn(move || desktop.key(1, "abcde", true).unwrap())
     };
-    while !calls(&fake).iter().any(|c| c.starts_with("KEYS")) {
+    while keys_sent(&fake) == 0 {
         std::thread::sleep(Duration::from_millis(5));
     }
     desktop.click(1, "OK", false).unwrap();
@@ -761,7 +744,7 @@ fn an_action_that_cannot_get_its_turn_does_nothing() {
         std::thread::spawn(move || desktop.key(1, "abcd", true).unwrap())
     };
     // The typing call has its turn once its first key went out.
-    while !calls(&fake).iter().any(|c| c.starts_with("KEYS")) && !typing.is_finished() {
+    while keys_sent(&fake) == 0 && !typing.is_finished() {
         std::thread::sleep(Duration::from_millis(5));
     }
     let refused = desktop.click(1, "OK", false).unwrap_err();
@@ -785,7 +768,7 @@ fn a_refused_keystroke_route_leaves_the_text_alone() {
     let refused = desktop.type_text(1, "id:102", "é", true).unwrap_err();
     assert_eq!(kind(refused), "INPUT_FAILED");
     assert_eq!(fake.state().texts[&12], "before");
-    assert!(!calls(&fake).iter().any(|c| c.starts_with("KEYS")));
+    assert!(keys_sent(&fake) == 0);
 }
 
 #[test]
@@ -794,7 +777,7 @@ fn keys_stop_when_ui_automation_does_not_answer() {
     fake.state().focused = Some(12);
     let refused = desktop.key(1, "abc", true).unwrap_err();
     assert_eq!(kind(refused), "INPUT_FAILED");
-    assert!(!calls(&fake).iter().any(|c| c.starts_with("KEYS")));
+    assert!(keys_sent(&fake) == 0);
 }
 
 #[test]
