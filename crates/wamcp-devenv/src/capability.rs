@@ -334,14 +334,14 @@ impl Prepared {
     }
 }
 
-/// Finds the capability, the directory and the executable. `roots` are
-/// the writable roots (the directory must lie in one).
+/// Finds the capability, the directory and the executable. `projects` are
+/// the project roots (the directory must lie in one).
 pub fn prepare(
     req: &Request,
     catalog: &Catalog,
     sources: &dyn Sources,
     server_cwd: &Path,
-    roots: &[PathBuf],
+    projects: &[PathBuf],
 ) -> Result<Prepared, ToolError> {
     validate(req)?;
     let Some(capability) = catalog.get(req.capability.trim()) else {
@@ -382,8 +382,9 @@ pub fn prepare(
         .recover("DO NOT retry; tell the user their capability file needs fixing (get_server_info shows the problems).")
         .detail("status", "configuration_error"));
     }
-    let cwd = wamcp_exec::command::working_directory(req.cwd.as_deref(), server_cwd, roots)
-        .map_err(|e| e.detail("status", "invalid_input"))?;
+    let cwd =
+        wamcp_exec::command::working_directory(req.cwd.as_deref(), "cwd", server_cwd, projects)
+            .map_err(|e| e.detail("status", "invalid_input"))?;
     let resolved = resolve(sources, capability);
     let identity = resolved.as_ref().and_then(|r| identity(&r.executable).ok());
     Ok(Prepared {

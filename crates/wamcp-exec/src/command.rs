@@ -44,6 +44,9 @@ pub struct Policy<'a> {
     pub cwd: &'a Path,
     /// The writable roots, resolved.
     pub roots: &'a [PathBuf],
+    /// The writable roots that are projects (not the download folder):
+    /// the only places a command may start in.
+    pub projects: &'a [PathBuf],
     pub rules: &'a RuleSet,
     pub sandbox: &'a Sandbox,
 }
@@ -79,7 +82,7 @@ impl Policy<'_> {
         } else {
             program
         };
-        let cwd = working_directory(asked_dir, self.cwd, self.roots)?;
+        let cwd = working_directory(asked_dir, "working_directory", self.cwd, self.projects)?;
         let confinement = self.sandbox.confinement(self.roots, network)?;
         Ok(RunSpec {
             program,
@@ -346,27 +349,48 @@ fn powershell_command(argv: &[wamcp_policy::command::tokenize::Arg]) -> Result<C
     })
 }
 
-/// The directory to run in: the one asked for, else the server's working
-/// directory, else the first root; it must be inside a writable root.
+/// The refusal of every tool that starts a program when no project folder
+/// is known. Only the user can name one, so it says how, and that no call
+/// can help. The download folder never stands in: it is the server's own,
+/// and a command run there once initialised a git repository in it.
+pub fn no_project_root() -> ToolError {
+    ToolError::new(
+        ErrorType::NoProjectRoot,
+        "No project folder is known, so there is nowhere to run programs.",
+    )
+    .recover("DO NOT retry: only the user can name the project.")
+    .recover(
+        "Ask them to set WAMCP_PROJECT_ROOTS to its folder in wamcp's entry, to use a client that shares \
+         its workspace as MCP roots, or to start wamcp in the project with WAMCP_WORKSPACE_FROM_CWD=1.",
+    )
+}
+
+/// The directory to run in: the one asked for through the tool's `param`,
+/// else the server's working directory, else the first project root; it
+/// must be inside a project root.
 pub fn working_directory(
     asked: Option<&str>,
+    param: &str,
     cwd: &Path,
-    roots: &[PathBuf],
+    projects: &[PathBuf],
 ) -> Result<PathBuf, ToolError> {
-    let inside = |dir: &Path| inside_a_root(dir, roots);
+    if projects.is_empty() {
+        return Err(no_project_root());
+    }
+    let inside = |dir: &Path| inside_a_root(dir, projects);
     let chosen = match asked.map(str::trim).filter(|s| !s.is_empty()) {
         Some(raw) => {
             let dir = dunce::canonicalize(cwd.join(raw)).map_err(|e| {
                 ToolError::new(
                     ErrorType::WorkingDirectoryNotAllowed,
-                    format!("Working directory '{raw}' cannot be used: {e}."),
+                    format!("{param} '{raw}' cannot be used: {e}."),
                 )
                 .with_path(raw)
             })?;
             if !dir.is_dir() {
                 return Err(ToolError::new(
                     ErrorType::WorkingDirectoryNotAllowed,
-                    format!("'{raw}' is not a directory."),
+                    format!("{param} '{raw}' is not a directory."),
                 )
                 .with_path(raw));
             }
@@ -374,13 +398,11 @@ pub fn working_directory(
         }
         None => match dunce::canonicalize(cwd).ok().filter(|d| inside(d)) {
             Some(dir) => dir,
-            None => roots.iter().find(|r| r.is_dir()).cloned().ok_or_else(|| {
-                ToolError::new(
-                    ErrorType::WorkingDirectoryNotAllowed,
-                    "No project root is configured to run commands in.",
-                )
-                .recover("The user can list the project in WAMCP_PROJECT_ROOTS.")
-            })?,
+            None => projects
+                .iter()
+                .find(|r| r.is_dir())
+                .cloned()
+                .ok_or_else(no_project_root)?,
         },
     };
     // A command run inside `.git` (or `.claude`...) writes its outputs there
@@ -389,23 +411,23 @@ pub fn working_directory(
     if let Some(why) = wamcp_policy::write_rules::names_trust_location(&shown) {
         return Err(ToolError::new(
             ErrorType::WorkingDirectoryNotAllowed,
-            format!("'{shown}' holds {why}; commands do not run there."),
+            format!("'{shown}' holds {why}; programs do not run there."),
         )
-        .recover("Run the command from the project directory instead."));
+        .recover(format!("Pass a {param} in the project instead.")));
     }
     if !inside(&chosen) {
-        let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+        let projects: Vec<String> = projects.iter().map(|r| r.display().to_string()).collect();
         return Err(ToolError::new(
             ErrorType::WorkingDirectoryNotAllowed,
             format!(
-                "'{}' is outside the directories commands may run in.",
+                "{param} '{}' is outside the project folders programs may run in.",
                 chosen.display()
             ),
         )
-        .detail("allowed", roots.clone())
+        .detail("allowed", projects.clone())
         .recover(format!(
-            "Use a working_directory inside one of: {}.",
-            roots.join(", ")
+            "Pass a {param} inside one of: {}.",
+            projects.join(", ")
         )));
     }
     Ok(chosen)
@@ -530,29 +552,34 @@ mod tests {
         std::fs::create_dir_all(root.join("sub")).unwrap();
         let roots = vec![root.clone()];
         assert_eq!(
-            working_directory(Some("root/sub"), &dir, &roots).unwrap(),
+            working_directory(Some("root/sub"), "cwd", &dir, &roots).unwrap(),
             root.join("sub")
         );
         assert_eq!(
-            working_directory(None, &dir, &roots).unwrap(),
+            working_directory(None, "cwd", &dir, &roots).unwrap(),
             root,
             "falls back to the first root"
         );
         assert_eq!(
-            working_directory(None, &root.join("sub"), &roots).unwrap(),
+            working_directory(None, "cwd", &root.join("sub"), &roots).unwrap(),
             root.join("sub")
         );
-        let err = working_directory(Some("."), &dir, &roots).unwrap_err();
+        let err = working_directory(Some("."), "cwd", &dir, &roots).unwrap_err();
         assert_eq!(err.kind, ErrorType::WorkingDirectoryNotAllowed);
-        let err = working_directory(Some("root/../"), &dir, &roots).unwrap_err();
+        let err = working_directory(Some("root/../"), "cwd", &dir, &roots).unwrap_err();
         assert_eq!(err.kind, ErrorType::WorkingDirectoryNotAllowed);
         std::fs::create_dir_all(root.join(".git")).unwrap();
-        let err = working_directory(Some("root/.git"), &dir, &roots).unwrap_err();
+        let err = working_directory(Some("root/.git"), "cwd", &dir, &roots).unwrap_err();
         assert_eq!(err.kind, ErrorType::WorkingDirectoryNotAllowed);
-        assert_eq!(
-            working_directory(None, &dir, &[]).unwrap_err().kind,
-            ErrorType::WorkingDirectoryNotAllowed
-        );
+        let err = working_directory(Some("."), "cwd", &dir, &roots).unwrap_err();
+        assert!(err.message.starts_with("cwd '"), "{}", err.message);
+        // With no project, whatever folder is named or exists: one refusal.
+        for asked in [None, Some("root"), Some(".")] {
+            assert_eq!(
+                working_directory(asked, "cwd", &dir, &[]).unwrap_err().kind,
+                ErrorType::NoProjectRoot
+            );
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

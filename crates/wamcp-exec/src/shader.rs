@@ -7,7 +7,7 @@
 //! pointed at a file outside the writable roots.
 
 use crate::build_report::report;
-use crate::command::working_directory;
+use crate::command::{no_project_root, working_directory};
 use crate::confine::Sandbox;
 use crate::{RunSpec, run};
 use std::path::{Path, PathBuf};
@@ -33,13 +33,19 @@ pub trait OutputSink: Sync {
     fn write(&self, path: &Path, bytes: &[u8]) -> Result<PathBuf, ToolError>;
 }
 
+/// Compiles confined to `roots` (the writable roots), from a working
+/// directory inside one of `projects` (the project roots among them).
 pub async fn compile_shader(
     req: &ShaderRequest<'_>,
     cwd: &Path,
     roots: &[PathBuf],
+    projects: &[PathBuf],
     sink: &dyn OutputSink,
     sandbox: &Sandbox,
 ) -> Result<String, ToolError> {
+    if projects.is_empty() {
+        return Err(no_project_root());
+    }
     if req.source.trim().is_empty() {
         return Err(ToolError::new(ErrorType::InvalidPath, "source is empty.")
             .recover("Pass the shader file to compile, e.g. shaders/blur.comp."));
@@ -58,7 +64,7 @@ pub async fn compile_shader(
         .map(str::trim)
         .filter(|d| !d.is_empty())
     {
-        Some(asked) => working_directory(Some(asked), cwd, roots)?,
+        Some(asked) => working_directory(Some(asked), "working_directory", cwd, projects)?,
         None => cwd.to_path_buf(),
     };
     let source = base.join(req.source.trim());

@@ -83,6 +83,7 @@ async fn build_in(
     let policy = Policy {
         cwd: &p.root,
         roots,
+        projects: roots,
         rules: &rules,
         sandbox: &sandbox,
     };
@@ -373,6 +374,7 @@ async fn shader(
     compile_shader(
         &request,
         &p.root,
+        std::slice::from_ref(&p.root),
         std::slice::from_ref(&p.root),
         sink,
         &confined(),

@@ -68,6 +68,7 @@ error_types! {
     InvalidTextEncoding => "INVALID_TEXT_ENCODING",
     MissingProfile => "MISSING_PROFILE",
     MissingStage => "MISSING_STAGE",
+    NoProjectRoot => "NO_PROJECT_ROOT",
     NotABuildCommand => "NOT_A_BUILD_COMMAND",
     NotARegularFile => "NOT_A_REGULAR_FILE",
     PageFetchFailed => "PAGE_FETCH_FAILED",

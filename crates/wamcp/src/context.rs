@@ -259,17 +259,15 @@ impl ServerContext {
             }
         }
 
-        let (adopted_workspace, workspace_note) = if resolution
+        // `auto` is what the host entries set (Codex starts its servers in
+        // the session directory and sends no roots): the working directory
+        // is the project unless the user named projects themselves.
+        let adopt = resolution
             .get(settings::WORKSPACE_FROM_CWD)
-            .is_some_and(is_truthy)
-        {
-            match adopt_workspace(env, cwd) {
-                Ok(path) => (Some(path), None),
-                Err(reason) => (None, Some(reason)),
-            }
-        } else {
-            (None, None)
-        };
+            .is_some_and(|v| match v.trim() {
+                v if v.eq_ignore_ascii_case("auto") => project_roots_configured.is_empty(),
+                v => is_truthy(v),
+            });
 
         let mut documentation_hosts: Vec<String> =
             ALLOWED_DOC_HOSTS.iter().map(|h| h.to_string()).collect();
@@ -330,7 +328,7 @@ impl ServerContext {
             desktop_list(settings::DESKTOP_PROCESSES),
         );
 
-        let context = ServerContext {
+        let mut context = ServerContext {
             transport,
             cwd: cwd.to_path_buf(),
             registered,
@@ -339,8 +337,8 @@ impl ServerContext {
             download_root,
             project_roots_configured,
             project_roots,
-            adopted_workspace,
-            workspace_note,
+            adopted_workspace: None,
+            workspace_note: None,
             documentation_hosts,
             granted_hosts_file,
             host_consent: resolution.get(settings::HOST_CONSENT).is_none_or(is_truthy),
@@ -379,6 +377,15 @@ impl ServerContext {
             wamcp_config_dir: config::user_config_dir(env).map(|d| d.join("wamcp")),
             http_token_file: crate::http::token_file(env),
         };
+        if adopt {
+            match resolve_existing(cwd)
+                .ok_or_else(|| format!("'{}' cannot be resolved.", cwd.display()))
+                .and_then(|resolved| context.judge_root(resolved))
+            {
+                Ok(path) => context.adopted_workspace = Some(path),
+                Err(reason) => context.workspace_note = Some(reason),
+            }
+        }
         // A config file a command could rewrite (it lies inside a writable
         // root, as a project's `input/config.json` named in
         // WAMCP_CONFIG_FILE would) could turn confinement off for the next
@@ -572,26 +579,7 @@ impl ServerContext {
                         .filter(|p| p.is_dir())
                         .ok_or_else(|| format!("'{path}' is not an existing folder."))
                 })
-                .and_then(|resolved| {
-                    judge_workspace(&resolved.display().to_string(), style, &self.protected_dirs)
-                        .map(|()| resolved)
-                })
-                .and_then(|resolved| match self.trust_location_overlapping(&resolved) {
-                    Some(trusted) => Err(format!(
-                        "'{}' holds or lies inside {}, which wamcp trusts; a command there could rewrite it.",
-                        resolved.display(),
-                        trusted.display()
-                    )),
-                    None => Ok(resolved),
-                })
-                .and_then(|resolved| match Self::path_entry_overlapping(&resolved) {
-                    Some(entry) => Err(format!(
-                        "'{}' holds or lies inside {}, a folder on PATH; a program planted there would run by name.",
-                        resolved.display(),
-                        entry.display()
-                    )),
-                    None => Ok(resolved),
-                });
+                .and_then(|resolved| self.judge_root(resolved));
             match verdict {
                 Ok(root) if !judged.accepted.contains(&root) => judged.accepted.push(root),
                 Ok(_) => {}
@@ -600,6 +588,28 @@ impl ServerContext {
         }
         wamcp_platform::search_path::distrust_also(&judged.accepted);
         *self.client_roots.lock().unwrap_or_else(|e| e.into_inner()) = judged;
+    }
+
+    /// `resolved` as a project root, or why it cannot be one: the folders
+    /// `judge_workspace` refuses, and any folder holding or inside one of
+    /// wamcp's trust locations or a `PATH` folder. Client roots and the
+    /// adopted working directory are judged alike.
+    fn judge_root(&self, resolved: PathBuf) -> Result<PathBuf, String> {
+        let shown = resolved.display().to_string();
+        judge_workspace(&shown, PathStyle::native(), &self.protected_dirs)?;
+        if let Some(trusted) = self.trust_location_overlapping(&resolved) {
+            return Err(format!(
+                "'{shown}' holds or lies inside {}, which wamcp trusts; a command there could rewrite it.",
+                trusted.display()
+            ));
+        }
+        if let Some(entry) = Self::path_entry_overlapping(&resolved) {
+            return Err(format!(
+                "'{shown}' holds or lies inside {}, a folder on PATH; a program planted there would run by name.",
+                entry.display()
+            ));
+        }
+        Ok(resolved)
     }
 
     /// A `PATH` folder inside `root`, or one `root` lies inside: programs
@@ -647,11 +657,15 @@ impl ServerContext {
             .fetched = false;
     }
 
-    /// The roots and trust files a write is checked against, resolved now:
-    /// a root created or moved since start-up is judged as it is today. The
-    /// download root belongs to the server, so it is created on first use.
-    fn write_scope(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
-        if let Err(e) = std::fs::create_dir_all(&self.download_root) {
+    /// The roots and trust files a write to `target` is checked against,
+    /// resolved now: a root created or moved since start-up is judged as it
+    /// is today. The download root belongs to the server, so it is created
+    /// when the first write goes there, and only then: a refused write
+    /// elsewhere creates nothing.
+    fn write_scope(&self, target: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        if resolve_lenient(&self.cwd.join(target)).starts_with(&self.download_root)
+            && let Err(e) = std::fs::create_dir_all(&self.download_root)
+        {
             tracing::warn!(
                 "cannot create the download root {}: {e}",
                 self.download_root.display()
@@ -718,30 +732,51 @@ impl ServerContext {
             .collect()
     }
 
+    /// The project roots among `roots` (from [`Self::run_roots`]): all but
+    /// the download folder, which holds what the server fetched and is no
+    /// place to start a program in.
+    pub fn projects_among(&self, roots: &[PathBuf]) -> Vec<PathBuf> {
+        roots
+            .iter()
+            .filter(|root| **root != self.download_root)
+            .cloned()
+            .collect()
+    }
+
     /// What `run_powershell` and `build_project` decide with, for `roots`
-    /// (from [`Self::run_roots`]).
-    pub fn command_policy<'a>(&'a self, roots: &'a [PathBuf]) -> Policy<'a> {
+    /// (from [`Self::run_roots`]) and the `projects` among them.
+    pub fn command_policy<'a>(
+        &'a self,
+        roots: &'a [PathBuf],
+        projects: &'a [PathBuf],
+    ) -> Policy<'a> {
         Policy {
             cwd: &self.cwd,
             roots,
+            projects,
             rules: self.command_rules(),
             sandbox: &self.sandbox,
         }
     }
 
-    /// Runs `write` with the current write scope.
-    pub fn with_write_scope<T>(&self, write: impl FnOnce(&wamcp_fs::WriteScope) -> T) -> T {
-        self.with_approved_write_scope(None, write)
+    /// Runs `write` with the current write scope for `target`.
+    pub fn with_write_scope<T>(
+        &self,
+        target: &Path,
+        write: impl FnOnce(&wamcp_fs::WriteScope) -> T,
+    ) -> T {
+        self.with_approved_write_scope(target, None, write)
     }
 
-    /// Runs `write` with the current write scope, where the user approved
-    /// writing the agent trust file `approved`.
+    /// Runs `write` with the current write scope for `target`, where the
+    /// user approved writing the agent trust file `approved`.
     pub fn with_approved_write_scope<T>(
         &self,
+        target: &Path,
         approved: Option<&Path>,
         write: impl FnOnce(&wamcp_fs::WriteScope) -> T,
     ) -> T {
-        let (roots, protected) = self.write_scope();
+        let (roots, protected) = self.write_scope(target);
         write(&wamcp_fs::WriteScope {
             roots: &roots,
             protected: &protected,
@@ -1030,17 +1065,6 @@ fn command_sandbox(env: EnvLookup, resolution: &Resolution, warnings: &mut Vec<S
             .map(|r| format!("{}: {r}", settings::COMMAND_WRITABLE)),
     );
     Sandbox::new(mode, caches)
-}
-
-fn adopt_workspace(env: EnvLookup, cwd: &Path) -> Result<PathBuf, String> {
-    let resolved =
-        resolve_existing(cwd).ok_or_else(|| format!("'{}' cannot be resolved.", cwd.display()))?;
-    judge_workspace(
-        &resolved.display().to_string(),
-        PathStyle::native(),
-        &protected_dirs(env),
-    )?;
-    Ok(resolved)
 }
 
 /// The home directory and system folders no root may be.

@@ -7,7 +7,7 @@
 //! effect without re-emitting.
 
 use crate::config::ConfigFile;
-use crate::settings::{CONFIG_FILE, PROFILE};
+use crate::settings::{CONFIG_FILE, PROFILE, WORKSPACE_FROM_CWD};
 use serde_json::{Map, Value, json};
 use std::path::Path;
 
@@ -48,6 +48,11 @@ pub fn entries(
         }
         if let Some(profile) = profile {
             env.push((PROFILE.to_string(), profile.to_string()));
+        }
+        // Codex starts its servers in the session directory and lists no
+        // roots: without this, nothing in the project could be written.
+        if format == Format::Codex {
+            env.push((WORKSPACE_FROM_CWD.to_string(), "auto".to_string()));
         }
         Entry {
             name: name.to_string(),
@@ -104,6 +109,27 @@ const PLAIN_NAME: &str = "wamcp";
 /// Codex does not give up on a build wamcp is still running.
 pub const CODEX_TOOL_TIMEOUT_SECONDS: u64 = wamcp_policy::limits::MAX_BUILD_TIMEOUT_SECONDS + 60;
 
+/// Codex's approval mode for the tools a call leaves unnamed: it asks.
+pub const CODEX_DEFAULT_APPROVAL: &str = "prompt";
+
+/// Tools that read without an `include_host` switch or a path of their
+/// own choosing outside the project are approved in Codex without a
+/// question; these two can read the host's configuration, so they ask.
+const READS_THE_HOST: &[&str] = &["ecosystem_scan", "mcp_audit"];
+
+/// The tools Codex may run without asking: those that only read, stay on
+/// this machine, and cannot be pointed at the host's configuration.
+/// Everything that writes, runs a program or reaches the network is left
+/// at [`CODEX_DEFAULT_APPROVAL`].
+pub fn codex_approved_tools() -> Vec<&'static str> {
+    crate::registry::TOOLS
+        .iter()
+        .filter(|t| t.hints.read_only && !t.hints.open_world)
+        .map(|t| t.name)
+        .filter(|name| !READS_THE_HOST.contains(name))
+        .collect()
+}
+
 /// Renders entries for `format`, running `command`.
 pub fn render(format: Format, command: &str, entries: &[Entry]) -> String {
     let env_object = |entry: &Entry| -> Map<String, Value> {
@@ -141,12 +167,16 @@ pub fn render(format: Format, command: &str, entries: &[Entry]) -> String {
                 out.push_str(&format!(
                     "tool_timeout_sec = {CODEX_TOOL_TIMEOUT_SECONDS}\n"
                 ));
+                out.push_str(&format!(
+                    "default_tools_approval_mode = \"{CODEX_DEFAULT_APPROVAL}\"\n"
+                ));
                 if !entry.env.is_empty() {
                     out.push_str(&format!("\n[mcp_servers.{}.env]\n", entry.name));
                     for (key, value) in &entry.env {
                         out.push_str(&format!("{key} = {}\n", toml_string(value)));
                     }
                 }
+                out.push_str(&codex_tool_tables(&entry.name));
                 out.push('\n');
             }
             out.trim_end().to_string() + "\n"
@@ -166,12 +196,23 @@ pub fn render_http(format: Format, url: &str, token: &str) -> String {
         Format::Inspector => pretty(json!({"mcpServers": {PLAIN_NAME: server("streamable-http")}})),
         Format::Vscode => pretty(json!({"servers": {PLAIN_NAME: server("http")}})),
         Format::Codex => format!(
-            "[mcp_servers.{PLAIN_NAME}]\nurl = {}\ntool_timeout_sec = {CODEX_TOOL_TIMEOUT_SECONDS}\n\n\
-             [mcp_servers.{PLAIN_NAME}.http_headers]\nAuthorization = {}\n",
+            "[mcp_servers.{PLAIN_NAME}]\nurl = {}\ntool_timeout_sec = {CODEX_TOOL_TIMEOUT_SECONDS}\n\
+             default_tools_approval_mode = \"{CODEX_DEFAULT_APPROVAL}\"\n\n\
+             [mcp_servers.{PLAIN_NAME}.http_headers]\nAuthorization = {}\n{}",
             toml_string(url),
-            toml_string(&bearer)
+            toml_string(&bearer),
+            codex_tool_tables(PLAIN_NAME)
         ),
     }
+}
+
+/// One `[mcp_servers.NAME.tools.TOOL]` table per tool Codex may run
+/// without asking.
+fn codex_tool_tables(name: &str) -> String {
+    codex_approved_tools()
+        .into_iter()
+        .map(|tool| format!("\n[mcp_servers.{name}.tools.{tool}]\napproval_mode = \"approve\"\n"))
+        .collect()
 }
 
 fn pretty(value: Value) -> String {
@@ -300,11 +341,44 @@ mod tests {
         );
         let vscode: Value = serde_json::from_str(&render_http(Format::Vscode, url, "abc")).unwrap();
         assert_eq!(vscode["servers"]["wamcp"]["url"], url);
-        assert_eq!(
-            render_http(Format::Codex, url, "abc"),
-            "[mcp_servers.wamcp]\nurl = \"http://127.0.0.1:8765/mcp\"\ntool_timeout_sec = 1860\n\n\
-             [mcp_servers.wamcp.http_headers]\nAuthorization = \"Bearer abc\"\n"
+        assert!(render_http(Format::Codex, url, "abc").starts_with(
+            "[mcp_servers.wamcp]\nurl = \"http://127.0.0.1:8765/mcp\"\ntool_timeout_sec = 1860\n\
+                 default_tools_approval_mode = \"prompt\"\n\n\
+                 [mcp_servers.wamcp.http_headers]\nAuthorization = \"Bearer abc\"\n\n\
+                 [mcp_servers.wamcp.tools.read_file]\napproval_mode = \"approve\"\n"
+        ));
+    }
+
+    /// The Codex plugin's entry asks and approves exactly as an emitted
+    /// entry does, and adopts the session directory the same way.
+    #[test]
+    fn the_codex_plugin_entry_matches_the_emitted_one() {
+        let manifest = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../.codex-plugin/plugin.json"
         );
+        let manifest: Value =
+            serde_json::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+        let entry = &manifest["mcpServers"]["wamcp"];
+        assert_eq!(entry["default_tools_approval_mode"], CODEX_DEFAULT_APPROVAL);
+        assert_eq!(entry["env"][WORKSPACE_FROM_CWD], "auto");
+        let tools = entry["tools"].as_object().unwrap();
+        let listed: Vec<&str> = tools.keys().map(String::as_str).collect();
+        assert_eq!(listed, codex_approved_tools());
+        assert!(
+            tools
+                .values()
+                .all(|t| *t == json!({"approval_mode": "approve"}))
+        );
+        for asks in [
+            "write_file",
+            "run_powershell",
+            "capability_run",
+            "fetch_web_page",
+            "mcp_audit",
+        ] {
+            assert!(!listed.contains(&asks), "{asks}");
+        }
     }
 
     #[test]
@@ -317,11 +391,13 @@ mod tests {
         )
         .unwrap();
         let text = render(Format::Codex, r#"C:\Tools\wamcp "x"\wamcp.exe"#, &list);
-        assert_eq!(
-            text,
-            "[mcp_servers.cpp]\ncommand = \"C:\\\\Tools\\\\wamcp \\\"x\\\"\\\\wamcp.exe\"\nargs = []\ntool_timeout_sec = 1860\n\n\
+        let head = "[mcp_servers.cpp]\ncommand = \"C:\\\\Tools\\\\wamcp \\\"x\\\"\\\\wamcp.exe\"\nargs = []\n\
+             tool_timeout_sec = 1860\ndefault_tools_approval_mode = \"prompt\"\n\n\
              [mcp_servers.cpp.env]\nWAMCP_CONFIG_FILE = \"C:\\\\Users\\\\Ada\\\\AppData\\\\Roaming\\\\wamcp\\\\config.json\"\n\
-             WAMCP_PROFILE = \"cpp\"\n"
-        );
+             WAMCP_PROFILE = \"cpp\"\nWAMCP_WORKSPACE_FROM_CWD = \"auto\"\n\n\
+             [mcp_servers.cpp.tools.read_file]\napproval_mode = \"approve\"\n";
+        assert!(text.starts_with(head), "{text}");
+        let approved = text.matches("approval_mode = \"approve\"").count();
+        assert_eq!(approved, codex_approved_tools().len());
     }
 }

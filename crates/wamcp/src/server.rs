@@ -19,8 +19,10 @@ use std::sync::{Arc, OnceLock};
 /// What a client is told the server is for, and how to recover from refusals.
 pub const INSTRUCTIONS: &str = "wamcp gives you tools to read, search, edit and build code on this \
     machine, within limits the user configured. A refused call returns a JSON error whose `recovery` \
-    list says what to do instead: follow it, and never repeat the identical call. Call \
-    get_server_info to see which tools, paths and hosts are allowed and why.";
+    list says what to do instead: follow it, and never repeat the identical call. Programs run only \
+    in a project folder: the client's roots, WAMCP_PROJECT_ROOTS, or the directory the session started \
+    in (a Codex session's project is its session directory). Call get_server_info to see which tools, \
+    paths and hosts are allowed and why.";
 
 /// Added when the desktop tools are registered: the seed's lesson about
 /// credential dialogs, which stall a command with no output and belong to

@@ -80,10 +80,12 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         name: WORKSPACE_FROM_CWD,
         default: "off",
-        description: "Set to 1 to also make the server's working directory writable, for \
-                      launchers that start the server inside the project. A drive root, the \
-                      home directory or a system directory is refused, with the reason in \
-                      get_server_info (adopted_workspace, workspace_note).",
+        description: "Set to 1 to also make the server's working directory a project root, for \
+                      launchers that start the server inside the project; auto does so only \
+                      when WAMCP_PROJECT_ROOTS names no project (the Codex entries set auto). A \
+                      drive root, the home directory, a hidden folder of it or a system directory \
+                      is refused, with the reason in get_server_info (adopted_workspace, \
+                      workspace_note).",
     },
     Setting {
         name: WEB_RESEARCH,

@@ -313,3 +313,57 @@ print(json.dumps(problems))
     let problems: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
     assert!(problems.is_empty(), "{problems:#?}");
 }
+
+/// Codex lists no roots and starts its servers in the session directory:
+/// with the plugin's entry as shipped, that directory is the project, so
+/// writes and commands reach it (they were refused before).
+#[tokio::test]
+async fn the_codex_entry_makes_the_session_directory_the_project() {
+    let sandbox = Sandbox::new();
+    let project = sandbox.root().join("session");
+    std::fs::create_dir_all(&project).unwrap();
+    let manifest = read_json(".codex-plugin/plugin.json");
+    let mut sandbox = sandbox.in_dir(&project);
+    for (key, value) in manifest["mcpServers"]["wamcp"]["env"].as_object().unwrap() {
+        sandbox = sandbox.set(key, value.as_str().unwrap());
+    }
+    let client = sandbox.connect().await;
+    let info = client.server_info().await;
+    assert_eq!(
+        info["adopted_workspace"],
+        json!(project.display().to_string()),
+        "{info}"
+    );
+    let wrote = client
+        .call(
+            "write_file",
+            json!({"path": "notes.txt", "content": "from codex\n"}),
+        )
+        .await;
+    assert_eq!(wrote.is_error, Some(false), "{wrote:?}");
+    assert_eq!(
+        std::fs::read_to_string(project.join("notes.txt")).unwrap(),
+        "from codex\n"
+    );
+    let ran = client
+        .call_text("run_powershell", json!({"command": "git init -q"}))
+        .await;
+    assert!(ran.contains("EXIT CODE: 0"), "{ran}");
+    assert!(project.join(".git").is_dir(), "git init ran in the project");
+    client.close().await;
+
+    // A project the user named wins over the session directory.
+    let (sandbox, named) = Sandbox::with_project();
+    let client = sandbox
+        .set("WAMCP_WORKSPACE_FROM_CWD", "auto")
+        .connect()
+        .await;
+    let info = client.server_info().await;
+    assert_eq!(info["adopted_workspace"], Value::Null, "{info}");
+    assert!(
+        info["writable_roots"]
+            .to_string()
+            .contains(&named.display().to_string())
+    );
+    client.close().await;
+}

@@ -406,3 +406,76 @@ async fn batch_file_shims_run_by_name_with_their_arguments_intact() {
         client.close().await;
     }
 }
+
+/// With no project named anywhere, nothing that starts a program runs, in
+/// whatever folder it is asked to, and a refused write leaves no folder
+/// behind (an earlier build ran `git init` in the download folder).
+#[tokio::test]
+async fn without_a_project_nothing_runs_anywhere() {
+    let sandbox = Sandbox::new().set("WAMCP_TOOLS", "core,edit,build");
+    let data = sandbox.home();
+    let client = sandbox.connect().await;
+    let downloads = client.server_info().await["download_root"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let write = client
+        .error_of("write_file", json!({"path": "here.txt", "content": "x"}))
+        .await;
+    assert_eq!(write["type"], "WRITE_PATH_NOT_ALLOWED", "{write}");
+    assert!(
+        !std::path::Path::new(&downloads).exists(),
+        "a refused write created {downloads}"
+    );
+    std::fs::create_dir_all(&downloads).unwrap();
+    for (tool, args) in [
+        ("run_powershell", json!({"command": "git init"})),
+        (
+            "run_powershell",
+            json!({"command": "git init", "working_directory": downloads}),
+        ),
+        ("build_project", json!({"command": "cmake --build build"})),
+        (
+            "capability_run",
+            json!({"capability": "inspect-git", "cwd": downloads}),
+        ),
+        ("compile_shader", json!({"source": "a.comp"})),
+    ] {
+        let error = client.error_of(tool, args.clone()).await;
+        assert_eq!(error["type"], "NO_PROJECT_ROOT", "{tool} {args}: {error}");
+        let recovery = error["recovery"].to_string();
+        for way in ["WAMCP_PROJECT_ROOTS", "roots", "WAMCP_WORKSPACE_FROM_CWD"] {
+            assert!(recovery.contains(way), "{tool}: {recovery}");
+        }
+    }
+    let sandbox = client.close().await;
+    for dir in [
+        std::path::PathBuf::from(&downloads),
+        sandbox.cwd.clone(),
+        data,
+    ] {
+        assert!(
+            !dir.join(".git").exists(),
+            "git init ran in {}",
+            dir.display()
+        );
+    }
+}
+
+/// A capability's working directory is refused under its own name.
+#[tokio::test]
+async fn capability_run_names_its_cwd_parameter() {
+    let (sandbox, _project) = Sandbox::with_project();
+    let client = sandbox.set("WAMCP_TOOLS", "core,build").connect().await;
+    let error = client
+        .error_of(
+            "capability_run",
+            json!({"capability": "inspect-git", "cwd": ".."}),
+        )
+        .await;
+    assert_eq!(error["type"], "WORKING_DIRECTORY_NOT_ALLOWED", "{error}");
+    let text = error.to_string();
+    assert!(text.contains("cwd '"), "{text}");
+    assert!(!text.contains("working_directory"), "{text}");
+    client.close().await;
+}

@@ -45,7 +45,8 @@ impl ToolDef for BuildProject {
             working_directory: p.working_directory.as_deref(),
         };
         let roots = ctx.run_roots();
-        let policy = ctx.command_policy(&roots);
+        let projects = ctx.projects_among(&roots);
+        let policy = ctx.command_policy(&roots, &projects);
         let progress = call.progress(format!("building with {}", p.command));
         let building = super::with_approval(&call, &p.command, |approval| {
             build_project(

@@ -71,8 +71,8 @@ impl ToolDef for CapabilityRun {
         let ctx = call.ctx.clone();
         let asked = request.clone();
         let prepared = blocking(move || {
-            let roots = ctx.run_roots();
-            capability::prepare(&asked, ctx.catalog(), &System, &ctx.cwd, &roots)
+            let projects = ctx.projects_among(&ctx.run_roots());
+            capability::prepare(&asked, ctx.catalog(), &System, &ctx.cwd, &projects)
         })
         .await;
         // Bad input and plans change nothing and are not recorded: a call

@@ -59,7 +59,8 @@ impl ToolDef for CompileShader {
         };
         let sink = ConfinedOutput { ctx };
         let roots = ctx.run_roots();
-        let compiling = compile_shader(&request, &ctx.cwd, &roots, &sink, &ctx.sandbox);
+        let projects = ctx.projects_among(&roots);
+        let compiling = compile_shader(&request, &ctx.cwd, &roots, &projects, &sink, &ctx.sandbox);
         call.unless_cancelled(compiling).await.map(ToolOutput::Text)
     }
 }
@@ -73,12 +74,12 @@ impl OutputSink for ConfinedOutput<'_> {
     fn check(&self, path: &Path) -> Result<(), ToolError> {
         let raw = path.display().to_string();
         self.ctx
-            .with_write_scope(|scope| wamcp_fs::resolve_for_write(&raw, path, scope))
+            .with_write_scope(path, |scope| wamcp_fs::resolve_for_write(&raw, path, scope))
             .map(|_| ())
     }
 
     fn write(&self, path: &Path, bytes: &[u8]) -> Result<PathBuf, ToolError> {
         self.ctx
-            .with_write_scope(|scope| wamcp_fs::write_output(path, bytes, scope))
+            .with_write_scope(path, |scope| wamcp_fs::write_output(path, bytes, scope))
     }
 }

@@ -3,6 +3,7 @@
 use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use std::path::Path;
 use wamcp_policy::error::ToolError;
 use wamcp_policy::groups::Group;
 
@@ -35,7 +36,7 @@ impl ToolDef for EditFile {
         let approved = super::approve_trust_write(&call, &p.path).await?;
         let ctx = call.ctx;
         blocking(move || {
-            ctx.with_approved_write_scope(approved.as_deref(), |scope| {
+            ctx.with_approved_write_scope(Path::new(&p.path), approved.as_deref(), |scope| {
                 wamcp_fs::edit_file(
                     &p.path,
                     &p.old_string,

@@ -45,7 +45,7 @@ use crate::registry::{ToolCall, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use wamcp_exec::command::{Approval, NEEDS_APPROVAL};
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::text::shown;
@@ -111,7 +111,9 @@ async fn approve_trust_write(call: &ToolCall, raw: &str) -> Result<Option<PathBu
     let ctx = call.ctx.clone();
     let owned = raw.to_string();
     let needed = blocking(move || {
-        ctx.with_write_scope(|scope| wamcp_fs::consent_needed(&owned, &ctx.cwd, scope))
+        ctx.with_write_scope(Path::new(&owned), |scope| {
+            wamcp_fs::consent_needed(&owned, &ctx.cwd, scope)
+        })
     })
     .await?;
     let Some((path, why)) = needed else {

@@ -44,7 +44,8 @@ impl ToolDef for RunPowershell {
             working_directory: p.working_directory.as_deref(),
         };
         let roots = ctx.run_roots();
-        let policy = ctx.command_policy(&roots);
+        let projects = ctx.projects_among(&roots);
+        let policy = ctx.command_policy(&roots, &projects);
         let progress = call.progress(format!("running {}", p.command));
         let running = super::with_approval(&call, &p.command, |approval| {
             run_command(

@@ -88,10 +88,14 @@ impl ToolDef for SandboxRun {
             p.payload_paths.clone(),
         );
         let plan = blocking(move || {
-            let roots = ctx.run_roots();
-            let project =
-                wamcp_exec::command::working_directory(folder.as_deref(), &ctx.cwd, &roots)
-                    .map_err(|e| e.detail("status", "invalid_input"))?;
+            let projects = ctx.projects_among(&ctx.run_roots());
+            let project = wamcp_exec::command::working_directory(
+                folder.as_deref(),
+                "workspace_folder",
+                &ctx.cwd,
+                &projects,
+            )
+            .map_err(|e| e.detail("status", "invalid_input"))?;
             SandboxPlan::new(environment, &project, &command, &paths)
                 .map_err(|e| invalid(format!("{e}.")))
         })

@@ -46,13 +46,17 @@ impl ToolDef for WorkflowPlan {
         }
         let ctx = call.ctx.clone();
         blocking(move || {
-            let roots = ctx.run_roots();
-            let cwd =
-                match wamcp_exec::command::working_directory(p.cwd.as_deref(), &ctx.cwd, &roots) {
-                    Ok(dir) => dir,
-                    Err(e) if p.cwd.is_some() => return Err(e.detail("status", "invalid_input")),
-                    Err(_) => ctx.cwd.clone(),
-                };
+            let projects = ctx.projects_among(&ctx.run_roots());
+            let cwd = match wamcp_exec::command::working_directory(
+                p.cwd.as_deref(),
+                "cwd",
+                &ctx.cwd,
+                &projects,
+            ) {
+                Ok(dir) => dir,
+                Err(e) if p.cwd.is_some() => return Err(e.detail("status", "invalid_input")),
+                Err(_) => ctx.cwd.clone(),
+            };
             Ok(wamcp_devenv::workflow::plan(
                 &p.task,
                 &p.context,

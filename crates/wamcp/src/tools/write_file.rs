@@ -3,6 +3,7 @@
 use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use std::path::Path;
 use wamcp_policy::error::ToolError;
 use wamcp_policy::groups::Group;
 
@@ -32,7 +33,7 @@ impl ToolDef for WriteFile {
         let approved = super::approve_trust_write(&call, &p.path).await?;
         let ctx = call.ctx;
         blocking(move || {
-            ctx.with_approved_write_scope(approved.as_deref(), |scope| {
+            ctx.with_approved_write_scope(Path::new(&p.path), approved.as_deref(), |scope| {
                 wamcp_fs::write_file(&p.path, &p.content, p.overwrite, &ctx.cwd, scope)
             })
         })
