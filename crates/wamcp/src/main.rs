@@ -165,7 +165,16 @@ fn main() -> ExitCode {
         Command::Config(args) => report("config", config_command(args, &env, &cwd)),
         Command::Hostgrants(args) => report("hostgrants", hostgrants_command(args, &env, &cwd)),
         Command::Extract(args) => report("extract", extract_command(args)),
-        Command::Hook { event } => report("hook", hook_command(&event, &env, &cwd)),
+        Command::Hook { event } => match hook_command(&event, &env, &cwd) {
+            Ok(()) => ExitCode::SUCCESS,
+            // Both hosts read exit code 2 as "blocked, stderr says why";
+            // any other failure is "no opinion", which would let a call
+            // through that the hook could not judge.
+            Err(message) => {
+                eprintln!("wamcp hook: {message}; the call is refused.");
+                ExitCode::from(2)
+            }
+        },
         Command::InstallTask { http } => report(
             "install-task",
             wamcp::logon_task::install(&http, wamcp::http::token_file(&env).as_deref()),

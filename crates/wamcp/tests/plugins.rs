@@ -137,7 +137,13 @@ fn every_hook_command_is_one_wamcp_answers() {
         for (event, groups) in hooks.as_object().unwrap() {
             for group in groups.as_array().unwrap() {
                 let matcher = group["matcher"].as_str().unwrap();
-                assert!(matcher.contains("wamcp"), "{file} {event}: {matcher}");
+                // wamcp's own tools, or the host's shell judged by effect.
+                let (tool, command) = if matcher.contains("wamcp") {
+                    (tool, "curl https://example.com")
+                } else {
+                    assert!(matcher.contains("Bash"), "{file} {event}: {matcher}");
+                    ("Bash", "echo x > .git/hooks/pre-commit")
+                };
                 for hook in group["hooks"].as_array().unwrap() {
                     let words: Vec<&str> = hook["command"].as_str().unwrap().split(' ').collect();
                     assert_eq!(&words[..2], ["wamcp", "hook"], "{file}");
@@ -151,7 +157,7 @@ fn every_hook_command_is_one_wamcp_answers() {
                         .spawn()
                         .unwrap();
                     let input = json!({"session_id": "s", "cwd": sandbox.root(), "hook_event_name": event,
-                        "tool_name": tool, "tool_input": {"command": "curl https://example.com"}});
+                        "tool_name": tool, "tool_input": {"command": command}});
                     child
                         .stdin
                         .take()

@@ -479,3 +479,35 @@ async fn capability_run_names_its_cwd_parameter() {
     assert!(!text.contains("working_directory"), "{text}");
     client.close().await;
 }
+
+/// A command that destroys work is put to the user; a client that cannot
+/// ask gets a refusal, and the work is still there.
+#[tokio::test]
+async fn commands_that_destroy_work_ask_first() {
+    let (sandbox, project) = Sandbox::with_project();
+    common::git(&project, &["init", "-q"]);
+    std::fs::write(project.join("draft.txt"), "two hours of work\n").unwrap();
+    let client = sandbox.connect().await;
+    for command in ["git clean -fdx", "git stash clear", "cmake -E rm -rf ."] {
+        let error = client
+            .error_of("run_powershell", json!({"command": command}))
+            .await;
+        assert_eq!(error["type"], "COMMAND_NOT_ALLOWED", "{command}: {error}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("cannot be undone"),
+            "{command}: {error}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(project.join("draft.txt")).unwrap(),
+        "two hours of work\n"
+    );
+    let listed = client
+        .call_text("run_powershell", json!({"command": "git status --short"}))
+        .await;
+    assert!(listed.contains("draft.txt"), "{listed}");
+    client.close().await;
+}

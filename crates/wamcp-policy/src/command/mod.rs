@@ -11,11 +11,13 @@
 pub mod best_fit;
 pub mod command_line;
 pub mod drivers;
+pub mod effects;
 pub mod grammar;
 pub mod hardening;
 pub mod payload;
 pub mod rules;
 pub mod sandbox;
+pub mod shell_line;
 pub mod spec;
 pub mod token_plan;
 pub mod tokenize;

@@ -21,6 +21,10 @@ use super::tokenize::{Arg, tokenize};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
+/// The rule named when the rule files could not be trusted and every
+/// command is refused.
+pub const BLOCKED_RULES: &str = "(rules not trusted)";
+
 /// What happens to a command. Ordered from the most permissive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -361,7 +365,7 @@ impl RuleSet {
         };
         if let Some(why) = &self.blocked {
             return Verdict {
-                rule: Some("(rules not trusted)".into()),
+                rule: Some(BLOCKED_RULES.into()),
                 justification: why.clone(),
                 ..refused
             };

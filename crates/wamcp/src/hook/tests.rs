@@ -111,11 +111,12 @@ fn each_host_and_event_gets_only_the_decisions_it_supports() {
             json!({"command": "git -c safe.directory=* status"}),
             Some("ask"),
         ),
+        // A command that destroys work asks, as run_powershell does.
         (
             CLAUDE,
             plain("build_project"),
             json!({"command": "git clean -fdx"}),
-            None,
+            Some("ask"),
         ),
         (
             CLAUDE,
@@ -279,7 +280,75 @@ fn each_host_and_event_gets_only_the_decisions_it_supports() {
             json!({"path": "README.md"}),
             None,
         ),
-        (CLAUDE, "Bash".into(), json!({"command": "rm -rf /"}), None),
+        // The host's own shell: judged by effect, never allowed.
+        (
+            CLAUDE,
+            "Bash".into(),
+            json!({"command": "rm -rf /"}),
+            Some("ask"),
+        ),
+        (
+            CLAUDE,
+            "Bash".into(),
+            json!({"command": "cd sub && git reset --hard"}),
+            Some("ask"),
+        ),
+        (
+            CLAUDE,
+            "Bash".into(),
+            json!({"command": "git -c alias.x='!calc' x"}),
+            Some("deny"),
+        ),
+        (
+            CLAUDE,
+            "Bash".into(),
+            json!({"command": "echo x >> .git/hooks/post-checkout"}),
+            Some("deny"),
+        ),
+        (
+            CLAUDE,
+            "Bash".into(),
+            json!({"command": "cargo test 2>&1 | tail -5"}),
+            None,
+        ),
+        (
+            CLAUDE,
+            "Bash".into(),
+            json!({"command": "curl -s https://example.com"}),
+            None,
+        ),
+        (
+            CLAUDE,
+            "PowerShell".into(),
+            json!({"command": "Remove-Item -Recurse -Force sub"}),
+            Some("ask"),
+        ),
+        (
+            CLAUDE,
+            "PowerShell".into(),
+            json!({"command": "Get-ChildItem; git status"}),
+            None,
+        ),
+        // Codex cannot ask: what destroys work is stopped there.
+        (
+            CODEX,
+            "Bash".into(),
+            json!({"command": "git push --force origin main"}),
+            Some("deny"),
+        ),
+        (
+            CODEX,
+            "Bash".into(),
+            json!({"command": ["bash", "-lc", "git clean -fdx"]}),
+            Some("deny"),
+        ),
+        (CODEX, "Bash".into(), json!({"command": "git status"}), None),
+        (
+            CLAUDE,
+            "Read".into(),
+            json!({"file_path": ".git/config"}),
+            None,
+        ),
         (
             CLAUDE,
             plain("no_such_tool"),
@@ -359,4 +428,38 @@ fn bad_events_are_errors_and_change_nothing() {
         "the hook event is larger than 1 MiB"
     );
     assert_eq!(respond(CLAUDE, &b"{}"[..], &env, &cwd), Ok(None));
+    // A shell call whose command cannot be read is refused, not waved through.
+    for input in [
+        json!({"tool_name": "Bash", "tool_input": {}}),
+        json!({"tool_name": "Bash", "tool_input": {"command": 7}}),
+        json!({"tool_name": "PowerShell", "tool_input": {"command": ["a", 1]}}),
+    ] {
+        assert_eq!(
+            respond(CLAUDE, input.to_string().as_bytes(), &env, &cwd).unwrap_err(),
+            "the shell tool's input has no readable command",
+            "{input}"
+        );
+    }
+}
+
+#[test]
+fn the_shell_reason_names_the_command_and_codex_says_why_it_stops() {
+    let s = setup();
+    let asked = s
+        .hook(CLAUDE, "Bash", json!({"command": "git stash clear"}))
+        .unwrap();
+    assert_eq!(
+        asked["hookSpecificOutput"]["permissionDecisionReason"],
+        "'git stash clear' cannot be undone: git stash deletes stashed work"
+    );
+    let stopped = s
+        .hook(CODEX, "Bash", json!({"command": "git stash clear"}))
+        .unwrap();
+    let reason = stopped["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.ends_with("run it yourself if you mean it."),
+        "{reason}"
+    );
 }

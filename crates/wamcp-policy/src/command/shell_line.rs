@@ -1,0 +1,621 @@
+//! The simple commands in a line a host's own shell tool will run (Claude
+//! Code's `Bash` and `PowerShell`, Codex's shell), for the hooks that judge
+//! each command by its effect.
+//!
+//! wamcp's own tokenizer refuses whatever it cannot take literally, because
+//! what it accepts is what runs. This splitter never refuses: the host's
+//! shell runs the line whatever we make of it, so the aim is to find every
+//! command in it that a table knows — inside `$(...)`, backticks, here-doc
+//! bodies, groups and PowerShell script blocks too — and to mark each word
+//! whose value only the shell will know (a variable, a substitution, a
+//! glob) instead of guessing it. Reading too much as a command costs a
+//! needless question; reading too little lets a loss through, so where the
+//! two conflict this errs towards seeing commands.
+
+/// Which shell's quoting and operators apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// bash, sh, zsh: `'...'`, `"..."`, `\` escapes, `$(...)`, backticks.
+    Posix,
+    /// PowerShell: `'...'` (`''` inside), `"..."`, backtick escapes,
+    /// `$(...)`, `{ script blocks }`, `@'...'@` here-strings.
+    PowerShell,
+    /// cmd.exe: only `"` quotes and `^` escapes.
+    Cmd,
+}
+
+/// One word of a simple command, quotes removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Word {
+    pub text: String,
+    /// Part of it is known only when the shell runs it: a variable, a
+    /// substitution or an unquoted glob.
+    pub dynamic: bool,
+    /// Part of it was quoted (so it is never an operator or a parameter).
+    pub quoted: bool,
+}
+
+/// A program and its arguments, with the files its output goes to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SimpleCommand {
+    pub words: Vec<Word>,
+    /// Targets of `>`, `>>`, `&>`, `2>`... redirections.
+    pub writes_to: Vec<Word>,
+}
+
+/// Nested substitutions deeper than this are not looked into; the word
+/// that holds them is still marked dynamic.
+const MAX_DEPTH: usize = 12;
+
+/// Every simple command of `line`, including those inside substitutions
+/// (listed before the command that uses their output) and here-doc bodies
+/// (after the command that reads them).
+pub fn simple_commands(line: &str, dialect: Dialect) -> Vec<SimpleCommand> {
+    let mut out = Vec::new();
+    split_into(line, dialect, 0, &mut out);
+    out
+}
+
+fn split_into(line: &str, dialect: Dialect, depth: usize, out: &mut Vec<SimpleCommand>) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let mut lexer = Lexer {
+        chars: line.chars().collect(),
+        at: 0,
+        dialect,
+        depth,
+        out,
+        command: SimpleCommand::default(),
+        word: None,
+        target: Target::Argument,
+        heredocs: Vec::new(),
+    };
+    lexer.run();
+}
+
+/// Where the word being read goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    Argument,
+    /// The file a redirection writes.
+    Written,
+    /// Read, or data (`< file`, `<<< string`): not an argument.
+    Dropped,
+    /// A here-doc's delimiter.
+    Delimiter {
+        strip_tabs: bool,
+    },
+}
+
+struct Lexer<'o> {
+    chars: Vec<char>,
+    at: usize,
+    dialect: Dialect,
+    depth: usize,
+    out: &'o mut Vec<SimpleCommand>,
+    command: SimpleCommand,
+    word: Option<Word>,
+    target: Target,
+    /// Here-docs opened on this line: (delimiter, strip tabs, body expands).
+    heredocs: Vec<(String, bool, bool)>,
+}
+
+impl Lexer<'_> {
+    fn peek(&self, offset: usize) -> Option<char> {
+        self.chars.get(self.at + offset).copied()
+    }
+
+    fn word(&mut self) -> &mut Word {
+        self.word.get_or_insert_with(Word::default)
+    }
+
+    fn run(&mut self) {
+        while let Some(c) = self.peek(0) {
+            self.step(c);
+        }
+        self.end_command();
+    }
+
+    fn step(&mut self, c: char) {
+        let ps = self.dialect == Dialect::PowerShell;
+        let posix = self.dialect == Dialect::Posix;
+        let cmd = self.dialect == Dialect::Cmd;
+        match c {
+            ' ' | '\t' | '\r' => {
+                self.end_word();
+                self.at += 1;
+            }
+            '\n' => {
+                self.end_command();
+                self.at += 1;
+                self.skip_heredoc_bodies();
+            }
+            '\\' if posix => self.escape(),
+            '`' if ps => self.escape(),
+            '^' if cmd => self.escape(),
+            '`' if posix => self.backtick_substitution(),
+            '#' if self.word.is_none() && !cmd => {
+                if ps && self.peek(1) == Some('>') {
+                    self.at += 1;
+                } else {
+                    self.comment();
+                }
+            }
+            '<' if ps && self.peek(1) == Some('#') => self.block_comment(),
+            '\'' if !cmd => self.single_quoted(),
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' if ps => self.single_quoted(),
+            '"' => self.double_quoted(),
+            '\u{201C}' | '\u{201D}' | '\u{201E}' if ps => self.double_quoted(),
+            '$' if !cmd => self.dollar(),
+            '%' if cmd => self.cmd_variable(),
+            '@' if ps && self.word.is_none() && matches!(self.peek(1), Some('\'' | '"')) => {
+                self.here_string()
+            }
+            '@' if ps && self.peek(1) == Some('(') => {
+                self.at += 1;
+                self.substitution('(', ')');
+            }
+            ';' | '|' | '&' => self.operator(c),
+            '(' | ')' => {
+                self.end_command();
+                self.at += 1;
+            }
+            '{' | '}' if ps => {
+                self.end_command();
+                self.at += 1;
+            }
+            '{' if posix && self.word.is_none() && self.next_is_space(1) => {
+                self.end_command();
+                self.at += 1;
+            }
+            '}' if posix && self.word.is_none() && self.command.words.is_empty() => {
+                self.end_command();
+                self.at += 1;
+            }
+            '>' | '<' => self.redirection(c),
+            '*' | '?' | '[' if posix || ps => {
+                let word = self.word();
+                word.text.push(c);
+                word.dynamic = true;
+                self.at += 1;
+            }
+            c => {
+                self.word().text.push(c);
+                self.at += 1;
+            }
+        }
+    }
+
+    fn next_is_space(&self, offset: usize) -> bool {
+        self.peek(offset).is_none_or(char::is_whitespace)
+    }
+
+    /// `\x`, `` `x`` or `^x`: `x` literally; before a newline, a line
+    /// continuation.
+    fn escape(&mut self) {
+        match self.peek(1) {
+            Some('\n') => self.at += 2,
+            Some(next) => {
+                let word = self.word();
+                word.text.push(next);
+                word.quoted = true;
+                self.at += 2;
+            }
+            None => self.at += 1,
+        }
+    }
+
+    fn comment(&mut self) {
+        while self.peek(0).is_some_and(|c| c != '\n') {
+            self.at += 1;
+        }
+    }
+
+    fn block_comment(&mut self) {
+        self.at += 2;
+        while let Some(c) = self.peek(0) {
+            self.at += 1;
+            if c == '#' && self.peek(0) == Some('>') {
+                self.at += 1;
+                return;
+            }
+        }
+    }
+
+    fn single_quoted(&mut self) {
+        let ps = self.dialect == Dialect::PowerShell;
+        self.at += 1;
+        self.word().quoted = true;
+        while let Some(c) = self.peek(0) {
+            let closes =
+                c == '\'' || (ps && matches!(c, '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}'));
+            if closes {
+                if ps && self.peek(1).is_some_and(|n| n == c) {
+                    self.word().text.push(c);
+                    self.at += 2;
+                    continue;
+                }
+                self.at += 1;
+                return;
+            }
+            self.word().text.push(c);
+            self.at += 1;
+        }
+    }
+
+    fn double_quoted(&mut self) {
+        let dialect = self.dialect;
+        self.at += 1;
+        self.word().quoted = true;
+        while let Some(c) = self.peek(0) {
+            match c {
+                '"' | '\u{201C}' | '\u{201D}' | '\u{201E}'
+                    if c == '"' || dialect == Dialect::PowerShell =>
+                {
+                    if dialect == Dialect::PowerShell && self.peek(1) == Some(c) {
+                        self.word().text.push(c);
+                        self.at += 2;
+                        continue;
+                    }
+                    self.at += 1;
+                    return;
+                }
+                '\\' if dialect == Dialect::Posix => match self.peek(1) {
+                    Some('\n') => self.at += 2,
+                    Some(n @ ('"' | '\\' | '$' | '`')) => {
+                        self.word().text.push(n);
+                        self.at += 2;
+                    }
+                    _ => {
+                        self.word().text.push('\\');
+                        self.at += 1;
+                    }
+                },
+                '`' if dialect == Dialect::PowerShell => {
+                    if let Some(n) = self.peek(1) {
+                        self.word().text.push(n);
+                    }
+                    self.at += 2;
+                }
+                '`' if dialect == Dialect::Posix => self.backtick_substitution(),
+                '$' if dialect != Dialect::Cmd => self.dollar(),
+                '%' if dialect == Dialect::Cmd => self.cmd_variable(),
+                c => {
+                    self.word().text.push(c);
+                    self.at += 1;
+                }
+            }
+        }
+    }
+
+    /// `$(...)`, `$((...))`, `${...}`, `$'...'`, `$name`; anything else is
+    /// a literal `$`.
+    fn dollar(&mut self) {
+        match self.peek(1) {
+            Some('(') => {
+                self.at += 1;
+                self.substitution('(', ')');
+            }
+            Some('{') => {
+                self.at += 1;
+                let inner = self.balanced('{', '}');
+                let word = self.word();
+                word.text.push_str(&format!("${{{inner}}}"));
+                word.dynamic = true;
+            }
+            Some('\'') if self.dialect == Dialect::Posix => {
+                self.at += 1;
+                self.ansi_c_quoted();
+            }
+            Some(n)
+                if n.is_alphanumeric()
+                    || matches!(n, '_' | '?' | '@' | '*' | '#' | '!' | '-' | '$') =>
+            {
+                let start = self.at;
+                self.at += 1;
+                if n.is_alphanumeric() || n == '_' {
+                    while self.peek(0).is_some_and(|c| {
+                        c.is_alphanumeric()
+                            || c == '_'
+                            || (self.dialect == Dialect::PowerShell && c == ':')
+                    }) {
+                        self.at += 1;
+                    }
+                } else {
+                    self.at += 1;
+                }
+                let name: String = self.chars[start..self.at].iter().collect();
+                let word = self.word();
+                word.text.push_str(&name);
+                word.dynamic = true;
+            }
+            _ => {
+                self.word().text.push('$');
+                self.at += 1;
+            }
+        }
+    }
+
+    /// `%NAME%` in cmd.
+    fn cmd_variable(&mut self) {
+        let rest: String = self.chars[self.at + 1..].iter().collect();
+        match rest.find('%') {
+            Some(end) if end > 0 && !rest[..end].contains(char::is_whitespace) => {
+                let word = self.word();
+                word.text.push_str(&format!("%{}%", &rest[..end]));
+                word.dynamic = true;
+                self.at += end + 2;
+            }
+            _ => {
+                self.word().text.push('%');
+                self.at += 1;
+            }
+        }
+    }
+
+    fn ansi_c_quoted(&mut self) {
+        self.at += 1;
+        self.word().quoted = true;
+        while let Some(c) = self.peek(0) {
+            match c {
+                '\'' => {
+                    self.at += 1;
+                    return;
+                }
+                '\\' => {
+                    let escaped = match self.peek(1) {
+                        Some('n') => '\n',
+                        Some('t') => '\t',
+                        Some(other) => other,
+                        None => '\\',
+                    };
+                    self.word().text.push(escaped);
+                    self.at += 2;
+                }
+                c => {
+                    self.word().text.push(c);
+                    self.at += 1;
+                }
+            }
+        }
+    }
+
+    /// At `open`: the text up to the matching `close` (quotes respected),
+    /// leaving the position after it.
+    fn balanced(&mut self, open: char, close: char) -> String {
+        self.at += 1;
+        let start = self.at;
+        let mut depth = 1;
+        let mut quote: Option<char> = None;
+        while let Some(c) = self.peek(0) {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some('"'), '\\') if self.dialect == Dialect::Posix => self.at += 1,
+                (Some(_), _) => {}
+                (None, '\'' | '"') if self.dialect != Dialect::Cmd => quote = Some(c),
+                (None, '\\') if self.dialect == Dialect::Posix => self.at += 1,
+                (None, '`') if self.dialect == Dialect::PowerShell => self.at += 1,
+                (None, c) if c == open => depth += 1,
+                (None, c) if c == close => {
+                    depth -= 1;
+                    if depth == 0 {
+                        let inner: String = self.chars[start..self.at].iter().collect();
+                        self.at += 1;
+                        return inner;
+                    }
+                }
+                _ => {}
+            }
+            self.at += 1;
+        }
+        self.chars[start.min(self.chars.len())..].iter().collect()
+    }
+
+    /// `$(...)` or `@(...)` at the `(`: its commands are split out, and the
+    /// word that receives the output is dynamic.
+    fn substitution(&mut self, open: char, close: char) {
+        let inner = self.balanced(open, close);
+        split_into(&inner, self.dialect, self.depth + 1, &mut *self.out);
+        let word = self.word();
+        word.text.push_str("$(...)");
+        word.dynamic = true;
+    }
+
+    fn backtick_substitution(&mut self) {
+        self.at += 1;
+        let start = self.at;
+        while let Some(c) = self.peek(0) {
+            if c == '\\' {
+                self.at += 2;
+                continue;
+            }
+            if c == '`' {
+                break;
+            }
+            self.at += 1;
+        }
+        let end = self.at.min(self.chars.len());
+        let inner: String = self.chars[start..end].iter().collect();
+        self.at = end + 1;
+        split_into(&inner, Dialect::Posix, self.depth + 1, &mut *self.out);
+        let word = self.word();
+        word.text.push_str("$(...)");
+        word.dynamic = true;
+    }
+
+    /// `@'...'@` and `@"..."@`: text to the closing quote at a line start.
+    fn here_string(&mut self) {
+        let quote = self.peek(1).unwrap_or('\'');
+        self.at += 2;
+        let start = self.at;
+        let rest: String = self.chars[start..].iter().collect();
+        let closing = format!("\n{quote}@");
+        let (body, consumed) = match rest.find(&closing) {
+            Some(end) => (rest[..end].to_string(), end + closing.len()),
+            None => (rest.clone(), rest.len()),
+        };
+        self.at = start + rest[..consumed].chars().count();
+        if quote == '"' {
+            self.expand_substitutions(&body);
+        }
+        let word = self.word();
+        word.text.push_str(&body);
+        word.quoted = true;
+    }
+
+    /// The commands of every `$(...)` (and, for POSIX, backtick) inside
+    /// text the shell expands but does not run (a here-doc body, a
+    /// PowerShell here-string).
+    fn expand_substitutions(&mut self, text: &str) {
+        let mut inner = Lexer {
+            chars: text.chars().collect(),
+            at: 0,
+            dialect: self.dialect,
+            depth: self.depth + 1,
+            out: &mut *self.out,
+            command: SimpleCommand::default(),
+            word: None,
+            target: Target::Argument,
+            heredocs: Vec::new(),
+        };
+        while let Some(c) = inner.peek(0) {
+            match c {
+                '$' if inner.peek(1) == Some('(') => {
+                    inner.at += 1;
+                    inner.substitution('(', ')');
+                }
+                '`' if inner.dialect == Dialect::Posix => inner.backtick_substitution(),
+                '\\' if inner.dialect == Dialect::Posix => inner.at += 2,
+                _ => inner.at += 1,
+            }
+        }
+    }
+
+    fn operator(&mut self, c: char) {
+        let ps = self.dialect == Dialect::PowerShell;
+        // `&>` and `&>>` redirect both streams.
+        if c == '&' && self.dialect == Dialect::Posix && self.peek(1) == Some('>') {
+            self.end_word();
+            self.at += 1;
+            self.redirection('>');
+            return;
+        }
+        // PowerShell's call operator before a command is no separator.
+        if c == '&' && ps && self.word.is_none() && self.command.words.is_empty() {
+            self.at += 1;
+            return;
+        }
+        self.end_command();
+        self.at += 1;
+        if matches!(self.peek(0), Some(n) if n == c || (c == '|' && n == '&')) {
+            self.at += 1;
+        }
+    }
+
+    fn redirection(&mut self, c: char) {
+        // A word of digits right before is the stream number, not an argument.
+        if self.word.as_ref().is_some_and(|w| {
+            !w.quoted
+                && !w.text.is_empty()
+                && w.text.chars().all(|d| d.is_ascii_digit() || d == '*')
+        }) {
+            self.word = None;
+        }
+        self.end_word();
+        self.at += 1;
+        if c == '<' {
+            if self.peek(0) == Some('<') {
+                self.at += 1;
+                if self.peek(0) == Some('<') {
+                    self.at += 1;
+                    self.target = Target::Dropped;
+                    return;
+                }
+                let strip_tabs = self.peek(0) == Some('-');
+                if strip_tabs {
+                    self.at += 1;
+                }
+                self.target = Target::Delimiter { strip_tabs };
+                return;
+            }
+            if self.peek(0) == Some('&') {
+                self.at += 1;
+            }
+            self.target = Target::Dropped;
+            return;
+        }
+        while matches!(self.peek(0), Some('>' | '|')) {
+            self.at += 1;
+        }
+        // `>&2`, `2>&1`, `>&-`: a stream duplicated, no file.
+        if self.peek(0) == Some('&') {
+            self.at += 1;
+            if self.peek(0).is_some_and(|d| d.is_ascii_digit() || d == '-') {
+                while self.peek(0).is_some_and(|d| d.is_ascii_digit() || d == '-') {
+                    self.at += 1;
+                }
+                return;
+            }
+        }
+        self.target = Target::Written;
+    }
+
+    fn end_word(&mut self) {
+        let Some(word) = self.word.take() else {
+            return;
+        };
+        match std::mem::replace(&mut self.target, Target::Argument) {
+            Target::Argument => self.command.words.push(word),
+            Target::Written => self.command.writes_to.push(word),
+            Target::Dropped => {}
+            Target::Delimiter { strip_tabs } => {
+                self.heredocs.push((word.text, strip_tabs, !word.quoted));
+            }
+        }
+    }
+
+    fn end_command(&mut self) {
+        self.end_word();
+        self.target = Target::Argument;
+        let command = std::mem::take(&mut self.command);
+        if !command.words.is_empty() || !command.writes_to.is_empty() {
+            self.out.push(command);
+        }
+    }
+
+    /// After a newline: the bodies of the here-docs opened on the line
+    /// before, which are data (their substitutions still run).
+    fn skip_heredoc_bodies(&mut self) {
+        for (delimiter, strip_tabs, expands) in std::mem::take(&mut self.heredocs) {
+            let mut body = String::new();
+            loop {
+                let Some(_) = self.peek(0) else {
+                    break;
+                };
+                let start = self.at;
+                while self.peek(0).is_some_and(|c| c != '\n') {
+                    self.at += 1;
+                }
+                let line: String = self.chars[start..self.at].iter().collect();
+                self.at = (self.at + 1).min(self.chars.len());
+                let shown = if strip_tabs {
+                    line.trim_start_matches('\t')
+                } else {
+                    line.as_str()
+                };
+                if shown == delimiter {
+                    break;
+                }
+                body.push_str(&line);
+                body.push('\n');
+            }
+            if expands {
+                self.expand_substitutions(&body);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
