@@ -98,6 +98,58 @@ pub fn inside_session(
     }
 }
 
+/// How long a question the host put to the user stands in for the
+/// server's own: long enough for a user to read the prompt and answer it.
+pub const HOST_APPROVAL_SECONDS: u64 = 15 * 60;
+
+/// Whether the host itself puts a call to the user after this hook's
+/// answer, so that the server need not ask again: Claude Code does for
+/// `ask` in the modes where it shows prompts (in `bypassPermissions` or
+/// `dontAsk` it may not, and there the server asks), and Codex's
+/// `PermissionRequest` fires exactly when Codex is about to ask.
+pub fn host_asks(event: HookEvent, verdict: &Verdict, permission_mode: Option<&str>) -> bool {
+    if !matches!(verdict, Verdict::Ask(_)) {
+        return false;
+    }
+    match event {
+        HookEvent::ClaudePreToolUse => {
+            matches!(permission_mode, Some("default" | "acceptEdits"))
+        }
+        HookEvent::CodexPermissionRequest => true,
+        HookEvent::CodexPreToolUse => false,
+    }
+}
+
+/// The name of one exact call: the tool and its arguments, canonical (keys
+/// sorted at every level), hashed. The hook files a host's question under
+/// it and the server looks the same call up, so an answer about one call
+/// never stands for another.
+pub fn call_key(tool: &str, arguments: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let canonical = canonical_json(&json!({"tool": tool, "arguments": arguments}));
+    let digest = Sha256::digest(canonical.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn canonical_json(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical_json(&map[k])))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(canonical_json).collect();
+            format!("[{}]", items.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
 /// Nested shells deeper than this are not looked into.
 const MAX_SHELL_DEPTH: usize = 6;
 
@@ -441,6 +493,76 @@ mod tests {
             why.starts_with("wamcp refuses 'git -c alias.x=!calc x': "),
             "{why}"
         );
+    }
+
+    #[test]
+    fn a_call_key_names_one_exact_call_whatever_the_key_order() {
+        let a = call_key(
+            "run_powershell",
+            &json!({"command": "git clean -fdx", "timeout_seconds": 30}),
+        );
+        let b = call_key(
+            "run_powershell",
+            &json!({"timeout_seconds": 30, "command": "git clean -fdx"}),
+        );
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 64);
+        for other in [
+            call_key(
+                "build_project",
+                &json!({"command": "git clean -fdx", "timeout_seconds": 30}),
+            ),
+            call_key(
+                "run_powershell",
+                &json!({"command": "git clean -fdX", "timeout_seconds": 30}),
+            ),
+            call_key("run_powershell", &json!({"command": "git clean -fdx"})),
+            call_key(
+                "run_powershell",
+                &json!({"command": "git clean -fdx", "timeout_seconds": 31}),
+            ),
+        ] {
+            assert_ne!(a, other);
+        }
+    }
+
+    #[test]
+    fn only_a_host_that_shows_its_prompt_stands_in_for_the_server() {
+        let ask = Verdict::Ask("x".into());
+        assert!(host_asks(
+            HookEvent::ClaudePreToolUse,
+            &ask,
+            Some("default")
+        ));
+        assert!(host_asks(
+            HookEvent::ClaudePreToolUse,
+            &ask,
+            Some("acceptEdits")
+        ));
+        for mode in [
+            Some("bypassPermissions"),
+            Some("dontAsk"),
+            Some("plan"),
+            None,
+        ] {
+            assert!(
+                !host_asks(HookEvent::ClaudePreToolUse, &ask, mode),
+                "{mode:?}"
+            );
+        }
+        assert!(host_asks(HookEvent::CodexPermissionRequest, &ask, None));
+        assert!(!host_asks(HookEvent::CodexPreToolUse, &ask, None));
+        let deny = Verdict::Deny("x".into());
+        assert!(!host_asks(
+            HookEvent::ClaudePreToolUse,
+            &deny,
+            Some("default")
+        ));
+        assert!(!host_asks(
+            HookEvent::CodexPermissionRequest,
+            &Verdict::Nothing,
+            None
+        ));
     }
 
     #[test]

@@ -64,6 +64,8 @@ pub struct Exchange {
     pub state: Option<String>,
     /// Tool name and arguments, as sent; part of the seal.
     pub call_identity: String,
+    /// Whether the host already asked the user about this call.
+    pub host: crate::host_approvals::HostAnswer,
     pub pending: Arc<Mutex<Option<InputRequiredResult>>>,
 }
 
@@ -187,7 +189,7 @@ mod tests {
             responses: answer.map(|a| InputResponses::from([(QUESTION_KEY.to_string(), a)])),
             state,
             call_identity: identity.into(),
-            pending: Arc::default(),
+            ..Exchange::default()
         }
     }
 

@@ -17,8 +17,8 @@ use wamcp_exec::command::{Approval, NEEDS_APPROVAL, check};
 use wamcp_policy::command::shell_line::Dialect;
 use wamcp_policy::devenv::safety::Safety;
 use wamcp_policy::host_hooks::{
-    HookEvent, Verdict, answer, argv_verdict, inside_session, is_wamcp_server, shell_verdict,
-    tool_of,
+    HookEvent, Verdict, answer, argv_verdict, host_asks, inside_session, is_wamcp_server,
+    shell_verdict, tool_of,
 };
 
 /// Hook events are small; a larger input is not one.
@@ -52,9 +52,13 @@ pub fn respond(
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .unwrap_or_else(|| cwd.to_path_buf());
+    // Claude Code's plugin entry hands the server its project and data
+    // folders; the hook gets them under Claude's own names.
+    let claude = event == HookEvent::ClaudePreToolUse;
     let hook_env = |name: &str| {
         env(name).or_else(|| match name {
             "WAMCP_PROJECT_ROOTS" => env("CLAUDE_PROJECT_DIR"),
+            "WAMCP_DATA_DIR" if claude => env("CLAUDE_PLUGIN_DATA"),
             _ => None,
         })
     };
@@ -76,11 +80,21 @@ pub fn respond(
         return Ok(None);
     };
     let ctx = context();
-    let verdict = match verdict(&ctx, tool, &payload["tool_input"], &session) {
+    let input = &payload["tool_input"];
+    let verdict = match verdict(&ctx, tool, input, &session) {
         // Only wamcp's own calls may skip a prompt.
         Verdict::ProvenPlan if !is_wamcp_server(server) => Verdict::Nothing,
         verdict => verdict,
     };
+    let mode = payload["permission_mode"].as_str();
+    if is_wamcp_server(server)
+        && host_asks(event, &verdict, mode)
+        && let Some(data) = &ctx.data_dir
+        && let Err(e) = crate::host_approvals::file(data, tool, input)
+    {
+        // Unrecorded, the server asks as well: two questions, not none.
+        eprintln!("wamcp hook: the host's question was not recorded: {e}");
+    }
     Ok(answer(event, &verdict))
 }
 
@@ -172,7 +186,26 @@ fn verdict(ctx: &ServerContext, tool: &str, input: &Value, session: &Path) -> Ve
         "sandbox_run" if execute => {
             Verdict::Ask("sandbox_run with execute=true runs a command in WSL, a Dev Container or Windows Sandbox".into())
         }
+        "write_file" | "edit_file" => match input["path"].as_str() {
+            Some(raw) => trust_write_verdict(ctx, raw),
+            None => Verdict::Nothing,
+        },
         "workflow_plan" if in_project() => Verdict::ProvenPlan,
+        _ => Verdict::Nothing,
+    }
+}
+
+/// A write to an agent trust file (`.mcp.json`, `.claude/settings.json`)
+/// is asked about, as the server asks before it.
+fn trust_write_verdict(ctx: &ServerContext, raw: &str) -> Verdict {
+    let needed = ctx.with_write_scope(Path::new(raw), |scope| {
+        wamcp_fs::consent_needed(raw, &ctx.cwd, scope)
+    });
+    match needed {
+        Ok(Some((path, why))) => Verdict::Ask(format!(
+            "wamcp asks before writing {}, which is {why}",
+            path.display()
+        )),
         _ => Verdict::Nothing,
     }
 }

@@ -11,6 +11,7 @@ pub mod consent;
 pub mod context;
 pub mod emit;
 pub mod hook;
+pub mod host_approvals;
 pub mod hostgrants;
 pub mod http;
 pub mod log;

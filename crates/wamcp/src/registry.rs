@@ -45,8 +45,14 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// Asks the user a yes/no question (see [`crate::consent`]).
+    /// Asks the user a yes/no question (see [`crate::consent`]), unless
+    /// the host already put this very call to them and they said yes
+    /// ([`crate::host_approvals`]): one question per action.
     pub async fn ask(&self, question: &str, offer_always: bool) -> Answer {
+        let data = self.ctx.data_dir.as_deref();
+        if self.exchange.host.said_yes(data, self.ctx.transport) {
+            return Answer::Yes { always: false };
+        }
         crate::consent::ask(&self.request, &self.exchange, question, offer_always).await
     }
 

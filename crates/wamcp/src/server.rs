@@ -163,6 +163,7 @@ impl ServerHandler for WamcpServer {
             responses: request.input_responses,
             state: request.request_state,
             call_identity,
+            host: crate::host_approvals::HostAnswer::new(entry.name, &arguments),
             pending: Arc::default(),
         };
         let pending = exchange.pending.clone();

@@ -110,6 +110,7 @@ async fn run(
             responses,
             state: state.flatten(),
             call_identity: call_identity.clone(),
+            host: crate::host_approvals::HostAnswer::new(entry.name, &arguments),
             pending: Arc::default(),
         };
         let pending = exchange.pending.clone();

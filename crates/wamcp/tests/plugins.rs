@@ -373,3 +373,75 @@ async fn the_codex_entry_makes_the_session_directory_the_project() {
     );
     client.close().await;
 }
+
+/// Runs `wamcp hook <event>` on `input` as the host would; its answer.
+fn run_hook(sandbox: &Sandbox, event: &str, input: &Value) -> Value {
+    use std::io::Write;
+    let mut child = sandbox
+        .command(&["hook", event])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+/// The host asked (its hook answered `ask` and it showed its prompt), so
+/// the server runs the call without asking again, once, for that exact
+/// call; a host that did not show its prompt leaves the question to the
+/// server, which here cannot ask and refuses.
+#[tokio::test]
+async fn a_call_the_host_asked_about_is_not_asked_again() {
+    let (sandbox, project) = Sandbox::with_project();
+    let data = sandbox.root().join("plugin-data");
+    let sandbox = sandbox.set("WAMCP_DATA_DIR", data.display().to_string());
+    common::git(&project, &["init", "-q"]);
+    let event = |command: &str, mode: &str| {
+        json!({"session_id": "s1", "cwd": project, "permission_mode": mode,
+            "hook_event_name": "PreToolUse", "tool_name": "mcp__plugin_wamcp_wamcp__run_powershell",
+            "tool_input": {"command": command}, "tool_use_id": "toolu_1"})
+    };
+    let asked = run_hook(
+        &sandbox,
+        "claude-pre-tool-use",
+        &event("git stash clear", "default"),
+    );
+    assert_eq!(
+        asked["hookSpecificOutput"]["permissionDecision"], "ask",
+        "{asked}"
+    );
+    let unasked = run_hook(
+        &sandbox,
+        "claude-pre-tool-use",
+        &event("git reflog expire --all", "bypassPermissions"),
+    );
+    assert_eq!(unasked["hookSpecificOutput"]["permissionDecision"], "ask");
+
+    let client = sandbox.connect().await;
+    let ran = client
+        .call_text("run_powershell", json!({"command": "git stash clear"}))
+        .await;
+    assert!(ran.contains("EXIT CODE: 0"), "{ran}");
+    for (command, why) in [
+        ("git stash clear", "the host's yes answered one call"),
+        (
+            "git reflog expire --all",
+            "the host showed no prompt in bypassPermissions",
+        ),
+        ("git clean -fdx", "the host never asked about this call"),
+    ] {
+        let error = client
+            .error_of("run_powershell", json!({"command": command}))
+            .await;
+        assert_eq!(error["type"], "COMMAND_NOT_ALLOWED", "{why}: {error}");
+    }
+    client.close().await;
+}

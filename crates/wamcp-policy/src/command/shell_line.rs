@@ -589,10 +589,7 @@ impl Lexer<'_> {
     fn skip_heredoc_bodies(&mut self) {
         for (delimiter, strip_tabs, expands) in std::mem::take(&mut self.heredocs) {
             let mut body = String::new();
-            loop {
-                let Some(_) = self.peek(0) else {
-                    break;
-                };
+            while self.peek(0).is_some() {
                 let start = self.at;
                 while self.peek(0).is_some_and(|c| c != '\n') {
                     self.at += 1;
