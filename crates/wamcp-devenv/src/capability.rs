@@ -199,7 +199,7 @@ pub fn validate(req: &Request) -> Result<(), ToolError> {
             req.timeout_seconds
         )));
     }
-    req.expected.validate()
+    req.expected.validate(req.execute)
 }
 
 /// The executable a plan named, as a run repeats it from the plan
@@ -213,8 +213,20 @@ pub struct Expected {
 }
 
 impl Expected {
-    /// Checks the values' form (the seed's limits).
-    pub fn validate(&self) -> Result<(), ToolError> {
+    /// Checks the values' form (the seed's limits), and that a call that
+    /// runs (`execute`) names all three: what runs must be exactly what
+    /// the user reviewed in the plan, so a run without the reviewed
+    /// identity is not a run of that plan.
+    pub fn validate(&self, execute: bool) -> Result<(), ToolError> {
+        if execute && (self.executable.is_none() || self.kind.is_none() || self.sha256.is_none()) {
+            return Err(ToolError::new(
+                ErrorType::InvalidInput,
+                "execute=true needs the identity the plan reviewed: expected_executable, \
+                 expected_executable_identity_kind and expected_executable_identity_sha256.",
+            )
+            .recover("Call again with execute=false, show the plan to the user, then pass its three values.")
+            .detail("status", "invalid_input"));
+        }
         if self
             .executable
             .as_ref()

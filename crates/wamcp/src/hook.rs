@@ -186,6 +186,14 @@ fn verdict(ctx: &ServerContext, tool: &str, input: &Value, session: &Path) -> Ve
         "sandbox_run" if execute => {
             Verdict::Ask("sandbox_run with execute=true runs a command in WSL, a Dev Container or Windows Sandbox".into())
         }
+        "mcp_audit" | "ecosystem_scan"
+            if input["include_host"].as_bool() == Some(true)
+                || input["config_path"].as_str().is_some_and(|p| !p.trim().is_empty()) =>
+        {
+            Verdict::Ask(format!(
+                "{tool} with include_host or config_path reads your own client configuration, outside the project"
+            ))
+        }
         "write_file" | "edit_file" => match input["path"].as_str() {
             Some(raw) => trust_write_verdict(ctx, raw),
             None => Verdict::Nothing,

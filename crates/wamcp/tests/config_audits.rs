@@ -147,7 +147,20 @@ async fn mcp_audit_shows_the_shape_of_every_entry_and_no_value() {
     let error = client
         .error_of("mcp_audit", json!({"cwd": "no-such-dir"}))
         .await;
-    assert_eq!(error["type"], "INVALID_INPUT");
+    assert_eq!(error["type"], "WORKING_DIRECTORY_NOT_ALLOWED");
+    assert_eq!(error["status"], "invalid_input");
+    // Outside the project (the home folder holds the user's own client
+    // configuration) only with include_host, which the host asks about.
+    let home = client.sandbox.home().display().to_string();
+    for tool in ["mcp_audit", "ecosystem_scan"] {
+        let error = client.error_of(tool, json!({"cwd": home})).await;
+        assert_eq!(
+            error["type"], "WORKING_DIRECTORY_NOT_ALLOWED",
+            "{tool}: {error}"
+        );
+        let wide = data(&client, tool, json!({"cwd": home, "include_host": true})).await;
+        assert_eq!(wide["include_host"], true, "{tool}: {wide}");
+    }
     client.close().await;
 }
 

@@ -36,7 +36,14 @@ fn capability(id: &str, safety: &str, argv: Value) -> Value {
     json!({"id": id, "description": "A test capability.", "safety": safety, "argv": [argv]})
 }
 
+/// Runs `capability_run`; a call that executes carries the identity its
+/// plan reviewed, unless it names one itself.
 async fn run(client: &common::Client, args: Value) -> Value {
+    let args = if args["execute"] == true {
+        common::reviewed(client, "capability_run", args).await
+    } else {
+        args
+    };
     let result = client.call("capability_run", args.clone()).await;
     assert_eq!(result.is_error, Some(false), "{args}: {result:?}");
     result.structured_content.unwrap()
@@ -360,7 +367,12 @@ async fn a_catalog_the_agent_could_rewrite_runs_nothing_and_cannot_be_written() 
     let error = client
         .error_of(
             "capability_run",
-            json!({"capability": "inspect-git", "execute": true, "cwd": "proj"}),
+            common::reviewed(
+                &client,
+                "capability_run",
+                json!({"capability": "inspect-git", "execute": true, "cwd": "proj"}),
+            )
+            .await,
         )
         .await;
     assert_eq!(error["type"], "CONFIGURATION_ERROR");
@@ -550,9 +562,48 @@ async fn a_catalog_in_a_writable_cache_runs_nothing() {
     let error = client
         .error_of(
             "capability_run",
-            json!({"capability": "plain", "execute": true, "cwd": "proj"}),
+            common::reviewed(
+                &client,
+                "capability_run",
+                json!({"capability": "plain", "execute": true, "cwd": "proj"}),
+            )
+            .await,
         )
         .await;
     assert_eq!(error["type"], "CONFIGURATION_ERROR");
+    client.close().await;
+}
+
+/// Executing without the identity the plan reviewed is not a run of any
+/// plan: refused before anything starts, whatever else is given.
+#[tokio::test]
+async fn a_run_without_the_reviewed_identity_is_refused() {
+    let (sandbox, project, _) = with_catalog(json!([capability(
+        "make-marker",
+        "read-only",
+        writer("marker.txt")
+    )]));
+    let client = sandbox.connect().await;
+    for partial in [
+        json!({}),
+        json!({"expected_executable": "x"}),
+        json!({"expected_executable": "x", "expected_executable_identity_kind": "file"}),
+        json!({"expected_executable_identity_sha256": "0".repeat(64)}),
+    ] {
+        let mut args = json!({"capability": "make-marker", "cwd": "proj", "execute": true});
+        args.as_object_mut()
+            .unwrap()
+            .extend(partial.as_object().unwrap().clone());
+        let error = client.error_of("capability_run", args.clone()).await;
+        assert_eq!(error["type"], "INVALID_INPUT", "{args}: {error}");
+        assert_eq!(error["status"], "invalid_input");
+    }
+    assert!(!project.join("marker.txt").exists());
+    let done = run(
+        &client,
+        json!({"capability": "make-marker", "cwd": "proj", "execute": true}),
+    )
+    .await;
+    assert_eq!(done["status"], "completed", "{done:#}");
     client.close().await;
 }

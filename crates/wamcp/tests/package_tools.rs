@@ -63,17 +63,29 @@ async fn search_and_plan_use_the_exact_argv_and_install_nothing() {
         &client,
         "package_install",
         json!({"package_id": "Fake.Tool", "execute": true,
-               "expected_executable": plan["executable"], "expected_executable_identity_sha256": plan["executable_identity_sha256"]}),
+               "expected_executable": plan["executable"],
+               "expected_executable_identity_kind": plan["executable_identity_kind"],
+               "expected_executable_identity_sha256": plan["executable_identity_sha256"]}),
     )
     .await;
     assert_eq!(refused["status"], "approval_required", "{refused:#}");
     let stale = data(
         &client,
         "package_install",
-        json!({"package_id": "Fake.Tool", "execute": true, "expected_executable_identity_sha256": "0".repeat(64)}),
+        json!({"package_id": "Fake.Tool", "execute": true, "expected_executable": plan["executable"],
+               "expected_executable_identity_kind": "file", "expected_executable_identity_sha256": "0".repeat(64)}),
     )
     .await;
     assert_eq!(stale["status"], "stale_plan");
+    // Without the reviewed identity, executing is not a run of any plan.
+    let blind = client
+        .error_of(
+            "package_install",
+            json!({"package_id": "Fake.Tool", "execute": true}),
+        )
+        .await;
+    assert_eq!(blind["type"], "INVALID_INPUT", "{blind}");
+    assert_eq!(blind["status"], "invalid_input");
     assert!(!state.exists(), "nothing was installed");
     let quoted = if cfg!(windows) {
         "\"fake tool\""

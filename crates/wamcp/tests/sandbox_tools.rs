@@ -68,9 +68,12 @@ async fn windows_sandbox_plans_check_the_payload_for_real() {
             .contains("does not provide isolation"),
         "{wrong}"
     );
+    let args = json!({"command": "setup.exe", "isolation_requirement": "untrusted_windows", "workspace_folder": "proj", "payload_paths": ["bin"], "execute": true});
+    let blind = client.error_of("sandbox_run", args.clone()).await;
+    assert_eq!(blind["type"], "INVALID_INPUT", "{blind}");
     let executed = data(
         &client,
-        json!({"command": "setup.exe", "isolation_requirement": "untrusted_windows", "workspace_folder": "proj", "payload_paths": ["bin"], "execute": true}),
+        common::reviewed(&client, "sandbox_run", args).await,
     )
     .await;
     assert_eq!(executed["status"], "unavailable");
@@ -160,8 +163,7 @@ async fn a_dev_container_plan_needs_the_users_yes_to_run() {
     let args = json!({"command": "npm test", "isolation_requirement": "project_reproducibility", "workspace_folder": "proj"});
     let plan = data(&client, args.clone()).await;
     assert_eq!(plan["status"], "planned", "{plan:#}");
-    let mut run = args;
-    run["execute"] = json!(true);
+    let run = common::reviewed(&client, "sandbox_run", args).await;
     let refused = data(&client, run).await;
     assert_eq!(refused["status"], "approval_required");
     assert!(!log.exists(), "nothing ran");

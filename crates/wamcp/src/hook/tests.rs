@@ -273,6 +273,39 @@ fn each_host_and_event_gets_only_the_decisions_it_supports() {
             json!({"command": "make", "isolation_requirement": "linux_compatibility", "execute": true}),
             Some("ask"),
         ),
+        // Reading the host's own configuration is asked about.
+        (
+            CLAUDE,
+            plugin("mcp_audit"),
+            json!({"include_host": true}),
+            Some("ask"),
+        ),
+        (
+            CLAUDE,
+            plugin("ecosystem_scan"),
+            json!({"cwd": inside, "include_host": true}),
+            Some("ask"),
+        ),
+        (
+            CLAUDE,
+            plugin("mcp_audit"),
+            json!({"config_path": "/etc/x.json"}),
+            Some("ask"),
+        ),
+        (CLAUDE, plugin("mcp_audit"), json!({"cwd": inside}), None),
+        // Writing an agent trust file is asked about, as the server asks.
+        (
+            CLAUDE,
+            plugin("write_file"),
+            json!({"path": ".mcp.json", "content": "{}"}),
+            Some("ask"),
+        ),
+        (
+            CLAUDE,
+            plugin("write_file"),
+            json!({"path": "src/main.rs", "content": ""}),
+            None,
+        ),
         // Not a wamcp tool, or nothing to add.
         (
             CLAUDE,

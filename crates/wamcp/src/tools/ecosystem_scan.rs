@@ -45,7 +45,7 @@ impl ToolDef for EcosystemScan {
         }
         let ctx = call.ctx.clone();
         blocking(move || {
-            let cwd = project_dir(&ctx.cwd, p.cwd.as_deref())?;
+            let cwd = project_dir(&ctx, p.cwd.as_deref(), p.include_host)?;
             Ok(scan(&Scan {
                 cwd: &cwd,
                 include_host: p.include_host,

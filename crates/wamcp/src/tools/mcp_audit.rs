@@ -36,17 +36,17 @@ impl ToolDef for McpAudit {
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let ctx = call.ctx.clone();
         blocking(move || {
-            let cwd = project_dir(&ctx.cwd, p.cwd.as_deref())?;
+            let explicit = p
+                .config_path
+                .as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty());
+            let cwd = project_dir(&ctx, p.cwd.as_deref(), p.include_host || explicit.is_some())?;
             let mut places = project_places(&cwd);
             if p.include_host {
                 places.extend(host_places(&UserDirs::from_env()));
             }
-            if let Some(raw) = p
-                .config_path
-                .as_deref()
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-            {
+            if let Some(raw) = explicit {
                 places.push(explicit_place(ctx.cwd.join(raw)));
             }
             let key = cwd.display().to_string();
@@ -61,11 +61,21 @@ impl ToolDef for McpAudit {
 }
 
 /// The project directory: `asked` resolved against the server's working
-/// directory, which must exist and be a directory.
+/// directory. Unless the call reaches beyond the project anyway
+/// (`beyond`: `include_host`, or a file it names), it must lie in a
+/// project root: pointed at the home folder, the project files these tools
+/// read would be the user's own configuration.
 pub fn project_dir(
-    server_cwd: &std::path::Path,
+    ctx: &crate::context::ServerContext,
     asked: Option<&str>,
+    beyond: bool,
 ) -> Result<PathBuf, ToolError> {
+    let server_cwd = ctx.cwd.as_path();
+    if !beyond {
+        let projects = ctx.projects_among(&ctx.run_roots());
+        return wamcp_exec::command::working_directory(asked, "cwd", server_cwd, &projects)
+            .map_err(|e| e.detail("status", "invalid_input"));
+    }
     let Some(raw) = asked.map(str::trim).filter(|s| !s.is_empty()) else {
         return Ok(server_cwd.to_path_buf());
     };

@@ -62,7 +62,7 @@ impl ToolDef for PackageInstall {
                 .recover("DO NOT retry the identical call; use the exact id package_search returned.")
                 .detail("status", "invalid_input"));
         }
-        p.expected().validate()?;
+        p.expected().validate(p.execute)?;
         let (source, id) = (p.source, p.package_id.clone());
         let plan = blocking(move || Ok(InstallPlan::new(source, &id))).await?;
         let (mut view, entry) = decide(&call, &plan, &p).await;

@@ -78,7 +78,7 @@ impl ToolDef for SandboxRun {
                 "command must be 1-{MAX_ARG_CHARS} characters without NUL (got {chars})."
             )));
         }
-        p.expected().validate()?;
+        p.expected().validate(p.execute)?;
         let environment =
             route(p.environment, p.isolation_requirement).map_err(|e| invalid(format!("{e}.")))?;
         let ctx = call.ctx.clone();

@@ -352,6 +352,47 @@ pub async fn tools_and_info(cmd: std::process::Command) -> (Vec<String>, Value) 
     (tools, info)
 }
 
+/// `args` with `execute: true` and the executable identity its plan
+/// reviewed, as a model must send them: the plan is asked for first, and
+/// where it names no executable, placeholders of the right form stand in
+/// (the call is then refused for another reason before anything runs).
+pub async fn reviewed(client: &Client, tool: &str, args: Value) -> Value {
+    let mut plan_args = args.clone();
+    plan_args["execute"] = false.into();
+    let plan = client
+        .call(tool, plan_args)
+        .await
+        .structured_content
+        .unwrap_or_default();
+    let mut args = args;
+    args["execute"] = true.into();
+    for (field, from, placeholder) in [
+        (
+            "expected_executable",
+            "executable",
+            Value::from("placeholder"),
+        ),
+        (
+            "expected_executable_identity_kind",
+            "executable_identity_kind",
+            "file".into(),
+        ),
+        (
+            "expected_executable_identity_sha256",
+            "executable_identity_sha256",
+            "0".repeat(64).into(),
+        ),
+    ] {
+        if args.get(field).is_none() {
+            args[field] = match &plan[from] {
+                Value::Null => placeholder,
+                found => found.clone(),
+            };
+        }
+    }
+    args
+}
+
 /// Runs git in `dir` with a fixed identity, for seeding test repositories.
 pub fn git(dir: &Path, args: &[&str]) {
     let out = std::process::Command::new("git")

@@ -2,7 +2,9 @@
 
 Usage: mcp_consent.py MODE ANSWER TOOL ARGS_JSON COMMAND [ARGS...]
 ANSWER is "yes" (accept, allow=true), "always" (accept, allow=true,
-always=true), "no" (accept, allow=false) or "decline". Prints one JSON object: the questions asked and the result.
+always=true), "no" (accept, allow=false) or "decline". A call with execute
+true and no expected_executable is planned first and given the plan's
+identity. Prints one JSON object: the questions asked and the result.
 """
 
 import asyncio
@@ -27,7 +29,16 @@ async def main() -> None:
         return types.ElicitResult(action="accept", content={"allow": answer == "yes"})
 
     async with Client(params, mode=mode, elicitation_callback=on_elicit) as client:
-        result = await client.call_tool(tool, json.loads(arguments))
+        arguments = json.loads(arguments)
+        if arguments.get("execute") and "expected_executable" not in arguments:
+            # A run repeats the identity its plan reviewed, as a model must.
+            plan_args = dict(arguments, execute=False)
+            plan = await client.call_tool(tool, plan_args)
+            plan = json.loads(plan.content[0].text)
+            for field in ("executable", "executable_identity_kind", "executable_identity_sha256"):
+                if plan.get(field) is not None:
+                    arguments["expected_" + field] = plan[field]
+        result = await client.call_tool(tool, arguments)
         print(json.dumps({
             "questions": questions,
             "is_error": result.is_error,
