@@ -16,6 +16,7 @@ pub mod hostgrants;
 pub mod http;
 pub mod log;
 pub mod logon_task;
+pub mod prompts;
 pub mod registry;
 pub mod roots;
 pub mod server;

@@ -8,9 +8,10 @@ use crate::consent::Exchange;
 use crate::context::ServerContext;
 use crate::registry::ToolCall;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
-    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetPromptRequestParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, InitializeResult,
+    ListPromptsResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -60,6 +61,7 @@ impl ServerHandler for WamcpServer {
         InitializeResult::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_prompts()
                 .enable_tasks()
                 .build(),
         )
@@ -77,6 +79,33 @@ impl ServerHandler for WamcpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(crate::prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        crate::prompts::get(&request.name)
+            .map(GetPromptResponse::from)
+            .ok_or_else(|| {
+                McpError::invalid_params(
+                    format!(
+                        "Unknown prompt '{}'. prompts/list names the {} wamcp serves.",
+                        request.name,
+                        crate::prompts::SKILLS.len()
+                    ),
+                    None,
+                )
+            })
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

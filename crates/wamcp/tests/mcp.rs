@@ -646,3 +646,49 @@ async fn bad_arguments_get_the_envelope_and_unknown_tools_a_protocol_error() {
     );
     client.close().await;
 }
+
+/// The six skills are prompts for every client, in both protocol eras.
+#[tokio::test]
+async fn the_skills_are_served_as_prompts_in_both_eras() {
+    for modern in [false, true] {
+        let sandbox = Sandbox::new();
+        let client = if modern {
+            sandbox.connect_modern().await
+        } else {
+            sandbox.connect().await
+        };
+        let peer = client.service.peer();
+        let prompts = peer.list_all_prompts().await.expect("prompts/list");
+        let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "env-inspect",
+                "workflow-plan",
+                "package-install",
+                "sandbox-run",
+                "win-setup",
+                "ecosystem-defrag"
+            ],
+            "modern={modern}"
+        );
+        assert!(
+            prompts
+                .iter()
+                .all(|p| p.description.as_ref().is_some_and(|d| !d.is_empty()))
+        );
+        let got = peer
+            .get_prompt(rmcp::model::GetPromptRequestParams::new("package-install"))
+            .await
+            .expect("prompts/get");
+        let message = serde_json::to_value(&got.messages).unwrap();
+        assert_eq!(message[0]["role"], "user");
+        let text = message[0]["content"]["text"].as_str().unwrap();
+        assert!(text.contains("package_install"), "{text}");
+        let unknown = peer
+            .get_prompt(rmcp::model::GetPromptRequestParams::new("rm-rf"))
+            .await;
+        assert!(unknown.is_err(), "{unknown:?}");
+        client.close().await;
+    }
+}
