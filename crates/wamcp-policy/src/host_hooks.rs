@@ -21,6 +21,11 @@ use std::path::Path;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HookEvent {
     ClaudePreToolUse,
+    /// After a call ran: what became of it goes to the audit trail.
+    ClaudePostToolUse,
+    ClaudePostToolUseFailure,
+    /// The agent finished its turn: a summary of the host's questions.
+    ClaudeStop,
     CodexPreToolUse,
     CodexPermissionRequest,
 }
@@ -30,6 +35,9 @@ impl HookEvent {
     pub fn from_name(name: &str) -> Option<HookEvent> {
         match name {
             "claude-pre-tool-use" => Some(HookEvent::ClaudePreToolUse),
+            "claude-post-tool-use" => Some(HookEvent::ClaudePostToolUse),
+            "claude-post-tool-use-failure" => Some(HookEvent::ClaudePostToolUseFailure),
+            "claude-stop" => Some(HookEvent::ClaudeStop),
             "codex-pre-tool-use" => Some(HookEvent::CodexPreToolUse),
             "codex-permission-request" => Some(HookEvent::CodexPermissionRequest),
             _ => None,
@@ -38,6 +46,9 @@ impl HookEvent {
 
     pub const NAMES: &'static [&'static str] = &[
         "claude-pre-tool-use",
+        "claude-post-tool-use",
+        "claude-post-tool-use-failure",
+        "claude-stop",
         "codex-pre-tool-use",
         "codex-permission-request",
     ];
@@ -45,8 +56,28 @@ impl HookEvent {
     fn event_name(self) -> &'static str {
         match self {
             HookEvent::ClaudePreToolUse | HookEvent::CodexPreToolUse => "PreToolUse",
+            HookEvent::ClaudePostToolUse => "PostToolUse",
+            HookEvent::ClaudePostToolUseFailure => "PostToolUseFailure",
+            HookEvent::ClaudeStop => "Stop",
             HookEvent::CodexPermissionRequest => "PermissionRequest",
         }
+    }
+
+    /// The events that report a call that already ran.
+    pub fn after_the_call(self) -> bool {
+        matches!(
+            self,
+            HookEvent::ClaudePostToolUse | HookEvent::ClaudePostToolUseFailure
+        )
+    }
+
+    /// The events of Claude Code (whose plugin entry names the data folder
+    /// `CLAUDE_PLUGIN_DATA`).
+    pub fn is_claude(self) -> bool {
+        !matches!(
+            self,
+            HookEvent::CodexPreToolUse | HookEvent::CodexPermissionRequest
+        )
     }
 }
 
@@ -116,8 +147,47 @@ pub fn host_asks(event: HookEvent, verdict: &Verdict, permission_mode: Option<&s
             matches!(permission_mode, Some("default" | "acceptEdits"))
         }
         HookEvent::CodexPermissionRequest => true,
-        HookEvent::CodexPreToolUse => false,
+        _ => false,
     }
+}
+
+/// The trail's subject for a call the host asked about: the host's tool
+/// name and what the call names (its command, path, capability or
+/// package), bounded and with control characters escaped.
+pub fn call_subject(tool_name: &str, input: &Value) -> String {
+    let what = ["command", "path", "capability", "package_id"]
+        .iter()
+        .find_map(|field| input[*field].as_str())
+        .unwrap_or_default();
+    let mut subject = crate::text::shown(&format!("{tool_name}: {what}"));
+    if subject.chars().count() > MAX_SUBJECT_CHARS {
+        subject = subject.chars().take(MAX_SUBJECT_CHARS).collect::<String>() + "...";
+    }
+    subject
+}
+
+/// How much of a call a trail record names.
+const MAX_SUBJECT_CHARS: usize = 200;
+
+/// The `detail` of a host record: the session, the call and the mode,
+/// each cut to a safe form (ids are the host's; a strange one is shown
+/// escaped, not trusted).
+pub fn host_detail(session: &str, tool_use: &str, mode: &str) -> String {
+    format!(
+        "{} tool_use={} mode={} asked",
+        host_session(session),
+        short_id(tool_use),
+        short_id(mode)
+    )
+}
+
+/// How every host record of one session starts.
+pub fn host_session(session: &str) -> String {
+    format!("session={}", short_id(session))
+}
+
+fn short_id(text: &str) -> String {
+    crate::text::shown(&text.chars().take(80).collect::<String>()).replace(' ', "_")
 }
 
 /// The name of one exact call: the tool and its arguments, canonical (keys

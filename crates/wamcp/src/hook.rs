@@ -54,7 +54,7 @@ pub fn respond(
         .unwrap_or_else(|| cwd.to_path_buf());
     // Claude Code's plugin entry hands the server its project and data
     // folders; the hook gets them under Claude's own names.
-    let claude = event == HookEvent::ClaudePreToolUse;
+    let claude = event.is_claude();
     let hook_env = |name: &str| {
         env(name).or_else(|| match name {
             "WAMCP_PROJECT_ROOTS" => env("CLAUDE_PROJECT_DIR"),
@@ -70,25 +70,25 @@ pub fn respond(
             "hook",
         )
     };
-    let tool_name = payload["tool_name"].as_str().unwrap_or_default();
-    if let Some(dialect) = host_shell(tool_name) {
-        let verdict = shell_line_verdict(&context(), &payload["tool_input"], dialect, &session)?;
-        return Ok(answer(event, &for_host_shell(event, verdict)));
+    if event == HookEvent::ClaudeStop {
+        crate::host_outcomes::summarize(&context(), &payload);
+        return Ok(None);
     }
-    let known: Vec<&str> = crate::registry::TOOLS.iter().map(|t| t.name).collect();
-    let Some((server, tool)) = tool_of(tool_name, &known) else {
+    let judged = match judge(event, &payload, &session, context) {
+        // What ran is recorded where it can be; an odd report stops nothing.
+        Err(_) if event.after_the_call() => return Ok(None),
+        judged => judged?,
+    };
+    let Some(Judged { ctx, verdict, tool }) = judged else {
         return Ok(None);
     };
-    let ctx = context();
     let input = &payload["tool_input"];
-    let verdict = match verdict(&ctx, tool, input, &session) {
-        // Only wamcp's own calls may skip a prompt.
-        Verdict::ProvenPlan if !is_wamcp_server(server) => Verdict::Nothing,
-        verdict => verdict,
-    };
-    let mode = payload["permission_mode"].as_str();
-    if is_wamcp_server(server)
-        && host_asks(event, &verdict, mode)
+    if event.after_the_call() {
+        crate::host_outcomes::record(&ctx, event, &payload, &verdict);
+        return Ok(None);
+    }
+    if let Some(tool) = tool
+        && host_asks(event, &verdict, payload["permission_mode"].as_str())
         && let Some(data) = &ctx.data_dir
         && let Err(e) = crate::host_approvals::file(data, tool, input)
     {
@@ -96,6 +96,57 @@ pub fn respond(
         eprintln!("wamcp hook: the host's question was not recorded: {e}");
     }
     Ok(answer(event, &verdict))
+}
+
+/// A call judged: the context it was judged in, the verdict, and the
+/// wamcp tool it calls when it is one of wamcp's own (not a host shell,
+/// not another server's look-alike).
+struct Judged {
+    ctx: ServerContext,
+    verdict: Verdict,
+    tool: Option<&'static str>,
+}
+
+/// What wamcp makes of the call the event is about; `None` for a tool it
+/// has no opinion on.
+fn judge(
+    event: HookEvent,
+    payload: &Value,
+    session: &Path,
+    context: impl FnOnce() -> ServerContext,
+) -> Result<Option<Judged>, String> {
+    let tool_name = payload["tool_name"].as_str().unwrap_or_default();
+    let input = &payload["tool_input"];
+    if let Some(dialect) = host_shell(tool_name) {
+        let ctx = context();
+        let verdict = for_host_shell(event, shell_line_verdict(&ctx, input, dialect, session)?);
+        return Ok(Some(Judged {
+            ctx,
+            verdict,
+            tool: None,
+        }));
+    }
+    let known = known_tools();
+    let Some((server, tool)) = tool_of(tool_name, &known) else {
+        return Ok(None);
+    };
+    let ctx = context();
+    let verdict = match verdict(&ctx, tool, input, session) {
+        // Only wamcp's own calls may skip a prompt.
+        Verdict::ProvenPlan if !is_wamcp_server(server) => Verdict::Nothing,
+        verdict => verdict,
+    };
+    let ours = is_wamcp_server(server);
+    Ok(Some(Judged {
+        ctx,
+        verdict,
+        tool: known.into_iter().find(|k| ours && *k == tool),
+    }))
+}
+
+/// wamcp's tool names, as the registry has them.
+fn known_tools() -> Vec<&'static str> {
+    crate::registry::TOOLS.iter().map(|t| t.name).collect()
 }
 
 /// The dialect of a host's own shell tool: Claude Code's `Bash` and

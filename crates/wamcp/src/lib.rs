@@ -12,6 +12,7 @@ pub mod context;
 pub mod emit;
 pub mod hook;
 pub mod host_approvals;
+pub mod host_outcomes;
 pub mod hostgrants;
 pub mod http;
 pub mod log;

@@ -135,7 +135,24 @@ fn every_hook_command_is_one_wamcp_answers() {
         let hooks = read_json(file)["hooks"].clone();
         let mut seen = 0;
         for (event, groups) in hooks.as_object().unwrap() {
+            // Reports of what ran answer nothing; the trail test covers them.
+            let reports = ["PostToolUse", "PostToolUseFailure", "Stop"].contains(&event.as_str());
             for group in groups.as_array().unwrap() {
+                if reports {
+                    for hook in group["hooks"].as_array().unwrap() {
+                        let words: Vec<&str> =
+                            hook["command"].as_str().unwrap().split(' ').collect();
+                        assert_eq!(&words[..2], ["wamcp", "hook"], "{file}");
+                        let input = json!({"session_id": "s", "cwd": sandbox.root(), "hook_event_name": event,
+                            "tool_name": tool, "tool_input": {"command": "git status"}});
+                        assert_eq!(
+                            run_hook(&sandbox, words[2], &input),
+                            Value::Null,
+                            "{file} {event}"
+                        );
+                    }
+                    continue;
+                }
                 let matcher = group["matcher"].as_str().unwrap();
                 // wamcp's own tools, or the host's shell judged by effect.
                 let (tool, command) = if matcher.contains("wamcp") {
@@ -241,6 +258,51 @@ fn skills_name_only_tools_that_exist() {
             "workflow-plan"
         ]
     );
+}
+
+/// The plugin's commands (`/wamcp:env`, `/wamcp:plan`, `/wamcp:defrag`)
+/// each hand over to a skill that exists, and they and the orchestrator
+/// agent name only wamcp tools that exist.
+#[test]
+fn commands_and_the_agent_point_at_what_exists() {
+    let tools: Vec<&str> = wamcp::registry::TOOLS.iter().map(|t| t.name).collect();
+    let skills: Vec<String> = std::fs::read_dir(repo().join("skills"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for (file, skill) in [
+        ("commands/env.md", Some("env-inspect")),
+        ("commands/plan.md", Some("workflow-plan")),
+        ("commands/defrag.md", Some("ecosystem-defrag")),
+        ("agents/orchestrator.md", None),
+    ] {
+        let text = std::fs::read_to_string(repo().join(file)).unwrap();
+        let (front, body) = text
+            .strip_prefix("---\n")
+            .and_then(|t| t.split_once("\n---\n"))
+            .unwrap_or_else(|| panic!("{file}: no front matter"));
+        assert!(front.contains("description: "), "{file}");
+        if let Some(skill) = skill {
+            assert!(skills.iter().any(|s| s == skill), "{file}: {skill}");
+            assert!(body.contains(&format!("`{skill}` skill")), "{file}");
+            assert!(body.contains("$ARGUMENTS"), "{file}");
+        } else {
+            assert!(front.contains("name: orchestrator\n"), "{file}");
+        }
+        for quoted in body.split('`').skip(1).step_by(2) {
+            let tool = quoted.split(':').next().unwrap_or_default();
+            let looks_like_tool = tool.contains('_')
+                && tool.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                && !tool.starts_with("expected_")
+                && !matches!(tool, "include_host");
+            if looks_like_tool {
+                assert!(
+                    tools.contains(&tool),
+                    "{file} names '{tool}', not a wamcp tool"
+                );
+            }
+        }
+    }
 }
 
 /// Python with `jsonschema` (the MCP SDK depends on it), or a loud skip;
@@ -443,5 +505,90 @@ async fn a_call_the_host_asked_about_is_not_asked_again() {
             .await;
         assert_eq!(error["type"], "COMMAND_NOT_ALLOWED", "{why}: {error}");
     }
+    client.close().await;
+}
+
+/// What became of the calls the host asked about lands in the audit trail
+/// (session, call, mode, outcome), and a turn with any ends with a summary;
+/// calls nobody was asked about leave no record.
+#[tokio::test]
+async fn the_hosts_outcomes_land_in_the_trail() {
+    let (sandbox, project) = Sandbox::with_project();
+    let data = sandbox.root().join("plugin-data");
+    let sandbox = sandbox
+        .set("WAMCP_DATA_DIR", data.display().to_string())
+        .set("WAMCP_TOOLS", "core,env");
+    let report = |event: &str, tool: &str, command: &str, id: &str| {
+        json!({"session_id": "sess-1", "cwd": project, "permission_mode": "default",
+            "hook_event_name": event, "tool_name": tool, "tool_input": {"command": command},
+            "tool_response": {}, "tool_use_id": id})
+    };
+    for (hook, event, tool, command, id) in [
+        (
+            "claude-post-tool-use",
+            "PostToolUse",
+            "Bash",
+            "git reset --hard",
+            "t1",
+        ),
+        (
+            "claude-post-tool-use-failure",
+            "PostToolUseFailure",
+            "Bash",
+            "git push --force",
+            "t2",
+        ),
+        (
+            "claude-post-tool-use",
+            "PostToolUse",
+            "Bash",
+            "git status",
+            "t3",
+        ),
+        (
+            "claude-post-tool-use",
+            "PostToolUse",
+            "mcp__plugin_wamcp_wamcp__run_powershell",
+            "git clean -fdx",
+            "t4",
+        ),
+    ] {
+        assert_eq!(
+            run_hook(&sandbox, hook, &report(event, tool, command, id)),
+            Value::Null
+        );
+    }
+    let stop = json!({"session_id": "sess-1", "hook_event_name": "Stop", "cwd": project});
+    run_hook(&sandbox, "claude-stop", &stop);
+    run_hook(&sandbox, "claude-stop", &stop);
+
+    let client = sandbox.connect().await;
+    let trail = client
+        .call("logs_query", json!({"filter": "approvals", "last_n": 50}))
+        .await
+        .structured_content
+        .unwrap();
+    let records: Vec<String> = trail["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {} | {}",
+                r["tool"], r["outcome"], r["subject"], r["detail"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        records,
+        [
+            r#""host" "succeeded" "Bash: git reset --hard" | "session=sess-1 tool_use=t1 mode=default asked""#,
+            r#""host" "failed" "Bash: git push --force" | "session=sess-1 tool_use=t2 mode=default asked""#,
+            r#""host" "succeeded" "mcp__plugin_wamcp_wamcp__run_powershell: git clean -fdx" | "session=sess-1 tool_use=t4 mode=default asked""#,
+            r#""host" "not_applicable" "turn summary" | "session=sess-1 asked calls: 2 ran, 1 failed""#,
+        ],
+        "{trail:#}"
+    );
+    assert_eq!(trail["chain_intact"], true);
     client.close().await;
 }

@@ -46,6 +46,9 @@ impl Outcome {
 pub enum Event {
     Execution,
     Approval,
+    /// What became of a call the host put to the user on wamcp's behalf
+    /// (written by the host's hooks), and a session's summary of them.
+    Host,
 }
 
 /// One line of the trail.
@@ -103,7 +106,8 @@ impl Filter {
             Filter::Installs => r.tool == "package_install",
             Filter::Sandbox => r.tool == "sandbox_run",
             Filter::Approvals => {
-                r.event == Event::Approval || r.safety == Some(Safety::ApprovalRequired)
+                matches!(r.event, Event::Approval | Event::Host)
+                    || r.safety == Some(Safety::ApprovalRequired)
             }
         }
     }
