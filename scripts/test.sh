@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 
 CACHE=${WAMCP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wamcp-test}
 WIN_TARGET=x86_64-pc-windows-gnu
+MSVC_TARGET=x86_64-pc-windows-msvc   # what most Windows users build: compiled here, tested as GNU under Wine
 WINE=/usr/lib/wine/wine64   # not /usr/bin/wine: its wrapper fails quietly without wine32
 mkdir -p "$CACHE"
 step() { printf '\n=== %s ===\n' "$*"; }
@@ -23,7 +24,7 @@ python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 # mode, lld-link comes with lld; vulkaninfo runs on Mesa's software driver).
 # node, npm, git and tar are the real programs the command-escape and
 # confinement tests attack and use.
-for tool in clang:clang lld-link:lld cmake:cmake ninja:ninja-build glslc:glslc \
+for tool in clang:clang lld-link:lld llvm-lib:llvm cmake:cmake ninja:ninja-build glslc:glslc \
             glslangValidator:glslang-tools vulkaninfo:vulkan-tools node:nodejs npm:npm git:git tar:tar; do
     command -v "${tool%%:*}" >/dev/null || need+=("${tool##*:}")
 done
@@ -34,7 +35,7 @@ if [ ${#need[@]} -gt 0 ]; then
     # With recommends, as in the recipe verified for Wine (WINE.md).
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}"
 fi
-rustup target add "$WIN_TARGET" >/dev/null
+rustup target add "$WIN_TARGET" "$MSVC_TARGET" >/dev/null
 PYENV="$CACHE/pyenv"
 if ! "$PYENV/bin/python" -c 'import mcp' 2>/dev/null; then
     python3 -m venv "$PYENV"
@@ -49,6 +50,17 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo clippy --workspace --all-targets --locked --target "$WIN_TARGET" -- -D warnings
 cargo run -q --locked -p xtask -- tokens --check
+
+step "MSVC target compiles"
+# clang in cl mode compiles the C that build scripts build (ring), against
+# stand-ins for the C runtime's headers: a check never links, so
+# declarations are all it needs.
+mkdir -p "$CACHE/msvc-bin"
+printf '#!/bin/sh\nexec clang --driver-mode=cl "$@"\n' >"$CACHE/msvc-bin/clang-cl"
+chmod +x "$CACHE/msvc-bin/clang-cl"
+CC_x86_64_pc_windows_msvc="$CACHE/msvc-bin/clang-cl" AR_x86_64_pc_windows_msvc=llvm-lib \
+    CFLAGS_x86_64_pc_windows_msvc="/imsvc $PWD/scripts/msvc-check/include" \
+    cargo check --workspace --all-targets --locked --target "$MSVC_TARGET"
 
 step "Linux tests"
 cargo test --workspace --locked
