@@ -79,10 +79,18 @@ pub async fn compile_shader(
         "" => PathBuf::from(format!("{}.{}", source.display(), plan.output_extension)),
         raw => base.join(raw),
     };
-    // The compiler runs beside the source, where its includes are.
-    let dir = source
+    // The compiler runs beside the source, where its includes are; that
+    // folder must be a project's, as any working directory (not `.git`,
+    // not outside every project).
+    let beside = source
         .parent()
         .map_or_else(|| base.clone(), Path::to_path_buf);
+    let dir = working_directory(
+        Some(&beside.display().to_string()),
+        "source's folder",
+        cwd,
+        projects,
+    )?;
     sink.check(&output)?;
 
     let program = plan.compiler.program();

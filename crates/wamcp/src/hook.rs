@@ -87,10 +87,12 @@ pub fn respond(
         crate::host_outcomes::record(&ctx, event, &payload, &verdict);
         return Ok(None);
     }
+    let tool_use = payload["tool_use_id"].as_str().unwrap_or_default();
     if let Some(tool) = tool
+        && !tool_use.is_empty()
         && host_asks(event, &verdict, payload["permission_mode"].as_str())
         && let Some(data) = &ctx.data_dir
-        && let Err(e) = crate::host_approvals::file(data, tool, input)
+        && let Err(e) = crate::host_approvals::file(data, tool, input, tool_use)
     {
         // Unrecorded, the server asks as well: two questions, not none.
         eprintln!("wamcp hook: the host's question was not recorded: {e}");

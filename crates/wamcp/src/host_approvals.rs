@@ -5,19 +5,24 @@
 //! Codex fires `PermissionRequest` just before it asks; either way the call
 //! reaches the server only after the user said yes. The hook files that
 //! fact under the call's key ([`call_key`]: the tool and its exact
-//! arguments) in the data directory, with the host's process (the hook's
+//! arguments) in the data directory, with the host's own id for this one
+//! call (`tool_use_id`) and the host's process (the hook's nearest
 //! ancestors). The server, about to ask about a call, takes a record for
-//! this very call, filed by its own parent process within
-//! [`HOST_APPROVAL_SECONDS`], once, and then answers its own question
-//! with that yes. Anything else (no record, another call, another host,
-//! too old, HTTP) and the server asks as before: the worst case is two
-//! questions, never none.
+//! this very call — same key, same tool-use id as the host sends in the
+//! call's `_meta` (`claudecode/toolUseId`), filed by its own parent
+//! process within [`HOST_APPROVAL_SECONDS`] — once, and then answers its
+//! own question with that yes. Anything else (no record, another call,
+//! another host, too old, no tool-use id, HTTP) and the server asks as
+//! before: the worst case is two questions, never none.
 //!
-//! Why the agent cannot forge a record: the folder lies in wamcp's data
-//! directory, a trust location that no wamcp tool writes and no confined
-//! command can reach. A process that can write there anyway (a host shell
-//! whose permission checks are off) can already do whatever the question
-//! guards.
+//! The record is filed before the user answers, so it must not outlive
+//! the question: a declined call never reaches the server, and the next
+//! call, even with the same arguments, carries a new tool-use id that the
+//! host made up after the model wrote the call. So neither a declined
+//! question nor a record planted in advance (by a command that reached the
+//! data directory where no OS layer confines writes, or by the agent
+//! running `wamcp hook` itself) can stand for a future call: nobody knows
+//! its id before it exists.
 
 use serde_json::{Map, Value, json};
 use std::io::{Read, Write};
@@ -30,9 +35,10 @@ use wamcp_policy::host_hooks::{HOST_APPROVAL_SECONDS, call_key};
 const FOLDER: &str = "host-approvals";
 /// A record is a few hundred bytes; a larger file is not one of ours.
 const MAX_RECORD_BYTES: u64 = 4096;
-/// Ancestors of the hook a record names: the hook runs under a shell the
-/// host starts, the server straight under the host.
-const HOST_DEPTH: usize = 6;
+/// Ancestors of the hook a record names: the hook runs under at most a
+/// shell the host starts, the server straight under the host. Farther
+/// ones (a terminal, init) would match unrelated servers.
+const HOST_DEPTH: usize = 2;
 /// Old records removed per filing, so the folder stays small.
 const PRUNE_PER_FILING: usize = 64;
 
@@ -48,13 +54,31 @@ fn folder(data: &Path) -> PathBuf {
 
 /// Files that the host is asking the user about `tool` with `arguments`
 /// (called by the hook, which the host runs under itself).
-pub fn file(data: &Path, tool: &str, arguments: &Value) -> std::io::Result<()> {
+/// `tool_use` is the host's id for this one call.
+pub fn file(data: &Path, tool: &str, arguments: &Value, tool_use: &str) -> std::io::Result<()> {
+    // Where the system names no parent (the first Windows process under
+    // Wine), the record names no host and answers nothing.
+    let hosts: Vec<u32> = wamcp_platform::process::ancestors(std::process::id(), HOST_DEPTH)
+        .into_iter()
+        .filter(|pid| *pid > 1)
+        .collect();
+    file_for(data, tool, arguments, tool_use, &hosts)
+}
+
+/// [`file`] naming `hosts` as the host's processes.
+fn file_for(
+    data: &Path,
+    tool: &str,
+    arguments: &Value,
+    tool_use: &str,
+    hosts: &[u32],
+) -> std::io::Result<()> {
     let dir = folder(data);
     std::fs::create_dir_all(&dir)?;
     prune(&dir, now());
     let key = call_key(tool, arguments);
-    let hosts = wamcp_platform::process::ancestors(std::process::id(), HOST_DEPTH);
-    let record = json!({"tool": tool, "key": key, "hosts": hosts, "at": now()});
+    let record =
+        json!({"tool": tool, "key": key, "tool_use": tool_use, "hosts": hosts, "at": now()});
     // Written whole under a private name, then renamed: a reader sees the
     // old record or the new one, never half of one.
     let temporary = dir.join(format!("{key}.{}.tmp", std::process::id()));
@@ -87,28 +111,38 @@ fn prune(dir: &Path, now: u64) {
     }
 }
 
-/// Takes the record for this exact call if `host` filed it in time;
-/// whatever is found is removed, so a record answers one call at most.
-pub fn take(data: &Path, tool: &str, arguments: &Value, host: u32) -> bool {
+/// Takes the record for this exact call (`tool_use` as the host sent it)
+/// if `host` filed it in time; whatever is found is removed, so a record
+/// answers one call at most.
+pub fn take(data: &Path, tool: &str, arguments: &Value, tool_use: &str, host: u32) -> bool {
+    if tool_use.is_empty() {
+        return false;
+    }
     let key = call_key(tool, arguments);
     let path = folder(data).join(&key);
     let Some(record) = read_record(&path) else {
+        let _ = std::fs::remove_file(&path);
         return false;
     };
-    // Removing it is what takes it: of two calls racing for one record,
-    // only the one whose removal succeeds goes on unasked.
-    if std::fs::remove_file(&path).is_err() {
-        return false;
-    }
     let at = record["at"].as_u64().unwrap_or(0);
     let now = now();
-    record["key"] == key.as_str()
-        && record["tool"] == tool
-        && at <= now + 60
-        && now.saturating_sub(at) <= HOST_APPROVAL_SECONDS
+    if record["key"] != key.as_str()
+        || at > now + 60
+        || now.saturating_sub(at) > HOST_APPROVAL_SECONDS
+    {
+        let _ = std::fs::remove_file(&path);
+        return false;
+    }
+    // Another call of the same arguments (or another host's) leaves the
+    // record to the call it was filed for.
+    let ours = record["tool"] == tool
+        && record["tool_use"] == tool_use
         && record["hosts"]
             .as_array()
-            .is_some_and(|hosts| hosts.iter().any(|h| h.as_u64() == Some(u64::from(host))))
+            .is_some_and(|hosts| hosts.iter().any(|h| h.as_u64() == Some(u64::from(host))));
+    // Removing it is what takes it: of two calls racing for one record,
+    // only the one whose removal succeeds goes on unasked.
+    ours && std::fs::remove_file(&path).is_ok()
 }
 
 /// A record file: a small regular file (not a link) holding a JSON object.
@@ -134,14 +168,28 @@ fn read_record(path: &Path) -> Option<Value> {
 pub struct HostAnswer {
     tool: String,
     arguments: Value,
+    /// The host's id for this call, from the request's `_meta`.
+    tool_use: String,
     said_yes: OnceLock<bool>,
 }
 
+/// Where Claude Code puts its id of the call in a `tools/call` request.
+const TOOL_USE_META: &str = "claudecode/toolUseId";
+
 impl HostAnswer {
-    pub fn new(tool: &str, arguments: &Map<String, Value>) -> HostAnswer {
+    pub fn new(
+        tool: &str,
+        arguments: &Map<String, Value>,
+        meta: &Map<String, Value>,
+    ) -> HostAnswer {
         HostAnswer {
             tool: tool.to_string(),
             arguments: Value::Object(arguments.clone()),
+            tool_use: meta
+                .get(TOOL_USE_META)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
             said_yes: OnceLock::new(),
         }
     }
@@ -153,7 +201,7 @@ impl HostAnswer {
             let parent = wamcp_platform::process::ancestors(std::process::id(), 1);
             match (data, parent.first()) {
                 (Some(data), Some(&host)) if transport == "stdio" => {
-                    take(data, &self.tool, &self.arguments, host)
+                    take(data, &self.tool, &self.arguments, &self.tool_use, host)
                 }
                 _ => false,
             }
@@ -165,64 +213,80 @@ impl HostAnswer {
 mod tests {
     use super::*;
 
-    /// A record this process files names this process's parent, as the
-    /// hook's names the host: so the test files as "the hook" and takes as
-    /// a server whose parent is this process's parent.
+    /// The host a record names (the real ancestors are tested end to end
+    /// in tests/plugins.rs).
     fn host() -> u32 {
-        wamcp_platform::process::ancestors(std::process::id(), 1)[0]
+        4242
+    }
+
+    fn file(data: &Path, tool: &str, arguments: &Value, tool_use: &str) {
+        file_for(data, tool, arguments, tool_use, &[host()]).unwrap();
     }
 
     #[test]
-    #[cfg(any(target_os = "linux", windows))]
     fn a_record_answers_one_exact_call_once() {
         let dir = tempfile::tempdir().unwrap();
         let args = json!({"command": "git clean -fdx"});
-        file(dir.path(), "run_powershell", &args).unwrap();
+        file(dir.path(), "run_powershell", &args, "toolu_1");
+        let other = json!({"command": "git clean -fdX"});
         assert!(!take(
             dir.path(),
             "run_powershell",
-            &json!({"command": "git clean -fdX"}),
+            &other,
+            "toolu_1",
             host()
         ));
-        assert!(!take(dir.path(), "build_project", &args, host()));
-        assert!(take(dir.path(), "run_powershell", &args, host()));
+        assert!(!take(dir.path(), "build_project", &args, "toolu_1", host()));
+        assert!(!take(dir.path(), "run_powershell", &args, "", host()));
+        assert!(take(dir.path(), "run_powershell", &args, "toolu_1", host()));
         assert!(
-            !take(dir.path(), "run_powershell", &args, host()),
+            !take(dir.path(), "run_powershell", &args, "toolu_1", host()),
             "taken once"
         );
     }
 
     #[test]
-    #[cfg(any(target_os = "linux", windows))]
-    fn another_host_or_an_old_record_answers_nothing() {
+    fn another_call_another_host_or_an_old_record_answers_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let args = json!({"command": "git stash clear"});
-        file(dir.path(), "run_powershell", &args).unwrap();
+        file(dir.path(), "run_powershell", &args, "toolu_2");
         assert!(!take(
             dir.path(),
             "run_powershell",
             &args,
-            host() + 1_000_000
+            "toolu_2",
+            host() + 1
+        ));
+        // A declined question's record never stands for the next call.
+        assert!(!take(
+            dir.path(),
+            "run_powershell",
+            &args,
+            "toolu_3",
+            host()
         ));
         assert!(
-            !take(dir.path(), "run_powershell", &args, host()),
-            "the wrong host used it up"
+            take(dir.path(), "run_powershell", &args, "toolu_2", host()),
+            "left to the call it was filed for"
         );
 
         let key = call_key("run_powershell", &args);
-        let old = json!({"tool": "run_powershell", "key": key, "hosts": [host()],
+        let old = json!({"tool": "run_powershell", "key": key, "tool_use": "t", "hosts": [host()],
             "at": now() - HOST_APPROVAL_SECONDS - 1});
         std::fs::write(folder(dir.path()).join(&key), old.to_string()).unwrap();
-        assert!(!take(dir.path(), "run_powershell", &args, host()));
+        assert!(!take(dir.path(), "run_powershell", &args, "t", host()));
         std::fs::write(folder(dir.path()).join(&key), "x".repeat(5000)).unwrap();
-        assert!(!take(dir.path(), "run_powershell", &args, host()));
+        assert!(!take(dir.path(), "run_powershell", &args, "t", host()));
     }
 
     #[test]
     fn only_a_stdio_server_with_a_data_directory_looks() {
         let dir = tempfile::tempdir().unwrap();
         let args = Map::new();
-        assert!(!HostAnswer::new("write_file", &args).said_yes(None, "stdio"));
-        assert!(!HostAnswer::new("write_file", &args).said_yes(Some(dir.path()), "http"));
+        let meta: Map<String, Value> = [(TOOL_USE_META.to_string(), json!("toolu_9"))]
+            .into_iter()
+            .collect();
+        assert!(!HostAnswer::new("write_file", &args, &meta).said_yes(None, "stdio"));
+        assert!(!HostAnswer::new("write_file", &args, &meta).said_yes(Some(dir.path()), "http"));
     }
 }

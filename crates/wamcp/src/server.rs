@@ -192,7 +192,7 @@ impl ServerHandler for WamcpServer {
             responses: request.input_responses,
             state: request.request_state,
             call_identity,
-            host: crate::host_approvals::HostAnswer::new(entry.name, &arguments),
+            host: crate::host_approvals::HostAnswer::new(entry.name, &arguments, &context.meta.0.0),
             pending: Arc::default(),
         };
         let pending = exchange.pending.clone();

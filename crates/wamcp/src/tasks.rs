@@ -110,7 +110,7 @@ async fn run(
             responses,
             state: state.flatten(),
             call_identity: call_identity.clone(),
-            host: crate::host_approvals::HostAnswer::new(entry.name, &arguments),
+            host: crate::host_approvals::HostAnswer::new(entry.name, &arguments, &request.meta.0.0),
             pending: Arc::default(),
         };
         let pending = exchange.pending.clone();

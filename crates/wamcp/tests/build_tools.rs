@@ -241,3 +241,41 @@ sys.exit(1)
     );
     client.close().await;
 }
+
+/// The shader compiler runs beside its source, so that folder must be a
+/// project's, as any working directory: not outside every project, not
+/// `.git`.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_shader_outside_the_project_or_in_git_is_not_compiled() {
+    let (sandbox, project) = Sandbox::with_project();
+    let shader = "#version 450\nvoid main() {}\n";
+    let outside = sandbox.write("outside/x.comp", shader);
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::write(project.join(".git/x.comp"), shader).unwrap();
+    let client = sandbox.connect().await;
+    for source in [
+        outside.display().to_string(),
+        "proj/.git/x.comp".to_string(),
+    ] {
+        let error = client
+            .error_of(
+                "compile_shader",
+                json!({"source": source, "output": "proj/x.spv"}),
+            )
+            .await;
+        // Without glslc the compiler is named missing first.
+        let have_glslc = std::process::Command::new("glslc")
+            .arg("--version")
+            .output()
+            .is_ok();
+        let want = if have_glslc {
+            "WORKING_DIRECTORY_NOT_ALLOWED"
+        } else {
+            "SHADER_COMPILER_NOT_FOUND"
+        };
+        assert_eq!(error["type"], want, "{source}: {error}");
+    }
+    assert!(!project.join("x.spv").exists());
+    client.close().await;
+}

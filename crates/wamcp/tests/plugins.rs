@@ -488,10 +488,34 @@ async fn a_call_the_host_asked_about_is_not_asked_again() {
     assert_eq!(unasked["hookSpecificOutput"]["permissionDecision"], "ask");
 
     let client = sandbox.connect().await;
-    let ran = client
-        .call_text("run_powershell", json!({"command": "git stash clear"}))
-        .await;
-    assert!(ran.contains("EXIT CODE: 0"), "{ran}");
+    // As Claude Code sends it: the call's tool-use id in `_meta`.
+    let call = |command: &str, tool_use: Option<&str>| {
+        let mut params = rmcp::model::CallToolRequestParams::new("run_powershell")
+            .with_arguments(json!({"command": command}).as_object().unwrap().clone());
+        params.meta = tool_use.map(|id| {
+            rmcp::model::RequestMetaObject(rmcp::model::MetaObject(
+                json!({"claudecode/toolUseId": id})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ))
+        });
+        let peer = client.service.peer().clone();
+        async move { peer.call_tool(params).await.unwrap() }
+    };
+    for (command, tool_use, why) in [
+        (
+            "git stash clear",
+            Some("toolu_2"),
+            "another call than the one asked about",
+        ),
+        ("git stash clear", None, "a call without the host's id"),
+    ] {
+        let refused = call(command, tool_use).await;
+        assert_eq!(refused.is_error, Some(true), "{why}: {refused:?}");
+    }
+    let ran = call("git stash clear", Some("toolu_1")).await;
+    assert_eq!(ran.is_error, Some(false), "{ran:?}");
     for (command, why) in [
         ("git stash clear", "the host's yes answered one call"),
         (
@@ -500,10 +524,10 @@ async fn a_call_the_host_asked_about_is_not_asked_again() {
         ),
         ("git clean -fdx", "the host never asked about this call"),
     ] {
-        let error = client
-            .error_of("run_powershell", json!({"command": command}))
-            .await;
-        assert_eq!(error["type"], "COMMAND_NOT_ALLOWED", "{why}: {error}");
+        let refused = call(command, Some("toolu_1")).await;
+        assert_eq!(refused.is_error, Some(true), "{why}: {refused:?}");
+        let text = serde_json::to_string(&refused.structured_content).unwrap();
+        assert!(text.contains("COMMAND_NOT_ALLOWED"), "{why}: {text}");
     }
     client.close().await;
 }

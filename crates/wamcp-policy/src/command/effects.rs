@@ -63,16 +63,62 @@ fn program(word: &Word) -> String {
 /// main`).
 pub fn loss(words: &[Word], exists: &dyn Fn(&str) -> bool) -> Option<String> {
     let (first, args) = words.split_first()?;
-    match program(first).as_str() {
+    if first.dynamic {
+        // `$(which git) reset --hard`, `${GIT:-git} ...`: judged as each
+        // program it could be.
+        return ["git", "rm", "cmake", "remove-item"]
+            .iter()
+            .find_map(|guess| {
+                let mut as_guess = words.to_vec();
+                as_guess[0] = Word {
+                    text: guess.to_string(),
+                    ..Word::default()
+                };
+                loss(&as_guess, exists)
+                    .map(|why| format!("the program is known only when it runs; as {guess}, {why}"))
+            });
+    }
+    let name = program(first);
+    match name.as_str() {
         "git" => git_loss(args, exists),
-        "rm" | "remove-item" | "ri" | "del" | "erase" | "rd" | "rmdir" => recursive_delete(args)
-            .map(|targets| format!("it deletes {targets} and everything in it")),
+        "rm" | "remove-item" | "ri" | "del" | "erase" | "rd" | "rmdir" => {
+            let cmdlet = matches!(name.as_str(), "remove-item" | "ri");
+            recursive_delete(args, cmdlet)
+                .map(|targets| format!("it deletes {targets} and everything in it"))
+        }
         "cmake" => cmake_loss(args),
-        "find" if args.iter().any(|a| a.text == "-delete") => {
+        "rsync" if args.iter().any(|a| a.text.starts_with("--del")) => {
+            Some("rsync --delete removes files from the destination".into())
+        }
+        "find" if args.iter().any(|a| a.text == "-delete") && !only_regenerated_names(args) => {
             Some("find -delete removes every file it matches".into())
         }
         _ => None,
     }
+}
+
+/// Files a build or an interpreter makes again, as `find -name` patterns.
+const REGENERATED_FILES: &[&str] = &[
+    "*.pyc",
+    "*.pyo",
+    "__pycache__",
+    "*.o",
+    "*.obj",
+    "*.class",
+    "*.tmp",
+    ".DS_Store",
+    "*~",
+];
+
+/// Whether every `-name`/`-iname` of a `find` names only regenerated
+/// files (and there is at least one).
+fn only_regenerated_names(args: &[Word]) -> bool {
+    let names: Vec<&str> = args
+        .windows(2)
+        .filter(|pair| matches!(pair[0].text.as_str(), "-name" | "-iname"))
+        .map(|pair| pair[1].text.as_str())
+        .collect();
+    !names.is_empty() && names.iter().all(|n| REGENERATED_FILES.contains(n))
 }
 
 /// Options that say what they mean: `-x` clusters (`-fdx`) and long names.
@@ -89,10 +135,15 @@ impl<'a> Options<'a> {
             .take_while(|a| *a != "--")
     }
 
-    /// A long option, alone or as `--name=value`.
+    /// A long option, alone, as `--name=value`, or shortened: git and GNU
+    /// tools take any unambiguous start of a long option (`--ha` for
+    /// `--hard`), so any start of three or more characters counts here.
     fn long(&self, name: &str) -> bool {
-        self.options()
-            .any(|a| a == name || a.strip_prefix(name).is_some_and(|v| v.starts_with('=')))
+        self.options().any(|a| {
+            let given = a.split_once('=').map_or(a, |(option, _)| option);
+            given == name
+                || (given.len() >= 3 && given.starts_with("--") && name.starts_with(given))
+        })
     }
 
     /// A long option by its prefix (`--force` for `--force-with-lease`).
@@ -147,27 +198,125 @@ const GIT_VALUE_OPTIONS: &[&str] = &[
     "--namespace",
     "--config-env",
     "--super-prefix",
+    "--attr-source",
 ];
 
-fn git_loss(args: &[Word], exists: &dyn Fn(&str) -> bool) -> Option<String> {
+/// git's subcommands that can destroy work with some argument: one of them
+/// with an argument only the shell knows is asked about.
+const GIT_RISKY: &[&str] = &[
+    "reset",
+    "checkout",
+    "restore",
+    "clean",
+    "push",
+    "branch",
+    "stash",
+    "reflog",
+    "gc",
+    "prune",
+    "switch",
+    "rm",
+    "worktree",
+    "update-ref",
+    "tag",
+    "filter-branch",
+    "filter-repo",
+    "checkout-index",
+    "read-tree",
+    "send-pack",
+];
+
+/// The subcommand's index: the first word after git's own options that
+/// is not the value of an option this table does not know.
+fn git_subcommand(args: &[Word]) -> Option<usize> {
     let mut at = 0;
+    let mut skipped = 0;
     while let Some(arg) = args.get(at) {
-        if GIT_VALUE_OPTIONS.contains(&arg.text.as_str()) {
+        let t = arg.text.as_str();
+        if GIT_VALUE_OPTIONS.contains(&t) {
             at += 2;
-        } else if arg.text.starts_with('-') {
+        } else if t.starts_with('-') {
+            at += 1;
+        } else if !arg.dynamic && !GIT_RISKY.contains(&t) && !is_git_command(t) && skipped < 2 {
+            // Likely the value of an option not listed above.
+            skipped += 1;
             at += 1;
         } else {
-            break;
+            return Some(at);
         }
     }
-    let sub = args.get(at)?.text.as_str();
+    None
+}
+
+/// Common git subcommands that destroy nothing, so that the scan above
+/// does not skip them as option values.
+fn is_git_command(word: &str) -> bool {
+    matches!(
+        word,
+        "status"
+            | "log"
+            | "diff"
+            | "show"
+            | "add"
+            | "commit"
+            | "fetch"
+            | "pull"
+            | "merge"
+            | "rebase"
+            | "init"
+            | "clone"
+            | "remote"
+            | "config"
+            | "describe"
+            | "blame"
+            | "grep"
+            | "rev-parse"
+            | "ls-files"
+            | "cherry-pick"
+            | "revert"
+            | "bisect"
+            | "submodule"
+            | "mv"
+            | "apply"
+            | "am"
+            | "archive"
+            | "help"
+            | "version"
+            | "notes"
+            | "shortlog"
+    )
+}
+
+fn git_loss(args: &[Word], exists: &dyn Fn(&str) -> bool) -> Option<String> {
+    let at = git_subcommand(args)?;
+    let sub = args[at].text.as_str();
+    if args[at].dynamic {
+        return Some("git's subcommand is known only when it runs".into());
+    }
+    // `git -C dir checkout file` restores `dir/file`.
+    let dir: Vec<&str> = args[..at]
+        .windows(2)
+        .filter(|pair| pair[0].text == "-C")
+        .map(|pair| pair[1].text.as_str())
+        .collect();
+    let under = |path: &str| {
+        let mut full = dir.join("/");
+        if !full.is_empty() {
+            full.push('/');
+        }
+        full.push_str(path);
+        exists(&full)
+    };
     let rest = Options {
         args: &args[at + 1..],
     };
     let why = |what: &str| Some(format!("git {sub} {what}"));
+    if GIT_RISKY.contains(&sub) && sub != "checkout" && rest.args.iter().any(|a| a.dynamic) {
+        return why("has an argument known only when it runs (a variable, a substitution, a glob)");
+    }
     match sub {
         "reset" if rest.long("--hard") => why("--hard discards every uncommitted change"),
-        "checkout" => checkout_loss(&rest, exists).and_then(why),
+        "checkout" => checkout_loss(&rest, &under).and_then(why),
         "restore" => {
             let staged_only = rest.either('S', "--staged") && !rest.either('W', "--worktree");
             (!staged_only).then(|| "git restore overwrites changes in the work tree".to_string())
@@ -206,6 +355,14 @@ fn git_loss(args: &[Word], exists: &dyn Fn(&str) -> bool) -> Option<String> {
         "update-ref" if rest.short('d') => why("-d deletes a ref"),
         "tag" if rest.either('d', "--delete") => why("deletes a tag"),
         "filter-branch" | "filter-repo" => why("rewrites the repository's history"),
+        "checkout-index" if rest.either('f', "--force") => why("overwrites work-tree files"),
+        "read-tree" if rest.short('u') && (rest.long("--reset") || rest.short('m')) => {
+            why("-u overwrites work-tree files")
+        }
+        "update-ref" if rest.long("--stdin") => why("--stdin can delete refs"),
+        "send-pack" if rest.either('f', "--force") || rest.long("--mirror") => {
+            why("rewrites history on the remote")
+        }
         _ => None,
     }
 }
@@ -224,14 +381,19 @@ fn checkout_loss(rest: &Options<'_>, exists: &dyn Fn(&str) -> bool) -> Option<&'
     if rest.long("--pathspec-from-file") {
         return Some("overwrites the listed files with the committed ones");
     }
+    if rest.short('B') {
+        return Some("-B resets a branch that may hold commits");
+    }
     // Making a branch names a start point, not files.
-    if rest.short('b') || rest.short('B') || rest.long("--orphan") {
+    if rest.short('b') || rest.long("--orphan") {
         return None;
     }
+    // `*`, `src/*.c` and `:/` are pathspecs git expands itself.
+    let pathspec = |w: &Word| w.text.contains(['*', '?', '[']) || w.text.starts_with(':');
     let positionals = rest.positionals();
     let restores = match positionals.as_slice() {
         [] => false,
-        [one] => one.text == "." || one.dynamic || exists(&one.text),
+        [one] => one.text == "." || one.dynamic || pathspec(one) || exists(&one.text),
         _ => true,
     };
     restores.then_some("overwrites the named files with the committed ones")
@@ -259,30 +421,43 @@ fn branch_loss(rest: &Options<'_>) -> bool {
         || (force && !rest.positionals().is_empty())
 }
 
+/// cmd's options: `/s`, `/q`, and clusters of them (`/s/q`).
+fn is_cmd_option(text: &str) -> bool {
+    text.starts_with('/')
+        && text[1..]
+            .split('/')
+            .all(|part| (1..=2).contains(&part.len()))
+}
+
 /// A recursive delete's targets, shown, when one of them may hold work.
-fn recursive_delete(args: &[Word]) -> Option<String> {
+/// A PowerShell cmdlet (`cmdlet`) with no target deletes what it is
+/// piped, which nobody can know.
+fn recursive_delete(args: &[Word], cmdlet: bool) -> Option<String> {
     let recursive = args.iter().any(|a| {
         let t = a.text.as_str();
-        let lower = t.to_ascii_lowercase();
-        // rm's letters (`-rf`), PowerShell's `-Recurse` by any prefix,
-        // cmd's `/s`.
+        // `-Recurse:$true` is `-Recurse`.
+        let lower = t.split(':').next().unwrap_or(t).to_ascii_lowercase();
+        // rm's letters (`-rf`), `--recursive` by any start, PowerShell's
+        // `-Recurse` by any start, cmd's `/s`.
         (t.len() > 1
             && t.starts_with('-')
             && !t.starts_with("--")
             && t[1..].chars().all(|c| "dfirRvI".contains(c))
             && t[1..].contains(['r', 'R']))
-            || t == "--recursive"
-            || (lower.len() > 1 && "-recurse".starts_with(&lower))
-            || lower == "/s"
+            || (lower.len() >= 4 && "--recursive".starts_with(&lower))
+            || (lower.len() > 1 && !lower.starts_with("--") && "-recurse".starts_with(&lower))
+            || (is_cmd_option(&lower) && lower[1..].split('/').any(|p| p == "s"))
     });
     if !recursive {
         return None;
     }
     // Options are `-x` words and cmd's `/x`; `/home/x` is a path. Quotes
     // do not matter: `rm '-rf' x` gives rm the same option.
-    let is_option =
-        |a: &Word| a.text.starts_with('-') || (a.text.len() == 2 && a.text.starts_with('/'));
+    let is_option = |a: &Word| a.text.starts_with('-') || is_cmd_option(&a.text);
     let targets: Vec<&Word> = args.iter().filter(|a| !is_option(a)).collect();
+    if targets.is_empty() && cmdlet {
+        return Some("the items it is given".into());
+    }
     risky_targets(&targets)
 }
 
@@ -296,26 +471,30 @@ fn risky_targets(targets: &[&Word]) -> Option<String> {
     (!risky.is_empty()).then(|| risky.join(", "))
 }
 
-/// Whether deleting `target` loses nothing a build would not make again.
+/// Whether deleting `target` loses nothing a build would not make again:
+/// a relative path through a folder a build makes (`build`, `target/debug`,
+/// `node_modules/.vite`), or scratch under `/tmp`. `/usr/local/bin` and
+/// `~/bin` are named `bin` too, and are not a build's.
 fn regenerated(target: &Word) -> bool {
-    if target.dynamic {
+    let text = target.text.replace('\\', "/");
+    if target.dynamic || text.split('/').any(|part| part == "..") {
         return false;
     }
-    let last = target
-        .text
-        .trim_end_matches(['/', '\\'])
-        .rsplit(['/', '\\'])
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    REGENERATED.contains(&last.as_str())
+    if let Some(scratch) = text.strip_prefix("/tmp/") {
+        return !scratch.trim_matches('/').is_empty();
+    }
+    let absolute = text.starts_with(['/', '~']) || text.as_bytes().get(1) == Some(&b':');
+    !absolute
+        && text
+            .split('/')
+            .any(|part| REGENERATED.contains(&part.to_ascii_lowercase().as_str()))
 }
 
 fn cmake_loss(args: &[Word]) -> Option<String> {
     let at = args.iter().position(|a| a.text == "-E")?;
     let (tool, rest) = args[at + 1..].split_first()?;
     let targets = match tool.text.as_str() {
-        "rm" => recursive_delete(rest)?,
+        "rm" => recursive_delete(rest, false)?,
         "remove_directory" => risky_targets(&rest.iter().collect::<Vec<_>>())?,
         _ => return None,
     };
@@ -334,39 +513,90 @@ enum Writes {
     Last,
 }
 
-fn writer(program: &str) -> Option<Writes> {
+fn writer(program: &str, args: &[Word]) -> Option<Writes> {
     Some(match program {
         "tee" | "touch" | "truncate" | "set-content" | "add-content" | "out-file" | "new-item"
-        | "sc" | "ac" | "ni" => Writes::All,
+        | "tee-object" | "sc" | "ac" | "ni" => Writes::All,
+        "sed"
+            if args
+                .iter()
+                .any(|a| a.text.starts_with("-i") || a.text.starts_with("--in-place")) =>
+        {
+            Writes::All
+        }
         "cp" | "mv" | "ln" | "install" | "rsync" | "copy" | "move" | "xcopy" | "robocopy"
         | "copy-item" | "move-item" | "cpi" | "mi" | "cpp" | "mp" => Writes::Last,
         _ => return None,
     })
 }
 
-/// Why `command` writes a file that runs programs later, if it does: a
-/// redirection into one, or a program that writes its arguments.
-pub fn trust_write(command: &SimpleCommand) -> Option<String> {
-    let reached =
-        |word: &Word| names_trust_location(&word.text).map(|why| (word.text.clone(), why));
-    let found = command.writes_to.iter().find_map(reached).or_else(|| {
-        let (first, args) = command.words.split_first()?;
-        let named: Vec<&Word> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
-        match writer(&program(first))? {
-            Writes::All => named.into_iter().find_map(reached),
-            Writes::Last => {
-                let target = args
-                    .iter()
-                    .position(|a| {
-                        let t = a.text.to_ascii_lowercase();
-                        t == "-t" || t == "--target-directory" || t == "-destination"
-                    })
-                    .and_then(|i| args.get(i + 1))
-                    .or_else(|| named.last().copied())?;
-                reached(target)
-            }
+/// Options that name the file a program writes, whatever the program
+/// (`gcc -o`, `curl -o`, `wget -O`, `Invoke-WebRequest -OutFile`,
+/// `Expand-Archive -DestinationPath`), and `dd`'s `of=`.
+const OUTPUT_OPTIONS: &[&str] = &[
+    "-o",
+    "-O",
+    "--output",
+    "--output-document",
+    "-outfile",
+    "-filepath",
+    "-destinationpath",
+    "-destination",
+    "-literalpath",
+];
+
+/// The files `args` name through an output option.
+fn output_files(args: &[Word]) -> impl Iterator<Item = &Word> {
+    args.iter().enumerate().filter_map(move |(i, a)| {
+        let t = a.text.as_str();
+        let lower = t.to_ascii_lowercase();
+        let named = OUTPUT_OPTIONS
+            .iter()
+            .any(|o| *o == t || (o.len() > 2 && *o == lower));
+        if named {
+            return args.get(i + 1);
         }
-    })?;
+        (t.starts_with("of=") || t.starts_with("--output=")).then_some(a)
+    })
+}
+
+/// Why `command` writes a file that runs programs later, if it does: a
+/// redirection into one, an output option naming one, or a program that
+/// writes its arguments. Relative names are taken in `dir` (where a `cd`
+/// earlier on the line left the shell).
+pub fn trust_write(command: &SimpleCommand, dir: &str) -> Option<String> {
+    let reached = |word: &Word| {
+        let full = if dir.is_empty() {
+            word.text.clone()
+        } else {
+            format!("{dir}/{}", word.text)
+        };
+        names_trust_location(&full).map(|why| (word.text.clone(), why))
+    };
+    let args = command.words.get(1..).unwrap_or_default();
+    let found = command
+        .writes_to
+        .iter()
+        .chain(output_files(args))
+        .find_map(reached)
+        .or_else(|| {
+            let first = command.words.first()?;
+            let named: Vec<&Word> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
+            match writer(&program(first), args)? {
+                Writes::All => named.into_iter().find_map(reached),
+                Writes::Last => {
+                    let target = args
+                        .iter()
+                        .position(|a| {
+                            let t = a.text.to_ascii_lowercase();
+                            t == "-t" || t == "--target-directory" || t == "-destination"
+                        })
+                        .and_then(|i| args.get(i + 1))
+                        .or_else(|| named.last().copied())?;
+                    reached(target)
+                }
+            }
+        })?;
     Some(format!("it writes '{}', which is {}", found.0, found.1))
 }
 
@@ -379,6 +609,9 @@ pub enum Nested {
     Script(String, Dialect),
     /// A script nobody can read before it runs (`pwsh -EncodedCommand`).
     Encoded,
+    /// Something it runs that cannot be seen from the line, and why (a
+    /// shell reading its script from a pipe).
+    Unseen(String),
 }
 
 /// Wrappers that run the rest of their arguments as a command, with the
@@ -386,22 +619,28 @@ pub enum Nested {
 const WRAPPERS: &[(&str, &[&str])] = &[
     (
         "sudo",
-        &["-u", "-g", "-C", "-h", "-p", "-U", "-r", "-t", "-D", "-R"],
+        &[
+            "-u", "-g", "-C", "-h", "-p", "-U", "-r", "-t", "-D", "-R", "--user", "--group",
+            "--host", "--prompt", "--chdir", "--role", "--type",
+        ],
     ),
     ("doas", &["-u", "-C"]),
     ("nohup", &[]),
     ("time", &["-f", "-o"]),
     ("builtin", &[]),
     ("exec", &["-a"]),
-    ("nice", &["-n"]),
+    ("nice", &["-n", "--adjustment"]),
+    ("setsid", &[]),
+    ("busybox", &[]),
     ("ionice", &["-c", "-n", "-t"]),
     ("stdbuf", &["-i", "-o", "-e"]),
     ("unbuffer", &[]),
     ("chronic", &[]),
 ];
 
-/// The commands `words` runs in turn, to be judged like any other.
-pub fn nested(words: &[Word]) -> Vec<Nested> {
+/// The commands `words` runs in turn, to be judged like any other;
+/// `stdin` is its input where the line holds it (a here-doc).
+pub fn nested(words: &[Word], stdin: Option<&str>) -> Vec<Nested> {
     let Some((first, args)) = words.split_first() else {
         return Vec::new();
     };
@@ -427,7 +666,21 @@ pub fn nested(words: &[Word]) -> Vec<Nested> {
         "command" => {
             after_options(args, &[]).map_or_else(Vec::new, |r| vec![Nested::Command(r.to_vec())])
         }
-        "env" => env_command(args).map_or_else(Vec::new, |r| vec![Nested::Command(r.to_vec())]),
+        "env" => match args
+            .iter()
+            .position(|a| matches!(a.text.as_str(), "-S" | "--split-string"))
+        {
+            Some(at) => args
+                .get(at + 1)
+                .map(|script| vec![Nested::Script(script.text.clone(), Dialect::Posix)])
+                .unwrap_or_default(),
+            None => env_command(args).map_or_else(Vec::new, |r| vec![Nested::Command(r.to_vec())]),
+        },
+        "flock" => flock_command(args),
+        "script" => shell_script(args)
+            .map(|s| vec![Nested::Script(s, Dialect::Posix)])
+            .unwrap_or_default(),
+        "start-process" | "saps" | "start" => start_process(args),
         "timeout" => after_options(args, &["-s", "-k", "--signal", "--kill-after"])
             .and_then(|r| r.get(1..))
             .map_or_else(Vec::new, |r| vec![Nested::Command(r.to_vec())]),
@@ -442,9 +695,7 @@ pub fn nested(words: &[Word]) -> Vec<Nested> {
                 vec![Nested::Command(command)]
             }),
         "find" => find_commands(args),
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "fish" => shell_script(args)
-            .map(|s| vec![Nested::Script(s, Dialect::Posix)])
-            .unwrap_or_default(),
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "fish" => shell_input(args, stdin),
         "eval" => vec![Nested::Script(joined(args), Dialect::Posix)],
         "watch" => after_options(args, &["-n", "-d", "--interval"])
             .map(|r| vec![Nested::Script(joined(r), Dialect::Posix)])
@@ -509,6 +760,77 @@ pub fn is_assignment(word: &Word) -> bool {
     !name.is_empty()
         && !name.starts_with(|c: char| c.is_ascii_digit())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// What a shell runs: `sh -c 'script'`, a script file (no opinion unless
+/// its name is only known at run time), or its input (a here-doc this
+/// line holds, else nothing that can be seen).
+fn shell_input(args: &[Word], stdin: Option<&str>) -> Vec<Nested> {
+    if let Some(script) = shell_script(args) {
+        return vec![Nested::Script(script, Dialect::Posix)];
+    }
+    let file = args
+        .iter()
+        .find(|a| !a.text.starts_with('-') && !a.text.starts_with('+'));
+    match (file, stdin) {
+        (Some(file), _) if file.dynamic => vec![Nested::Unseen(
+            "the shell runs a script whose name is known only when it runs".into(),
+        )],
+        (Some(_), _) => Vec::new(),
+        (None, Some(text)) => vec![Nested::Script(text.to_string(), Dialect::Posix)],
+        (None, None) => vec![Nested::Unseen(
+            "the shell runs whatever it reads from its input, which the line does not show".into(),
+        )],
+    }
+}
+
+/// `flock [options] FILE command...`, or `flock -c 'script' FILE`.
+fn flock_command(args: &[Word]) -> Vec<Nested> {
+    if let Some(at) = args
+        .iter()
+        .position(|a| a.text == "-c" || a.text == "--command")
+    {
+        return args
+            .get(at + 1)
+            .map(|s| vec![Nested::Script(s.text.clone(), Dialect::Posix)])
+            .unwrap_or_default();
+    }
+    after_options(args, &["-w", "-E", "--timeout", "--conflict-exit-code"])
+        .and_then(|rest| rest.get(1..))
+        .filter(|rest| !rest.is_empty())
+        .map(|rest| vec![Nested::Command(rest.to_vec())])
+        .unwrap_or_default()
+}
+
+/// PowerShell's `Start-Process FILE -ArgumentList a, b`.
+fn start_process(args: &[Word]) -> Vec<Nested> {
+    let lower = |w: &Word| w.text.to_ascii_lowercase();
+    let value_of = |names: &[&str]| {
+        args.iter()
+            .position(|a| names.contains(&lower(a).as_str()))
+            .and_then(|i| args.get(i + 1))
+    };
+    let file = value_of(&["-filepath", "-file", "-path"])
+        .or_else(|| args.iter().find(|a| !a.text.starts_with('-')));
+    let Some(file) = file else {
+        return Vec::new();
+    };
+    let mut command = vec![file.clone()];
+    if let Some(at) = args
+        .iter()
+        .position(|a| matches!(lower(a).as_str(), "-argumentlist" | "-args"))
+    {
+        for word in args[at + 1..]
+            .iter()
+            .take_while(|a| !a.text.starts_with('-') || a.quoted)
+        {
+            command.extend(word.text.split_whitespace().map(|part| Word {
+                text: part.to_string(),
+                ..word.clone()
+            }));
+        }
+    }
+    vec![Nested::Command(command)]
 }
 
 /// `sh -c 'script'`, `bash -lc 'script'`.

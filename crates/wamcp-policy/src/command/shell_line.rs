@@ -41,6 +41,9 @@ pub struct SimpleCommand {
     pub words: Vec<Word>,
     /// Targets of `>`, `>>`, `&>`, `2>`... redirections.
     pub writes_to: Vec<Word>,
+    /// What it reads as its input when the line itself holds it: a
+    /// here-doc body or a here-string (a shell runs it as a script).
+    pub stdin: Option<String>,
 }
 
 /// Nested substitutions deeper than this are not looked into; the word
@@ -74,14 +77,35 @@ fn split_into(line: &str, dialect: Dialect, depth: usize, out: &mut Vec<SimpleCo
     lexer.run();
 }
 
+/// The items of a word that is one brace list (`{a,b,c}`), as bash
+/// expands it (empty items vanish); `None` for any other word.
+fn whole_brace_list(text: &str) -> Option<Vec<&str>> {
+    let inner = text.strip_prefix('{')?.strip_suffix('}')?;
+    if !inner.contains(',') || inner.contains(['{', '}']) {
+        return None;
+    }
+    Some(inner.split(',').filter(|item| !item.is_empty()).collect())
+}
+
+impl Word {
+    fn plain(text: &str) -> Word {
+        Word {
+            text: text.to_string(),
+            ..Word::default()
+        }
+    }
+}
+
 /// Where the word being read goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Target {
     Argument,
     /// The file a redirection writes.
     Written,
-    /// Read, or data (`< file`, `<<< string`): not an argument.
+    /// Read (`< file`): not an argument.
     Dropped,
+    /// A here-string (`<<< text`): the command's input.
+    Input,
     /// A here-doc's delimiter.
     Delimiter {
         strip_tabs: bool,
@@ -97,8 +121,9 @@ struct Lexer<'o> {
     command: SimpleCommand,
     word: Option<Word>,
     target: Target,
-    /// Here-docs opened on this line: (delimiter, strip tabs, body expands).
-    heredocs: Vec<(String, bool, bool)>,
+    /// Here-docs opened on this line: (delimiter, strip tabs, body
+    /// expands, the index in `out` of the command that reads it).
+    heredocs: Vec<(String, bool, bool, Option<usize>)>,
 }
 
 impl Lexer<'_> {
@@ -157,6 +182,24 @@ impl Lexer<'_> {
                 self.substitution('(', ')');
             }
             ';' | '|' | '&' => self.operator(c),
+            // `(( x = 1 << 2 ))` is arithmetic, not a here-doc.
+            '(' if posix
+                && self.peek(1) == Some('(')
+                && self.word.is_none()
+                && self.command.words.is_empty() =>
+            {
+                self.at += 1;
+                self.balanced('(', ')');
+            }
+            // `<(cmd)` and `>(cmd)`: process substitution.
+            '<' | '>' if posix && self.peek(1) == Some('(') => {
+                self.at += 1;
+                self.substitution('(', ')');
+            }
+            ',' if ps => {
+                self.end_word();
+                self.at += 1;
+            }
             '(' | ')' => {
                 self.end_command();
                 self.at += 1;
@@ -529,7 +572,7 @@ impl Lexer<'_> {
                 self.at += 1;
                 if self.peek(0) == Some('<') {
                     self.at += 1;
-                    self.target = Target::Dropped;
+                    self.target = Target::Input;
                     return;
                 }
                 let strip_tabs = self.peek(0) == Some('-');
@@ -562,15 +605,30 @@ impl Lexer<'_> {
     }
 
     fn end_word(&mut self) {
-        let Some(word) = self.word.take() else {
+        let Some(mut word) = self.word.take() else {
             return;
         };
+        if self.dialect == Dialect::Posix && !word.quoted && word.text.contains('{') {
+            if let Some(items) = whole_brace_list(&word.text) {
+                // `{git,reset,--hard}` is three words to bash.
+                for item in items {
+                    self.word = Some(Word::plain(item));
+                    self.end_word();
+                }
+                return;
+            }
+            if word.text.contains(',') || word.text.contains("..") {
+                word.dynamic = true;
+            }
+        }
         match std::mem::replace(&mut self.target, Target::Argument) {
             Target::Argument => self.command.words.push(word),
             Target::Written => self.command.writes_to.push(word),
             Target::Dropped => {}
+            Target::Input => self.command.stdin = Some(word.text),
             Target::Delimiter { strip_tabs } => {
-                self.heredocs.push((word.text, strip_tabs, !word.quoted));
+                self.heredocs
+                    .push((word.text, strip_tabs, !word.quoted, None));
             }
         }
     }
@@ -580,6 +638,10 @@ impl Lexer<'_> {
         self.target = Target::Argument;
         let command = std::mem::take(&mut self.command);
         if !command.words.is_empty() || !command.writes_to.is_empty() {
+            let index = self.out.len();
+            for heredoc in self.heredocs.iter_mut().filter(|h| h.3.is_none()) {
+                heredoc.3 = Some(index);
+            }
             self.out.push(command);
         }
     }
@@ -587,7 +649,7 @@ impl Lexer<'_> {
     /// After a newline: the bodies of the here-docs opened on the line
     /// before, which are data (their substitutions still run).
     fn skip_heredoc_bodies(&mut self) {
-        for (delimiter, strip_tabs, expands) in std::mem::take(&mut self.heredocs) {
+        for (delimiter, strip_tabs, expands, reader) in std::mem::take(&mut self.heredocs) {
             let mut body = String::new();
             while self.peek(0).is_some() {
                 let start = self.at;
@@ -609,6 +671,9 @@ impl Lexer<'_> {
             }
             if expands {
                 self.expand_substitutions(&body);
+            }
+            if let Some(command) = reader.and_then(|i| self.out.get_mut(i)) {
+                command.stdin = Some(body);
             }
         }
     }

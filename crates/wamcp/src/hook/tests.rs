@@ -446,9 +446,9 @@ fn bad_events_are_errors_and_change_nothing() {
     let env = |_: &str| None;
     let cwd = std::env::temp_dir();
     assert!(
-        respond("claude-post-tool-use", &b"{}"[..], &env, &cwd)
+        respond("claude-pre-compact", &b"{}"[..], &env, &cwd)
             .unwrap_err()
-            .starts_with("unknown hook event 'claude-post-tool-use'; one of: claude-pre-tool-use")
+            .starts_with("unknown hook event 'claude-pre-compact'; one of: claude-pre-tool-use")
     );
     assert!(
         respond(CLAUDE, &b"not json"[..], &env, &cwd)

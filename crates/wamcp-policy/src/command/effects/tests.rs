@@ -171,7 +171,7 @@ fn writes_to_trust_files_are_found() {
         "touch .git/hooks/x",
     ] {
         let command = &simple_commands(line, Dialect::Posix)[0];
-        assert!(trust_write(command).is_some(), "{line}");
+        assert!(trust_write(command, "").is_some(), "{line}");
     }
     for line in [
         "echo x > notes.txt",
@@ -183,13 +183,13 @@ fn writes_to_trust_files_are_found() {
         "git config user.name x",
     ] {
         let command = &simple_commands(line, Dialect::Posix)[0];
-        assert_eq!(trust_write(command), None, "{line}");
+        assert_eq!(trust_write(command, ""), None, "{line}");
     }
 }
 
 #[test]
 fn wrappers_and_shells_name_the_commands_they_run() {
-    let first = |line: &str| nested(&words(line));
+    let first = |line: &str| nested(&words(line), None);
     let command = |line: &str| Nested::Command(words(line));
     assert_eq!(
         first("sudo -u root git reset --hard"),

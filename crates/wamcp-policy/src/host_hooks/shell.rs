@@ -1,0 +1,308 @@
+//! The verdict on a line for a host's own shell tool, command by command:
+//! what wamcp refuses outright is denied, what destroys work is asked
+//! about, anything else is left to the host.
+//!
+//! The line is read as its shell runs it, with the state a line carries
+//! from one command to the next: the folder a `cd` moved to (relative
+//! names are judged there) and the links an `ln -s` made (a recursive
+//! delete through one empties what it points at).
+
+use super::Verdict;
+use crate::command::effects::{Nested, is_assignment, loss, nested, trust_write};
+use crate::command::rules::{BLOCKED_RULES, Decision, RuleSet, program_name};
+use crate::command::shell_line::{Dialect, SimpleCommand, Word, simple_commands};
+use crate::command::tokenize::Arg;
+use crate::write_rules::names_trust_location;
+
+/// Nested shells deeper than this are not looked into.
+const MAX_SHELL_DEPTH: usize = 6;
+
+/// What wamcp makes of a line the host's own shell tool will run: `Deny`
+/// when a command in it does what wamcp refuses outright (a program option
+/// that runs code, by the same grammars `run_powershell` uses; a write to a
+/// file that runs programs later; git configuration set through the
+/// environment; a script nobody can read), `Ask` when it destroys work or
+/// history, else `Nothing` — a program no table knows is no opinion, and
+/// the host's own permissions decide.
+pub fn shell_verdict(
+    line: &str,
+    dialect: Dialect,
+    rules: &RuleSet,
+    exists: &dyn Fn(&str) -> bool,
+) -> Verdict {
+    let mut judge = Judge {
+        rules,
+        exists,
+        verdict: Verdict::Nothing,
+    };
+    judge.line(line, dialect, &mut Place::default(), 0);
+    judge.verdict
+}
+
+/// [`shell_verdict`] for a command given as argv, with no shell between.
+pub fn argv_verdict(argv: &[&str], rules: &RuleSet, exists: &dyn Fn(&str) -> bool) -> Verdict {
+    let words: Vec<Word> = argv
+        .iter()
+        .map(|text| Word {
+            text: text.to_string(),
+            dynamic: false,
+            quoted: false,
+        })
+        .collect();
+    let mut judge = Judge {
+        rules,
+        exists,
+        verdict: Verdict::Nothing,
+    };
+    judge.words(&words, None, &Place::default(), 0);
+    judge.verdict
+}
+
+/// What a line has changed so far for the commands after it.
+#[derive(Default)]
+struct Place {
+    /// Where `cd` went, relative to the session's folder (or absolute).
+    dir: String,
+    /// Names `ln -s` made on this line.
+    links: Vec<String>,
+}
+
+impl Place {
+    fn join(&self, path: &str) -> String {
+        if self.dir.is_empty() || path.starts_with(['/', '\\', '~']) || path.get(1..2) == Some(":")
+        {
+            path.to_string()
+        } else {
+            format!("{}/{path}", self.dir)
+        }
+    }
+
+    /// Takes in what `words` changes: `cd DIR` and `ln -s TARGET NAME`.
+    fn follow(&mut self, words: &[Word]) {
+        let Some((first, args)) = words.split_first() else {
+            return;
+        };
+        let positionals: Vec<&Word> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
+        match program_name(&first.text).as_str() {
+            "cd" | "pushd" | "chdir" | "set-location" | "sl" => {
+                if let Some(dir) = positionals.first() {
+                    self.dir = self.join(&dir.text);
+                }
+            }
+            "ln" if args
+                .iter()
+                .any(|a| a.text.starts_with('-') && a.text.contains('s')) =>
+            {
+                if let Some(name) = positionals.last() {
+                    self.links
+                        .push(name.text.trim_end_matches(['/', '\\']).to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+struct Judge<'a> {
+    rules: &'a RuleSet,
+    exists: &'a dyn Fn(&str) -> bool,
+    verdict: Verdict,
+}
+
+impl Judge<'_> {
+    /// Keeps the strictest verdict, and the first reason at that level.
+    fn found(&mut self, found: Verdict) {
+        let rank = |v: &Verdict| match v {
+            Verdict::Deny(_) => 3,
+            Verdict::Ask(_) => 2,
+            Verdict::ProvenPlan => 1,
+            Verdict::Nothing => 0,
+        };
+        if rank(&found) > rank(&self.verdict) {
+            self.verdict = found;
+        }
+    }
+
+    fn line(&mut self, line: &str, dialect: Dialect, place: &mut Place, depth: usize) {
+        let commands = simple_commands(line, dialect);
+        if dialect == Dialect::PowerShell && dotnet_writes_trust_file(line, &commands) {
+            self.found(Verdict::Deny(
+                "wamcp refuses this command: a .NET call on it writes files, and the line names a trust location".into(),
+            ));
+        }
+        for command in &commands {
+            if let Some(why) = sets_git_config(&command.words) {
+                self.found(Verdict::Deny(format!("wamcp refuses this command: {why}")));
+            }
+            let redirects = SimpleCommand {
+                writes_to: command.writes_to.clone(),
+                ..SimpleCommand::default()
+            };
+            if let Some(why) = trust_write(&redirects, &place.dir) {
+                self.found(Verdict::Deny(format!("wamcp refuses this command: {why}")));
+            }
+            let words = without_keywords(&command.words);
+            self.words(words, command.stdin.as_deref(), place, depth);
+            place.follow(words);
+        }
+    }
+
+    fn words(&mut self, words: &[Word], stdin: Option<&str>, place: &Place, depth: usize) {
+        let start = words.iter().take_while(|w| is_assignment(w)).count();
+        let words = &words[start..];
+        let Some(first) = words.first() else {
+            return;
+        };
+        let shown = || {
+            words
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        self.rules_say(words, &shown());
+        let command = SimpleCommand {
+            words: words.to_vec(),
+            ..SimpleCommand::default()
+        };
+        if let Some(why) = trust_write(&command, &place.dir) {
+            self.found(Verdict::Deny(format!("wamcp refuses this command: {why}")));
+        }
+        let exists = |path: &str| (self.exists)(&place.join(path));
+        if let Some(why) = loss(words, &exists) {
+            self.found(Verdict::Ask(format!(
+                "'{}' cannot be undone: {why}",
+                shown()
+            )));
+        }
+        if let Some(link) = deletes_through_link(words, &place.links) {
+            self.found(Verdict::Ask(format!(
+                "'{}' deletes through '{link}', a link made on this line, what it points at",
+                shown()
+            )));
+        }
+        if depth >= MAX_SHELL_DEPTH || first.text.is_empty() {
+            return;
+        }
+        for inner in nested(words, stdin) {
+            match inner {
+                Nested::Command(inner) => self.words(&inner, None, place, depth + 1),
+                Nested::Script(script, dialect) => {
+                    let mut inner_place = Place {
+                        dir: place.dir.clone(),
+                        links: place.links.clone(),
+                    };
+                    self.line(&script, dialect, &mut inner_place, depth + 1)
+                }
+                Nested::Encoded => self.found(Verdict::Deny(
+                    "wamcp refuses an encoded script: nobody can read it before it runs".into(),
+                )),
+                Nested::Unseen(why) => self.found(Verdict::Ask(format!(
+                    "'{}' cannot be judged: {why}",
+                    shown()
+                ))),
+            }
+        }
+    }
+
+    /// The command rules' answer, where a grammar or rule knows the
+    /// program: what they forbid is denied, what a user's rule asks about
+    /// is asked (a grammar's unknown option is no opinion here).
+    fn rules_say(&mut self, words: &[Word], shown: &str) {
+        let argv: Vec<Arg> = words
+            .iter()
+            .map(|w| Arg {
+                text: w.text.clone(),
+                quoted: w.quoted,
+            })
+            .collect();
+        let ruled = self.rules.judge(&argv);
+        let grammar = self
+            .rules
+            .grammars()
+            .for_program(&program_name(&words[0].text))
+            .map(|g| g.id.clone());
+        let known = ruled.rule.as_ref().is_some_and(|r| r != BLOCKED_RULES);
+        match ruled.decision {
+            Decision::Forbidden if known => self.found(Verdict::Deny(format!(
+                "wamcp refuses '{shown}': {}",
+                ruled.reason()
+            ))),
+            Decision::Prompt if known && ruled.rule != grammar => self.found(Verdict::Ask(
+                format!("wamcp asks before '{shown}': {}", ruled.reason()),
+            )),
+            _ => {}
+        }
+    }
+}
+
+/// The command without the shell's own words before it: `if`, `then`,
+/// `do`, `!`, `time`... and PowerShell's `$x =`. A loop or `case` header
+/// runs nothing itself.
+fn without_keywords(words: &[Word]) -> &[Word] {
+    let mut words = words;
+    loop {
+        let Some(first) = words.first().filter(|w| !w.quoted) else {
+            return words;
+        };
+        match first.text.as_str() {
+            "if" | "then" | "else" | "elif" | "fi" | "do" | "done" | "while" | "until" | "!"
+            | "time" | "coproc" | "{" | "}" | "exec" => words = &words[1..],
+            "for" | "select" | "case" | "function" | "esac" => return &[],
+            text if text.starts_with('$')
+                && words
+                    .get(1)
+                    .is_some_and(|w| matches!(w.text.as_str(), "=" | "+=")) =>
+            {
+                words = &words[2..]
+            }
+            _ => return words,
+        }
+    }
+}
+
+/// git configuration set through the environment is `-c` without the
+/// checks `-c` gets (`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x ...`).
+fn sets_git_config(words: &[Word]) -> Option<&'static str> {
+    words
+        .iter()
+        .any(|w| {
+            let upper = w.text.to_ascii_uppercase();
+            let name = upper.trim_start_matches("$ENV:");
+            name.starts_with("GIT_CONFIG_COUNT")
+                || name.starts_with("GIT_CONFIG_KEY_")
+                || name.starts_with("GIT_CONFIG_PARAMETERS")
+        })
+        .then_some("it sets git configuration through the environment, past the checks on -c")
+}
+
+/// `[IO.File]::WriteAllText('.git/hooks/x', ...)`: PowerShell's .NET calls
+/// write files the cmdlet tables never see.
+fn dotnet_writes_trust_file(line: &str, commands: &[SimpleCommand]) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let writes = lower.contains("]::")
+        && ["write", "copy", "move", "create", "append", "replace"]
+            .iter()
+            .any(|verb| lower.contains(verb));
+    writes
+        && commands
+            .iter()
+            .flat_map(|c| &c.words)
+            .any(|w| names_trust_location(&w.text).is_some())
+}
+
+/// A recursive delete of a name an earlier `ln -s` on the line made.
+fn deletes_through_link<'a>(words: &[Word], links: &'a [String]) -> Option<&'a str> {
+    let deletes = matches!(
+        program_name(&words[0].text).as_str(),
+        "rm" | "remove-item" | "ri" | "rd" | "rmdir" | "del"
+    );
+    if !deletes {
+        return None;
+    }
+    links.iter().map(String::as_str).find(|link| {
+        words[1..]
+            .iter()
+            .any(|w| w.text.trim_end_matches(['/', '\\']) == *link)
+    })
+}
