@@ -461,6 +461,13 @@ mod tests {
                 "ask",
             ),
             ("$g='git'; & $g reset --hard", PowerShell, "ask"),
+            ("& ('gi'+'t') reset --hard", PowerShell, "ask"),
+            ("sal x git; x reset --hard", PowerShell, "ask"),
+            (
+                "Set-Alias -Name x -Value git; x clean -fdx",
+                PowerShell,
+                "ask",
+            ),
             ("rm --recur --force src", Posix, "ask"),
             ("rm -rf ~/bin", Posix, "ask"),
             ("rm -rf /usr/local/bin", Posix, "ask"),

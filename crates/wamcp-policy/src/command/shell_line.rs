@@ -544,9 +544,16 @@ impl Lexer<'_> {
             self.redirection('>');
             return;
         }
-        // PowerShell's call operator before a command is no separator.
+        // PowerShell's call operator before a command is no separator; a
+        // program it computes (`& ('gi'+'t')`) is known only when it runs.
         if c == '&' && ps && self.word.is_none() && self.command.words.is_empty() {
             self.at += 1;
+            while matches!(self.peek(0), Some(' ' | '\t')) {
+                self.at += 1;
+            }
+            if self.peek(0) == Some('(') {
+                self.substitution('(', ')');
+            }
             return;
         }
         self.end_command();

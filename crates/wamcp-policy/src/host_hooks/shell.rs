@@ -65,9 +65,25 @@ struct Place {
     dir: String,
     /// Names `ln -s` made on this line.
     links: Vec<String>,
+    /// PowerShell aliases set on this line (`sal x git`): name, program.
+    aliases: Vec<(String, String)>,
 }
 
 impl Place {
+    /// `words` with an alias set earlier on the line replaced by its program.
+    fn resolve(&self, words: &[Word]) -> Vec<Word> {
+        let mut words = words.to_vec();
+        if let Some(first) = words.first_mut()
+            && let Some((_, program)) = self
+                .aliases
+                .iter()
+                .find(|(name, _)| first.text.eq_ignore_ascii_case(name))
+        {
+            first.text = program.clone();
+        }
+        words
+    }
+
     fn join(&self, path: &str) -> String {
         if self.dir.is_empty() || path.starts_with(['/', '\\', '~']) || path.get(1..2) == Some(":")
         {
@@ -96,6 +112,18 @@ impl Place {
                 if let Some(name) = positionals.last() {
                     self.links
                         .push(name.text.trim_end_matches(['/', '\\']).to_string());
+                }
+            }
+            "set-alias" | "sal" | "new-alias" | "nal" => {
+                let named = |option: &str| {
+                    args.windows(2)
+                        .find(|pair| pair[0].text.eq_ignore_ascii_case(option))
+                        .map(|pair| pair[1].text.clone())
+                };
+                let name = named("-name").or_else(|| positionals.first().map(|w| w.text.clone()));
+                let value = named("-value").or_else(|| positionals.get(1).map(|w| w.text.clone()));
+                if let (Some(name), Some(value)) = (name, value) {
+                    self.aliases.push((name.to_ascii_lowercase(), value));
                 }
             }
             _ => {}
@@ -149,7 +177,8 @@ impl Judge<'_> {
 
     fn words(&mut self, words: &[Word], stdin: Option<&str>, place: &Place, depth: usize) {
         let start = words.iter().take_while(|w| is_assignment(w)).count();
-        let words = &words[start..];
+        let aliased = place.resolve(&words[start..]);
+        let words = aliased.as_slice();
         let Some(first) = words.first() else {
             return;
         };
@@ -191,6 +220,7 @@ impl Judge<'_> {
                     let mut inner_place = Place {
                         dir: place.dir.clone(),
                         links: place.links.clone(),
+                        aliases: place.aliases.clone(),
                     };
                     self.line(&script, dialect, &mut inner_place, depth + 1)
                 }
