@@ -294,7 +294,10 @@ fn is_short_name(part: &str) -> bool {
     let stem = part.split('.').next().unwrap_or(part);
     stem.split_once('~').is_some_and(|(base, n)| {
         // After four collisions Windows uses two letters and four hex digits.
-        let hashed = base.len() == 6 && base[2..].bytes().all(|b| b.is_ascii_hexdigit());
+        // By bytes: a name with a multi-byte character there has no char
+        // boundary at 2 (found by fuzzing the shell hook, which a panic
+        // would have stopped).
+        let hashed = base.len() == 6 && base.as_bytes()[2..].iter().all(u8::is_ascii_hexdigit);
         !base.is_empty()
             && base.len() <= 6
             && !n.is_empty()
@@ -557,6 +560,8 @@ mod tests {
         }
         for ordinary in [
             "src/main.c",
+            "K$\0-\u{1e}>!\u{225e}tch'~",
+            "!\u{225e}tch~1",
             "git/config",
             ".gitignore",
             ".github/workflows/ci.yml",
