@@ -81,10 +81,16 @@ pub fn loss(words: &[Word], exists: &dyn Fn(&str) -> bool) -> Option<String> {
     let name = program(first);
     match name.as_str() {
         "git" => git_loss(args, exists),
+        "remove-item" | "ri" if args.iter().all(|a| a.text.starts_with('-')) => {
+            Some("Remove-Item deletes every item it is given".into())
+        }
         "rm" | "remove-item" | "ri" | "del" | "erase" | "rd" | "rmdir" => {
             let cmdlet = matches!(name.as_str(), "remove-item" | "ri");
             recursive_delete(args, cmdlet)
                 .map(|targets| format!("it deletes {targets} and everything in it"))
+        }
+        "rimraf" if !args.is_empty() => {
+            Some("rimraf deletes what it names and everything in it".into())
         }
         "cmake" => cmake_loss(args),
         "rsync" if args.iter().any(|a| a.text.starts_with("--del")) => {
@@ -118,7 +124,10 @@ fn only_regenerated_names(args: &[Word]) -> bool {
         .filter(|pair| matches!(pair[0].text.as_str(), "-name" | "-iname"))
         .map(|pair| pair[1].text.as_str())
         .collect();
-    !names.is_empty() && names.iter().all(|n| REGENERATED_FILES.contains(n))
+    let negated = args
+        .iter()
+        .any(|a| matches!(a.text.as_str(), "!" | "-not" | "-o" | "-or"));
+    !negated && !names.is_empty() && names.iter().all(|n| REGENERATED_FILES.contains(n))
 }
 
 /// Options that say what they mean: `-x` clusters (`-fdx`) and long names.
@@ -248,6 +257,17 @@ fn git_subcommand(args: &[Word]) -> Option<usize> {
     None
 }
 
+/// Whether a word only the shell knows could turn out to be an option or a
+/// refspec (`$o`, `$(...)`, a glob), not counting one with a fixed start
+/// (`v$VERSION`) or the value of a message or file option.
+fn could_be_an_option(args: &[Word]) -> bool {
+    let values_of = ["-m", "--message", "-F", "--file", "-t", "--template"];
+    args.iter().enumerate().any(|(i, a)| {
+        let is_value = i > 0 && values_of.contains(&args[i - 1].text.as_str());
+        a.dynamic && !is_value && a.text.starts_with(['$', '*', '?', '['])
+    })
+}
+
 /// Common git subcommands that destroy nothing, so that the scan above
 /// does not skip them as option values.
 fn is_git_command(word: &str) -> bool {
@@ -311,7 +331,7 @@ fn git_loss(args: &[Word], exists: &dyn Fn(&str) -> bool) -> Option<String> {
         args: &args[at + 1..],
     };
     let why = |what: &str| Some(format!("git {sub} {what}"));
-    if GIT_RISKY.contains(&sub) && sub != "checkout" && rest.args.iter().any(|a| a.dynamic) {
+    if GIT_RISKY.contains(&sub) && sub != "checkout" && could_be_an_option(rest.args) {
         return why("has an argument known only when it runs (a variable, a substitution, a glob)");
     }
     match sub {
@@ -321,7 +341,10 @@ fn git_loss(args: &[Word], exists: &dyn Fn(&str) -> bool) -> Option<String> {
             let staged_only = rest.either('S', "--staged") && !rest.either('W', "--worktree");
             (!staged_only).then(|| "git restore overwrites changes in the work tree".to_string())
         }
-        "clean" if rest.either('f', "--force") && !rest.either('n', "--dry-run") => {
+        "clean"
+            if (rest.either('f', "--force") || no_force_needed(&args[..at]))
+                && !rest.either('n', "--dry-run") =>
+        {
             why("deletes untracked files, which git never had")
         }
         "push" if push_rewrites(&rest) => why("rewrites or deletes history on the remote"),
@@ -356,6 +379,17 @@ fn git_loss(args: &[Word], exists: &dyn Fn(&str) -> bool) -> Option<String> {
         "tag" if rest.either('d', "--delete") => why("deletes a tag"),
         "filter-branch" | "filter-repo" => why("rewrites the repository's history"),
         "checkout-index" if rest.either('f', "--force") => why("overwrites work-tree files"),
+        "submodule" if first_word(&rest) == Some("deinit") && rest.either('f', "--force") => {
+            why("deinit --force deletes submodule work trees with their changes")
+        }
+        "config"
+            if rest
+                .args
+                .iter()
+                .any(|a| a.text.eq_ignore_ascii_case("clean.requireForce")) =>
+        {
+            why("clean.requireForce off makes every later git clean delete without -f")
+        }
         "read-tree" if rest.short('u') && (rest.long("--reset") || rest.short('m')) => {
             why("-u overwrites work-tree files")
         }
@@ -365,6 +399,18 @@ fn git_loss(args: &[Word], exists: &dyn Fn(&str) -> bool) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// `git -c clean.requireForce=false`: `git clean` then deletes without `-f`.
+fn no_force_needed(global: &[Word]) -> bool {
+    global.iter().any(|w| {
+        let lower = w.text.to_ascii_lowercase();
+        lower.starts_with("clean.requireforce=")
+            && matches!(
+                &lower["clean.requireforce=".len()..],
+                "false" | "0" | "no" | "off"
+            )
+    })
 }
 
 fn first_word<'a>(rest: &Options<'a>) -> Option<&'a str> {
@@ -444,7 +490,7 @@ fn recursive_delete(args: &[Word], cmdlet: bool) -> Option<String> {
             && !t.starts_with("--")
             && t[1..].chars().all(|c| "dfirRvI".contains(c))
             && t[1..].contains(['r', 'R']))
-            || (lower.len() >= 4 && "--recursive".starts_with(&lower))
+            || (lower.len() >= 3 && "--recursive".starts_with(&lower))
             || (lower.len() > 1 && !lower.starts_with("--") && "-recurse".starts_with(&lower))
             || (is_cmd_option(&lower) && lower[1..].split('/').any(|p| p == "s"))
     });
@@ -454,7 +500,30 @@ fn recursive_delete(args: &[Word], cmdlet: bool) -> Option<String> {
     // Options are `-x` words and cmd's `/x`; `/home/x` is a path. Quotes
     // do not matter: `rm '-rf' x` gives rm the same option.
     let is_option = |a: &Word| a.text.starts_with('-') || is_cmd_option(&a.text);
-    let targets: Vec<&Word> = args.iter().filter(|a| !is_option(a)).collect();
+    // PowerShell parameters whose value is no target.
+    let valued = [
+        "-erroraction",
+        "-ea",
+        "-warningaction",
+        "-wa",
+        "-filter",
+        "-include",
+        "-exclude",
+        "-credential",
+        "-stream",
+        "-informationaction",
+        "-ia",
+    ];
+    let targets: Vec<&Word> = args
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| {
+            let after_valued =
+                *i > 0 && valued.contains(&args[i - 1].text.to_ascii_lowercase().as_str());
+            !is_option(a) && !after_valued
+        })
+        .map(|(_, a)| a)
+        .collect();
     if targets.is_empty() && cmdlet {
         return Some("the items it is given".into());
     }
@@ -477,17 +546,29 @@ fn risky_targets(targets: &[&Word]) -> Option<String> {
 /// `~/bin` are named `bin` too, and are not a build's.
 fn regenerated(target: &Word) -> bool {
     let text = target.text.replace('\\', "/");
-    if target.dynamic || text.split('/').any(|part| part == "..") {
+    let text = text.trim_start_matches("./");
+    if text.split('/').any(|part| part == "..") {
         return false;
     }
-    if let Some(scratch) = text.strip_prefix("/tmp/") {
-        return !scratch.trim_matches('/').is_empty();
+    let first_dynamic = text.starts_with(['$', '*', '?', '[', '{']);
+    if let Some(scratch) = text
+        .strip_prefix("/tmp/")
+        .or_else(|| text.strip_prefix("~/.cache/"))
+    {
+        return !scratch.trim_matches('/').is_empty() && !scratch.starts_with('$');
     }
     let absolute = text.starts_with(['/', '~']) || text.as_bytes().get(1) == Some(&b':');
-    !absolute
-        && text
-            .split('/')
-            .any(|part| REGENERATED.contains(&part.to_ascii_lowercase().as_str()))
+    let first = text
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if first.ends_with(".egg-info") {
+        return !absolute;
+    }
+    // The first part decides (`target/debug`, `node_modules/.vite`, `dist/*`):
+    // `src/bin` is a project's own.
+    !absolute && !first_dynamic && REGENERATED.contains(&first.as_str())
 }
 
 fn cmake_loss(args: &[Word]) -> Option<String> {
@@ -536,6 +617,9 @@ fn writer(program: &str, args: &[Word]) -> Option<Writes> {
 const OUTPUT_OPTIONS: &[&str] = &[
     "-o",
     "-O",
+    // The folder it writes into (`tar -C`, `unzip -d`, `make -C`).
+    "-C",
+    "-d",
     "--output",
     "--output-document",
     "-outfile",
@@ -545,19 +629,52 @@ const OUTPUT_OPTIONS: &[&str] = &[
     "-literalpath",
 ];
 
-/// The files `args` name through an output option.
-fn output_files(args: &[Word]) -> impl Iterator<Item = &Word> {
-    args.iter().enumerate().filter_map(move |(i, a)| {
+/// The files `args` name through an output option: `-o X`, a cluster
+/// ending in one (`-fsSLo X`, `-qO X`), glued (`-oX`, `-t.git/hooks`), a
+/// PowerShell parameter by any start (`-OutF X`, `-Dest X`), `--x=X`.
+fn output_files(args: &[Word]) -> Vec<Word> {
+    const LETTERS: &[char] = &['o', 'O', 't', 'P', 'C', 'd'];
+    const LONG: &[&str] = &[
+        "--output",
+        "--output-document",
+        "--target-directory",
+        "--output-dir",
+        "--directory-prefix",
+        "--directory",
+    ];
+    let mut found = Vec::new();
+    for (i, a) in args.iter().enumerate() {
         let t = a.text.as_str();
         let lower = t.to_ascii_lowercase();
-        let named = OUTPUT_OPTIONS
-            .iter()
-            .any(|o| *o == t || (o.len() > 2 && *o == lower));
-        if named {
-            return args.get(i + 1);
+        let next = args.get(i + 1).cloned();
+        let value = |text: &str| Word {
+            text: text.to_string(),
+            ..a.clone()
+        };
+        if let Some((option, v)) = t.split_once('=') {
+            if LONG.contains(&option) || option == "of" {
+                found.push(value(v));
+            }
+        } else if LONG.contains(&t)
+            || OUTPUT_OPTIONS.contains(&t)
+            || (lower.len() >= 4
+                && OUTPUT_OPTIONS
+                    .iter()
+                    .any(|o| o.len() > 3 && o.starts_with(&lower)))
+        {
+            found.extend(next);
+        } else if t.len() > 2 && t.starts_with('-') && !t.starts_with("--") {
+            let body = &t[1..];
+            if body.chars().all(|c| c.is_ascii_alphabetic()) {
+                if body.ends_with(LETTERS) {
+                    found.extend(next);
+                }
+            } else if body.starts_with(LETTERS) {
+                found.push(value(&body[1..]));
+            }
         }
-        (t.starts_with("of=") || t.starts_with("--output=")).then_some(a)
-    })
+    }
+    found
 }
 
 /// Why `command` writes a file that runs programs later, if it does: a
@@ -571,17 +688,28 @@ pub fn trust_write(command: &SimpleCommand, dir: &str) -> Option<String> {
         } else {
             format!("{dir}/{}", word.text)
         };
-        names_trust_location(&full).map(|why| (word.text.clone(), why))
+        names_trust_location(&full)
+            .or_else(|| {
+                (word.dynamic && names_git_hook(&full)).then_some("a git hook, which runs programs")
+            })
+            .map(|why| (word.text.clone(), why))
     };
     let args = command.words.get(1..).unwrap_or_default();
     let found = command
         .writes_to
         .iter()
-        .chain(output_files(args))
+        .chain(output_files(args).iter())
         .find_map(reached)
         .or_else(|| {
             let first = command.words.first()?;
-            let named: Vec<&Word> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
+            let mut named: Vec<&Word> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
+            // sed's first word is its script unless -e or -f gives it.
+            let sed_script = !args
+                .iter()
+                .any(|a| a.text == "-e" || a.text == "-f" || a.text.starts_with("--expression"));
+            if program(first) == "sed" && sed_script && !named.is_empty() {
+                named.remove(0);
+            }
             match writer(&program(first), args)? {
                 Writes::All => named.into_iter().find_map(reached),
                 Writes::Last => {
@@ -598,6 +726,34 @@ pub fn trust_write(command: &SimpleCommand, dir: &str) -> Option<String> {
             }
         })?;
     Some(format!("it writes '{}', which is {}", found.0, found.1))
+}
+
+/// `$(git rev-parse --git-path hooks)/pre-commit`: a path only the shell
+/// knows that ends in a git hook's name.
+fn names_git_hook(path: &str) -> bool {
+    const HOOKS: &[&str] = &[
+        "pre-commit",
+        "prepare-commit-msg",
+        "commit-msg",
+        "post-commit",
+        "pre-rebase",
+        "post-checkout",
+        "post-merge",
+        "pre-push",
+        "pre-receive",
+        "update",
+        "post-receive",
+        "post-update",
+        "pre-auto-gc",
+        "post-rewrite",
+        "pre-merge-commit",
+        "fsmonitor-watchman",
+        "reference-transaction",
+        "sendemail-validate",
+        "push-to-checkout",
+    ];
+    let last = path.rsplit(['/', '\\']).next().unwrap_or_default();
+    path.contains(['/', '\\']) && HOOKS.contains(&last)
 }
 
 /// A command another one runs.
@@ -630,6 +786,9 @@ const WRAPPERS: &[(&str, &[&str])] = &[
     ("builtin", &[]),
     ("exec", &["-a"]),
     ("nice", &["-n", "--adjustment"]),
+    ("wsl", &["-d", "-u", "--distribution", "--user", "--cd"]),
+    ("shx", &[]),
+    ("npx", &["-p", "--package"]),
     ("setsid", &[]),
     ("busybox", &[]),
     ("ionice", &["-c", "-n", "-t"]),
@@ -684,23 +843,69 @@ pub fn nested(words: &[Word], stdin: Option<&str>) -> Vec<Nested> {
         "timeout" => after_options(args, &["-s", "-k", "--signal", "--kill-after"])
             .and_then(|r| r.get(1..))
             .map_or_else(Vec::new, |r| vec![Nested::Command(r.to_vec())]),
-        "xargs" => after_options(args, &["-I", "-d", "-E", "-L", "-n", "-P", "-s", "-a"])
-            .map_or_else(Vec::new, |r| {
-                let mut command = r.to_vec();
-                command.push(Word {
-                    text: "(input)".into(),
-                    dynamic: true,
-                    quoted: false,
-                });
-                vec![Nested::Command(command)]
-            }),
+        "xargs" => after_options(
+            args,
+            &[
+                "-I",
+                "-d",
+                "-E",
+                "-L",
+                "-n",
+                "-P",
+                "-s",
+                "-a",
+                "--max-args",
+                "--delimiter",
+                "--max-lines",
+                "--max-procs",
+                "--arg-file",
+                "--max-chars",
+            ],
+        )
+        .map_or_else(Vec::new, |r| {
+            let mut command = r.to_vec();
+            command.push(Word {
+                text: "$(input)".into(),
+                dynamic: true,
+                quoted: false,
+            });
+            vec![Nested::Command(command)]
+        }),
         "find" => find_commands(args),
         "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "fish" => shell_input(args, stdin),
+        "eval" if args.iter().any(|a| a.dynamic) => vec![Nested::Unseen(
+            "eval runs text known only when it runs".into(),
+        )],
         "eval" => vec![Nested::Script(joined(args), Dialect::Posix)],
+        "source" | "."
+            if args
+                .first()
+                .is_some_and(|a| a.dynamic || a.text == "/dev/stdin") =>
+        {
+            vec![Nested::Unseen(
+                "it runs a script known only when it runs".into(),
+            )]
+        }
+        "su" => args
+            .iter()
+            .position(|a| a.text == "-c" || a.text == "--command")
+            .and_then(|at| args.get(at + 1))
+            .map(|s| vec![Nested::Script(s.text.clone(), Dialect::Posix)])
+            .unwrap_or_default(),
         "watch" => after_options(args, &["-n", "-d", "--interval"])
             .map(|r| vec![Nested::Script(joined(r), Dialect::Posix)])
             .unwrap_or_default(),
         "pwsh" | "powershell" => powershell_script(args),
+        "invoke-expression" | "iex"
+            if args.is_empty()
+                || args
+                    .iter()
+                    .any(|a| a.dynamic && !a.quoted || a.text.starts_with('$')) =>
+        {
+            vec![Nested::Unseen(
+                "it runs text known only when it runs".into(),
+            )]
+        }
         "invoke-expression" | "iex" => vec![Nested::Script(
             joined(args).trim_start_matches("-Command ").to_string(),
             Dialect::PowerShell,
@@ -726,7 +931,15 @@ fn after_options<'a>(args: &'a [Word], valued: &[&str]) -> Option<&'a [Word]> {
         if !t.starts_with('-') {
             break;
         }
-        at += if valued.contains(&t) { 2 } else { 1 };
+        // `-Hu root`: a cluster whose last letter takes a value.
+        let cluster_value = t.len() > 2
+            && !t.starts_with("--")
+            && valued.contains(&format!("-{}", &t[t.len() - 1..]).as_str());
+        at += if valued.contains(&t) || cluster_value {
+            2
+        } else {
+            1
+        };
     }
     let rest = args.get(at..)?;
     (!rest.is_empty()).then_some(rest)
@@ -767,11 +980,29 @@ pub fn is_assignment(word: &Word) -> bool {
 /// line holds, else nothing that can be seen).
 fn shell_input(args: &[Word], stdin: Option<&str>) -> Vec<Nested> {
     if let Some(script) = shell_script(args) {
+        if script == UNKNOWN_SCRIPT {
+            return vec![Nested::Unseen(
+                "the shell runs a script known only when it runs".into(),
+            )];
+        }
         return vec![Nested::Script(script, Dialect::Posix)];
     }
-    let file = args
-        .iter()
-        .find(|a| !a.text.starts_with('-') && !a.text.starts_with('+'));
+    // `-o pipefail`, `-O extglob`, `+o x` take a value; `-s` reads stdin.
+    let mut file = None;
+    let mut at = 0;
+    while let Some(arg) = args.get(at) {
+        let t = arg.text.as_str();
+        if matches!(t, "-o" | "-O" | "+o" | "+O") {
+            at += 2;
+        } else if t == "-s" || t == "--" {
+            break;
+        } else if t.starts_with(['-', '+']) {
+            at += 1;
+        } else {
+            file = (t != "/dev/stdin").then_some(arg);
+            break;
+        }
+    }
     match (file, stdin) {
         (Some(file), _) if file.dynamic => vec![Nested::Unseen(
             "the shell runs a script whose name is known only when it runs".into(),
@@ -783,6 +1014,10 @@ fn shell_input(args: &[Word], stdin: Option<&str>) -> Vec<Nested> {
         )],
     }
 }
+
+/// What stands for a script only the shell knows: a line the judge cannot
+/// read, which [`nested`]'s callers turn into a question.
+pub const UNKNOWN_SCRIPT: &str = "\u{0}unknown script";
 
 /// `flock [options] FILE command...`, or `flock -c 'script' FILE`.
 fn flock_command(args: &[Word]) -> Vec<Nested> {
@@ -816,6 +1051,17 @@ fn start_process(args: &[Word]) -> Vec<Nested> {
         return Vec::new();
     };
     let mut command = vec![file.clone()];
+    let positionals: Vec<&Word> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
+    if !args
+        .iter()
+        .any(|a| matches!(lower(a).as_str(), "-argumentlist" | "-args"))
+        && let Some(second) = positionals.get(1)
+    {
+        command.extend(second.text.split_whitespace().map(|part| Word {
+            text: part.to_string(),
+            ..(*second).clone()
+        }));
+    }
     if let Some(at) = args
         .iter()
         .position(|a| matches!(lower(a).as_str(), "-argumentlist" | "-args"))
@@ -833,13 +1079,26 @@ fn start_process(args: &[Word]) -> Vec<Nested> {
     vec![Nested::Command(command)]
 }
 
-/// `sh -c 'script'`, `bash -lc 'script'`.
+/// `sh -c 'script'`, `bash -lc 'script'`; a script known only at run time
+/// (`bash -c "$CMD"`) is none of these, and said so by its caller.
 fn shell_script(args: &[Word]) -> Option<String> {
     let mut takes_script = false;
+    let mut value_next = false;
     for arg in args {
         let t = arg.text.as_str();
         if takes_script {
-            return Some(t.to_string());
+            return Some(if arg.dynamic {
+                UNKNOWN_SCRIPT.to_string()
+            } else {
+                t.to_string()
+            });
+        }
+        if std::mem::take(&mut value_next) {
+            continue;
+        }
+        if matches!(t, "-o" | "-O" | "+o" | "+O") {
+            value_next = true;
+            continue;
         }
         if t.starts_with('-') && !t.starts_with("--") && t[1..].contains('c') {
             takes_script = true;
@@ -858,7 +1117,18 @@ fn powershell_script(args: &[Word]) -> Vec<Nested> {
         if t.len() > 1 && ("-encodedcommand".starts_with(&t) && t.starts_with("-e") || t == "-ec") {
             return vec![Nested::Encoded];
         }
-        if t.len() > 1 && "-command".starts_with(&t) {
+        let piped = args.get(i + 1).is_none_or(|next| next.text == "-");
+        if t.len() > 1
+            && ("-command".starts_with(&t) || "-commandwithargs".starts_with(&t) || t == "-cwa")
+            && piped
+        {
+            return vec![Nested::Unseen(
+                "PowerShell runs what it reads from its input".into(),
+            )];
+        }
+        if t.len() > 1
+            && ("-command".starts_with(&t) || "-commandwithargs".starts_with(&t) || t == "-cwa")
+        {
             let script = args[i + 1..]
                 .iter()
                 .map(|w| w.text.as_str())

@@ -200,6 +200,11 @@ impl Lexer<'_> {
                 self.end_word();
                 self.at += 1;
             }
+            // In PowerShell `(...)` after a command's first word is an
+            // argument computed by a pipeline, not the end of the command.
+            '(' if ps && (self.word.is_some() || !self.command.words.is_empty()) => {
+                self.substitution('(', ')');
+            }
             '(' | ')' => {
                 self.end_command();
                 self.at += 1;
@@ -407,20 +412,37 @@ impl Lexer<'_> {
                     return;
                 }
                 '\\' => {
-                    let escaped = match self.peek(1) {
-                        Some('n') => '\n',
-                        Some('t') => '\t',
-                        Some(other) => other,
-                        None => '\\',
-                    };
+                    let (escaped, used) = self.ansi_c_escape();
                     self.word().text.push(escaped);
-                    self.at += 2;
+                    self.at += used;
                 }
                 c => {
                     self.word().text.push(c);
                     self.at += 1;
                 }
             }
+        }
+    }
+
+    /// At a `\\` in `$'...'`: the character and how many were read
+    /// (`\\x67` and `\\147` are both `g`: a program name can hide in them).
+    fn ansi_c_escape(&self) -> (char, usize) {
+        let digits = |radix: u32, from: usize, most: usize| {
+            let text: String = (from..from + most)
+                .map_while(|i| self.peek(i).filter(|c| c.is_digit(radix)))
+                .collect();
+            u32::from_str_radix(&text, radix)
+                .ok()
+                .and_then(char::from_u32)
+                .map(|c| (c, text.len()))
+        };
+        match self.peek(1) {
+            Some('n') => ('\n', 2),
+            Some('t') => ('\t', 2),
+            Some('x') => digits(16, 2, 2).map_or(('x', 2), |(c, n)| (c, n + 2)),
+            Some('0'..='7') => digits(8, 1, 3).map_or(('0', 2), |(c, n)| (c, n + 1)),
+            Some(other) => (other, 2),
+            None => ('\\', 1),
         }
     }
 
@@ -431,7 +453,23 @@ impl Lexer<'_> {
         let start = self.at;
         let mut depth = 1;
         let mut quote: Option<char> = None;
+        // Here-docs opened inside (`$(cat <<'EOF' ... EOF)`, Claude's commit
+        // form): their bodies are data, and an apostrophe there opens nothing.
+        let mut pending: Vec<String> = Vec::new();
         while let Some(c) = self.peek(0) {
+            if quote.is_none() && self.dialect == Dialect::Posix {
+                if c == '<' && self.peek(1) == Some('<') && self.peek(2) != Some('<') {
+                    if let Some(delimiter) = self.heredoc_delimiter_at(self.at + 2) {
+                        pending.push(delimiter);
+                    }
+                } else if c == '\n' && !pending.is_empty() {
+                    self.at += 1;
+                    for delimiter in std::mem::take(&mut pending) {
+                        self.skip_lines_until(&delimiter);
+                    }
+                    continue;
+                }
+            }
             match (quote, c) {
                 (Some(q), c) if c == q => quote = None,
                 (Some('"'), '\\') if self.dialect == Dialect::Posix => self.at += 1,
@@ -453,6 +491,39 @@ impl Lexer<'_> {
             self.at += 1;
         }
         self.chars[start.min(self.chars.len())..].iter().collect()
+    }
+
+    /// The delimiter of a here-doc whose `<<` ends before `at`: `EOF`,
+    /// `'EOF'`, `"EOF"`, `-EOF`.
+    fn heredoc_delimiter_at(&self, at: usize) -> Option<String> {
+        let rest: String = self.chars[at.min(self.chars.len())..]
+            .iter()
+            .take(64)
+            .collect();
+        let rest = rest.trim_start_matches('-').trim_start();
+        let word: String = rest
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '|' | '&' | ')' | '<' | '>'))
+            .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+            .collect();
+        (!word.is_empty()).then_some(word)
+    }
+
+    /// Moves past the line that is `delimiter` (tabs before it allowed).
+    fn skip_lines_until(&mut self, delimiter: &str) {
+        while self.peek(0).is_some() {
+            let start = self.at;
+            while self.peek(0).is_some_and(|c| c != '\n') {
+                self.at += 1;
+            }
+            let line: String = self.chars[start..self.at].iter().collect();
+            if self.peek(0).is_some() {
+                self.at += 1;
+            }
+            if line.trim_start_matches('\t') == delimiter {
+                return;
+            }
+        }
     }
 
     /// `$(...)` or `@(...)` at the `(`: its commands are split out, and the

@@ -84,6 +84,27 @@ impl Place {
         words
     }
 
+    /// A delete's relative targets taken where `cd` went, so that
+    /// `cd /usr/local && rm -rf bin` is judged as `rm -rf /usr/local/bin`.
+    fn rooted_targets(&self, words: &[Word]) -> Vec<Word> {
+        let deletes = words.first().is_some_and(|w| {
+            matches!(
+                program_name(&w.text).as_str(),
+                "rm" | "remove-item" | "ri" | "rd" | "rmdir" | "del" | "erase" | "cmake"
+            )
+        });
+        if !deletes || self.dir.is_empty() {
+            return words.to_vec();
+        }
+        let mut placed = words.to_vec();
+        for word in placed.iter_mut().skip(1) {
+            if !word.text.starts_with(['-', '/']) && word.text != "-E" {
+                word.text = self.join(&word.text);
+            }
+        }
+        placed
+    }
+
     fn join(&self, path: &str) -> String {
         if self.dir.is_empty() || path.starts_with(['/', '\\', '~']) || path.get(1..2) == Some(":")
         {
@@ -158,6 +179,11 @@ impl Judge<'_> {
                 "wamcp refuses this command: a .NET call on it writes files, and the line names a trust location".into(),
             ));
         }
+        if dialect == Dialect::PowerShell
+            && let Some(why) = dotnet_runs_or_deletes(line)
+        {
+            self.found(Verdict::Ask(format!("'{line}' cannot be judged: {why}")));
+        }
         for command in &commands {
             if let Some(why) = sets_git_config(&command.words) {
                 self.found(Verdict::Deny(format!("wamcp refuses this command: {why}")));
@@ -198,7 +224,8 @@ impl Judge<'_> {
             self.found(Verdict::Deny(format!("wamcp refuses this command: {why}")));
         }
         let exists = |path: &str| (self.exists)(&place.join(path));
-        if let Some(why) = loss(words, &exists) {
+        let placed = place.rooted_targets(words);
+        if let Some(why) = loss(&placed, &exists) {
             self.found(Verdict::Ask(format!(
                 "'{}' cannot be undone: {why}",
                 shown()
@@ -253,8 +280,12 @@ impl Judge<'_> {
             .for_program(&program_name(&words[0].text))
             .map(|g| g.id.clone());
         let known = ruled.rule.as_ref().is_some_and(|r| r != BLOCKED_RULES);
+        // An interpreter's `-c` or `-e` runs code, as its script would: in
+        // the host's shell that is no escalation (wamcp's own tool refuses
+        // it because it cannot see the code's effects).
+        let interpreter = matches!(grammar.as_deref(), Some("python" | "node"));
         match ruled.decision {
-            Decision::Forbidden if known => self.found(Verdict::Deny(format!(
+            Decision::Forbidden if known && !interpreter => self.found(Verdict::Deny(format!(
                 "wamcp refuses '{shown}': {}",
                 ruled.reason()
             ))),
@@ -277,7 +308,11 @@ fn without_keywords(words: &[Word]) -> &[Word] {
         };
         match first.text.as_str() {
             "if" | "then" | "else" | "elif" | "fi" | "do" | "done" | "while" | "until" | "!"
-            | "time" | "coproc" | "{" | "}" | "exec" => words = &words[1..],
+            | "coproc" | "{" | "}" | "call" | "not" => words = &words[1..],
+            // cmd's `if exist X command`, `if defined X`, `if errorlevel N`.
+            "exist" | "defined" | "errorlevel" => words = words.get(2..).unwrap_or_default(),
+            // PowerShell's dot-sourcing of a command: `. git reset --hard`.
+            "." if words.len() > 2 => words = &words[1..],
             "for" | "select" | "case" | "function" | "esac" => return &[],
             text if text.starts_with('$')
                 && words
@@ -291,19 +326,46 @@ fn without_keywords(words: &[Word]) -> &[Word] {
     }
 }
 
-/// git configuration set through the environment is `-c` without the
-/// checks `-c` gets (`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x ...`).
+/// Environment variables that make git read configuration or run a
+/// program of the caller's choosing, past the checks `-c` and the
+/// grammars make.
+const GIT_PROGRAM_VARIABLES: &[&str] = &[
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_KEY_",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG",
+    "GIT_PAGER",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PROXY_COMMAND",
+    "GIT_EXEC_PATH",
+    "GIT_TEMPLATE_DIR",
+];
+
+/// git configuration or a program set through the environment: `NAME=`,
+/// `export NAME=`, `$env:NAME =`, `${env:NAME}`, `Set-Item env:NAME`.
 fn sets_git_config(words: &[Word]) -> Option<&'static str> {
     words
         .iter()
         .any(|w| {
             let upper = w.text.to_ascii_uppercase();
-            let name = upper.trim_start_matches("$ENV:");
-            name.starts_with("GIT_CONFIG_COUNT")
-                || name.starts_with("GIT_CONFIG_KEY_")
-                || name.starts_with("GIT_CONFIG_PARAMETERS")
+            let name = upper
+                .trim_start_matches("${")
+                .trim_start_matches('$')
+                .trim_start_matches("ENV:");
+            GIT_PROGRAM_VARIABLES.iter().any(|v| {
+                name.strip_prefix(v).is_some_and(|rest| {
+                    v.ends_with('_') || rest.is_empty() || rest.starts_with(['=', '}'])
+                })
+            }) && (upper.contains('=') || upper.contains("ENV:") || words.len() == 1)
         })
-        .then_some("it sets git configuration through the environment, past the checks on -c")
+        .then_some("it sets git configuration or a program git runs through the environment, past the checks on -c")
 }
 
 /// `[IO.File]::WriteAllText('.git/hooks/x', ...)`: PowerShell's .NET calls
@@ -321,6 +383,18 @@ fn dotnet_writes_trust_file(line: &str, commands: &[SimpleCommand]) -> bool {
             .any(|w| names_trust_location(&w.text).is_some())
 }
 
+/// PowerShell's .NET calls that delete folders or run text as a script.
+fn dotnet_runs_or_deletes(line: &str) -> Option<&'static str> {
+    let lower = line.to_ascii_lowercase();
+    if lower.contains("::delete(") || lower.contains(").delete(") {
+        return Some("a .NET call deletes files the cmdlet tables never see");
+    }
+    (lower.contains("[scriptblock]::create")
+        || lower.contains("invokescript(")
+        || lower.contains("invokecommand"))
+    .then_some("a .NET call runs text as a script")
+}
+
 /// A recursive delete of a name an earlier `ln -s` on the line made.
 fn deletes_through_link<'a>(words: &[Word], links: &'a [String]) -> Option<&'a str> {
     let deletes = matches!(
@@ -331,8 +405,9 @@ fn deletes_through_link<'a>(words: &[Word], links: &'a [String]) -> Option<&'a s
         return None;
     }
     links.iter().map(String::as_str).find(|link| {
-        words[1..]
-            .iter()
-            .any(|w| w.text.trim_end_matches(['/', '\\']) == *link)
+        words[1..].iter().any(|w| {
+            let target = w.text.trim_end_matches(['/', '\\']);
+            target == *link || target.starts_with(&format!("{link}/"))
+        })
     })
 }
