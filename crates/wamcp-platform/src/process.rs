@@ -127,12 +127,17 @@ mod tests {
     #[test]
     #[cfg(any(target_os = "linux", windows))]
     fn a_child_names_this_process_among_its_ancestors() {
+        // A child that waits on its own, with no child of its own left
+        // behind when it is killed (`cmd /c pause` waits for the stdin we
+        // hold; a `ping` under cmd outlived the test under Wine).
         let mut child = std::process::Command::new(if cfg!(windows) { "cmd" } else { "sleep" })
             .args(if cfg!(windows) {
-                &["/c", "ping -n 3 127.0.0.1 >NUL"][..]
+                &["/c", "pause"][..]
             } else {
                 &["2"][..]
             })
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap();
         let chain = ancestors(child.id(), 4);
