@@ -123,7 +123,6 @@ async fn the_codex_entry_starts_with_a_timeout_above_the_longest_build() {
 /// an event the binary knows, and answers a refused command.
 #[test]
 fn every_hook_command_is_one_wamcp_answers() {
-    use std::io::Write;
     let sandbox = Sandbox::new();
     for (file, tool) in [
         (
@@ -165,26 +164,9 @@ fn every_hook_command_is_one_wamcp_answers() {
                     let words: Vec<&str> = hook["command"].as_str().unwrap().split(' ').collect();
                     assert_eq!(&words[..2], ["wamcp", "hook"], "{file}");
                     assert_eq!(words.len(), 3);
-                    let mut child = std::process::Command::new(BIN);
-                    sandbox.apply(&mut child);
-                    let mut child = child
-                        .args(&words[1..])
-                        .stdin(std::process::Stdio::piped())
-                        .stdout(std::process::Stdio::piped())
-                        .spawn()
-                        .unwrap();
                     let input = json!({"session_id": "s", "cwd": sandbox.root(), "hook_event_name": event,
                         "tool_name": tool, "tool_input": {"command": command}});
-                    child
-                        .stdin
-                        .take()
-                        .unwrap()
-                        .write_all(input.to_string().as_bytes())
-                        .unwrap();
-                    let out = child.wait_with_output().unwrap();
-                    assert!(out.status.success(), "{file} {event}");
-                    let answer: Value = serde_json::from_slice(&out.stdout)
-                        .unwrap_or_else(|e| panic!("{file} {event}: {e}"));
+                    let answer = run_hook(&sandbox, words[2], &input);
                     let decided = answer["hookSpecificOutput"]["permissionDecision"]
                         .as_str()
                         .or(answer["hookSpecificOutput"]["decision"]["behavior"].as_str());
@@ -362,21 +344,9 @@ for name, instance in json.load(sys.stdin):
         problems.append(f"{name}: {list(error.absolute_path)}: {error.message}")
 print(json.dumps(problems))
 "#;
-    let mut child = std::process::Command::new(python)
-        .args(["-c", script])
-        .arg(&schemas)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(cases.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut python = std::process::Command::new(python);
+    python.args(["-c", script]).arg(&schemas);
+    let out = with_input(python, cases.to_string().as_bytes());
     assert!(out.status.success());
     let problems: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
     assert!(problems.is_empty(), "{problems:#?}");
@@ -436,23 +406,26 @@ async fn the_codex_entry_makes_the_session_directory_the_project() {
     client.close().await;
 }
 
-/// Runs `wamcp hook <event>` on `input` as the host would; its answer.
-fn run_hook(sandbox: &Sandbox, event: &str, input: &Value) -> Value {
+/// Runs `command` with `input` on its stdin; its output.
+fn with_input(mut command: std::process::Command, input: &[u8]) -> std::process::Output {
     use std::io::Write;
-    let mut child = sandbox
-        .command(&["hook", event])
+    let mut child = command
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{out:?}");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Runs `wamcp hook <event>` on `input` as the host would; its answer
+/// (`Null` when it adds nothing).
+fn run_hook(sandbox: &Sandbox, event: &str, input: &Value) -> Value {
+    let out = with_input(
+        sandbox.command(&["hook", event]),
+        input.to_string().as_bytes(),
+    );
+    assert!(out.status.success(), "{event}: {out:?}");
     serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
 }
 
