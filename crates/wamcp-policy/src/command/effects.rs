@@ -49,6 +49,15 @@ const REGENERATED: &[&str] = &[
     "cmake-build-release",
 ];
 
+/// Whether `program` (as [`program`] names it) deletes the files it is
+/// named: POSIX `rm`, PowerShell's `Remove-Item` and its aliases, cmd's.
+pub fn deletes_files(program: &str) -> bool {
+    matches!(
+        program,
+        "rm" | "remove-item" | "ri" | "del" | "erase" | "rd" | "rmdir"
+    )
+}
+
 /// The program as tables name it: the last path component, lower-cased,
 /// without an executable suffix.
 fn program(word: &Word) -> String {
@@ -84,8 +93,8 @@ pub fn loss(words: &[Word], exists: &dyn Fn(&str) -> bool) -> Option<String> {
         "remove-item" | "ri" if args.iter().all(|a| a.text.starts_with('-')) => {
             Some("Remove-Item deletes every item it is given".into())
         }
-        "rm" | "remove-item" | "ri" | "del" | "erase" | "rd" | "rmdir" => {
-            let cmdlet = matches!(name.as_str(), "remove-item" | "ri");
+        deleter if deletes_files(deleter) => {
+            let cmdlet = matches!(deleter, "remove-item" | "ri");
             recursive_delete(args, cmdlet)
                 .map(|targets| format!("it deletes {targets} and everything in it"))
         }

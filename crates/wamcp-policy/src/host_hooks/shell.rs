@@ -8,7 +8,7 @@
 //! delete through one empties what it points at).
 
 use super::Verdict;
-use crate::command::effects::{Nested, is_assignment, loss, nested, trust_write};
+use crate::command::effects::{Nested, deletes_files, is_assignment, loss, nested, trust_write};
 use crate::command::rules::{BLOCKED_RULES, Decision, RuleSet, program_name};
 use crate::command::shell_line::{Dialect, SimpleCommand, Word, simple_commands};
 use crate::command::tokenize::Arg;
@@ -88,10 +88,8 @@ impl Place {
     /// `cd /usr/local && rm -rf bin` is judged as `rm -rf /usr/local/bin`.
     fn rooted_targets(&self, words: &[Word]) -> Vec<Word> {
         let deletes = words.first().is_some_and(|w| {
-            matches!(
-                program_name(&w.text).as_str(),
-                "rm" | "remove-item" | "ri" | "rd" | "rmdir" | "del" | "erase" | "cmake"
-            )
+            let name = program_name(&w.text);
+            deletes_files(&name) || name == "cmake"
         });
         if !deletes || self.dir.is_empty() {
             return words.to_vec();
@@ -397,11 +395,7 @@ fn dotnet_runs_or_deletes(line: &str) -> Option<&'static str> {
 
 /// A recursive delete of a name an earlier `ln -s` on the line made.
 fn deletes_through_link<'a>(words: &[Word], links: &'a [String]) -> Option<&'a str> {
-    let deletes = matches!(
-        program_name(&words[0].text).as_str(),
-        "rm" | "remove-item" | "ri" | "rd" | "rmdir" | "del"
-    );
-    if !deletes {
+    if !deletes_files(&program_name(&words[0].text)) {
         return None;
     }
     links.iter().map(String::as_str).find(|link| {
