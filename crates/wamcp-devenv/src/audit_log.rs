@@ -9,6 +9,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wamcp_policy::devenv::audit::{
     Event, GENESIS, Outcome, Reading, Record, line_hash, read_chain, rfc3339,
@@ -19,6 +21,36 @@ use wamcp_policy::devenv::safety::Safety;
 pub const MAX_SEGMENT_BYTES: u64 = 2 * 1024 * 1024;
 const CURRENT: &str = "agent.log";
 const ROTATED: &str = "agent.log.1";
+
+/// How long an append waits for another writer. Appends take
+/// milliseconds; the lock is a file any process of the user can open (reads
+/// are not confined), so a command could hold it for ever, and a wait
+/// without end would hang every audited call after it.
+pub const LOCK_WAIT: Duration = Duration::from_secs(2);
+
+/// Takes the exclusive lock on `file`, or fails once `wait` has passed.
+fn take_within(file: &File, wait: Duration) -> io::Result<()> {
+    let start = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < wait => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    format!(
+                        "agent.log.lock is held by another process (for more than {} s), so this record \
+                         was not written to the trail (the server log has it)",
+                        LOCK_WAIT.as_secs()
+                    ),
+                ));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
+}
 
 /// What a call reports to the trail.
 #[derive(Clone, Debug)]
@@ -37,6 +69,10 @@ pub struct Entry {
 pub struct AuditLog {
     dir: PathBuf,
     max_segment: u64,
+    /// Set when a wait for the lock ran out, until the lock is next taken:
+    /// meanwhile appends try once and do not wait, so a held lock costs
+    /// one wait, not one per call (calls queued behind each other's waits).
+    held_elsewhere: Arc<AtomicBool>,
 }
 
 impl AuditLog {
@@ -44,13 +80,18 @@ impl AuditLog {
         AuditLog {
             dir,
             max_segment: MAX_SEGMENT_BYTES,
+            held_elsewhere: Arc::default(),
         }
     }
 
     /// A trail with small segments, to test rotation.
     #[cfg(test)]
     pub fn with_segment_limit(dir: PathBuf, max_segment: u64) -> AuditLog {
-        AuditLog { dir, max_segment }
+        AuditLog {
+            dir,
+            max_segment,
+            held_elsewhere: Arc::default(),
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -70,7 +111,14 @@ impl AuditLog {
             .truncate(false)
             .write(true)
             .open(self.dir.join("agent.log.lock"))?;
-        lock.lock()?;
+        let wait = if self.held_elsewhere.load(Ordering::SeqCst) {
+            Duration::ZERO
+        } else {
+            LOCK_WAIT
+        };
+        let taken = take_within(&lock, wait);
+        self.held_elsewhere.store(taken.is_err(), Ordering::SeqCst);
+        taken?;
         let current = self.dir.join(CURRENT);
         let last = match last_line(&current)? {
             Some(line) => Some(line),
@@ -203,6 +251,25 @@ mod tests {
             let size = std::fs::metadata(dir.path().join(name)).unwrap().len();
             assert!(size <= 1000, "{name} is {size} bytes");
         }
+    }
+
+    /// Any process can hold the lock: an append then fails after one
+    /// bounded wait, later ones while it stays held fail without waiting
+    /// again, and the first append after it is released is written.
+    #[test]
+    fn a_held_lock_fails_appends_and_a_released_one_is_taken_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::new(dir.path().to_path_buf());
+        let holder = File::create(dir.path().join("agent.log.lock")).unwrap();
+        holder.lock().unwrap();
+        let err = log.append(entry(Outcome::Succeeded)).unwrap_err();
+        assert!(err.to_string().contains("held by another process"), "{err}");
+        assert!(log.held_elsewhere.load(Ordering::SeqCst));
+        assert!(log.clone().append(entry(Outcome::Succeeded)).is_err());
+        drop(holder);
+        log.append(entry(Outcome::Succeeded)).unwrap();
+        assert!(!log.held_elsewhere.load(Ordering::SeqCst));
+        assert_eq!(log.read().records.len(), 1);
     }
 
     #[test]

@@ -93,6 +93,36 @@ pub struct Sandbox {
     confiner: Arc<dyn Confiner>,
     status: OnceLock<Status>,
     caches_made: OnceLock<()>,
+    listeners: Listeners,
+}
+
+/// wamcp's own HTTP listeners, which no command may reach: the ports this
+/// process serves, and those other wamcp servers of this user registered
+/// (one file per port, named by it, in a folder commands cannot write).
+#[derive(Debug, Default)]
+struct Listeners {
+    own: std::sync::RwLock<Vec<u16>>,
+    registry: Option<PathBuf>,
+}
+
+impl Listeners {
+    fn ports(&self) -> Vec<u16> {
+        let mut ports = self.own.read().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(Ok(entries)) = self.registry.as_ref().map(std::fs::read_dir) {
+            ports.extend(entries.flatten().filter_map(|e| {
+                let port = e.file_name().to_str()?.parse::<u16>().ok()?;
+                // An entry left by a server that was killed: its port is free.
+                let pid = std::fs::read_to_string(e.path())
+                    .ok()
+                    .and_then(|text| text.trim().parse().ok());
+                pid.is_none_or(wamcp_platform::process::is_running)
+                    .then_some(port)
+            }));
+        }
+        ports.sort_unstable();
+        ports.dedup();
+        ports
+    }
 }
 
 /// System places every confined program may write: the bit bucket and
@@ -120,6 +150,31 @@ impl Sandbox {
             confiner,
             status: OnceLock::new(),
             caches_made: OnceLock::new(),
+            listeners: Listeners::default(),
+        }
+    }
+
+    /// Where wamcp servers register the ports they listen on, so that the
+    /// commands of every server are kept off all of them.
+    pub fn with_listener_registry(mut self, dir: PathBuf) -> Sandbox {
+        self.listeners.registry = Some(dir);
+        self
+    }
+
+    /// The folder of [`Sandbox::with_listener_registry`].
+    pub fn listener_registry(&self) -> Option<&Path> {
+        self.listeners.registry.as_deref()
+    }
+
+    /// Closes `port` (this server's own listener) to every later command.
+    pub fn close_port(&self, port: u16) {
+        let mut own = self
+            .listeners
+            .own
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        if !own.contains(&port) {
+            own.push(port);
         }
     }
 
@@ -189,7 +244,15 @@ impl Sandbox {
                 .filter_map(|p| dunce::canonicalize(p).ok()),
         );
         Ok(Some(Confinement {
-            scope: Scope { writable, network },
+            scope: Scope {
+                writable,
+                network,
+                closed_ports: if network {
+                    self.listeners.ports()
+                } else {
+                    Vec::new()
+                },
+            },
             confiner: self.confiner.clone(),
         }))
     }

@@ -26,7 +26,15 @@ fn read_for_edit(raw: &str, path: &Path) -> Result<(Vec<u8>, Snapshot), ToolErro
         return Err(too_large(raw, meta.len() as usize));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| io(&e))?;
+    // A file growing while it is read is read no further than the cap.
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(&mut file, MAX_EDIT_BYTES as u64 + 1),
+        &mut bytes,
+    )
+    .map_err(|e| io(&e))?;
+    if bytes.len() > MAX_EDIT_BYTES {
+        return Err(too_large(raw, bytes.len()));
+    }
     let snapshot = Snapshot::of(&bytes, &meta);
     Ok((bytes, snapshot))
 }

@@ -91,7 +91,14 @@ impl Snapshot {
             return false;
         }
         let mut bytes = Vec::with_capacity(self.len as usize);
-        std::io::Read::read_to_end(&mut file, &mut bytes).is_ok() && fnv1a(&bytes) == self.hash
+        // One byte past the size seen is enough to know it changed.
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(&mut file, self.len + 1),
+            &mut bytes,
+        )
+        .is_ok()
+            && bytes.len() as u64 == self.len
+            && fnv1a(&bytes) == self.hash
     }
 }
 

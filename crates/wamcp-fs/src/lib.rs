@@ -35,6 +35,6 @@ pub use edit::edit_file;
 pub use empty::list_empty_dirs;
 pub use find::find_files;
 pub use list::list_directory;
-pub use read::read_file;
+pub use read::{Scan, read_file, read_file_within, size_hint};
 pub use search::{SearchRequest, search_files};
 pub use write::{write_file, write_output};

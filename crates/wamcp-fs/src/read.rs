@@ -10,19 +10,65 @@ use encoding_rs::{UTF_16BE, UTF_16LE};
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 use wamcp_policy::error::{ErrorType, ToolError};
-use wamcp_policy::limits::{DEFAULT_READ_LINES, MAX_READ_BYTES, clamp_request};
+use wamcp_policy::limits::{
+    DEFAULT_READ_LINES, MAX_COUNT_BYTES, MAX_READ_BYTES, READ_SCAN_SECONDS, clamp_request,
+};
 
 /// How much of the start of a file is checked for binary content.
 const SNIFF_BYTES: usize = 8 * 1024;
 
+/// How far one read may go: a clock for all of it, a byte budget for
+/// counting the lines after the window, and the caller's cancellation.
+pub struct Scan<'a> {
+    pub time: Duration,
+    pub count_bytes: u64,
+    pub cancelled: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl Default for Scan<'_> {
+    fn default() -> Self {
+        Scan {
+            time: Duration::from_secs(READ_SCAN_SECONDS),
+            count_bytes: MAX_COUNT_BYTES,
+            cancelled: &never,
+        }
+    }
+}
+
+fn never() -> bool {
+    false
+}
+
 /// Reads lines `start_line..start_line + max_lines` of `path_arg` (1-based;
-/// values below 1 mean 1), at most 2000 lines and 256 KiB.
+/// values below 1 mean 1), at most 2000 lines and 256 KiB, within the
+/// default [`Scan`].
 pub fn read_file(
     path_arg: &str,
     cwd: &Path,
     start_line: i64,
     max_lines: i64,
+) -> Result<String, ToolError> {
+    read_file_within(path_arg, cwd, start_line, max_lines, &Scan::default())
+}
+
+/// The size of the file `path_arg` names, when it can be read cheaply:
+/// lets a caller keep reads of small files apart from long scans.
+pub fn size_hint(path_arg: &str, cwd: &Path) -> Option<u64> {
+    let path = input_path(path_arg, cwd).ok()?;
+    std::fs::metadata(path).ok().map(|m| m.len())
+}
+
+/// [`read_file`] within `scan`.
+pub fn read_file_within(
+    path_arg: &str,
+    cwd: &Path,
+    start_line: i64,
+    max_lines: i64,
+    scan: &Scan,
 ) -> Result<String, ToolError> {
     let path = input_path(path_arg, cwd)?;
     let meta = std::fs::metadata(&path)
@@ -42,8 +88,23 @@ pub fn read_file(
     let start = start_line.max(1) as u64;
     let requested_lines = max_lines;
     let (max_lines, capped) = clamp_request(max_lines, DEFAULT_READ_LINES as u64);
-    let mut reader = open_text(file).map_err(|e| read_failed(path_arg, &e))?;
-    let sample = reader.fill_buf().map_err(|e| read_failed(path_arg, &e))?;
+    let meter = Arc::new(Meter::new(scan));
+    let metered = Metered {
+        file,
+        meter: meter.clone(),
+        cancelled: scan.cancelled,
+    };
+    let failed = |e: std::io::Error| match Meter::why(&e) {
+        Some(Cut::Cancelled) => cancelled(),
+        Some(Cut::Time) => too_slow(path_arg, scan.time, line_no_seen(&meter)),
+        Some(Cut::Binary) => binary_after(path_arg, line_no_seen(&meter)),
+        _ => read_failed(path_arg, &e),
+    };
+    let (mut reader, utf8) = open_text(metered).map_err(failed)?;
+    // Past the first buffer, a NUL byte in UTF-8 means binary data: a
+    // sparse file's hole reads as zeros, terabytes of them for free.
+    meter.nul_is_binary.store(utf8, Ordering::Relaxed);
+    let sample = reader.fill_buf().map_err(failed)?;
     let sample = &sample[..sample.len().min(SNIFF_BYTES)];
     if sample.contains(&0) {
         return Err(not_text(path_arg, sample));
@@ -61,16 +122,24 @@ pub fn read_file(
         // be held in memory whole.
         let n = std::io::Read::take(&mut reader, MAX_READ_BYTES as u64 + 1)
             .read_until(b'\n', &mut line)
-            .map_err(|e| read_failed(path_arg, &e))?;
+            .map_err(failed)?;
         if n == 0 {
             break;
         }
-        let rest = if line.last() != Some(&b'\n') && n > MAX_READ_BYTES {
-            skip_line(&mut reader).map_err(|e| read_failed(path_arg, &e))?
+        // A line that runs into binary data (a hole) ends where it does.
+        let (rest, turns_binary) = if line.last() != Some(&b'\n') && n > MAX_READ_BYTES {
+            match skip_line(&mut reader) {
+                Ok(rest) => (rest, false),
+                Err((rest, e)) if Meter::why(&e) == Some(Cut::Binary) && line_no + 1 >= start => {
+                    (rest, true)
+                }
+                Err((_, e)) => return Err(failed(e)),
+            }
         } else {
-            0
+            (0, false)
         };
         line_no += 1;
+        meter.lines.store(line_no, Ordering::Relaxed);
         if line_no < start {
             continue;
         }
@@ -95,6 +164,7 @@ pub fn read_file(
                     line: line_no,
                     bytes: line.len() + rest,
                     kept: cut,
+                    turns_binary,
                 };
             } else {
                 stop = Stop::Bytes;
@@ -112,15 +182,29 @@ pub fn read_file(
     }
 
     let last_shown = start + shown.saturating_sub(1);
-    let total = match stop {
-        Stop::EndOfFile => line_no,
-        // Lines already read past the window (the one that did not fit) plus the rest.
-        Stop::Bytes => {
-            line_no + 1 + count_lines(&mut reader).map_err(|e| read_failed(path_arg, &e))?
+    // Lines already read past the window (the one that did not fit) plus the rest.
+    let read_past = match stop {
+        Stop::EndOfFile => None,
+        Stop::Bytes => Some(line_no + 1),
+        Stop::Lines | Stop::LineCut { .. } => Some(line_no),
+    };
+    let total = match read_past {
+        None => Total::Exact(line_no),
+        Some(known) => {
+            meter.start_counting();
+            match count_lines(&mut reader) {
+                Ok(more) => Total::Exact(known + more),
+                Err((more, e)) => match Meter::why(&e) {
+                    Some(Cut::Cancelled) => return Err(cancelled()),
+                    Some(cut) => Total::AtLeast(known + more, cut),
+                    None => return Err(read_failed(path_arg, &e)),
+                },
+            }
         }
-        Stop::Lines | Stop::LineCut { .. } => {
-            line_no + count_lines(&mut reader).map_err(|e| read_failed(path_arg, &e))?
-        }
+    };
+    let (total, beyond) = match total {
+        Total::Exact(n) => (n, None),
+        Total::AtLeast(n, cut) => (n, Some(cut)),
     };
     if shown == 0 {
         if total == 0 {
@@ -144,27 +228,43 @@ pub fn read_file(
             format!("max_lines is limited to {DEFAULT_READ_LINES} per call.")
         });
     }
+    let of = match beyond {
+        None => total.to_string(),
+        Some(cut) => format!("more than {total} ({})", cut.counted(scan)),
+    };
+    let continues = beyond.is_some() || last_shown < total;
     match stop {
         Stop::EndOfFile if start > 1 || capped => notes.push(format!(
             "Lines {start}-{last_shown} of {total}; this is the end of the file."
         )),
         Stop::EndOfFile => {}
-        Stop::Lines | Stop::Bytes if last_shown < total => {
+        Stop::Lines | Stop::Bytes if continues => {
             let why = if matches!(stop, Stop::Bytes) {
                 " (the 256 KiB per-call limit)"
             } else {
                 ""
             };
             notes.push(format!(
-                "Showing lines {start}-{last_shown} of {total}{why}. The file continues: call {}.",
+                "Showing lines {start}-{last_shown} of {of}{why}. The file continues: call {}.",
                 next(last_shown + 1)
             ));
         }
         Stop::Lines | Stop::Bytes => notes.push(format!(
             "Lines {start}-{last_shown} of {total}; this is the end of the file."
         )),
-        Stop::LineCut { line, bytes, kept } => {
-            let rest = if line < total {
+        Stop::LineCut {
+            turns_binary: true,
+            line,
+            bytes,
+            kept,
+        } => notes.push(format!(
+            "Line {line} is more than {bytes} bytes long and then turns to binary data (NUL bytes); only its \
+             first {kept} bytes are shown (256 KiB per call)."
+        )),
+        Stop::LineCut {
+            line, bytes, kept, ..
+        } => {
+            let rest = if line < total || beyond.is_some() {
                 format!(" Later lines: call {}.", next(line + 1))
             } else {
                 String::new()
@@ -181,6 +281,154 @@ pub fn read_file(
     Ok(out)
 }
 
+/// The number of lines, or a lower bound when counting was cut short.
+enum Total {
+    Exact(u64),
+    AtLeast(u64, Cut),
+}
+
+/// Why reading stopped before the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cut {
+    Time,
+    Bytes,
+    Cancelled,
+    Binary,
+}
+
+impl Cut {
+    fn counted(self, scan: &Scan) -> String {
+        match self {
+            Cut::Bytes => format!(
+                "counting stopped after {} MiB past the lines shown",
+                scan.count_bytes / (1024 * 1024)
+            ),
+            Cut::Binary => "counting stopped where the file turns to binary data".to_string(),
+            _ => format!("counting stopped after {} s", scan.time.as_secs()),
+        }
+    }
+}
+
+/// The raw bytes read so far against a [`Scan`]: the clock always runs;
+/// the byte budget starts when counting does.
+struct Meter {
+    deadline: Instant,
+    count_bytes: u64,
+    counting_from: AtomicU64,
+    read: AtomicU64,
+    counting: AtomicBool,
+    /// The last line number read, for a message.
+    lines: AtomicU64,
+    /// Whether a NUL byte ends the reading (UTF-8 text).
+    nul_is_binary: AtomicBool,
+}
+
+impl Meter {
+    fn new(scan: &Scan) -> Meter {
+        Meter {
+            deadline: Instant::now() + scan.time,
+            count_bytes: scan.count_bytes,
+            counting_from: AtomicU64::new(0),
+            read: AtomicU64::new(0),
+            counting: AtomicBool::new(false),
+            lines: AtomicU64::new(0),
+            nul_is_binary: AtomicBool::new(false),
+        }
+    }
+
+    fn start_counting(&self) {
+        self.counting_from
+            .store(self.read.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.counting.store(true, Ordering::Relaxed);
+    }
+
+    /// The cut to report before reading more, if any.
+    fn check(&self, cancelled: &dyn Fn() -> bool) -> Option<Cut> {
+        if cancelled() {
+            return Some(Cut::Cancelled);
+        }
+        if Instant::now() >= self.deadline {
+            return Some(Cut::Time);
+        }
+        let counted =
+            self.read.load(Ordering::Relaxed) - self.counting_from.load(Ordering::Relaxed);
+        (self.counting.load(Ordering::Relaxed) && counted >= self.count_bytes).then_some(Cut::Bytes)
+    }
+
+    /// The cut an error from a [`Metered`] reader carries.
+    fn why(error: &std::io::Error) -> Option<Cut> {
+        error.get_ref()?.downcast_ref::<CutError>().map(|e| e.0)
+    }
+}
+
+#[derive(Debug)]
+struct CutError(Cut);
+
+impl std::fmt::Display for CutError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "reading stopped: {:?}", self.0)
+    }
+}
+
+impl std::error::Error for CutError {}
+
+/// The file, read through its [`Meter`].
+struct Metered<'a> {
+    file: File,
+    meter: Arc<Meter>,
+    cancelled: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl std::io::Read for Metered<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(cut) = self.meter.check(self.cancelled) {
+            return Err(std::io::Error::other(CutError(cut)));
+        }
+        let n = std::io::Read::read(&mut self.file, buf)?;
+        self.meter.read.fetch_add(n as u64, Ordering::Relaxed);
+        if self.meter.nul_is_binary.load(Ordering::Relaxed)
+            && memchr::memchr(0, &buf[..n]).is_some()
+        {
+            return Err(std::io::Error::other(CutError(Cut::Binary)));
+        }
+        Ok(n)
+    }
+}
+
+fn line_no_seen(meter: &Meter) -> u64 {
+    meter.lines.load(Ordering::Relaxed)
+}
+
+fn cancelled() -> ToolError {
+    ToolError::new(
+        ErrorType::Cancelled,
+        "The request was cancelled; reading stopped.",
+    )
+}
+
+fn binary_after(shown: &str, line: u64) -> ToolError {
+    ToolError::new(
+        ErrorType::InvalidTextEncoding,
+        format!("'{shown}' turns to binary data (NUL bytes) after line {line}."),
+    )
+    .with_path(shown)
+    .recover(format!(
+        "Read lines up to {line} only, or use search_files to find text in the file."
+    ))
+}
+
+fn too_slow(shown: &str, time: Duration, reached: u64) -> ToolError {
+    ToolError::new(
+        ErrorType::ReadFailed,
+        format!(
+            "Reading '{shown}' did not reach the lines asked for within {} s (it got to line {reached}).",
+            time.as_secs()
+        ),
+    )
+    .with_path(shown)
+    .recover("Use search_files to find the text you need in it, then read_file near the line it names.")
+}
+
 enum Stop {
     EndOfFile,
     Lines,
@@ -189,12 +437,15 @@ enum Stop {
         line: u64,
         bytes: usize,
         kept: usize,
+        /// The line ran into binary data before its end.
+        turns_binary: bool,
     },
 }
 
 /// Wraps the file in a reader that yields UTF-8: a UTF-8 BOM is skipped and
 /// UTF-16 with a BOM (what Windows PowerShell 5 writes) is transcoded.
-fn open_text(file: File) -> std::io::Result<Box<dyn BufRead>> {
+/// Also answers whether the text is UTF-8.
+fn open_text<'a>(file: Metered<'a>) -> std::io::Result<(Box<dyn BufRead + 'a>, bool)> {
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf()?;
     let encoding = if head.starts_with(&[0xFF, 0xFE]) {
@@ -208,23 +459,27 @@ fn open_text(file: File) -> std::io::Result<Box<dyn BufRead>> {
         None
     };
     Ok(match encoding {
-        None => Box::new(reader),
-        Some(encoding) => Box::new(BufReader::with_capacity(
-            64 * 1024,
-            encoding_rs_io::DecodeReaderBytesBuilder::new()
-                .encoding(Some(encoding))
-                .build(reader),
-        )),
+        None => (Box::new(reader), true),
+        Some(encoding) => (
+            Box::new(BufReader::with_capacity(
+                64 * 1024,
+                encoding_rs_io::DecodeReaderBytesBuilder::new()
+                    .encoding(Some(encoding))
+                    .build(reader),
+            )),
+            false,
+        ),
     })
 }
 
 /// Counts the lines left in `reader`; a final line without a terminator counts.
 /// Reads past the rest of a line without keeping it; answers how many
 /// bytes it had, its line break not counted.
-fn skip_line(reader: &mut dyn BufRead) -> std::io::Result<usize> {
+/// On an error, answers the bytes skipped before it too.
+fn skip_line(reader: &mut dyn BufRead) -> Result<usize, (usize, std::io::Error)> {
     let mut skipped = 0;
     loop {
-        let buf = reader.fill_buf()?;
+        let buf = reader.fill_buf().map_err(|e| (skipped, e))?;
         if buf.is_empty() {
             return Ok(skipped);
         }
@@ -238,11 +493,12 @@ fn skip_line(reader: &mut dyn BufRead) -> std::io::Result<usize> {
     }
 }
 
-fn count_lines(reader: &mut dyn BufRead) -> std::io::Result<u64> {
+/// On an error, answers the lines counted before it too.
+fn count_lines(reader: &mut dyn BufRead) -> Result<u64, (u64, std::io::Error)> {
     let mut count = 0u64;
     let mut last = None;
     loop {
-        let buf = reader.fill_buf()?;
+        let buf = reader.fill_buf().map_err(|e| (count, e))?;
         if buf.is_empty() {
             break;
         }

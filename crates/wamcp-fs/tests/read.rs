@@ -209,8 +209,8 @@ fn absolute_paths_work_and_windows_accepts_both_separators() {
 }
 
 /// A file with no line break that is mostly a hole (free to make, huge to
-/// hold): read_file keeps one budget of it in memory, shows its head and
-/// names its true length.
+/// hold): read_file keeps one budget of it in memory, shows its head, and
+/// stops where the hole (binary data) begins.
 #[test]
 fn a_huge_line_is_never_held_whole() {
     let d = dir_with(&[("sparse.txt", "é".repeat(200_000).as_bytes())]);
@@ -229,10 +229,70 @@ fn a_huge_line_is_never_held_whole() {
         "the cut never splits a character"
     );
     assert_eq!(shown.len(), 262_142);
+    assert!(note.starts_with("[Line 1 is more than "), "{note}");
     assert!(
-        note.contains(&format!(
-            "Line 1 is {size} bytes long; only its first 262142 bytes are shown"
-        )),
+        note.contains("bytes long and then turns to binary data (NUL bytes); only its first 262142 bytes are shown"),
         "{note}"
     );
+}
+
+/// A sparse file is terabytes of zeros for free: its hole is binary data,
+/// where counting and reading stop at once.
+#[test]
+fn a_huge_sparse_file_is_read_only_to_its_hole() {
+    let d = dir_with(&[]);
+    let path = d.path().join("sparse.log");
+    // More text than the binary sniff reads, then a hole.
+    std::fs::write(&path, numbered(3000)).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(1 << 40).unwrap();
+    assert_eq!(
+        read(d.path(), "sparse.log", 1, 2),
+        "line 1\nline 2\n[Showing lines 1-2 of more than 3000 (counting stopped where the file turns to \
+         binary data). The file continues: call read_file(path=\"sparse.log\", start_line=3).]\n"
+    );
+    let err = read_file("sparse.log", d.path(), 5000, 2).unwrap_err();
+    assert_eq!(err.kind, ErrorType::InvalidTextEncoding);
+    assert!(err.message.contains("after line 3000"), "{}", err.message);
+}
+
+/// Counting the lines after the window stops at the byte budget and says
+/// "more than"; a clock that ran out stops reading with a typed error.
+#[test]
+fn counting_stops_at_the_byte_budget_and_reading_at_the_clock() {
+    let d = dir_with(&[("big.log", numbered(400_000).as_bytes())]);
+    let scan = wamcp_fs::Scan {
+        count_bytes: 1024 * 1024,
+        ..wamcp_fs::Scan::default()
+    };
+    let out = wamcp_fs::read_file_within("big.log", d.path(), 1, 1, &scan).unwrap();
+    assert!(
+        out.starts_with("line 1\n[Showing lines 1-1 of more than "),
+        "{out}"
+    );
+    assert!(
+        out.contains("(counting stopped after 1 MiB past the lines shown)"),
+        "{out}"
+    );
+    let exact = read(d.path(), "big.log", 1, 1);
+    assert!(exact.contains("of 400000."), "{exact}");
+    let scan = wamcp_fs::Scan {
+        time: std::time::Duration::ZERO,
+        ..wamcp_fs::Scan::default()
+    };
+    let err = wamcp_fs::read_file_within("big.log", d.path(), 5000, 2, &scan).unwrap_err();
+    assert_eq!(err.kind, ErrorType::ReadFailed);
+    assert!(err.message.contains("within 0 s"), "{}", err.message);
+}
+
+/// A cancelled call stops reading at once.
+#[test]
+fn a_cancelled_read_stops() {
+    let d = dir_with(&[("a.txt", b"one\ntwo\n")]);
+    let scan = wamcp_fs::Scan {
+        cancelled: &|| true,
+        ..wamcp_fs::Scan::default()
+    };
+    let err = wamcp_fs::read_file_within("a.txt", d.path(), 1, 10, &scan).unwrap_err();
+    assert_eq!(err.kind, ErrorType::Cancelled);
 }

@@ -13,7 +13,7 @@ mod linux;
 pub mod windows;
 
 #[cfg(target_os = "linux")]
-pub use linux::{Prepared, prepare};
+pub use linux::{Prepared, command_filter_count, prepare};
 
 /// What a confined command may do besides reading and executing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -22,6 +22,10 @@ pub struct Scope {
     pub writable: Vec<PathBuf>,
     /// Whether it may open internet sockets.
     pub network: bool,
+    /// TCP ports it may not connect to even with the network: wamcp's own
+    /// listeners, which a command must never reach as a client (where the
+    /// kernel can refuse it: Landlock ABI 4 on Linux).
+    pub closed_ports: Vec<u16>,
 }
 
 /// What this machine can enforce.

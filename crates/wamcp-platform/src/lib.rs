@@ -11,6 +11,7 @@ pub mod confine;
 pub mod console;
 pub mod gpu;
 pub mod held;
+pub mod peer;
 pub mod probe;
 pub mod process;
 pub mod random;

@@ -33,6 +33,12 @@ pub const MAX_PROCESS_OUTPUT_BYTES: usize = 64 * KIB as usize;
 /// `read_file`: lines and bytes returned per call.
 pub const DEFAULT_READ_LINES: usize = 2000;
 pub const MAX_READ_BYTES: usize = 256 * KIB as usize;
+/// How long one `read_file` may read (to its window, then counting the
+/// lines after it): a sparse file is terabytes of zeros for free.
+pub const READ_SCAN_SECONDS: u64 = 10;
+/// How much after the window `read_file` reads to count the file's lines;
+/// past it the answer says "more than N".
+pub const MAX_COUNT_BYTES: u64 = 256 * MIB;
 pub const MAX_DIRECTORY_ENTRIES: usize = 1000;
 pub const MAX_EMPTY_DIR_RESULTS: usize = 1000;
 pub const MAX_FIND_RESULTS: usize = 500;

@@ -123,6 +123,9 @@ pub struct ServerContext {
     pub tasks: rmcp::task_manager::TaskManager,
     /// When recent tasks started, for [`ServerContext::admit_task`].
     task_starts: Mutex<Vec<std::time::Instant>>,
+    /// The HTTP session each task was started in: only it may read,
+    /// answer or cancel the task (see [`crate::tasks::owned`]).
+    pub task_owners: Mutex<std::collections::HashMap<String, String>>,
 }
 
 /// The roots the client listed, judged.
@@ -315,7 +318,10 @@ impl ServerContext {
             && resolution
                 .get(settings::CLIENT_ROOTS)
                 .is_none_or(|v| !v.eq_ignore_ascii_case("off"));
-        let sandbox = command_sandbox(env, &resolution, &mut warnings);
+        let mut sandbox = command_sandbox(env, &resolution, &mut warnings);
+        if let Some(registry) = listener_registry(env) {
+            sandbox = sandbox.with_listener_registry(registry);
+        }
         let search_budget = search_budget(resolution.get(settings::SEARCH_BUDGET), &mut warnings);
         let desktop_list = |name| {
             resolution
@@ -374,6 +380,7 @@ impl ServerContext {
             protected_dirs: protected_dirs(env),
             tasks: rmcp::task_manager::TaskManager::new(),
             task_starts: Mutex::default(),
+            task_owners: Mutex::default(),
             wamcp_config_dir: config::user_config_dir(env).map(|d| d.join("wamcp")),
             http_token_file: crate::http::token_file(env),
         };
@@ -830,13 +837,14 @@ impl ServerContext {
     /// cannot be written is logged, and the call's answer says so.
     pub async fn audit(&self, entry: Entry) -> Option<String> {
         let log = self.audit.clone()?;
-        let written = tokio::task::spawn_blocking(move || log.append(entry)).await;
+        let record = format!("{entry:?}");
+        let written =
+            crate::lanes::blocking_io(crate::lanes::AUDIT, move || log.append(entry)).await;
         let problem = match written {
-            Ok(Ok(())) => return None,
-            Ok(Err(e)) => e.to_string(),
+            Ok(()) => return None,
             Err(e) => e.to_string(),
         };
-        tracing::warn!("the audit trail could not be written: {problem}");
+        tracing::warn!("the audit trail could not be written: {problem}; the record: {record}");
         Some(problem)
     }
 
@@ -1065,6 +1073,13 @@ fn command_sandbox(env: EnvLookup, resolution: &Resolution, warnings: &mut Vec<S
             .map(|r| format!("{}: {r}", settings::COMMAND_WRITABLE)),
     );
     Sandbox::new(mode, caches)
+}
+
+/// Where `serve --http` registers its port, one file per port: the per-user
+/// data directory's, whatever `WAMCP_DATA_DIR` says, so that every server
+/// of the user finds every listener.
+pub fn listener_registry(env: EnvLookup) -> Option<PathBuf> {
+    config::wamcp_data_dir(env).map(|dir| dir.join("http-listeners"))
 }
 
 /// The home directory and system folders no root may be.

@@ -10,8 +10,11 @@
 //! loopback host (or the address served) and a browser's Origin must be
 //! this server's own, which stops a web page from driving the server
 //! through the user's browser (DNS rebinding, CSRF). Every session shares
-//! the one server context, so grants, the page cache, the build lock and
-//! tasks are the same for all of them.
+//! the one server context, so grants, the page cache and the build lock
+//! are the same for all of them; a task stays its session's
+//! ([`crate::tasks::owned`]). No process this server started may connect
+//! ([`OwnCommandsRefused`], and the port closed to its commands), and a
+//! response survives a dropped connection ([`crate::resume`]).
 
 use crate::config::EnvLookup;
 use crate::context::ServerContext;
@@ -20,7 +23,6 @@ use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -211,6 +213,12 @@ pub async fn serve(
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", listen.address))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
+    // No command this server (or another of the user's) runs may become a
+    // client of it: closed to them by the OS where it can, refused here
+    // where the kernel names the peer as one of ours.
+    ctx.sandbox.close_port(local.port());
+    let registered = Registered::new(ctx.sandbox.listener_registry(), local.port());
+    let listener = OwnCommandsRefused { inner: listener };
     // Written, not eprintln!'d: a client may close our stderr, and a
     // failed write must not end the server.
     let mut said = format!("wamcp: serving MCP over streamable HTTP at http://{local}/mcp\n");
@@ -252,19 +260,196 @@ pub async fn serve(
         .with_cancellation_token(stop.child_token());
     let service = StreamableHttpService::new(
         move || Ok(WamcpServer::new(ctx.clone())),
-        LocalSessionManager::default().into(),
+        crate::resume::Resumable::default().into(),
         config,
     );
     let router = axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(Arc::new(token), guard));
-    axum::serve(listener, router)
+    let served = axum::serve(listener, router)
         .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
+            stopped().await;
             stop.cancel();
         })
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string());
+    drop(registered);
+    served
+}
+
+/// Ctrl-C, or (Unix) the SIGTERM a service manager or `kill` sends: both
+/// end the server cleanly, so its registry entry goes with it.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// This server's entry in the listener registry, removed when it stops.
+struct Registered(Option<PathBuf>);
+
+impl Registered {
+    fn new(registry: Option<&Path>, port: u16) -> Registered {
+        let Some(dir) = registry else {
+            return Registered(None);
+        };
+        let entry = dir.join(port.to_string());
+        let written = std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&entry, format!("{}\n", std::process::id())));
+        if let Err(e) = written {
+            tracing::warn!(
+                "cannot register port {port} in {}: {e}; commands of other wamcp servers are not kept off it",
+                dir.display()
+            );
+            return Registered(None);
+        }
+        Registered(Some(entry))
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        if let Some(entry) = &self.0 {
+            let _ = std::fs::remove_file(entry);
+        }
+    }
+}
+
+/// Accepts connections, turning away any whose client end a command holds
+/// (a process this server started, or one marked as a wamcp command):
+/// a script run by a command must never become a second client that
+/// answers its own approval questions. The lookup runs beside the
+/// connection, not in the accept loop, so a thousand clients at once do
+/// not queue behind each other's lookups.
+struct OwnCommandsRefused {
+    inner: tokio::net::TcpListener,
+}
+
+impl axum::serve::Listener for OwnCommandsRefused {
+    type Io = Checked;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let (stream, peer) = match self.inner.accept().await {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of descriptors and the like: wait, then go on.
+                    tracing::debug!("accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let Ok(server) = stream.local_addr() else {
+                continue;
+            };
+            let verdict =
+                tokio::task::spawn_blocking(move || wamcp_platform::peer::command_at(server, peer));
+            let checked = Checked {
+                stream,
+                verdict: Some(verdict),
+                refused: false,
+            };
+            return (checked, peer);
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.inner.local_addr()
+    }
+}
+
+/// A connection whose first read waits for the verdict on its peer; a
+/// command's connection is told why, then reads as closed.
+struct Checked {
+    stream: tokio::net::TcpStream,
+    verdict: Option<tokio::task::JoinHandle<Option<u32>>>,
+    refused: bool,
+}
+
+impl Checked {
+    /// Tells a command's connection why it is refused, as far as the
+    /// socket takes it without waiting: the request is read first, since
+    /// closing on unread bytes resets the connection and the reset can
+    /// overtake the answer.
+    fn refuse(&mut self, pid: u32) {
+        let from = if pid == 0 {
+            "a socket no process holds (one being passed between processes) while commands run"
+                .to_string()
+        } else {
+            format!("process {pid}, a command this server (or another wamcp) started")
+        };
+        tracing::warn!("refused a connection from {from}: a command may not be a client of wamcp");
+        let body = "wamcp: a program started by wamcp may not use it\n";
+        let answer = format!(
+            "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let mut request = [0u8; 16 * 1024];
+        let _ = self.stream.try_read(&mut request);
+        let _ = self.stream.try_write(answer.as_bytes());
+        self.refused = true;
+    }
+}
+
+impl tokio::io::AsyncRead for Checked {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
+        if let Some(verdict) = self.verdict.as_mut() {
+            let Poll::Ready(holder) = std::pin::Pin::new(verdict).poll(cx) else {
+                return Poll::Pending;
+            };
+            self.verdict = None;
+            if let Some(pid) = holder.ok().flatten() {
+                self.refuse(pid);
+            }
+        }
+        if self.refused {
+            // End of input: the server answers nothing more and closes.
+            return Poll::Ready(Ok(()));
+        }
+        std::pin::Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for Checked {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        data: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        if self.refused {
+            return std::task::Poll::Ready(Err(std::io::ErrorKind::ConnectionAborted.into()));
+        }
+        std::pin::Pin::new(&mut self.stream).poll_write(cx, data)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
 }
 
 /// Checks the bearer token before anything else, and answers a session's

@@ -19,7 +19,7 @@ use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 use wamcp_fs::{Bounds, Deadline};
 use wamcp_policy::error::{ErrorType, ToolError};
@@ -42,6 +42,11 @@ pub struct ToolCall {
     pub request: RequestContext<RoleServer>,
     /// Answers a retried stateless call brought back.
     pub exchange: Exchange,
+    /// Set once the call's effect is over ([`ToolCall::unless_cancelled`]
+    /// returned): from then on a client that goes away no longer stops the
+    /// call, which only records and reports what happened, so its answer
+    /// never claims that finished work was stopped.
+    pub settled: Arc<AtomicBool>,
 }
 
 impl ToolCall {
@@ -109,7 +114,7 @@ impl ToolCall {
             })
         });
         let limit = self.ctx.search_budget;
-        let done = blocking(move || {
+        let done = blocking(activity, move || {
             let deadline = Deadline::starting_now(limit);
             work(&Bounds {
                 budget: &deadline,
@@ -131,13 +136,15 @@ impl ToolCall {
         &self,
         work: impl Future<Output = Result<T, ToolError>>,
     ) -> Result<T, ToolError> {
-        tokio::select! {
+        let done = tokio::select! {
             done = work => done,
             _ = self.request.ct.cancelled() => Err(ToolError::new(
                 ErrorType::Cancelled,
                 "The client cancelled the request; everything it started was stopped.",
             )),
-        }
+        };
+        self.settled.store(true, Ordering::SeqCst);
+        done
     }
 }
 
@@ -221,11 +228,14 @@ impl Hints {
 }
 
 /// Runs blocking work (file-system walks, searches) off the async runtime,
-/// so a long search never stalls the protocol loop.
+/// so a long search never stalls the protocol loop, in the lane of `kind`
+/// (the tool's name), so one tool cannot take every thread
+/// ([`crate::lanes`]).
 pub async fn blocking<T: Send + 'static>(
+    kind: &'static str,
     work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
 ) -> Result<T, ToolError> {
-    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+    crate::lanes::run(kind, work).await.unwrap_or_else(|e| {
         Err(ToolError::new(
             ErrorType::ReadFailed,
             format!("The tool stopped unexpectedly: {e}."),
@@ -385,15 +395,25 @@ pub fn tools_by_group() -> Vec<(Group, Vec<&'static str>)> {
 fn call_erased<T: ToolDef>(call: ToolCall, arguments: JsonObject) -> CallFuture {
     Box::pin(async move {
         let gone = call.ctx.client_gone.clone();
+        let settled = call.settled.clone();
         let outcome = match serde_json::from_value::<T::Params>(Value::Object(arguments)) {
-            // Dropping the tool's future kills what it started.
-            Ok(params) => tokio::select! {
-                out = T::run(call, params) => out,
-                _ = gone.cancelled() => Err(ToolError::new(
-                    ErrorType::Cancelled,
-                    "The client closed the connection; the call was stopped and everything it started was killed.",
-                )),
-            },
+            // Dropping the tool's future kills what it started; a call whose
+            // effect is over finishes its record and its true answer.
+            Ok(params) => {
+                let run = T::run(call, params);
+                tokio::pin!(run);
+                tokio::select! {
+                    out = &mut run => out,
+                    _ = gone.cancelled() => if settled.load(Ordering::SeqCst) {
+                        run.await
+                    } else {
+                        Err(ToolError::new(
+                            ErrorType::Cancelled,
+                            "The client closed the connection; the call was stopped and everything it started was killed.",
+                        ))
+                    },
+                }
+            }
             Err(e) => Err(ToolError::new(
                 ErrorType::InvalidArguments,
                 format!("Invalid arguments: {e}"),

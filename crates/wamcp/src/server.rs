@@ -123,8 +123,9 @@ impl ServerHandler for WamcpServer {
     async fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
+        crate::tasks::owned(&self.ctx, &request.task_id, &context)?;
         Ok(GetTaskResult::new(
             self.ctx.tasks.get_task(&request.task_id)?,
         ))
@@ -133,8 +134,9 @@ impl ServerHandler for WamcpServer {
     async fn update_task(
         &self,
         request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        crate::tasks::owned(&self.ctx, &request.task_id, &context)?;
         self.ctx
             .tasks
             .update_task(&request.task_id, request.input_responses)
@@ -143,8 +145,9 @@ impl ServerHandler for WamcpServer {
     async fn cancel_task(
         &self,
         request: CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        crate::tasks::owned(&self.ctx, &request.task_id, &context)?;
         self.ctx.tasks.cancel_task(&request.task_id)
     }
 
@@ -200,6 +203,7 @@ impl ServerHandler for WamcpServer {
             ctx: self.ctx.clone(),
             request: context,
             exchange,
+            settled: Arc::default(),
         };
         let result = entry.call(call, arguments).await;
         // A tool that asked the user in the stateless era ends with the

@@ -80,10 +80,50 @@ pub fn start(
         .with_ttl_ms(TASK_TTL_MS)
         .with_poll_interval_ms(POLL_INTERVAL_MS)
         .with_status_message(format!("{} is running", entry.name));
+    let session = session_of(&context);
+    let owners = ctx.clone();
     let task = ctx.tasks.clone().spawn(options, move |task| {
         Box::pin(run(ctx, entry, arguments, context, call_identity, task))
     });
+    if let Some(session) = session {
+        let mut map = owners.task_owners.lock().unwrap_or_else(|e| e.into_inner());
+        map.retain(|id, _| owners.tasks.get_task(id).is_ok());
+        map.insert(task.task_id.clone(), session);
+    }
     CreateTaskResult::new(task)
+}
+
+/// The HTTP session (`Mcp-Session-Id`) a request came in, if any: stdio
+/// and sessionless requests have none.
+fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
+    let parts = context.extensions.get::<axum::http::request::Parts>()?;
+    let id = parts.headers.get("mcp-session-id")?.to_str().ok()?;
+    Some(id.to_string())
+}
+
+/// Refuses a request about a task that another HTTP session started, as
+/// if there were no such task: every session shares the server, so
+/// without this a second client (a command that found the token, say)
+/// could answer the user's task's question, read its result or cancel it.
+/// A task started outside a session is reached by its unguessable id.
+pub fn owned(
+    ctx: &ServerContext,
+    task_id: &str,
+    context: &RequestContext<RoleServer>,
+) -> Result<(), McpError> {
+    let owner = ctx
+        .task_owners
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(task_id)
+        .cloned();
+    match owner {
+        Some(owner) if session_of(context).as_deref() != Some(owner.as_str()) => Err(
+            // rmcp's own words for a task that does not exist.
+            McpError::invalid_params(format!("unknown task: {task_id}"), None),
+        ),
+        _ => Ok(()),
+    }
 }
 
 async fn run(
@@ -118,6 +158,7 @@ async fn run(
             ctx: ctx.clone(),
             request: request.clone(),
             exchange,
+            settled: Arc::default(),
         };
         let result = tokio::select! {
             result = entry.call(call, arguments.clone()) => result,

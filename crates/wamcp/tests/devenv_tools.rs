@@ -607,3 +607,95 @@ async fn a_run_without_the_reviewed_identity_is_refused() {
     assert_eq!(done["status"], "completed", "{done:#}");
     client.close().await;
 }
+
+/// Holds the exclusive lock on the trail's lock file, as any process of
+/// the user can (reading it is enough to open it).
+fn hold_trail_lock(dir: &std::path::Path) -> std::fs::File {
+    std::fs::create_dir_all(dir).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("agent.log.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    lock
+}
+
+/// A held trail lock costs a run a bounded wait: the run still happens and
+/// answers, its answer says the record could not be written, and other
+/// tools are served meanwhile.
+#[tokio::test]
+async fn a_held_trail_lock_fails_the_record_visibly_never_the_call() {
+    let (sandbox, project, _file) =
+        with_catalog(json!([capability("plain", "read-only", writer("c.txt"))]));
+    let client = sandbox.connect().await;
+    let dir = PathBuf::from(
+        client.server_info().await["audit_log_dir"]
+            .as_str()
+            .unwrap(),
+    );
+    let lock = hold_trail_lock(&dir);
+    let done = run(
+        &client,
+        json!({"capability": "plain", "cwd": "proj", "execute": true}),
+    )
+    .await;
+    assert_eq!(done["status"], "completed", "{done:#}");
+    assert!(project.join("c.txt").exists());
+    let problem = done["audit_error"].as_str().unwrap_or_default();
+    assert!(problem.contains("held by another process"), "{done:#}");
+    drop(lock);
+    let done = run(
+        &client,
+        json!({"capability": "plain", "cwd": "proj", "execute": true}),
+    )
+    .await;
+    assert!(done.get("audit_error").is_none(), "{done:#}");
+    client.close().await;
+}
+
+/// A client that hangs up while a finished run waits for the trail hears
+/// the truth: the run completed (its effect is on disk), it was not
+/// "stopped".
+#[cfg(unix)]
+#[tokio::test]
+async fn hanging_up_after_a_run_finished_does_not_call_it_cancelled() {
+    let (sandbox, project, _file) =
+        with_catalog(json!([capability("plain", "read-only", writer("c.txt"))]));
+    let client = sandbox.connect().await;
+    let args = common::reviewed(
+        &client,
+        "capability_run",
+        json!({"capability": "plain", "cwd": "proj", "execute": true}),
+    )
+    .await;
+    let dir = PathBuf::from(
+        client.server_info().await["audit_log_dir"]
+            .as_str()
+            .unwrap(),
+    );
+    let sandbox = client.close().await;
+    let _lock = hold_trail_lock(&dir);
+    let (mut raw, _) = common::Raw::start(&sandbox, json!({}));
+    let id = raw.send_request(
+        "tools/call",
+        json!({"name": "capability_run", "arguments": args}),
+    );
+    for _ in 0..300 {
+        if project.join("c.txt").exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(project.join("c.txt").exists(), "the run never ran");
+    let answers = raw.hang_up();
+    let answer = answers
+        .iter()
+        .find(|m| m["id"] == json!(id))
+        .unwrap_or_else(|| panic!("no answer: {answers:?}"));
+    let text = answer.to_string();
+    assert!(!text.contains("CANCELLED"), "{text}");
+    assert!(text.contains("completed"), "{text}");
+    assert!(text.contains("held by another process"), "{text}");
+}

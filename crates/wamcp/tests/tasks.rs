@@ -5,89 +5,31 @@
 
 mod common;
 
-use common::Sandbox;
+use common::{Raw, Sandbox};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::time::Duration;
 
-struct Raw {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
+/// A raw client that declared `capabilities` and saw the tasks extension.
+fn start(sandbox: &Sandbox, capabilities: Value) -> Raw {
+    let (raw, init) = Raw::start(sandbox, capabilities);
+    assert!(
+        init["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
+        "{init}"
+    );
+    raw
 }
 
-impl Raw {
-    fn start(sandbox: &Sandbox, capabilities: Value) -> Raw {
-        let mut child = sandbox
-            .command(&[])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut raw = Raw {
-            stdin: child.stdin.take().unwrap(),
-            stdout: BufReader::new(child.stdout.take().unwrap()),
-            child,
-            next_id: 1,
-        };
-        let init = raw.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
-                   "clientInfo": {"name": "tasks-test", "version": "0"}}),
-        );
-        assert!(
-            init["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"]
-                .is_object(),
-            "{init}"
-        );
-        raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        raw
-    }
-
-    fn send(&mut self, message: Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-    }
-
-    /// Sends a request and returns its response (notifications skipped).
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.stdout.read_line(&mut line).unwrap() > 0,
-                "the server closed stdout"
-            );
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(id) {
-                return message;
-            }
+/// Polls `tasks/get` until the task leaves `working` (bounded).
+fn settle(raw: &mut Raw, task_id: &str) -> Value {
+    for _ in 0..600 {
+        let got = raw.request("tasks/get", json!({"taskId": task_id}));
+        let status = got["result"]["status"].as_str().unwrap_or("").to_string();
+        if status != "working" {
+            return got;
         }
+        std::thread::sleep(Duration::from_millis(100));
     }
-
-    /// Polls `tasks/get` until the task leaves `working` (bounded).
-    fn settle(&mut self, task_id: &str) -> Value {
-        for _ in 0..600 {
-            let got = self.request("tasks/get", json!({"taskId": task_id}));
-            let status = got["result"]["status"].as_str().unwrap_or("").to_string();
-            if status != "working" {
-                return got;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("task {task_id} never settled");
-    }
-}
-
-impl Drop for Raw {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    panic!("task {task_id} never settled");
 }
 
 fn tasks_capability() -> Value {
@@ -109,7 +51,7 @@ fn alive(pid: i32) -> bool {
 fn a_long_call_becomes_a_task_that_is_polled_to_its_result() {
     let (sandbox, project) = Sandbox::with_project();
     std::fs::write(project.join("hello.py"), "print('hello from the task')\n").unwrap();
-    let mut client = Raw::start(&sandbox, tasks_capability());
+    let mut client = start(&sandbox, tasks_capability());
     let created = client.request(
         "tools/call",
         json!({"name": "run_powershell", "arguments": {"command": "python3 hello.py", "working_directory": project}}),
@@ -123,7 +65,7 @@ fn a_long_call_becomes_a_task_that_is_polled_to_its_result() {
         "kept past the longest build"
     );
     let task_id = result["taskId"].as_str().unwrap().to_string();
-    let done = client.settle(&task_id);
+    let done = settle(&mut client, &task_id);
     assert_eq!(done["result"]["status"], "completed", "{done}");
     let text = done["result"]["result"]["content"][0]["text"]
         .as_str()
@@ -150,7 +92,7 @@ fn cancelling_a_task_kills_what_it_started() {
          time.sleep(60)\n",
     )
     .unwrap();
-    let mut client = Raw::start(&sandbox, tasks_capability());
+    let mut client = start(&sandbox, tasks_capability());
     let created = client.request(
         "tools/call",
         json!({"name": "build_project", "arguments": {"command": "python3 slow.py", "working_directory": project}}),
@@ -169,7 +111,7 @@ fn cancelling_a_task_kills_what_it_started() {
     assert!(pids.iter().all(|&p| alive(p)), "the build is running");
     let ack = client.request("tasks/cancel", json!({"taskId": task_id}));
     assert!(ack.get("error").is_none(), "{ack}");
-    let settled = client.settle(&task_id);
+    let settled = settle(&mut client, &task_id);
     assert_eq!(settled["result"]["status"], "cancelled", "{settled}");
     let mut gone = false;
     for _ in 0..100 {
@@ -190,7 +132,7 @@ fn cancelling_a_task_kills_what_it_started() {
 fn without_the_extension_a_long_call_is_an_ordinary_one() {
     let (sandbox, project) = Sandbox::with_project();
     std::fs::write(project.join("hello.py"), "print('direct')\n").unwrap();
-    let mut client = Raw::start(&sandbox, json!({}));
+    let mut client = start(&sandbox, json!({}));
     let answer = client.request(
         "tools/call",
         json!({"name": "run_powershell", "arguments": {"command": "python3 hello.py", "working_directory": project}}),

@@ -7,8 +7,8 @@
 
 use super::{Scope, Support};
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
-    RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope as LandlockScope,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope as LandlockScope,
 };
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -19,6 +19,7 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 /// The newest ABI whose rights this code asks for; older kernels get the
 /// subset they know (the crate's best-effort mode).
@@ -79,21 +80,35 @@ fn covered(abi: u32) -> String {
         parts.push("device ioctls".into());
     }
     if abi >= 4 {
-        parts.push("TCP connect and bind".into());
+        parts.push(
+            "TCP connect and bind, and wamcp's own HTTP listeners closed to commands that have the network"
+                .into(),
+        );
     }
     if abi >= 6 {
         parts.push("signals and abstract sockets outside the command".into());
     }
     format!(
         "{}; seccomp refuses chown, set-user/group-ID bits, immutable flags and extended attributes, and for \
-         commands without network any socket but a local stream one, connect and io_uring",
+         every command MPTCP and SMC sockets, TCP Fast Open sends and io_uring, and for commands without network any socket but a local \
+         stream one and connect",
         parts.join(", ")
     )
+}
+
+/// How many seccomp filters every confined command carries: a process
+/// cannot shed them (they pass through fork, exec and `setsid`), so with
+/// `no_new_privs` they mark it as a command of some wamcp wherever it went.
+pub fn command_filter_count() -> usize {
+    compiled_filters().as_ref().map_or(0, |c| c.always.len())
 }
 
 /// Kernel objects ready to be applied in the child.
 pub struct Prepared {
     ruleset: Option<RulesetCreated>,
+    /// A second Landlock layer closing wamcp's own ports to a command that
+    /// has the network.
+    closed_ports: Option<Arc<OwnedFd>>,
     filters: Vec<&'static BpfProgram>,
 }
 
@@ -109,10 +124,49 @@ pub fn prepare(scope: &Scope) -> io::Result<Prepared> {
     if !scope.network {
         filters.push(&compiled.without_network);
     }
+    let closed_ports = if scope.network && !scope.closed_ports.is_empty() {
+        closing(&scope.closed_ports)?
+    } else {
+        None
+    };
     Ok(Prepared {
         ruleset: Some(ruleset),
+        closed_ports,
         filters,
     })
+}
+
+/// The layer that lets a command connect to every TCP port but `closed`,
+/// made once per set of ports: Landlock only grants, so it is one rule per
+/// open port, which is too many system calls to make for every command.
+/// `None` on a kernel without TCP rules (ABI below 4).
+fn closing(closed: &[u16]) -> io::Result<Option<Arc<OwnedFd>>> {
+    static MADE: Mutex<Option<(Vec<u16>, Arc<OwnedFd>)>> = Mutex::new(None);
+    if landlock_abi().unwrap_or(0) < 4 {
+        return Ok(None);
+    }
+    let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((ports, fd)) = made.as_ref()
+        && ports == closed
+    {
+        return Ok(Some(fd.clone()));
+    }
+    let build = || -> Result<Option<OwnedFd>, landlock::RulesetError> {
+        let open = (0..=u16::MAX)
+            .filter(|port| !closed.contains(port))
+            .map(|port| Ok::<_, landlock::RulesetError>(NetPort::new(port, AccessNet::ConnectTcp)));
+        let created = Ruleset::default()
+            .handle_access(AccessNet::ConnectTcp)?
+            .create()?
+            .add_rules(open)?;
+        Ok(created.into())
+    };
+    let fd = build()
+        .map_err(|e| io::Error::other(format!("Landlock: {e}")))?
+        .ok_or_else(|| io::Error::other("Landlock: no ruleset for the closed ports"))?;
+    let fd = Arc::new(fd);
+    *made = Some((closed.to_vec(), fd.clone()));
+    Ok(Some(fd))
 }
 
 /// The filters, compiled once: they do not depend on the command.
@@ -138,6 +192,7 @@ fn compiled_filters() -> &'static Result<Compiled, String> {
                     filter(refused, libc::EPERM)?,
                     filter(xattr_rules(), libc::EOPNOTSUPP)?,
                     filter(unreadable_argument_rules(), libc::ENOSYS)?,
+                    filter(unseen_stream_rules()?, libc::EACCES)?,
                 ],
                 without_network: filter(network_rules()?, libc::EACCES)?,
             })
@@ -229,13 +284,53 @@ fn add(map: &mut Rules, number: i64, rules: Vec<SeccompRule>) {
     map.insert(number, rules);
 }
 
+/// For every command: no stream socket that Landlock's TCP rules do not
+/// see but that reaches a TCP listener all the same (MPTCP falls back to
+/// TCP, and so does SMC), and no TCP Fast Open send, which connects without
+/// the connect call: either would open wamcp's own port to a command that
+/// has the network. And no io_uring, which makes sockets and sends without
+/// those calls and so past this filter.
+fn unseen_stream_rules() -> Result<Rules, seccompiler::BackendError> {
+    /// `AF_SMC` and `IPPROTO_MPTCP`, as Linux numbers them.
+    const AF_SMC: u64 = 43;
+    const IPPROTO_MPTCP: u64 = 262;
+    let fast_open = libc::MSG_FASTOPEN as u64;
+    let mut rules = Rules::new();
+    add(
+        &mut rules,
+        libc::SYS_socket,
+        vec![
+            SeccompRule::new(vec![equal(0, AF_SMC)?])?,
+            SeccompRule::new(vec![equal(2, IPPROTO_MPTCP)?])?,
+        ],
+    );
+    // TCP Fast Open connects inside sendto/sendmsg, where Landlock's
+    // connect rule is not asked.
+    add(
+        &mut rules,
+        libc::SYS_sendto,
+        vec![SeccompRule::new(vec![masked(3, fast_open, fast_open)?])?],
+    );
+    add(
+        &mut rules,
+        libc::SYS_sendmsg,
+        vec![SeccompRule::new(vec![masked(2, fast_open, fast_open)?])?],
+    );
+    add(
+        &mut rules,
+        libc::SYS_sendmmsg,
+        vec![SeccompRule::new(vec![masked(3, fast_open, fast_open)?])?],
+    );
+    add(&mut rules, libc::SYS_io_uring_setup, always());
+    Ok(rules)
+}
+
 /// For commands without network: no socket but a local (Unix) stream or
 /// sequenced-packet one, no connect at all (a Unix socket reaches daemons
-/// that act outside the sandbox, Docker's or the session bus), no other
+/// that act outside the sandbox, Docker's or the session bus), and no other
 /// local type (a datagram socket, or a raw one, which the kernel makes a
 /// datagram socket, sends to any socket path without connecting, and passes
-/// descriptors), and no io_uring, which could make sockets without the
-/// socket call.
+/// descriptors). io_uring is refused to every command.
 fn network_rules() -> Result<Rules, seccompiler::BackendError> {
     let socket_rules = || -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
         let mut rules = vec![SeccompRule::new(vec![SeccompCondition::new(
@@ -256,7 +351,6 @@ fn network_rules() -> Result<Rules, seccompiler::BackendError> {
     add(&mut rules, libc::SYS_socket, socket_rules()?);
     add(&mut rules, libc::SYS_socketpair, socket_rules()?);
     add(&mut rules, libc::SYS_connect, always());
-    add(&mut rules, libc::SYS_io_uring_setup, always());
     Ok(rules)
 }
 
@@ -447,6 +541,15 @@ impl Prepared {
                 Err(_) => return Err(io::Error::last_os_error()),
             }
         }
+        if let Some(layer) = &self.closed_ports {
+            // SAFETY: a ruleset descriptor kept open by the parent; no
+            // memory is passed.
+            let done =
+                unsafe { libc::syscall(libc::SYS_landlock_restrict_self, layer.as_raw_fd(), 0u32) };
+            if done != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
         for filter in &self.filters {
             if seccompiler::apply_filter(filter).is_err() {
                 return Err(io::Error::last_os_error());
@@ -516,13 +619,15 @@ mod tests {
     #[test]
     fn the_filters_compile_and_their_rule_sets_do_not_overlap() {
         let compiled = compiled_filters().as_ref().unwrap();
-        assert_eq!(compiled.always.len(), 3);
+        assert_eq!(compiled.always.len(), 4);
+        assert_eq!(command_filter_count(), 4);
         assert!(!compiled.without_network.is_empty());
     }
 
     #[test]
     fn the_detail_names_what_each_abi_adds() {
-        assert!(!covered(1).contains("TCP"));
+        assert!(!covered(1).contains("TCP connect"));
+        assert!(covered(1).contains("MPTCP and SMC sockets, TCP Fast Open sends and io_uring"));
         assert!(covered(4).contains("TCP connect and bind"));
         assert!(covered(6).contains("signals and abstract sockets"));
     }

@@ -70,7 +70,7 @@ impl ToolDef for CapabilityRun {
         };
         let ctx = call.ctx.clone();
         let asked = request.clone();
-        let prepared = blocking(move || {
+        let prepared = blocking(Self::NAME, move || {
             let projects = ctx.projects_among(&ctx.run_roots());
             capability::prepare(&asked, ctx.catalog(), &System, &ctx.cwd, &projects)
         })

@@ -44,7 +44,7 @@ impl ToolDef for EcosystemScan {
             .detail("status", "invalid_input"));
         }
         let ctx = call.ctx.clone();
-        blocking(move || {
+        blocking(Self::NAME, move || {
             let cwd = project_dir(&ctx, p.cwd.as_deref(), p.include_host)?;
             Ok(scan(&Scan {
                 cwd: &cwd,

@@ -29,7 +29,7 @@ impl ToolDef for EnvInspect {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let ctx = call.ctx.clone();
-        blocking(move || {
+        blocking(Self::NAME, move || {
             Ok(ctx
                 .env_cache
                 .get(p.force_refresh, || snapshot::collect(&System)))

@@ -56,7 +56,7 @@ impl ToolDef for LogsQuery {
             .detail("status", "configuration_error"));
         };
         let ctx = call.ctx.clone();
-        blocking(move || {
+        blocking(Self::NAME, move || {
             let mut reading = log.read();
             let places = ctx.command_writable_places();
             let dir = dunce::canonicalize(log.dir()).unwrap_or_else(|_| log.dir().to_path_buf());

@@ -35,7 +35,7 @@ impl ToolDef for McpAudit {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let ctx = call.ctx.clone();
-        blocking(move || {
+        blocking(Self::NAME, move || {
             let explicit = p
                 .config_path
                 .as_deref()

@@ -110,7 +110,7 @@ where
 async fn approve_trust_write(call: &ToolCall, raw: &str) -> Result<Option<PathBuf>, ToolError> {
     let ctx = call.ctx.clone();
     let owned = raw.to_string();
-    let needed = blocking(move || {
+    let needed = blocking("write_file", move || {
         ctx.with_write_scope(Path::new(&owned), |scope| {
             wamcp_fs::consent_needed(&owned, &ctx.cwd, scope)
         })

@@ -64,7 +64,7 @@ impl ToolDef for PackageInstall {
         }
         p.expected().validate(p.execute)?;
         let (source, id) = (p.source, p.package_id.clone());
-        let plan = blocking(move || Ok(InstallPlan::new(source, &id))).await?;
+        let plan = blocking(Self::NAME, move || Ok(InstallPlan::new(source, &id))).await?;
         let (mut view, entry) = decide(&call, &plan, &p).await;
         if p.execute {
             // Even a failed installer may have changed the machine.

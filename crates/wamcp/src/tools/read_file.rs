@@ -19,6 +19,10 @@ pub struct Params {
     pub max_lines: i64,
 }
 
+/// Files up to this size read in the ordinary lane: one pass over them
+/// takes milliseconds.
+const SMALL_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
 pub struct ReadFile;
 
 impl ToolDef for ReadFile {
@@ -31,8 +35,28 @@ impl ToolDef for ReadFile {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let cwd = call.ctx.cwd.clone();
-        blocking(move || wamcp_fs::read_file(&p.path, &cwd, p.start_line, p.max_lines))
-            .await
-            .map(ToolOutput::Text)
+        // Reads of small files have a lane of their own, so long scans of
+        // big ones (up to 10 s each) never keep a small read waiting.
+        let size = {
+            let (path, cwd) = (p.path.clone(), cwd.clone());
+            blocking("file sizes", move || Ok(wamcp_fs::size_hint(&path, &cwd))).await?
+        };
+        let lane = if size.is_some_and(|s| s <= SMALL_FILE_BYTES) {
+            Self::NAME
+        } else {
+            "read_file (large files)"
+        };
+        // A cancelled or abandoned call stops reading at the next chunk.
+        let (asked, gone) = (call.request.ct.clone(), call.ctx.client_gone.clone());
+        blocking(lane, move || {
+            let cancelled = move || asked.is_cancelled() || gone.is_cancelled();
+            let scan = wamcp_fs::Scan {
+                cancelled: &cancelled,
+                ..wamcp_fs::Scan::default()
+            };
+            wamcp_fs::read_file_within(&p.path, &cwd, p.start_line, p.max_lines, &scan)
+        })
+        .await
+        .map(ToolOutput::Text)
     }
 }

@@ -87,7 +87,7 @@ impl ToolDef for SandboxRun {
             p.command.clone(),
             p.payload_paths.clone(),
         );
-        let plan = blocking(move || {
+        let plan = blocking(Self::NAME, move || {
             let projects = ctx.projects_among(&ctx.run_roots());
             let project = wamcp_exec::command::working_directory(
                 folder.as_deref(),
@@ -192,7 +192,7 @@ async fn decide(
     // The folder the user approved must still be that folder: replaced by
     // a link while they read the question, the run would start elsewhere.
     let (folder, environment) = (plan.project.clone(), plan.environment);
-    let unchanged = blocking(move || {
+    let unchanged = blocking("sandbox_run", move || {
         Ok(still_in_place(&folder)
             && (environment != Environment::DevContainer || has_devcontainer_config(&folder)))
     });

@@ -33,7 +33,10 @@ impl ToolDef for See {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let ctx = call.ctx.clone();
-        let seen = blocking(move || ctx.desktop()?.see(p.hwnd, p.with_tree, p.max_edge)).await?;
+        let seen = blocking(Self::NAME, move || {
+            ctx.desktop()?.see(p.hwnd, p.with_tree, p.max_edge)
+        })
+        .await?;
         Ok(match seen.png {
             Some(png) => ToolOutput::DataWithPng(seen.report, png),
             None => ToolOutput::Data(seen.report),

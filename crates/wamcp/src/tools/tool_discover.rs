@@ -53,7 +53,7 @@ impl ToolDef for ToolDiscover {
 
     async fn run(_call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let category = p.category.name();
-        blocking(move || {
+        blocking(Self::NAME, move || {
             discover(&System, category).ok_or_else(|| {
                 ToolError::new(
                     ErrorType::InvalidInput,

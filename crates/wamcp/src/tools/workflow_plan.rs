@@ -45,7 +45,7 @@ impl ToolDef for WorkflowPlan {
             }
         }
         let ctx = call.ctx.clone();
-        blocking(move || {
+        blocking(Self::NAME, move || {
             let projects = ctx.projects_among(&ctx.run_roots());
             let cwd = match wamcp_exec::command::working_directory(
                 p.cwd.as_deref(),

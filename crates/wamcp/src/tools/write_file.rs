@@ -32,7 +32,7 @@ impl ToolDef for WriteFile {
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let approved = super::approve_trust_write(&call, &p.path).await?;
         let ctx = call.ctx;
-        blocking(move || {
+        blocking(Self::NAME, move || {
             ctx.with_approved_write_scope(Path::new(&p.path), approved.as_deref(), |scope| {
                 wamcp_fs::write_file(&p.path, &p.content, p.overwrite, &ctx.cwd, scope)
             })

@@ -499,3 +499,95 @@ pub fn with_fake_devcontainer() -> (Sandbox, PathBuf, PathBuf) {
         .set("WAMCP_TOOLS", "core,env,sandbox");
     (sandbox, project, log)
 }
+
+/// A client over raw JSON-RPC on a server's stdio, for what an SDK client
+/// hides: tasks, and hanging up in the middle of a call.
+pub struct Raw {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    next_id: u64,
+}
+
+impl Raw {
+    /// Starts the server, initializes with `capabilities`, and answers the
+    /// client with the `initialize` response.
+    pub fn start(sandbox: &Sandbox, capabilities: Value) -> (Raw, Value) {
+        use std::process::Stdio;
+        let mut child = sandbox
+            .command(&[])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut raw = Raw {
+            stdin: child.stdin.take(),
+            stdout: std::io::BufReader::new(child.stdout.take().unwrap()),
+            child,
+            next_id: 1,
+        };
+        let init = raw.request(
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
+                   "clientInfo": {"name": "raw-test", "version": "0"}}),
+        );
+        raw.send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        (raw, init)
+    }
+
+    pub fn send(&mut self, message: Value) {
+        use std::io::Write;
+        writeln!(self.stdin.as_mut().expect("stdin is open"), "{message}").unwrap();
+    }
+
+    /// Sends a request without waiting; answers its id.
+    pub fn send_request(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        id
+    }
+
+    /// Sends a request and returns its response (notifications skipped).
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        use std::io::BufRead;
+        let id = self.send_request(method, params);
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "the server closed stdout"
+            );
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == serde_json::json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// Closes the server's stdin, as a client that goes away does, and
+    /// returns every message it still writes before it ends.
+    pub fn hang_up(&mut self) -> Vec<Value> {
+        use std::io::BufRead;
+        drop(self.stdin.take());
+        let mut messages = Vec::new();
+        let mut line = String::new();
+        while self.stdout.read_line(&mut line).unwrap_or(0) > 0 {
+            if let Ok(message) = serde_json::from_str(&line) {
+                messages.push(message);
+            }
+            line.clear();
+        }
+        messages
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
