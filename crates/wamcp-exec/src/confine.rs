@@ -96,6 +96,12 @@ pub struct Sandbox {
     listeners: Listeners,
 }
 
+/// The ports `serve --http` listens on unless told otherwise: its default,
+/// and the range it picks from for `:0`. They are closed to every command
+/// from the start, so a listener started after a command (a daemon the
+/// command left waiting for one) is out of its reach too.
+pub const WAMCP_PORTS: [std::ops::RangeInclusive<u16>; 2] = [8765..=8765, 47600..=47663];
+
 /// wamcp's own HTTP listeners, which no command may reach: the ports this
 /// process serves, and those other wamcp servers of this user registered
 /// (one file per port, named by it, in a folder commands cannot write).
@@ -108,6 +114,7 @@ struct Listeners {
 impl Listeners {
     fn ports(&self) -> Vec<u16> {
         let mut ports = self.own.read().unwrap_or_else(|e| e.into_inner()).clone();
+        ports.extend(WAMCP_PORTS.iter().flat_map(|range| range.clone()));
         if let Some(Ok(entries)) = self.registry.as_ref().map(std::fs::read_dir) {
             ports.extend(entries.flatten().filter_map(|e| {
                 let port = e.file_name().to_str()?.parse::<u16>().ok()?;

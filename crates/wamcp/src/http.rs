@@ -209,9 +209,7 @@ pub async fn serve(
     token: Option<String>,
     token_path: Option<PathBuf>,
 ) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(listen.address)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", listen.address))?;
+    let listener = bind(listen.address).await?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     // No command this server (or another of the user's) runs may become a
     // client of it: closed to them by the OS where it can, refused here
@@ -275,6 +273,29 @@ pub async fn serve(
         .map_err(|e| e.to_string());
     drop(registered);
     served
+}
+
+/// Listens on `address`; port 0 means the first free port of wamcp's own
+/// range, which every command is kept off from the start
+/// ([`wamcp_exec::confine::WAMCP_PORTS`]), and any free port only when the
+/// whole range is taken.
+async fn bind(address: SocketAddr) -> Result<tokio::net::TcpListener, String> {
+    let fail = |e: std::io::Error| format!("cannot listen on {address}: {e}");
+    if address.port() != 0 {
+        return tokio::net::TcpListener::bind(address).await.map_err(fail);
+    }
+    for port in wamcp_exec::confine::WAMCP_PORTS[1].clone() {
+        if let Ok(listener) =
+            tokio::net::TcpListener::bind(SocketAddr::new(address.ip(), port)).await
+        {
+            return Ok(listener);
+        }
+    }
+    tracing::warn!(
+        "every port of wamcp's range is taken; listening on a free port that commands started before this \
+         server can still connect to"
+    );
+    tokio::net::TcpListener::bind(address).await.map_err(fail)
 }
 
 /// Ctrl-C, or (Unix) the SIGTERM a service manager or `kill` sends: both

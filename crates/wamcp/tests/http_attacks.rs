@@ -394,37 +394,48 @@ fn another_session_cannot_reach_a_sessions_task() {
 }
 
 /// A command's daemon (double fork, `setsid`: no descendant of any server)
-/// that waits for a listener started after its command is still turned
-/// away: it carries the marks of a confined command.
+/// that waits for a listener started after its command cannot reach it:
+/// on wamcp's own ports it cannot connect at all (closed from the start),
+/// and on any other port it is turned away by its marks.
 #[test]
-fn a_detached_daemon_is_turned_away_by_a_later_listener() {
+fn a_detached_daemon_cannot_reach_a_later_listener() {
     let (sandbox, project) = Sandbox::with_project();
     let rules = network_for_attacks(&sandbox);
-    let sandbox = sandbox.set("WAMCP_COMMAND_RULES", rules.display().to_string());
-    let token_file = sandbox.http_token_file();
-    plant_attack(&project, 0, &token_file);
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let sandbox = runtime.block_on(async {
-        let client = sandbox.connect().await;
-        let result = client
-            .call(
-                "run_powershell",
-                json!({"command": "python3 attack_detached.py", "working_directory": "proj", "timeout_seconds": 60}),
-            )
-            .await;
-        let text = result.content[0].as_text().unwrap().text.clone();
-        assert!(text.contains("detached"), "{text}");
-        client.close().await
-    });
-    let server = sandbox.serve_http();
-    std::fs::write(project.join("port"), port_of(&server).to_string()).unwrap();
-    let out = project.join("detached.out");
-    for _ in 0..300 {
-        if std::fs::read_to_string(&out).is_ok_and(|t| !t.is_empty()) {
-            break;
+    let mut sandbox = sandbox.set("WAMCP_COMMAND_RULES", rules.display().to_string());
+    plant_attack(&project, 0, &sandbox.http_token_file());
+    let outside = || {
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        free.local_addr().unwrap().to_string()
+    };
+    for (address, expected) in [
+        ("127.0.0.1:0".to_string(), "REFUSED PermissionError"),
+        (outside(), "ANSWER HTTP/1.1 403 Forbidden"),
+    ] {
+        let _ = std::fs::remove_file(project.join("port"));
+        let _ = std::fs::remove_file(project.join("detached.out"));
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        sandbox = runtime.block_on(async {
+            let client = sandbox.connect().await;
+            let result = client
+                .call(
+                    "run_powershell",
+                    json!({"command": "python3 attack_detached.py", "working_directory": "proj", "timeout_seconds": 60}),
+                )
+                .await;
+            let text = result.content[0].as_text().unwrap().text.clone();
+            assert!(text.contains("detached"), "{text}");
+            client.close().await
+        });
+        let server = sandbox.serve_http_on(&address);
+        std::fs::write(project.join("port"), port_of(&server).to_string()).unwrap();
+        let out = project.join("detached.out");
+        for _ in 0..300 {
+            if std::fs::read_to_string(&out).is_ok_and(|t| !t.is_empty()) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
-        std::thread::sleep(Duration::from_millis(50));
+        let result = std::fs::read_to_string(&out).unwrap_or_default();
+        assert_eq!(result, expected, "{address}");
     }
-    let result = std::fs::read_to_string(&out).unwrap_or_default();
-    assert_eq!(result, "ANSWER HTTP/1.1 403 Forbidden");
 }

@@ -287,19 +287,24 @@ impl Drop for HttpServer {
 
 impl Sandbox {
     pub fn serve_http(&self) -> HttpServer {
-        self.start_http(true)
+        self.start_http("127.0.0.1:0", true)
+    }
+
+    /// The server on `address` (say, a port outside wamcp's own range).
+    pub fn serve_http_on(&self, address: &str) -> HttpServer {
+        self.start_http(address, true)
     }
 
     /// The server with its stderr closed once it has announced its URL, as
     /// a client that stops reading the log would leave it.
     pub fn serve_http_with_log_closed(&self) -> HttpServer {
-        self.start_http(false)
+        self.start_http("127.0.0.1:0", false)
     }
 
-    fn start_http(&self, keep_reading_log: bool) -> HttpServer {
+    fn start_http(&self, address: &str, keep_reading_log: bool) -> HttpServer {
         use std::io::BufRead;
         use std::process::Stdio;
-        let mut cmd = self.command(&["serve", "--http", "127.0.0.1:0"]);
+        let mut cmd = self.command(&["serve", "--http", address]);
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
