@@ -49,6 +49,15 @@ async fn run(client: &common::Client, args: Value) -> Value {
     result.structured_content.unwrap()
 }
 
+/// Where the server keeps its audit trail.
+async fn audit_dir(client: &common::Client) -> PathBuf {
+    PathBuf::from(
+        client.server_info().await["audit_log_dir"]
+            .as_str()
+            .unwrap(),
+    )
+}
+
 async fn records(client: &common::Client, filter: &str) -> Value {
     let result = client
         .call("logs_query", json!({"filter": filter, "last_n": 200}))
@@ -400,11 +409,7 @@ async fn a_tampered_trail_is_reported() {
         )
         .await;
     }
-    let dir = PathBuf::from(
-        client.server_info().await["audit_log_dir"]
-            .as_str()
-            .unwrap(),
-    );
+    let dir = audit_dir(&client).await;
     let log = dir.join("agent.log");
     let text = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -630,11 +635,7 @@ async fn a_held_trail_lock_fails_the_record_visibly_never_the_call() {
     let (sandbox, project, _file) =
         with_catalog(json!([capability("plain", "read-only", writer("c.txt"))]));
     let client = sandbox.connect().await;
-    let dir = PathBuf::from(
-        client.server_info().await["audit_log_dir"]
-            .as_str()
-            .unwrap(),
-    );
+    let dir = audit_dir(&client).await;
     let lock = hold_trail_lock(&dir);
     let done = run(
         &client,
@@ -670,11 +671,7 @@ async fn hanging_up_after_a_run_finished_does_not_call_it_cancelled() {
         json!({"capability": "plain", "cwd": "proj", "execute": true}),
     )
     .await;
-    let dir = PathBuf::from(
-        client.server_info().await["audit_log_dir"]
-            .as_str()
-            .unwrap(),
-    );
+    let dir = audit_dir(&client).await;
     let sandbox = client.close().await;
     let _lock = hold_trail_lock(&dir);
     let (mut raw, _) = common::Raw::start(&sandbox, json!({}));

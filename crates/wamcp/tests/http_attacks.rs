@@ -201,6 +201,12 @@ fn port_of(server: &HttpServer) -> u16 {
     address(server).rsplit(':').next().unwrap().parse().unwrap()
 }
 
+/// The sandbox with rules that give the attack scripts the network.
+fn with_network_for_attacks(sandbox: Sandbox) -> Sandbox {
+    let rules = network_for_attacks(&sandbox);
+    sandbox.set("WAMCP_COMMAND_RULES", rules.display().to_string())
+}
+
 /// Rules that give the attack scripts the network.
 fn network_for_attacks(sandbox: &Sandbox) -> std::path::PathBuf {
     let rules: Vec<Value> = ATTACKS
@@ -211,6 +217,23 @@ fn network_for_attacks(sandbox: &Sandbox) -> std::path::PathBuf {
         })
         .collect();
     sandbox.write("rules.json", &json!({"rules": rules}).to_string())
+}
+
+/// Runs `python3 script` through a stdio server of `sandbox`; answers the
+/// command's output and the sandbox back.
+fn run_over_stdio(sandbox: Sandbox, script: &str) -> (String, Sandbox) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let client = sandbox.connect().await;
+        let result = client
+            .call(
+                "run_powershell",
+                json!({"command": format!("python3 {script}"), "working_directory": "proj", "timeout_seconds": 60}),
+            )
+            .await;
+        let text = result.content[0].as_text().unwrap().text.clone();
+        (text, client.close().await)
+    })
 }
 
 fn run_attack(server: &HttpServer, script: &str) -> String {
@@ -246,8 +269,7 @@ fn a_command_of_the_server_is_turned_away_at_its_listener() {
 #[test]
 fn a_network_granted_command_cannot_connect_to_the_servers_port() {
     let (sandbox, project) = Sandbox::with_project();
-    let rules = network_for_attacks(&sandbox);
-    let sandbox = sandbox.set("WAMCP_COMMAND_RULES", rules.display().to_string());
+    let sandbox = with_network_for_attacks(sandbox);
     let server = sandbox.serve_http();
     plant_attack(&project, port_of(&server), &sandbox.http_token_file());
     for script in ["attack.py", "attack_mptcp.py", "attack_tfo.py"] {
@@ -272,21 +294,10 @@ fn a_network_granted_command_cannot_connect_to_the_servers_port() {
 #[test]
 fn another_servers_commands_cannot_connect_either() {
     let (sandbox, project) = Sandbox::with_project();
-    let rules = network_for_attacks(&sandbox);
-    let sandbox = sandbox.set("WAMCP_COMMAND_RULES", rules.display().to_string());
+    let sandbox = with_network_for_attacks(sandbox);
     let server = sandbox.serve_http();
     plant_attack(&project, port_of(&server), &sandbox.http_token_file());
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let text = runtime.block_on(async {
-        let client = sandbox.connect().await;
-        let result = client
-            .call(
-                "run_powershell",
-                json!({"command": "python3 attack.py", "working_directory": "proj", "timeout_seconds": 60}),
-            )
-            .await;
-        result.content[0].as_text().unwrap().text.clone()
-    });
+    let (text, _sandbox) = run_over_stdio(sandbox, "attack.py");
     assert!(text.contains("REFUSED PermissionError"), "{text}");
 }
 
@@ -400,8 +411,7 @@ fn another_session_cannot_reach_a_sessions_task() {
 #[test]
 fn a_detached_daemon_cannot_reach_a_later_listener() {
     let (sandbox, project) = Sandbox::with_project();
-    let rules = network_for_attacks(&sandbox);
-    let mut sandbox = sandbox.set("WAMCP_COMMAND_RULES", rules.display().to_string());
+    let mut sandbox = with_network_for_attacks(sandbox);
     plant_attack(&project, 0, &sandbox.http_token_file());
     let outside = || {
         let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -413,19 +423,9 @@ fn a_detached_daemon_cannot_reach_a_later_listener() {
     ] {
         let _ = std::fs::remove_file(project.join("port"));
         let _ = std::fs::remove_file(project.join("detached.out"));
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        sandbox = runtime.block_on(async {
-            let client = sandbox.connect().await;
-            let result = client
-                .call(
-                    "run_powershell",
-                    json!({"command": "python3 attack_detached.py", "working_directory": "proj", "timeout_seconds": 60}),
-                )
-                .await;
-            let text = result.content[0].as_text().unwrap().text.clone();
-            assert!(text.contains("detached"), "{text}");
-            client.close().await
-        });
+        let (text, back) = run_over_stdio(sandbox, "attack_detached.py");
+        assert!(text.contains("detached"), "{text}");
+        sandbox = back;
         let server = sandbox.serve_http_on(&address);
         std::fs::write(project.join("port"), port_of(&server).to_string()).unwrap();
         let out = project.join("detached.out");
