@@ -24,8 +24,11 @@ pub struct Launch {
     pub wrapper: Option<(String, Vec<String>)>,
     /// Runs in the child between fork and exec (Unix).
     #[cfg(unix)]
-    pub pre_exec: Option<Box<dyn FnMut() -> io::Result<()> + Send + Sync>>,
+    pub pre_exec: Option<PreExec>,
 }
+
+/// A hook that runs in the child between fork and exec: system calls only.
+pub type PreExec = Box<dyn FnMut() -> io::Result<()> + Send + Sync>;
 
 /// The operating system's side.
 pub trait Confiner: Send + Sync + fmt::Debug {

@@ -1,10 +1,6 @@
 //! Running a checked argv: no shell, stdin closed, output capped with the
-//! cut announced, and a timeout that kills the whole process tree.
-//!
-//! The tree matters: a build tool that is killed alone leaves its compiler
-//! children running, holding files open and CPU busy. Windows puts the child
-//! in a Job object that is closed on kill; Unix makes it a process-group
-//! leader and signals the group.
+//! cut announced, and a timeout that kills the whole process tree (see
+//! `tree`: nothing a command started outlives it).
 
 pub mod build;
 pub mod build_report;
@@ -15,8 +11,8 @@ mod confine_windows;
 pub mod diagnostics;
 pub mod shader;
 mod temp;
+mod tree;
 
-use process_wrap::tokio::{CommandWrap, KillOnDrop};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -151,37 +147,13 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         }
     }
     #[cfg(unix)]
-    if let Some(enter) = launch.pre_exec {
-        // SAFETY: the hook only makes system calls (see `Launch::pre_exec`).
-        unsafe {
-            command.pre_exec(enter);
-        }
-    }
-    let mut wrapped = CommandWrap::from(command);
+    let confine = launch.pre_exec;
     #[cfg(windows)]
-    {
-        use process_wrap::tokio::{CreationFlags, JobObject};
-        wrapped.wrap(JobObject).wrap(CreationFlags(
-            windows::Win32::System::Threading::CREATE_NO_WINDOW,
-        ));
-    }
-    #[cfg(unix)]
-    {
-        // A session of its own: the whole tree is killed as one group, and
-        // the command has no controlling terminal to inject keystrokes into.
-        use process_wrap::tokio::ProcessSession;
-        wrapped.wrap(ProcessSession);
-    }
-    wrapped.wrap(KillOnDrop);
+    let confine = None;
     let started = Instant::now();
-    let mut child = wrapped.spawn()?;
-    // Declared after the child, so dropped before it: a run abandoned
-    // midway (a cancelled call, a cancelled task) kills the whole group,
-    // not only the process `kill_on_drop` knows.
-    #[cfg(unix)]
-    let mut group = GroupOnDrop(child.id());
-    let stdout = child.stdout().take();
-    let stderr = child.stderr().take();
+    let mut child = tree::Tree::spawn(command, confine)?;
+    let stdout = child.stdout();
+    let stderr = child.stderr();
     let (keep_head, keep_tail) = (spec.keep_head, spec.keep_tail);
     let (out_state, err_state) = (
         Arc::new(Mutex::new(Ring::new(keep_head, keep_tail))),
@@ -189,23 +161,7 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     );
     let out_task = tokio::spawn(capture(stdout, out_state.clone()));
     let err_task = tokio::spawn(capture(stderr, err_state.clone()));
-    let (exit_code, timed_out) = match tokio::time::timeout(spec.timeout, child.wait()).await {
-        Ok(status) => {
-            // What the command left running in its job or group (`sleep
-            // 300 &`) ends with it: it would hold the output pipes open,
-            // and the command's answer would wait for it.
-            let _ = Box::into_pin(child.kill()).await;
-            (status?.code(), false)
-        }
-        Err(_) => {
-            // Kills the job or the process group: grandchildren included.
-            Box::into_pin(child.kill()).await?;
-            (None, true)
-        }
-    };
-    // The group is gone and its leader reaped: its number may be reused.
-    #[cfg(unix)]
-    group.0.take();
+    let (exit_code, timed_out) = child.finish(spec.timeout).await?;
     // A grandchild that escaped the tree could hold the pipes open; do not
     // wait for it forever, and keep what was read before giving up.
     let collect = |mut task: tokio::task::JoinHandle<()>, state: Arc<Mutex<Ring>>| async move {
@@ -326,20 +282,6 @@ async fn capture(stream: Option<impl AsyncRead + Unpin>, ring: Arc<Mutex<Ring>>)
         ring.lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(&buf[..n]);
-    }
-}
-
-/// Kills a command's process group when dropped while armed. The command
-/// leads a session of its own, so its process number is the group's.
-#[cfg(unix)]
-struct GroupOnDrop(Option<u32>);
-
-#[cfg(unix)]
-impl Drop for GroupOnDrop {
-    fn drop(&mut self) {
-        if let Some(group) = self.0 {
-            wamcp_platform::process::kill_group(group);
-        }
     }
 }
 
@@ -473,6 +415,99 @@ mod tests {
             after <= before,
             "{before} descriptors before, {after} after"
         );
+    }
+
+    /// A daemon (`setsid` in the background) that writes its process
+    /// number into `dir`, then sleeps; the command waits for the number.
+    #[cfg(target_os = "linux")]
+    fn detaching(dir: &std::path::Path, then: &str) -> RunSpec {
+        RunSpec {
+            cwd: dir.to_path_buf(),
+            ..shell(&format!(
+                "setsid sh -c 'echo $$ > daemon.tmp && mv daemon.tmp daemon.pid; exec sleep 300' & \
+                 while [ ! -s daemon.pid ]; do sleep 0.01; done; {then}"
+            ))
+        }
+    }
+
+    /// The daemon's process number, once it wrote it.
+    #[cfg(target_os = "linux")]
+    fn daemon_of(dir: &std::path::Path) -> Option<u32> {
+        std::fs::read_to_string(dir.join("daemon.pid"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// A process that left the command's session and process group is
+    /// still of its tree: it is gone when the run returns, whether the
+    /// command exited (with its own code kept) or the timeout struck.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_detached_daemon_ends_with_its_command() {
+        for (then, timeout, code) in [
+            ("exit 7", Duration::from_secs(30), Some(7)),
+            ("sleep 300", Duration::from_millis(1500), None),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let out = run(&RunSpec {
+                timeout,
+                ..detaching(dir.path(), then)
+            })
+            .await
+            .unwrap();
+            assert_eq!(
+                (out.exit_code, out.timed_out),
+                (code, code.is_none()),
+                "{then}"
+            );
+            let daemon = daemon_of(dir.path()).unwrap();
+            assert!(
+                !std::path::Path::new(&format!("/proc/{daemon}")).exists(),
+                "{then}: daemon {daemon} outlived its command"
+            );
+        }
+    }
+
+    /// A run abandoned midway (a cancelled call) ends the daemon too.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn an_abandoned_run_ends_its_detached_daemon() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = detaching(dir.path(), "sleep 300");
+        let mut running = Box::pin(run(&spec));
+        let mut daemon = None;
+        for _ in 0..1000 {
+            tokio::select! {
+                out = &mut running => panic!("the command ended: {out:?}"),
+                _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+            }
+            daemon = daemon_of(dir.path());
+            if daemon.is_some() {
+                break;
+            }
+        }
+        let daemon = daemon.expect("the daemon started");
+        drop(running);
+        let gone = || !std::path::Path::new(&format!("/proc/{daemon}")).exists();
+        for _ in 0..200 {
+            if gone() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        assert!(gone(), "daemon {daemon} outlived its abandoned run");
+    }
+
+    /// The supervisor exits as the command did: a command killed by a
+    /// signal has no exit code, as before.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_command_killed_by_a_signal_has_no_exit_code() {
+        let out = run(&shell("echo before; kill -KILL $$")).await.unwrap();
+        assert_eq!((out.exit_code, out.timed_out), (None, false));
+        assert_eq!(out.stdout.render(), "before\n");
     }
 
     /// A command that leaves a background child behind: the child ends with

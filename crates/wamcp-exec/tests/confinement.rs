@@ -134,6 +134,29 @@ async fn a_daemonised_grandchild_is_confined_too() {
     canary_untouched(&l);
 }
 
+/// The supervisor that ends a command's daemons is outside the command's
+/// Landlock domain: where Landlock scopes signals (ABI 6), the command
+/// cannot kill it to set a daemon free, and the daemon ends with it.
+#[tokio::test]
+async fn a_command_cannot_kill_its_supervisor() {
+    let Some(sandbox) = sandbox() else { return };
+    if !sandbox.status().detail.contains("signals") {
+        eprintln!("SKIPPED: this kernel's Landlock does not scope signals");
+        return;
+    }
+    let l = layout();
+    let script = "setsid sh -c 'echo $$ > daemon.tmp && mv daemon.tmp daemon.pid; exec sleep 300' & \
+                  while [ ! -s daemon.pid ]; do sleep 0.01; done; kill -KILL $PPID; echo killed=$?";
+    let out = sh(&sandbox, &l.root, false, script).await;
+    assert_eq!(out.stdout.render(), "killed=1\n", "{}", out.stderr.render());
+    assert_eq!(out.exit_code, Some(0));
+    let daemon = std::fs::read_to_string(l.root.join("daemon.pid")).unwrap();
+    assert!(
+        !Path::new(&format!("/proc/{}", daemon.trim())).exists(),
+        "daemon {daemon} outlived its command"
+    );
+}
+
 /// Counts connections accepted by a loopback listener while `script` runs.
 async fn accepts_while(sandbox: &Sandbox, network: bool, script: &str) -> (usize, RunOutput) {
     let l = layout();

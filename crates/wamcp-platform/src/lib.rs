@@ -16,5 +16,7 @@ pub mod probe;
 pub mod process;
 pub mod random;
 pub mod search_path;
+#[cfg(target_os = "linux")]
+pub mod supervisor;
 pub mod system;
 pub mod tree;
