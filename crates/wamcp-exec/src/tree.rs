@@ -37,8 +37,12 @@ pub struct Tree {
 impl Tree {
     /// Starts `command`, running `confine` in the child (Unix; `None` on
     /// Windows, where confinement is a wrapper program).
-    pub fn spawn(command: tokio::process::Command, confine: Option<PreExec>) -> io::Result<Tree> {
-        let mut wrapped = CommandWrap::from(with_hooks(command, confine));
+    pub fn spawn(
+        mut command: tokio::process::Command,
+        confine: Option<PreExec>,
+    ) -> io::Result<Tree> {
+        add_hooks(&mut command, confine);
+        let mut wrapped = CommandWrap::from(command);
         #[cfg(windows)]
         {
             use process_wrap::tokio::{CreationFlags, JobObject, KillOnDrop};
@@ -136,10 +140,7 @@ impl Drop for Tree {
 /// Installs the hooks that run between fork and exec: on Linux the
 /// supervisor, then confinement in the command alone (the supervisor stays
 /// outside the command's Landlock domain, out of its signals' reach).
-fn with_hooks(
-    mut command: tokio::process::Command,
-    confine: Option<PreExec>,
-) -> tokio::process::Command {
+fn add_hooks(command: &mut tokio::process::Command, confine: Option<PreExec>) {
     #[cfg(target_os = "linux")]
     {
         let mut confine = confine;
@@ -161,6 +162,5 @@ fn with_hooks(
         }
     }
     #[cfg(windows)]
-    let _ = confine;
-    command
+    let _ = (command, confine);
 }

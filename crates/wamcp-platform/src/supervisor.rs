@@ -87,6 +87,8 @@ unsafe fn supervise(command: libc::pid_t, watched: &libc::sigset_t) -> ! {
     // SAFETY: system calls on this process's own state.
     unsafe {
         close_everything();
+        // What `ps` and `top` show for it (the command line stays wamcp's).
+        libc::prctl(libc::PR_SET_NAME, c"wamcp-supervise".as_ptr());
         // The server's handlers were inherited with its memory; here they
         // would write to descriptors that are closed or reused.
         for signal in 1..32 {
