@@ -4,6 +4,8 @@
 //!   group, in characters and in o200k / cl100k tokens (counted offline; the
 //!   vocabularies are embedded in tiktoken-rs). Tool definitions are re-sent
 //!   on every turn, so this is the permanent context cost of each group.
+//! - `settings [--write-readme]`: the README's configuration table, made
+//!   from wamcp's settings table (a unit test checks the README has it).
 //! - `bench-startup [--runs N]`: time from spawning the release binary to its
 //!   `initialize` answer, and its peak memory.
 //! - `startup-order`: writes `crates/wamcp/startup.ld`, which places the
@@ -22,6 +24,7 @@ mod bench_confinement;
 mod bench_diagnostics;
 mod bench_extract;
 mod bench_search;
+mod settings_table;
 mod startup;
 mod startup_order;
 mod tokens;
@@ -32,13 +35,14 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("tokens") => tokens::run(&args[1..]),
+        Some("settings") => settings_table::run(&args[1..]),
         Some("bench-startup") => startup::run(&args[1..]),
         Some("startup-order") => startup_order::run(&args[1..]),
         Some("bench-search") => bench_search::run(&args[1..]),
         Some("bench-diagnostics") => bench_diagnostics::run(&args[1..]),
         Some("bench-extract") => bench_extract::run(&args[1..]),
         Some("bench-confinement") => bench_confinement::run_bench(&args[1..]),
-        _ => Err("usage: cargo run -p xtask -- tokens [--write-readme | --check] | bench-startup [--runs N] \
+        _ => Err("usage: cargo run -p xtask -- tokens [--write-readme | --check] | settings [--write-readme] | bench-startup [--runs N] \
                   | startup-order | bench-search [--source DIR] | bench-diagnostics | bench-extract | bench-confinement [--runs N]"
             .into()),
     };

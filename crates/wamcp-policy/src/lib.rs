@@ -19,7 +19,6 @@ pub mod net_names;
 pub mod shader;
 pub mod skip;
 pub mod text;
-pub mod truthy;
 pub mod url_policy;
 pub mod workspace;
 pub mod write_rules;

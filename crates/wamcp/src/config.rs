@@ -376,14 +376,14 @@ fn read_settings(
             continue;
         }
         if settings::find(name).is_none() {
-            let hint = if name == CONFIG_FILE || name == PROFILE {
-                " (it selects the file or profile, so it can only come from the environment)"
+            let hint = if settings::any(name).is_some() {
+                " (it selects the file or profile, or is needed before they are read, so it can \
+                 only come from the environment)"
                     .to_string()
             } else {
                 format!(
                     " (known settings: {})",
-                    settings::SETTINGS
-                        .iter()
+                    settings::file_settings()
                         .map(|s| s.name)
                         .collect::<Vec<_>>()
                         .join(", ")
@@ -498,7 +498,7 @@ fn read_profiles(value: &Value, problems: &mut Vec<String>) -> Vec<Profile> {
 /// its default and description, and a few starting profiles.
 pub fn default_file() -> Value {
     let mut settings = Map::new();
-    for setting in settings::SETTINGS {
+    for setting in settings::file_settings() {
         settings.insert(
             setting.name.to_string(),
             json!({ "value": "", "default": setting.default, "description": setting.description }),
@@ -808,7 +808,7 @@ mod tests {
         let names: Vec<&str> = file.profiles.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["cpp", "review", "explore", "research"]);
         let value = default_file();
-        for setting in settings::SETTINGS {
+        for setting in settings::file_settings() {
             assert_eq!(
                 value["settings"][setting.name]["description"],
                 setting.description

@@ -8,7 +8,7 @@
 
 use crate::config::{self, EnvLookup, Resolution, env_value};
 use crate::registry::{self, ToolEntry};
-use crate::settings::{self, ROOTS_SEPARATOR};
+use crate::settings::{self, Adopt, Settings};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use wamcp_devenv::audit_log::{AuditLog, Entry};
@@ -17,21 +17,15 @@ use wamcp_exec::build::Builds;
 use wamcp_exec::command::Policy;
 use wamcp_exec::confine::Sandbox;
 use wamcp_policy::command::rules::RuleSet;
-use wamcp_policy::command::sandbox::{Home, SandboxMode, refusal, writable_caches};
+use wamcp_policy::command::sandbox::{Home, refusal, writable_caches};
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::groups::{GroupSelection, parse_groups};
-use wamcp_policy::hosts::{ALLOWED_DOC_HOSTS, ALLOWED_NETWORK_HOSTS, parse_host_list};
-use wamcp_policy::limits::{
-    DEFAULT_SEARCH_BUDGET_SECONDS, MAX_CONFIG_FILE_BYTES, MAX_SEARCH_BUDGET_SECONDS,
-};
-use wamcp_policy::truthy::is_truthy;
+use wamcp_policy::hosts::{ALLOWED_DOC_HOSTS, ALLOWED_NETWORK_HOSTS};
+use wamcp_policy::limits::MAX_CONFIG_FILE_BYTES;
 use wamcp_policy::workspace::{PathStyle, ProtectedDirs, judge_workspace};
 use wamcp_web::client::WebClient;
 use wamcp_web::page::PageCache;
 use wamcp_web::search::{DuckDuckGoLite, SearchBackend};
-
-/// The only search backend there is.
-pub const SEARCH_BACKENDS: &[&str] = &["duckduckgo"];
 
 pub struct ServerContext {
     pub transport: &'static str,
@@ -196,60 +190,24 @@ impl ServerContext {
             config_location,
             resolution,
         } = startup;
-        let mut warnings = Vec::new();
-
-        let groups = parse_groups(
-            resolution.get(settings::TOOLS),
-            resolution
-                .get(settings::WEB_RESEARCH)
-                .is_some_and(is_truthy),
-        );
+        let settings = Settings::read(&resolution);
+        let mut warnings = settings.warnings.clone();
+        let groups = parse_groups(settings.tools.as_deref(), settings.web_research);
         let registered = registry::registered(&groups.groups);
-
-        let data_dir = match resolution.get(settings::DATA_DIR).map(PathBuf::from) {
-            Some(path) if path.is_absolute() => Some(path),
-            Some(path) => {
-                warnings.push(format!(
-                    "{}: '{}' is not an absolute path; using the default.",
-                    settings::DATA_DIR,
-                    path.display()
-                ));
-                config::wamcp_data_dir(env)
-            }
-            None => config::wamcp_data_dir(env),
-        };
-        let default_download_root = || {
+        let data_dir = settings
+            .data_dir
+            .clone()
+            .or_else(|| config::wamcp_data_dir(env));
+        let download_root = settings.download_root.clone().unwrap_or_else(|| {
             data_dir
                 .clone()
                 .unwrap_or_else(|| std::env::temp_dir().join("wamcp"))
                 .join("downloads")
-        };
-        let download_root = match resolution.get(settings::DOWNLOAD_ROOT).map(PathBuf::from) {
-            Some(path) if path.is_absolute() => path,
-            Some(path) => {
-                warnings.push(format!(
-                    "{}: '{}' is not an absolute path; using the default.",
-                    settings::DOWNLOAD_ROOT,
-                    path.display()
-                ));
-                default_download_root()
-            }
-            None => default_download_root(),
-        };
+        });
         // Resolved now, even before it exists, so that later its resolved
         // form can be compared with this one (see `run_roots`).
         let download_root = resolve_lenient(&download_root);
-
-        let project_roots_configured: Vec<String> = resolution
-            .get(settings::PROJECT_ROOTS)
-            .map(|raw| {
-                raw.split(ROOTS_SEPARATOR)
-                    .map(str::trim)
-                    .filter(|e| !e.is_empty())
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let project_roots_configured = settings.project_roots.clone();
         let mut project_roots = Vec::new();
         for entry in &project_roots_configured {
             match project_root(entry) {
@@ -261,78 +219,36 @@ impl ServerContext {
                 )),
             }
         }
-
         // `auto` is what the host entries set (Codex starts its servers in
         // the session directory and sends no roots): the working directory
         // is the project unless the user named projects themselves.
-        let adopt = resolution
-            .get(settings::WORKSPACE_FROM_CWD)
-            .is_some_and(|v| match v.trim() {
-                v if v.eq_ignore_ascii_case("auto") => project_roots_configured.is_empty(),
-                v => is_truthy(v),
-            });
-
+        let adopt = match settings.workspace_from_cwd {
+            Adopt::Off => false,
+            Adopt::On => true,
+            Adopt::Auto => project_roots_configured.is_empty(),
+        };
         let mut documentation_hosts: Vec<String> =
             ALLOWED_DOC_HOSTS.iter().map(|h| h.to_string()).collect();
-        if let Some(raw) = resolution.get(settings::EXTRA_DOC_HOSTS) {
-            let (hosts, errors) = parse_host_list(raw);
-            for host in hosts {
-                if !documentation_hosts.contains(&host) {
-                    documentation_hosts.push(host);
-                }
+        for host in &settings.extra_doc_hosts {
+            if !documentation_hosts.contains(host) {
+                documentation_hosts.push(host.clone());
             }
-            warnings.extend(
-                errors
-                    .into_iter()
-                    .map(|e| format!("{}: {e}", settings::EXTRA_DOC_HOSTS)),
-            );
         }
-
-        let granted_hosts_file = resolution
-            .get(settings::ALLOWED_HOSTS_FILE)
-            .map(|p| cwd.join(p))
-            .unwrap_or_else(|| cwd.join("mcp-allowed-hosts.json"));
-
-        let search_backend = match resolution.get(settings::SEARCH_BACKEND) {
-            None => SEARCH_BACKENDS[0].to_string(),
-            Some(name) => {
-                let name = name.to_ascii_lowercase();
-                if !SEARCH_BACKENDS.contains(&name.as_str()) {
-                    warnings.push(format!(
-                        "{}: unknown backend '{name}' (known: {}); web_search will refuse to run \
-                         rather than fall back silently.",
-                        settings::SEARCH_BACKEND,
-                        SEARCH_BACKENDS.join(", ")
-                    ));
-                }
-                name
-            }
-        };
-
-        let command_rules_file = resolution.get(settings::COMMAND_RULES).map(|p| cwd.join(p));
-        let capabilities_file = resolution
-            .get(settings::CAPABILITIES_FILE)
-            .map(|p| cwd.join(p));
+        let granted_hosts_file = cwd.join(
+            settings
+                .allowed_hosts_file
+                .as_deref()
+                .unwrap_or(Path::new("mcp-allowed-hosts.json")),
+        );
+        let command_rules_file = settings.command_rules.as_ref().map(|p| cwd.join(p));
+        let capabilities_file = settings.capabilities_file.as_ref().map(|p| cwd.join(p));
         let audit = data_dir.clone().map(AuditLog::new);
-        let client_roots_enabled = transport == "stdio"
-            && resolution
-                .get(settings::CLIENT_ROOTS)
-                .is_none_or(|v| !v.eq_ignore_ascii_case("off"));
-        let mut sandbox = command_sandbox(env, &resolution, &mut warnings);
+        let client_roots_enabled = transport == "stdio" && settings.client_roots;
+        let mut sandbox = command_sandbox(env, &settings, &mut warnings);
         if let Some(registry) = listener_registry(env) {
             sandbox = sandbox.with_listener_registry(registry);
         }
-        let search_budget = search_budget(resolution.get(settings::SEARCH_BUDGET), &mut warnings);
-        let desktop_list = |name| {
-            resolution
-                .get(name)
-                .map(wamcp_policy::desktop::list_setting)
-                .unwrap_or_default()
-        };
-        let (desktop_apps, desktop_processes) = (
-            desktop_list(settings::DESKTOP_APPS),
-            desktop_list(settings::DESKTOP_PROCESSES),
-        );
+        let search_backend = settings.search_backend.clone();
 
         let mut context = ServerContext {
             transport,
@@ -347,20 +263,19 @@ impl ServerContext {
             workspace_note: None,
             documentation_hosts,
             granted_hosts_file,
-            host_consent: resolution.get(settings::HOST_CONSENT).is_none_or(is_truthy),
-            host_grant_persist: resolution
-                .get(settings::HOST_GRANT_PERSIST)
-                .is_some_and(is_truthy),
-            search_backend: search_backend.clone(),
-            search_budget,
+            host_consent: settings.host_consent,
+            host_grant_persist: settings.host_grant_persist,
+            search_engine: search_engine(&search_backend),
+            search_backend,
+            search_budget: settings.search_budget,
             setting_warnings: warnings,
             command_rules: std::sync::OnceLock::new(),
             command_rules_file,
             sandbox,
             capabilities_file,
             catalog: OnceLock::new(),
-            desktop_apps,
-            desktop_processes,
+            desktop_apps: settings.desktop_apps,
+            desktop_processes: settings.desktop_processes,
             #[cfg(windows)]
             desktop: OnceLock::new(),
             env_cache: Default::default(),
@@ -372,7 +287,6 @@ impl ServerContext {
             builds: Builds::default(),
             pages: PageCache::default(),
             session_grants: Mutex::default(),
-            search_engine: search_engine(&search_backend),
             client_gone: tokio_util::sync::CancellationToken::new(),
             client_roots_enabled,
             client_roots: Mutex::default(),
@@ -991,26 +905,6 @@ fn project_root(entry: &str) -> Result<PathBuf, String> {
     }
 }
 
-/// `WAMCP_SEARCH_BUDGET_SECONDS`: whole seconds from 1 to the maximum; a
-/// value out of range or not a number is reported and the default used.
-fn search_budget(value: Option<&str>, warnings: &mut Vec<String>) -> std::time::Duration {
-    let seconds = match value.map(str::trim) {
-        None | Some("") => DEFAULT_SEARCH_BUDGET_SECONDS,
-        Some(text) => match text.parse::<u64>() {
-            Ok(n) if (1..=MAX_SEARCH_BUDGET_SECONDS).contains(&n) => n,
-            _ => {
-                warnings.push(format!(
-                    "{}='{text}' is not a whole number of seconds from 1 to {MAX_SEARCH_BUDGET_SECONDS}; \
-                     using {DEFAULT_SEARCH_BUDGET_SECONDS}.",
-                    settings::SEARCH_BUDGET
-                ));
-                DEFAULT_SEARCH_BUDGET_SECONDS
-            }
-        },
-    };
-    std::time::Duration::from_secs(seconds)
-}
-
 /// The home directory, resolved.
 fn home_dir(env: EnvLookup) -> Option<String> {
     let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
@@ -1020,22 +914,11 @@ fn home_dir(env: EnvLookup) -> Option<String> {
         .map(|h| resolve_existing(&h).unwrap_or(h).display().to_string())
 }
 
-/// The sandbox from `WAMCP_COMMAND_SANDBOX` and `WAMCP_COMMAND_WRITABLE`;
-/// problems become setting warnings. Cache entries are judged as written
+/// The sandbox from `WAMCP_COMMAND_SANDBOX` (an unknown mode already read
+/// as `require`: a typo must not turn confinement off) and
+/// `WAMCP_COMMAND_WRITABLE`; refused caches become setting warnings. Cache entries are judged as written
 /// and again resolved, so a symbolic link cannot lead a grant onto PATH.
-fn command_sandbox(env: EnvLookup, resolution: &Resolution, warnings: &mut Vec<String>) -> Sandbox {
-    let mode = match resolution
-        .get(settings::COMMAND_SANDBOX)
-        .map(SandboxMode::parse)
-    {
-        None => SandboxMode::Auto,
-        Some(Ok(mode)) => mode,
-        Some(Err(why)) => {
-            // Fail closed: a typo must not turn confinement off.
-            warnings.push(format!("{why}; using require."));
-            SandboxMode::Require
-        }
-    };
+fn command_sandbox(env: EnvLookup, settings: &Settings, warnings: &mut Vec<String>) -> Sandbox {
     let path_dirs: Vec<String> = env_value(env, "PATH")
         .map(|p| {
             std::env::split_paths(&p)
@@ -1051,7 +934,7 @@ fn command_sandbox(env: EnvLookup, resolution: &Resolution, warnings: &mut Vec<S
         .unwrap_or_default();
     let home = home_dir(env);
     let home = Home::new(home.as_deref(), &path_dirs, PathStyle::native());
-    let mut caches = writable_caches(resolution.get(settings::COMMAND_WRITABLE), &home, &|name| {
+    let mut caches = writable_caches(settings.command_writable.as_deref(), &home, &|name| {
         env_value(env, name)
     });
     caches.entries.retain(|entry| {
@@ -1072,7 +955,7 @@ fn command_sandbox(env: EnvLookup, resolution: &Resolution, warnings: &mut Vec<S
             .iter()
             .map(|r| format!("{}: {r}", settings::COMMAND_WRITABLE)),
     );
-    Sandbox::new(mode, caches)
+    Sandbox::new(settings.command_sandbox, caches)
 }
 
 /// Where `serve --http` registers its port, one file per port: the per-user

@@ -19,7 +19,7 @@ use tracing::{Event, Level, Metadata, Subscriber};
 
 /// Installs the process-wide logger. Call once, before serving.
 pub fn init() {
-    let Ok(directives) = std::env::var("WAMCP_LOG") else {
+    let Ok(directives) = std::env::var(crate::settings::LOG) else {
         // Ignoring the error: a logger already installed (by a test
         // harness) keeps its place.
         let _ = tracing::subscriber::set_global_default(WarningLines { sink: to_stderr });

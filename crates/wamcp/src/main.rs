@@ -583,6 +583,9 @@ fn list(env: EnvLookup, cwd: &Path) -> Result<(), String> {
     for line in &resolution.overrides {
         println!("\noverride: {line}");
     }
+    for warning in settings::Settings::read(&resolution).warnings {
+        println!("\nwarning: {warning}");
+    }
     match resolution.config_error {
         Some(error) => Err(error),
         None => Ok(()),

@@ -1,15 +1,29 @@
 //! The settings wamcp reads, in one table.
 //!
-//! The config file generator, `config --list`, the resolver and the docs all
-//! read this table, so a setting is declared once. Every setting can come from
-//! the environment (which wins), the active profile, or the config file.
+//! The config file generator, `config --list`, the typed reader
+//! ([`Settings`]), the README's configuration table and the test harness all
+//! read this table, so a setting is declared once: a new one is a row here
+//! and a field in [`Settings`]. Every setting can come from the environment
+//! (which wins), the active profile or the config file, except the few that
+//! choose the file or are needed before it is read.
+
+mod kinds;
+mod typed;
+
+pub use kinds::Kind;
+pub use typed::{Adopt, Settings};
 
 /// One setting and what to tell a user about it.
 pub struct Setting {
     pub name: &'static str,
-    /// What happens when the setting is left empty.
+    /// The values it takes and what an unrecognised one means.
+    pub kind: Kind,
+    /// What happens when the setting is left empty, in words.
     pub default: &'static str,
     pub description: &'static str,
+    /// Read from the environment alone: it chooses the config file or the
+    /// profile, or is needed before they are read.
+    pub environment_only: bool,
 }
 
 pub const TOOLS: &str = "WAMCP_TOOLS";
@@ -31,152 +45,291 @@ pub const DATA_DIR: &str = "WAMCP_DATA_DIR";
 pub const CLIENT_ROOTS: &str = "WAMCP_CLIENT_ROOTS";
 pub const DESKTOP_APPS: &str = "WAMCP_DESKTOP_APPS";
 pub const DESKTOP_PROCESSES: &str = "WAMCP_DESKTOP_PROCESSES";
-
-/// Environment-only: they choose the file and the profile, so they cannot
-/// live inside either.
 pub const CONFIG_FILE: &str = "WAMCP_CONFIG_FILE";
 pub const PROFILE: &str = "WAMCP_PROFILE";
+pub const LOG: &str = "WAMCP_LOG";
 
 /// The separator of `WAMCP_PROJECT_ROOTS`: `;` on Windows (where `:` is part
 /// of every drive path), `:` elsewhere, as in `PATH`.
 pub const ROOTS_SEPARATOR: char = if cfg!(windows) { ';' } else { ':' };
 
+/// A setting read from the file and profile too.
+const fn setting(
+    name: &'static str,
+    kind: Kind,
+    default: &'static str,
+    description: &'static str,
+) -> Setting {
+    Setting {
+        name,
+        kind,
+        default,
+        description,
+        environment_only: false,
+    }
+}
+
+/// A switch that is off unless set, and off for a word it does not know.
+const OFF: Kind = Kind::Switch {
+    default: false,
+    unrecognised: false,
+};
+
 pub const SETTINGS: &[Setting] = &[
+    setting(
+        TOOLS,
+        Kind::Text,
+        "core,edit,build,docs,net (the other groups are opt-in)",
+        "Tool groups to register, comma-separated: core, edit, build, docs, net, env, packages, sandbox, \
+         desktop, search, research, or all. core is always on. An unknown name falls back to the default \
+         set and is reported by get_server_info.",
+    ),
     Setting {
-        name: TOOLS,
-        default: "core,edit,build,docs,net (the other groups are opt-in)",
-        description: "Tool groups to register, comma-separated: core, edit, build, docs, net, \
-                      env, packages, sandbox, desktop, search, research, or all. core is always on. An unknown name falls back to \
-                      the default set and is reported by get_server_info.",
+        name: PROFILE,
+        kind: Kind::Text,
+        default: "none (or the file's active_profile)",
+        description: "The profile of the config file to use.",
+        environment_only: true,
     },
     Setting {
-        name: PROJECT_ROOTS,
-        default: "none: only the download root is writable",
-        description: "Directories the model may write to and run builds in. Separate several \
-                      with ';' on Windows or ':' elsewhere. Entries that do not exist are \
-                      skipped and reported. Point it at a project, never at a drive root.",
+        name: CONFIG_FILE,
+        kind: Kind::File,
+        default: "the per-user file: %APPDATA%\\wamcp\\config.json on Windows, \
+                  $XDG_CONFIG_HOME/wamcp/config.json (~/.config/wamcp/config.json) elsewhere",
+        description: "The config file. A file inside a writable root is set aside (config_error says \
+                      why), since a command could rewrite it.",
+        environment_only: true,
     },
+    setting(
+        PROJECT_ROOTS,
+        Kind::Paths,
+        "none: only the download root is writable",
+        "Directories the model may write to and run builds in, separated by ';' on Windows and ':' \
+         elsewhere, like PATH. Entries that are missing, relative or not directories are skipped and \
+         listed in setting_warnings. Point it at a project, never at a drive root.",
+    ),
+    setting(
+        CLIENT_ROOTS,
+        Kind::Switch {
+            default: true,
+            unrecognised: false,
+        },
+        "on (stdio only)",
+        "Off (0, false, no, off) ignores the workspace folders a client lists (MCP roots: VS Code, Claude \
+         Code); a value that is neither yes nor no is reported and counts as off. Otherwise each listed \
+         folder becomes a writable root for the session, refused as WAMCP_WORKSPACE_FROM_CWD refuses.",
+    ),
+    setting(
+        DATA_DIR,
+        Kind::AbsolutePath,
+        "%LOCALAPPDATA%\\wamcp on Windows, $XDG_DATA_HOME/wamcp (~/.local/share/wamcp) elsewhere",
+        "Where wamcp keeps its audit trail, Windows Sandbox bundles and (unless WAMCP_DOWNLOAD_ROOT says \
+         otherwise) downloads. Absolute; keep it outside the writable roots. The plugins point it at the \
+         host's plugin data folder.",
+    ),
+    setting(
+        DOWNLOAD_ROOT,
+        Kind::AbsolutePath,
+        "%LOCALAPPDATA%\\wamcp\\downloads on Windows, $XDG_DATA_HOME/wamcp/downloads \
+         (~/.local/share/wamcp/downloads) elsewhere",
+        "Where download_file saves files. Always writable; absolute.",
+    ),
+    setting(
+        WORKSPACE_FROM_CWD,
+        Kind::SwitchOrAuto,
+        "off",
+        "Yes also makes the server's working directory a project root, for launchers that start the \
+         server inside the project; auto does so only when WAMCP_PROJECT_ROOTS names no project (the \
+         Codex entries set auto). A drive or filesystem root, the home directory or an ancestor of it, a \
+         hidden folder in it, a folder holding or inside a trust location or a PATH folder, and system \
+         directories are refused, with the reason in get_server_info (adopted_workspace, workspace_note).",
+    ),
+    setting(
+        WEB_RESEARCH,
+        OFF,
+        "off",
+        "Yes adds the research group: web_search, and fetch_web_page may read any public HTTPS host. \
+         Same as adding research to WAMCP_TOOLS.",
+    ),
+    setting(
+        EXTRA_DOC_HOSTS,
+        Kind::List(&[',', ';', ' ']),
+        "none",
+        "Extra host names fetch_web_page may read, separated by commas, semicolons or spaces. Exact \
+         names, no wildcards.",
+    ),
+    setting(
+        ALLOWED_HOSTS_FILE,
+        Kind::File,
+        "mcp-allowed-hosts.json in the working directory",
+        "The file of hosts you granted fetch_web_page. The model can never write it.",
+    ),
+    setting(
+        HOST_CONSENT,
+        Kind::Switch {
+            default: true,
+            unrecognised: true,
+        },
+        "on: ask you before reading a host that is not allowed yet",
+        "Off (0) never asks you to approve a host; refused hosts stay refused.",
+    ),
+    setting(
+        HOST_GRANT_PERSIST,
+        OFF,
+        "off: an approval lasts until the server restarts",
+        "Yes saves approvals into the grants file.",
+    ),
+    setting(
+        COMMAND_RULES,
+        Kind::File,
+        "none: the built-in rules only",
+        "A JSON file of extra command rules for run_powershell, in the format of the built-in rules \
+         (crates/wamcp-policy/rules/builtin.json: programs, an optional condition, allow/prompt/forbidden, \
+         examples checked at load). The strictest matching rule wins. Loaded when a command first needs it; \
+         problems are listed in get_server_info.command_rules_errors (wamcp config --check checks it at \
+         once). The model can never write this file.",
+    ),
+    setting(
+        COMMAND_SANDBOX,
+        Kind::Choice {
+            values: &["auto", "off", "require"],
+            unrecognised: Some("require"),
+        },
+        "auto: confined on Linux (Landlock + seccomp), not on Windows yet",
+        "How commands, builds and shader compiles are confined by the operating system: auto (where wamcp \
+         has verified the mechanism), off, or require (refuse to run commands where they cannot be \
+         confined); any other value is reported and counts as require. Confined, they write only inside \
+         the writable roots, their own temp directory and WAMCP_COMMAND_WRITABLE, and reach the network \
+         only when their rule says so.",
+    ),
+    setting(
+        COMMAND_WRITABLE,
+        Kind::Paths,
+        "default: the download caches of cargo (registry, git), npm (_cacache), pip and ccache",
+        "Tool caches confined commands may write besides the roots, separated like WAMCP_PROJECT_ROOTS. \
+         The word default stands for the defaults, none for no cache, ~ for the home directory. An entry \
+         that overlaps the home directory itself, PATH, shell start-up files or tool configuration is \
+         refused and listed in setting_warnings.",
+    ),
+    setting(
+        CAPABILITIES_FILE,
+        Kind::File,
+        "none: the built-in capabilities only",
+        "A JSON file of capabilities for capability_run and workflow_plan: {\"replace_builtin\": false, \
+         \"capabilities\": [{\"id\", \"description\", \"safety\", \"tags\", \"argv\": [[...], ...], \
+         \"network\"}]}. Entries add to or replace built-in ones with the same id. While the file has a \
+         mistake, or lies inside a writable root, no capability runs. The model can never write this file.",
+    ),
+    setting(
+        DESKTOP_APPS,
+        Kind::List(&[';', '\n']),
+        "none: open_app starts nothing",
+        "Programs open_app may start (desktop group, Windows), separated by ';': a name looked up on PATH \
+         outside every writable folder (notepad), or a full path used exactly. Listing a program lets the \
+         agent start it with any arguments.",
+    ),
+    setting(
+        DESKTOP_PROCESSES,
+        Kind::List(&[';', '\n']),
+        "none: only windows of programs open_app started",
+        "Image names (code.exe; separated by ';') whose windows the desktop tools may look at and act on, \
+         besides those of programs open_app started. windows() lists every window either way.",
+    ),
+    setting(
+        SEARCH_BACKEND,
+        Kind::Choice {
+            values: &["duckduckgo"],
+            unrecognised: None,
+        },
+        "duckduckgo",
+        "The web_search provider. Only duckduckgo exists; any other value is reported and web_search \
+         refuses to run, never a silent fallback.",
+    ),
+    setting(
+        SEARCH_BUDGET,
+        Kind::Seconds {
+            min: 1,
+            max: wamcp_policy::limits::MAX_SEARCH_BUDGET_SECONDS,
+            default: wamcp_policy::limits::DEFAULT_SEARCH_BUDGET_SECONDS,
+        },
+        "10",
+        "Seconds search_files, find_files, list_directory and list_empty_dirs may take (1 to 600). Within \
+         it a search covers every file; past it the answer says how far it got. Another value is reported \
+         and the default used.",
+    ),
     Setting {
-        name: CLIENT_ROOTS,
-        default: "on (stdio only)",
-        description: "off ignores the workspace folders a client lists (MCP roots: VS Code, \
-                      Claude Code). Otherwise each listed folder becomes a writable root for the \
-                      session, unless it is a drive root, the home directory or a system folder.",
-    },
-    Setting {
-        name: DATA_DIR,
-        default: "%LOCALAPPDATA%\\wamcp on Windows, $XDG_DATA_HOME/wamcp (~/.local/share/wamcp) \
-                  elsewhere",
-        description: "Where wamcp keeps its audit trail, Windows Sandbox bundles and (unless \
-                      WAMCP_DOWNLOAD_ROOT says otherwise) downloads. Absolute; keep it outside \
-                      the writable roots. The plugins point it at the host's plugin data folder.",
-    },
-    Setting {
-        name: DOWNLOAD_ROOT,
-        default: "%LOCALAPPDATA%\\wamcp\\downloads on Windows, $XDG_DATA_HOME/wamcp/downloads \
-                  (~/.local/share/wamcp/downloads) elsewhere",
-        description: "Where download_file saves files. Always writable.",
-    },
-    Setting {
-        name: WORKSPACE_FROM_CWD,
-        default: "off",
-        description: "Set to 1 to also make the server's working directory a project root, for \
-                      launchers that start the server inside the project; auto does so only \
-                      when WAMCP_PROJECT_ROOTS names no project (the Codex entries set auto). A \
-                      drive root, the home directory, a hidden folder of it or a system directory \
-                      is refused, with the reason in get_server_info (adopted_workspace, \
-                      workspace_note).",
-    },
-    Setting {
-        name: WEB_RESEARCH,
-        default: "off",
-        description: "Set to 1 to add the research group: web_search, and fetch_web_page may read \
-                      any public HTTPS host. Same as adding research to WAMCP_TOOLS.",
-    },
-    Setting {
-        name: EXTRA_DOC_HOSTS,
-        default: "none",
-        description: "Extra host names fetch_web_page may read, separated by commas, semicolons \
-                      or spaces. Exact names, no wildcards.",
-    },
-    Setting {
-        name: ALLOWED_HOSTS_FILE,
-        default: "mcp-allowed-hosts.json in the working directory",
-        description: "The file of hosts you granted fetch_web_page. The model can never write it.",
-    },
-    Setting {
-        name: HOST_CONSENT,
-        default: "1: ask you before reading a host that is not allowed yet",
-        description: "Set to 0 so the server never asks you to approve a host; refused hosts \
-                      stay refused.",
-    },
-    Setting {
-        name: HOST_GRANT_PERSIST,
-        default: "off: an approval lasts until the server restarts",
-        description: "Set to 1 to save approvals into the grants file.",
-    },
-    Setting {
-        name: COMMAND_RULES,
-        default: "none: the built-in rules only",
-        description: "A JSON file of extra command rules for run_powershell, in the format of the built-in \
-                      rules (programs, an optional condition, allow/prompt/forbidden, examples checked at load). \
-                      The strictest matching rule wins. The model can never write this file.",
-    },
-    Setting {
-        name: COMMAND_SANDBOX,
-        default: "auto: confined on Linux (Landlock + seccomp), not on Windows yet",
-        description: "How commands, builds and shader compiles are confined by the operating system: auto \
-                      (where wamcp has verified the mechanism), off, or require (refuse to run commands where \
-                      they cannot be confined). Confined, they write only inside the writable roots, their own \
-                      temp directory and WAMCP_COMMAND_WRITABLE, and reach the network only when their rule \
-                      says so.",
-    },
-    Setting {
-        name: CAPABILITIES_FILE,
-        default: "none: the built-in capabilities only",
-        description: "A JSON file of capabilities for capability_run and workflow_plan: \
-                      {\"replace_builtin\": false, \"capabilities\": [{\"id\", \"description\", \"safety\", \
-                      \"tags\", \"argv\": [[...], ...], \"network\"}]}. Entries add to or replace built-in ones \
-                      with the same id. While the file has a mistake, or lies inside a writable root, no \
-                      capability runs. The model can never write this file.",
-    },
-    Setting {
-        name: SEARCH_BUDGET,
-        default: "10",
-        description: "Seconds search_files, find_files, list_directory and list_empty_dirs may take (1 to \
-                      600). Within it a search covers every file; past it the answer says how far it got.",
-    },
-    Setting {
-        name: COMMAND_WRITABLE,
-        default: "default: the download caches of cargo (registry, git), npm (_cacache), pip and ccache",
-        description: "Tool caches confined commands may write besides the roots, separated like \
-                      WAMCP_PROJECT_ROOTS. The word default stands for the defaults, none for no cache, ~ for \
-                      the home directory. An entry that overlaps the home directory itself, PATH, shell start-up \
-                      files or tool configuration is refused and reported.",
-    },
-    Setting {
-        name: DESKTOP_APPS,
-        default: "none: open_app starts nothing",
-        description: "Programs open_app may start (desktop group, Windows), separated by ';': a name looked \
-                      up on PATH outside every writable folder (notepad), or a full path used exactly. Listing \
-                      a program lets the agent start it with any arguments.",
-    },
-    Setting {
-        name: DESKTOP_PROCESSES,
-        default: "none: only windows of programs open_app started",
-        description: "Image names (code.exe; separated by ';') whose windows the desktop tools may look at \
-                      and act on, besides those of programs open_app started. windows() lists every window \
-                      either way.",
-    },
-    Setting {
-        name: SEARCH_BACKEND,
-        default: "duckduckgo",
-        description: "The web_search provider. Only duckduckgo exists; any other value is an \
-                      error, never a silent fallback.",
+        name: LOG,
+        kind: Kind::Text,
+        default: "warn: warnings and errors, one line each",
+        description: "The log filter, in tracing's syntax (debug, rmcp=trace); an invalid one is reported \
+                      and warnings are shown. Logs go to stderr only; stdout carries only the protocol.",
+        environment_only: true,
     },
 ];
 
-/// The table entry for `name`, if it is a file-settable setting.
+/// The table entry for `name`, if it may be set in the config file.
 pub fn find(name: &str) -> Option<&'static Setting> {
+    SETTINGS
+        .iter()
+        .find(|s| s.name == name && !s.environment_only)
+}
+
+/// The table entry for `name`, wherever it may be set.
+pub fn any(name: &str) -> Option<&'static Setting> {
     SETTINGS.iter().find(|s| s.name == name)
+}
+
+/// Settings the config file and profiles may hold.
+pub fn file_settings() -> impl Iterator<Item = &'static Setting> {
+    SETTINGS.iter().filter(|s| !s.environment_only)
+}
+
+/// The README's configuration table, made from [`SETTINGS`].
+pub fn markdown_table() -> String {
+    let mut table = String::from("| Variable | Default | Meaning |\n|---|---|---|\n");
+    for s in SETTINGS {
+        let only = if s.environment_only {
+            " Environment only."
+        } else {
+            ""
+        };
+        table.push_str(&format!(
+            "| `{}` | {} | {}{only} |\n",
+            s.name,
+            s.default.replace('|', "\\|"),
+            s.description.replace('|', "\\|")
+        ));
+    }
+    table
+}
+
+/// Where the table sits in the README.
+pub const README_START: &str =
+    "<!-- settings:start (generated by `cargo run -p xtask -- settings --write-readme`) -->";
+pub const README_END: &str = "<!-- settings:end -->";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_readme_table_is_the_settings_table() {
+        let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+        let text = std::fs::read_to_string(readme).expect("README.md");
+        let start = text.find(README_START).expect("start marker") + README_START.len();
+        let end = text.find(README_END).expect("end marker");
+        assert!(
+            text[start..end].trim() == markdown_table().trim(),
+            "the README settings table is stale: run `cargo run -p xtask -- settings --write-readme`"
+        );
+    }
+
+    #[test]
+    fn names_are_unique_and_found() {
+        for (i, s) in SETTINGS.iter().enumerate() {
+            assert!(SETTINGS[..i].iter().all(|o| o.name != s.name), "{}", s.name);
+            assert!(any(s.name).is_some());
+            assert_eq!(find(s.name).is_some(), !s.environment_only, "{}", s.name);
+        }
+    }
 }

@@ -16,10 +16,7 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_wamcp");
 /// developer's environment.
 fn wamcp_vars() -> impl Iterator<Item = &'static str> {
     use wamcp::settings;
-    settings::SETTINGS
-        .iter()
-        .map(|s| s.name)
-        .chain([settings::CONFIG_FILE, settings::PROFILE])
+    settings::SETTINGS.iter().map(|s| s.name)
 }
 
 /// A sandbox: a home directory with per-user config and data dirs, and a
