@@ -1,11 +1,13 @@
-//! Asking the user before a plan runs: `capability_run` with an
-//! approval-required class and every `package_install`.
+//! Asking the user before a plan runs (`capability_run` with an
+//! approval-required class, every `package_install` and `sandbox_run`), and
+//! running what was approved so that the trail always has its end.
 
 use super::ToolCall;
 use crate::consent::Answer;
+use serde_json::Value;
 use std::path::Path;
 use std::time::Instant;
-use wamcp_devenv::audit_log::Entry;
+use wamcp_devenv::audit_log::{AuditLog, Entry};
 use wamcp_devenv::capability::{Identity, unchanged};
 use wamcp_policy::devenv::audit::{Event, Outcome};
 use wamcp_policy::text::shown_argv;
@@ -98,5 +100,43 @@ pub async fn ask_to_run(
             reason,
             detail: decision.into(),
         }),
+    }
+}
+
+/// Runs an approved execution to its end and answers its view and record.
+/// Abandoned midway (the client cancelled, or went away and the call was
+/// dropped), the run is still in the trail: as `unknown` (the `unknown`
+/// record), since it started and what it did is not known, and the answer
+/// is `unknown_view` with the reason.
+pub async fn run_recorded(
+    call: &ToolCall,
+    unknown: Entry,
+    mut unknown_view: Value,
+    running: impl Future<Output = (Value, Entry)>,
+) -> (Value, Entry) {
+    let mut pending = UnfinishedRun(call.ctx.audit.clone().map(|log| (log, unknown.clone())));
+    let done = call.unless_cancelled(async { Ok(running.await) }).await;
+    pending.0 = None;
+    match done {
+        Ok(finished) => finished,
+        Err(cancelled) => {
+            unknown_view["status"] = "unknown".into();
+            unknown_view["reason"] = Value::String(cancelled.message);
+            (unknown_view, unknown)
+        }
+    }
+}
+
+/// Writes its record when dropped while still holding one: the future that
+/// owns it was dropped mid-run.
+struct UnfinishedRun(Option<(AuditLog, Entry)>);
+
+impl Drop for UnfinishedRun {
+    fn drop(&mut self) {
+        if let Some((log, entry)) = self.0.take()
+            && let Err(e) = log.append(entry)
+        {
+            tracing::warn!("the audit trail could not be written: {e}");
+        }
     }
 }

@@ -1,12 +1,12 @@
 //! `capability_run`: plan or run one catalog capability.
 
-use super::approval::ask_to_run;
+use super::approval::{ask_to_run, run_recorded};
 use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::time::Instant;
-use wamcp_devenv::audit_log::{AuditLog, Entry};
+use wamcp_devenv::audit_log::Entry;
 use wamcp_devenv::capability::{self, DEFAULT_TIMEOUT_SECONDS, Expected, Gate, Prepared, Request};
 use wamcp_devenv::sources::System;
 use wamcp_exec::Progress;
@@ -154,40 +154,8 @@ async fn decide(call: &ToolCall, p: &Prepared, request: &Request) -> (Value, Opt
         &roots,
         progress.as_ref().map(|f| f as Progress),
     );
-    // A client that goes away drops this future mid-run: the guard still
-    // records that something started and its effect is unknown.
     let started = Instant::now();
-    let mut pending = UnfinishedRun(call.ctx.audit.clone().map(|log| {
-        (
-            log,
-            p.audit(Outcome::Unknown, Some(started), Some("cancelled".into())),
-        )
-    }));
-    let done = call.unless_cancelled(async { Ok(running.await) }).await;
-    pending.0 = None;
-    match done {
-        Ok((view, entry)) => (view, Some(entry)),
-        Err(cancelled) => {
-            let mut view = capability::plan(p);
-            view["status"] = "unknown".into();
-            view["reason"] = Value::String(cancelled.message);
-            (
-                view,
-                Some(p.audit(Outcome::Unknown, Some(started), Some("cancelled".into()))),
-            )
-        }
-    }
-}
-
-/// Writes its record when dropped while still holding one.
-struct UnfinishedRun(Option<(AuditLog, Entry)>);
-
-impl Drop for UnfinishedRun {
-    fn drop(&mut self) {
-        if let Some((log, entry)) = self.0.take()
-            && let Err(e) = log.append(entry)
-        {
-            tracing::warn!("the audit trail could not be written: {e}");
-        }
-    }
+    let unknown = p.audit(Outcome::Unknown, Some(started), Some("cancelled".into()));
+    let (view, entry) = run_recorded(call, unknown, capability::plan(p), running).await;
+    (view, Some(entry))
 }

@@ -1,11 +1,12 @@
 //! `package_install`: plan, then (with the user's yes) install one exact
 //! package, and verify it.
 
-use super::approval::ask_to_run;
+use super::approval::{ask_to_run, run_recorded};
 use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use std::time::Instant;
 use wamcp_devenv::capability::Expected;
 use wamcp_devenv::packages::InstallPlan;
 use wamcp_exec::Progress;
@@ -67,7 +68,8 @@ impl ToolDef for PackageInstall {
         let plan = blocking(Self::NAME, move || Ok(InstallPlan::new(source, &id))).await?;
         let (mut view, entry) = decide(&call, &plan, &p).await;
         if p.execute {
-            // Even a failed installer may have changed the machine.
+            // Even a failed installer may have changed the machine (and a
+            // snapshot may have been taken while it ran).
             call.ctx.env_cache.invalidate();
         }
         if let Some(entry) = entry
@@ -137,7 +139,12 @@ async fn decide(
             Some(plan.audit(Outcome::NotExecuted, None, &refused.detail)),
         );
     }
+    // Before it starts: a snapshot cached while it runs, or after it was
+    // abandoned, must not describe the machine as it was.
+    call.ctx.env_cache.invalidate();
     let progress = call.progress(format!("installing {}", plan.id));
-    let (view, entry) = plan.execute(progress.as_ref().map(|f| f as Progress)).await;
+    let running = plan.execute(progress.as_ref().map(|f| f as Progress));
+    let unknown = plan.audit(Outcome::Unknown, Some(Instant::now()), "cancelled");
+    let (view, entry) = run_recorded(call, unknown, plan.view("unknown"), running).await;
     (view, Some(entry))
 }

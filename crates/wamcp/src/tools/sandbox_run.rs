@@ -1,11 +1,12 @@
 //! `sandbox_run`: a command in WSL, the project's Dev Container, or
 //! Windows Sandbox, chosen by what isolation the work needs.
 
-use super::approval::ask_to_run;
+use super::approval::{ask_to_run, run_recorded};
 use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use std::time::Instant;
 use wamcp_devenv::capability::{Expected, MAX_ARG_CHARS};
 use wamcp_devenv::sandbox::{SandboxPlan, has_devcontainer_config, still_in_place};
 use wamcp_exec::Progress;
@@ -231,8 +232,8 @@ async fn decide(
         );
     }
     let progress = call.progress(format!("running in {}", plan.environment.name()));
-    let (view, entry) = plan
-        .execute(bundles.as_deref(), progress.as_ref().map(|f| f as Progress))
-        .await;
+    let running = plan.execute(bundles.as_deref(), progress.as_ref().map(|f| f as Progress));
+    let unknown = plan.audit(Outcome::Unknown, Some(Instant::now()), "cancelled");
+    let (view, entry) = run_recorded(call, unknown, plan.view("unknown"), running).await;
     (view, Some(entry))
 }
