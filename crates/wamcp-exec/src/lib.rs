@@ -500,6 +500,54 @@ mod tests {
         assert!(gone(), "daemon {daemon} outlived its abandoned run");
     }
 
+    /// A process that traces its own parent keeps that parent, once killed,
+    /// from being reaped until the tracer is gone; the tracer left the
+    /// session. Cleanup must neither wait on the zombie (the run would
+    /// answer only at the timeout, as timed out) nor leave the tracer.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_tracer_that_left_the_session_ends_and_the_run_is_not_held() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("trace.py"),
+            "import ctypes, os, time\n\
+             libc = ctypes.CDLL(None, use_errno=True)\n\
+             if os.fork() == 0:\n\
+             \x20   libc.prctl(0x59616d61, ctypes.c_ulong(-1))\n\
+             \x20   parent = os.getpid()\n\
+             \x20   if os.fork() == 0:\n\
+             \x20       os.setsid()\n\
+             \x20       libc.ptrace(0x4206, parent, 0, 0)\n\
+             \x20       open('tracer.tmp', 'w').write(str(os.getpid()))\n\
+             \x20       os.rename('tracer.tmp', 'tracer.pid')\n\
+             \x20       os.closerange(0, 256)\n\
+             \x20       os.execvp('sleep', ['sleep', '300'])\n\
+             \x20   while True: time.sleep(100)\n\
+             while not os.path.exists('tracer.pid'): time.sleep(0.01)\n",
+        )
+        .unwrap();
+        let out = run(&RunSpec {
+            program: "python3".into(),
+            args: vec!["trace.py".into()],
+            cwd: dir.path().to_path_buf(),
+            timeout: Duration::from_secs(60),
+            ..shell("")
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            (out.exit_code, out.timed_out),
+            (Some(0), false),
+            "{}",
+            out.stderr.render()
+        );
+        let tracer = std::fs::read_to_string(dir.path().join("tracer.pid")).unwrap();
+        assert!(
+            !std::path::Path::new(&format!("/proc/{tracer}")).exists(),
+            "tracer {tracer} outlived its command"
+        );
+    }
+
     /// The supervisor exits as the command did: a command killed by a
     /// signal has no exit code, as before.
     #[cfg(target_os = "linux")]

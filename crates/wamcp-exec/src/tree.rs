@@ -32,6 +32,9 @@ pub struct Tree {
     /// the tree then ends it, and the number cannot be reused under us.
     #[cfg(unix)]
     armed: Option<u32>,
+    /// The supervisor's pipe: dropped with the tree, it ends the command.
+    #[cfg(target_os = "linux")]
+    leash: Option<wamcp_platform::supervisor::Leash>,
 }
 
 impl Tree {
@@ -41,6 +44,11 @@ impl Tree {
         mut command: tokio::process::Command,
         confine: Option<PreExec>,
     ) -> io::Result<Tree> {
+        #[cfg(target_os = "linux")]
+        let mut leash = wamcp_platform::supervisor::Leash::new()?;
+        #[cfg(target_os = "linux")]
+        add_hooks(&mut command, leash.watched(), confine);
+        #[cfg(not(target_os = "linux"))]
         add_hooks(&mut command, confine);
         let mut wrapped = CommandWrap::from(command);
         #[cfg(windows)]
@@ -61,9 +69,13 @@ impl Tree {
             wrapped.wrap(ProcessSession).wrap(KillOnDrop);
         }
         let child = wrapped.spawn()?;
+        #[cfg(target_os = "linux")]
+        leash.started();
         Ok(Tree {
             #[cfg(unix)]
             armed: child.id(),
+            #[cfg(target_os = "linux")]
+            leash: Some(leash),
             child,
         })
     }
@@ -107,54 +119,60 @@ impl Tree {
     }
 
     /// At the timeout: the command and everything it started. On Linux the
-    /// supervisor is asked, and the group killed only if it does not end.
+    /// supervisor is let go of; if it does not end in time, the server
+    /// ends the tree below it itself, then the supervisor.
     async fn end_now(&mut self) -> io::Result<()> {
         #[cfg(target_os = "linux")]
-        if let Some(pid) = self.armed {
-            wamcp_platform::supervisor::stop(pid);
+        if let (Some(leash), Some(pid)) = (self.leash.take(), self.armed) {
+            leash.pull();
             if tokio::time::timeout(STOP_GRACE, self.child.wait())
                 .await
                 .is_ok()
             {
                 return Ok(());
             }
-            wamcp_platform::process::kill_group(pid);
+            if let Ok(pid) = i32::try_from(pid) {
+                wamcp_platform::supervisor::end_tree(pid);
+            }
         }
         Box::into_pin(self.child.kill()).await
     }
 }
 
+/// Dropped midway, the tree ends (on Linux its leash closes with it).
+#[cfg(all(unix, not(target_os = "linux")))]
 impl Drop for Tree {
     fn drop(&mut self) {
-        #[cfg(target_os = "linux")]
-        if let Some(pid) = self.armed {
-            wamcp_platform::supervisor::stop(pid);
-        }
-        #[cfg(all(unix, not(target_os = "linux")))]
         if let Some(group) = self.armed {
             wamcp_platform::process::kill_group(group);
         }
     }
 }
 
-/// Installs the hooks that run between fork and exec: on Linux the
-/// supervisor, then confinement in the command alone (the supervisor stays
-/// outside the command's Landlock domain, out of its signals' reach).
-fn add_hooks(command: &mut tokio::process::Command, confine: Option<PreExec>) {
-    #[cfg(target_os = "linux")]
-    {
-        let mut confine = confine;
-        let hook = move || {
-            wamcp_platform::supervisor::enter()?;
-            confine.as_mut().map_or(Ok(()), |enter| enter())
-        };
-        // SAFETY: both hooks only make system calls (see
-        // `supervisor::enter` and `Launch::pre_exec`).
-        unsafe {
-            command.pre_exec(hook);
-        }
+/// Installs the hooks that run between fork and exec: the supervisor
+/// watching `leash`, then confinement in the command alone (the supervisor
+/// stays outside the command's Landlock domain, out of its signals' reach).
+#[cfg(target_os = "linux")]
+fn add_hooks(
+    command: &mut tokio::process::Command,
+    leash: std::os::fd::RawFd,
+    mut confine: Option<PreExec>,
+) {
+    let hook = move || {
+        wamcp_platform::supervisor::enter(leash)?;
+        confine.as_mut().map_or(Ok(()), |enter| enter())
+    };
+    // SAFETY: both hooks only make system calls (see `supervisor::enter`
+    // and `Launch::pre_exec`).
+    unsafe {
+        command.pre_exec(hook);
     }
-    #[cfg(all(unix, not(target_os = "linux")))]
+}
+
+/// Installs the confinement hook (Unix); Windows confines by a wrapper.
+#[cfg(not(target_os = "linux"))]
+fn add_hooks(command: &mut tokio::process::Command, confine: Option<PreExec>) {
+    #[cfg(unix)]
     if let Some(enter) = confine {
         // SAFETY: the hook only makes system calls (see `Launch::pre_exec`).
         unsafe {

@@ -9,28 +9,92 @@
 //! the tree. The supervisor is the command's parent and a *child
 //! subreaper*: whatever a process of the command's tree does to its group
 //! or session, when its parent dies it becomes the supervisor's child. So
-//! when the command ends, or the server asks the supervisor to stop, the
-//! supervisor can find every process that is left, kill it, reap it, and
-//! only then exit, with the command's own status.
+//! when the command ends, or the server lets go of it, the supervisor ends
+//! the whole tree ([`end_tree`]: frozen first, then killed), reaps it, and
+//! only then exits, with the command's own status.
 //!
 //! The supervisor is forked in the child between fork and exec
 //! ([`enter`]) and never execs: it runs under the rules of that moment
 //! (system calls only, no allocation, no lock), and it closes every
-//! descriptor it inherited at once, so it holds neither the server's
-//! sockets nor the command's output pipes. It is outside the command's
-//! Landlock domain (the command confines itself after the fork), so where
-//! Landlock scopes signals (ABI 6, Linux 6.12) the command cannot signal
-//! it; and the command is killed with it if it dies all the same.
+//! descriptor it inherited but one, so it holds neither the server's
+//! sockets nor the command's output pipes. The one it keeps is the read
+//! end of a pipe whose write end only the server holds ([`Leash`]): when
+//! the server drops it (the run was abandoned or timed out) or dies, the
+//! supervisor sees the pipe close and ends the tree. It is outside the
+//! command's Landlock domain (the command confines itself after the fork),
+//! so where Landlock scopes signals (ABI 6, Linux 6.12) the command cannot
+//! signal it; and the command is killed with it if it dies all the same.
+
+mod tree;
+
+pub use tree::end_tree;
 
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// The server's end of a supervisor's pipe: dropping it tells the
+/// supervisor to end its command's tree, and so does the server's death.
+pub struct Leash {
+    held: OwnedFd,
+    /// The supervisor's end, open until the command has been started.
+    given: Option<OwnedFd>,
+}
+
+impl Leash {
+    pub fn new() -> io::Result<Leash> {
+        let mut ends = [0 as RawFd; 2];
+        // SAFETY: fills `ends` with two new descriptors, owned below.
+        if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: both were just created and belong to nobody else.
+        let (given, held) =
+            unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+        // The child's standard streams are set up before the hook runs: an
+        // end numbered 0 to 2 (a server started with one closed) would be
+        // replaced by them.
+        let given = if given.as_raw_fd() < 3 {
+            // SAFETY: duplicates a descriptor this function owns.
+            let moved = unsafe { libc::fcntl(given.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+            if moved < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: just created, owned here alone.
+            unsafe { OwnedFd::from_raw_fd(moved) }
+        } else {
+            given
+        };
+        Ok(Leash {
+            held,
+            given: Some(given),
+        })
+    }
+
+    /// The descriptor [`enter`] watches (close-on-exec: the command never
+    /// has it).
+    pub fn watched(&self) -> RawFd {
+        self.given.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+    }
+
+    /// After the spawn: the server keeps only its own end.
+    pub fn started(&mut self) {
+        self.given = None;
+    }
+
+    /// Asks the supervisor to end the tree now.
+    pub fn pull(self) {
+        drop(self.held);
+    }
+}
 
 /// Makes the calling process (the child between fork and exec) a
-/// supervisor in a session of its own and forks the command from it.
-/// Returns only in the command, which goes on to exec; the supervisor
-/// waits, cleans up and exits without returning.
+/// supervisor in a session of its own, watching `leash` (see
+/// [`Leash::watched`]), and forks the command from it. Returns only in the
+/// command, which goes on to exec; the supervisor waits, ends the tree and
+/// exits without returning.
 ///
 /// Only for a `pre_exec` hook: it forks the calling process.
-pub fn enter() -> io::Result<()> {
+pub fn enter(leash: RawFd) -> io::Result<()> {
     // SAFETY: system calls on local values only, as a `pre_exec` hook
     // requires: no allocation, no lock, nothing shared with the parent.
     unsafe {
@@ -38,8 +102,8 @@ pub fn enter() -> io::Result<()> {
         {
             return Err(io::Error::last_os_error());
         }
-        // Blocked before the fork, so the supervisor sees the command's
-        // exit and a stop request whenever they come (see `wait_for`).
+        // Blocked before the fork and taken through a signalfd, so the
+        // supervisor sees the command's exit whenever it comes.
         let mut watched: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut watched);
         libc::sigaddset(&mut watched, libc::SIGCHLD);
@@ -63,30 +127,25 @@ pub fn enter() -> io::Result<()> {
                 libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
                 Ok(())
             }
-            command => supervise(command, &watched),
+            command => supervise(command, leash, &watched),
         }
     }
 }
 
-/// Asks the supervisor `pid` to end its command and everything the command
-/// left. The caller must know `pid` is its unreaped child.
-pub fn stop(pid: u32) {
-    if let Ok(pid) = libc::pid_t::try_from(pid)
-        && pid > 1
-    {
-        // SAFETY: sends a signal; no memory is involved.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
-    }
-}
-
-/// The supervisor's life: wait for the command or a stop request, kill and
-/// reap what is left, exit as the command did.
+/// The supervisor's life: wait for the command or the leash, end the
+/// tree, exit as the command did.
 ///
 /// SAFETY (for callers): only in the process [`enter`] forked.
-unsafe fn supervise(command: libc::pid_t, watched: &libc::sigset_t) -> ! {
+unsafe fn supervise(command: libc::pid_t, leash: RawFd, watched: &libc::sigset_t) -> ! {
     // SAFETY: system calls on this process's own state.
     unsafe {
-        close_everything();
+        // The leash becomes descriptor 0; every other one is closed: the
+        // server's (its listeners, its sessions, the pipe the standard
+        // library waits on to learn that exec happened) and the command's
+        // output pipes, which must close when the command's processes are
+        // gone, not when the supervisor is.
+        let kept = leash >= 0 && libc::dup2(leash, 0) == 0;
+        close_from(if kept { 1 } else { 0 });
         // What `ps` and `top` show for it (the command line stays wamcp's).
         libc::prctl(libc::PR_SET_NAME, c"wamcp-supervise".as_ptr());
         // The server's handlers were inherited with its memory; here they
@@ -94,20 +153,18 @@ unsafe fn supervise(command: libc::pid_t, watched: &libc::sigset_t) -> ! {
         for signal in 1..32 {
             libc::signal(signal, libc::SIG_DFL);
         }
-        let status = wait_for(command, watched);
-        end_the_rest(status.is_none().then_some(command));
+        let signals = libc::signalfd(-1, watched, libc::SFD_CLOEXEC);
+        let status = wait_for(command, if kept { 0 } else { -1 }, signals);
+        end_all();
         exit_as(status)
     }
 }
 
-/// Closes every descriptor: the server's (its listeners, its sessions, the
-/// pipe the standard library waits on to learn that exec happened) and the
-/// command's output pipes, which must close when the command's processes
-/// are gone, not when the supervisor is.
-fn close_everything() {
+/// Closes every descriptor from `first` on.
+fn close_from(first: u32) {
     // SAFETY: closing descriptors this process will never use.
     unsafe {
-        if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) == 0 {
+        if libc::syscall(libc::SYS_close_range, first, u32::MAX, 0u32) == 0 {
             return;
         }
         let mut limit: libc::rlimit = std::mem::zeroed();
@@ -116,23 +173,22 @@ fn close_everything() {
         } else {
             1024
         };
-        for fd in 0..top {
+        for fd in first as libc::c_int..top {
             libc::close(fd);
         }
     }
 }
 
-/// Waits until the command exits (its wait status) or the server asks to
-/// stop (`None`). Both signals stay blocked and are taken synchronously, so
-/// one that arrives between two waits is pending, never lost. Processes the
-/// supervisor adopted are reaped as they exit.
-fn wait_for(command: libc::pid_t, watched: &libc::sigset_t) -> Option<libc::c_int> {
+/// Waits until the command exits (its wait status) or the leash closes or
+/// a `SIGTERM` comes (`None`). Processes the supervisor adopted are reaped
+/// as they exit. Without a signalfd it still wakes every 50 ms.
+fn wait_for(command: libc::pid_t, leash: RawFd, signals: RawFd) -> Option<libc::c_int> {
     loop {
-        // SAFETY: waits on this process's own signals and children.
+        // SAFETY: waits on this process's own children and descriptors.
         unsafe {
             loop {
                 let mut status = 0;
-                let pid = libc::waitpid(-1, &mut status, libc::WNOHANG);
+                let pid = libc::waitpid(-1, &mut status, libc::WNOHANG | libc::__WALL);
                 if pid == command {
                     return Some(status);
                 }
@@ -140,102 +196,69 @@ fn wait_for(command: libc::pid_t, watched: &libc::sigset_t) -> Option<libc::c_in
                     break;
                 }
             }
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            if libc::sigwaitinfo(watched, &mut info) == libc::SIGTERM {
+            let mut watch = [
+                libc::pollfd {
+                    fd: leash,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: signals,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            let timeout = if signals < 0 { 50 } else { -1 };
+            if libc::poll(watch.as_mut_ptr(), 2, timeout) < 0 {
+                continue;
+            }
+            if watch[0].revents != 0 {
                 return None;
             }
-        }
-    }
-}
-
-/// Kills every child (the command, when `command` is still running, and
-/// every process adopted) and reaps it; the children of each killed one
-/// become the supervisor's in turn, so the loop ends when the whole tree
-/// is gone. Where the children cannot be listed, only the command is
-/// killed: waiting for the others could take forever.
-fn end_the_rest(command: Option<libc::pid_t>) {
-    loop {
-        if !kill_children() {
-            if let Some(command) = command {
-                // SAFETY: the command is this process's unreaped child.
-                unsafe {
-                    libc::kill(command, libc::SIGKILL);
-                    libc::waitpid(command, std::ptr::null_mut(), 0);
+            if watch[1].revents != 0 {
+                let mut info: libc::signalfd_siginfo = std::mem::zeroed();
+                let size = size_of::<libc::signalfd_siginfo>();
+                let n = libc::read(signals, (&raw mut info).cast(), size);
+                if n == size as isize && info.ssi_signo == libc::SIGTERM as u32 {
+                    return None;
                 }
             }
-            return;
-        }
-        let mut status = 0;
-        // SAFETY: reaps one of this process's children.
-        let reaped = unsafe { libc::waitpid(-1, &mut status, 0) };
-        if reaped < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return;
         }
     }
 }
 
-/// Sends `SIGKILL` to each process `/proc/thread-self/children` names;
-/// `false` when the file cannot be read. Each is an unreaped child, so its
-/// number cannot belong to anyone else.
-fn kill_children() -> bool {
-    const CHILDREN: &[u8] = b"/proc/thread-self/children\0";
-    // SAFETY: a read of a procfs file into a buffer on the stack.
+/// Ends every process left below the supervisor and reaps it; the command
+/// too, if it still runs. Reaping never blocks (a traced process's exit
+/// can wait on its tracer), and each round ends what the last one left.
+fn end_all() {
+    // SAFETY: this process's own pid, children and time.
     unsafe {
-        let fd = libc::open(CHILDREN.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return false;
-        }
-        let mut pids = PidList::default();
-        let mut buffer = [0u8; 4096];
+        let me = libc::getpid();
         loop {
-            let n = libc::read(fd, buffer.as_mut_ptr().cast(), buffer.len());
-            if n <= 0 {
+            end_tree(me);
+            loop {
+                let pid = libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG | libc::__WALL);
+                if pid > 0 {
+                    continue;
+                }
+                if pid < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+                    return;
+                }
                 break;
             }
-            pids.feed(&buffer[..n as usize], |pid| {
-                libc::kill(pid, libc::SIGKILL);
-            });
-        }
-        pids.finish(|pid| {
-            libc::kill(pid, libc::SIGKILL);
-        });
-        libc::close(fd);
-        true
-    }
-}
-
-/// Numbers separated by spaces, parsed as the bytes arrive (a number may
-/// straddle two reads), without allocating. A number too large for a pid
-/// is skipped whole.
-#[derive(Default)]
-struct PidList {
-    /// Inside a number: its value so far, `None` once it overflowed.
-    current: Option<Option<libc::pid_t>>,
-}
-
-impl PidList {
-    fn feed(&mut self, bytes: &[u8], mut each: impl FnMut(libc::pid_t)) {
-        for &byte in bytes {
-            if byte.is_ascii_digit() {
-                let digit = libc::pid_t::from(byte - b'0');
-                let so_far = self.current.unwrap_or(Some(0));
-                self.current = Some(so_far.and_then(|n| n.checked_mul(10)?.checked_add(digit)));
-            } else {
-                self.finish(&mut each);
-            }
-        }
-    }
-
-    fn finish(&mut self, mut each: impl FnMut(libc::pid_t)) {
-        if let Some(Some(pid)) = self.current.take() {
-            each(pid);
+            let pause = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 2_000_000,
+            };
+            libc::nanosleep(&pause, std::ptr::null_mut());
         }
     }
 }
 
 /// Exits with the command's status: its exit code, or the signal that
-/// killed it (raised again, without a core dump). After a stop request the
-/// supervisor kills itself, as the command was.
+/// killed it (raised again, without a core dump). When the tree was ended
+/// before the command exited, the supervisor kills itself, as the command
+/// was.
 fn exit_as(status: Option<libc::c_int>) -> ! {
     // SAFETY: ends this process.
     unsafe {
@@ -257,24 +280,5 @@ fn exit_as(status: Option<libc::c_int>) -> ! {
         }
         libc::kill(libc::getpid(), libc::SIGKILL);
         libc::_exit(137)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_are_read_across_chunks() {
-        let mut list = PidList::default();
-        let mut seen = Vec::new();
-        for chunk in [&b"12 3"[..], b"4 5", b"", b"6 7"] {
-            list.feed(chunk, |pid| seen.push(pid));
-        }
-        list.finish(|pid| seen.push(pid));
-        assert_eq!(seen, [12, 34, 56, 7]);
-        let mut list = PidList::default();
-        list.feed(b"99999999999 8 ", |pid| seen.push(pid));
-        assert_eq!(seen[4..], [8], "an overflowing number is dropped");
     }
 }

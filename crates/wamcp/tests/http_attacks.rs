@@ -433,3 +433,47 @@ fn a_detached_daemon_ends_with_its_command() {
     std::thread::sleep(Duration::from_secs(1));
     assert!(!project.join("detached.out").exists());
 }
+
+/// A server killed outright (a crash, `kill -9`) takes its commands' trees
+/// with it: the supervisor sees the server's end of its pipe close, and a
+/// daemon the running command detached does not live on.
+#[test]
+fn a_killed_server_leaves_no_daemon() {
+    let (sandbox, project) = Sandbox::with_project();
+    std::fs::write(
+        project.join("linger.py"),
+        "import os, time\n\
+         if os.fork() == 0:\n\
+         \x20   os.setsid()\n\
+         \x20   if os.fork() == 0:\n\
+         \x20       open('daemon.tmp', 'w').write(str(os.getpid()))\n\
+         \x20       os.rename('daemon.tmp', 'daemon.pid')\n\
+         \x20       time.sleep(300)\n\
+         \x20   os._exit(0)\n\
+         time.sleep(300)\n",
+    )
+    .unwrap();
+    let (mut server, _) = common::Raw::start(&sandbox, json!({}));
+    server.send_request(
+        "tools/call",
+        json!({"name": "run_powershell", "arguments":
+            {"command": "python3 linger.py", "working_directory": "proj", "timeout_seconds": 600}}),
+    );
+    let pid_file = project.join("daemon.pid");
+    for _ in 0..600 {
+        if pid_file.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let daemon = std::fs::read_to_string(&pid_file).expect("the daemon started");
+    server.kill();
+    let alive = || Path::new(&format!("/proc/{daemon}")).exists();
+    for _ in 0..400 {
+        if !alive() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert!(!alive(), "daemon {daemon} outlived its killed server");
+}

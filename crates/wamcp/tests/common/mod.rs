@@ -570,6 +570,12 @@ impl Raw {
         }
     }
 
+    /// Kills the server outright, as a crash or `kill -9` would.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Closes the server's stdin, as a client that goes away does, and
     /// returns every message it still writes before it ends.
     pub fn hang_up(&mut self) -> Vec<Value> {

@@ -1,0 +1,397 @@
+//! Ending a whole process tree, found through `/proc`, without allocating
+//! (it also runs in the supervisor, a fork that never execs).
+//!
+//! Killing a tree one level at a time loses to a tree that grows faster
+//! than it is killed, and a process that is traced can keep its parent
+//! from being reaped. So the tree is first frozen: every process below the
+//! root is sent `SIGSTOP`, walking down from the root, again and again
+//! until a walk finds none still running (a stopped process forks no
+//! more); then every one is sent `SIGKILL`. Nothing stopped can reap its
+//! children, so no number read during the last walk can have been reused.
+
+use std::ffi::c_int;
+
+/// Freezes and then kills every descendant of `root`.
+pub fn end_tree(root: libc::pid_t) {
+    let Some(mut stack) = Stack::new() else {
+        return;
+    };
+    for _ in 0..MAX_FREEZE_WALKS {
+        if walk(root, &mut stack, Act::Freeze) == 0 {
+            break;
+        }
+    }
+    walk(root, &mut stack, Act::Kill);
+}
+
+/// How often the tree is walked to stop what still runs before it is
+/// killed as it is: each walk stops at least every process it saw running.
+const MAX_FREEZE_WALKS: usize = 64;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Act {
+    Freeze,
+    Kill,
+}
+
+/// Visits every descendant of `root`, each after its parent; answers how
+/// many were still running (to freeze) or were sent the kill.
+fn walk(root: libc::pid_t, stack: &mut Stack, act: Act) -> usize {
+    stack.clear();
+    push_children(root, stack);
+    let mut acted = 0;
+    while let Some(pid) = stack.pop() {
+        // SAFETY: signals a descendant of `root` (see the module comment).
+        unsafe {
+            match act {
+                Act::Freeze if running(pid) => {
+                    libc::kill(pid, libc::SIGSTOP);
+                    acted += 1;
+                }
+                Act::Freeze => {}
+                Act::Kill => {
+                    libc::kill(pid, libc::SIGKILL);
+                    acted += 1;
+                }
+            }
+        }
+        push_children(pid, stack);
+    }
+    acted
+}
+
+/// Whether `pid` is neither stopped, traced-stopped nor dead.
+fn running(pid: libc::pid_t) -> bool {
+    let mut path = ProcPath::new();
+    path.push(b"/proc/").number(pid).push(b"/stat");
+    let mut stat = [0u8; 512];
+    let Some(len) = read_into(&path, &mut stat) else {
+        return false;
+    };
+    let stat = &stat[..len];
+    let Some(close) = stat.iter().rposition(|&b| b == b')') else {
+        return false;
+    };
+    let state = stat[close + 1..].iter().find(|b| !b.is_ascii_whitespace());
+    !matches!(state, Some(b'T' | b't' | b'Z' | b'X') | None)
+}
+
+/// Pushes the children of every thread of `pid`: a child forked by a
+/// thread other than the main one is listed under that thread only.
+fn push_children(pid: libc::pid_t, stack: &mut Stack) {
+    let mut tasks = ProcPath::new();
+    tasks.push(b"/proc/").number(pid).push(b"/task");
+    // SAFETY: a directory read into a buffer on the stack.
+    unsafe {
+        let dir = libc::open(
+            tasks.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
+        if dir < 0 {
+            return;
+        }
+        let mut entries = [0u8; 2048];
+        loop {
+            let n = libc::syscall(
+                libc::SYS_getdents64,
+                dir,
+                entries.as_mut_ptr(),
+                entries.len(),
+            );
+            if n <= 0 {
+                break;
+            }
+            for tid in thread_ids(&entries[..n as usize]) {
+                let mut children = ProcPath::new();
+                children
+                    .push(b"/proc/")
+                    .number(pid)
+                    .push(b"/task/")
+                    .number(tid)
+                    .push(b"/children");
+                read_pids(&children, |child| stack.push(child));
+            }
+        }
+        libc::close(dir);
+    }
+}
+
+/// The numeric names in a buffer of `linux_dirent64` records.
+fn thread_ids(mut records: &[u8]) -> impl Iterator<Item = libc::pid_t> + '_ {
+    std::iter::from_fn(move || {
+        loop {
+            // d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
+            if records.len() < 19 {
+                return None;
+            }
+            let length = usize::from(u16::from_ne_bytes([records[16], records[17]]));
+            if length < 19 || length > records.len() {
+                return None;
+            }
+            let name = &records[19..length];
+            records = &records[length..];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            if let Some(tid) = parse_number(name) {
+                return Some(tid);
+            }
+        }
+    })
+}
+
+fn parse_number(digits: &[u8]) -> Option<libc::pid_t> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0 as libc::pid_t, |n, &b| {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n.checked_mul(10)?.checked_add(libc::pid_t::from(b - b'0'))
+    })
+}
+
+/// Calls `each` for every number in a `children` file.
+pub(super) fn read_pids(path: &ProcPath, mut each: impl FnMut(libc::pid_t)) -> bool {
+    // SAFETY: a procfs file read into a buffer on the stack.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let mut list = PidList::default();
+        let mut buffer = [0u8; 4096];
+        loop {
+            let n = libc::read(fd, buffer.as_mut_ptr().cast(), buffer.len());
+            if n <= 0 {
+                break;
+            }
+            list.feed(&buffer[..n as usize], &mut each);
+        }
+        list.finish(&mut each);
+        libc::close(fd);
+        true
+    }
+}
+
+/// Reads a small file whole; its length.
+fn read_into(path: &ProcPath, buffer: &mut [u8]) -> Option<usize> {
+    // SAFETY: a procfs file read into the caller's buffer.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return None;
+        }
+        let n = libc::read(fd, buffer.as_mut_ptr().cast(), buffer.len());
+        libc::close(fd);
+        usize::try_from(n).ok()
+    }
+}
+
+/// A NUL-terminated path built on the stack.
+pub(super) struct ProcPath {
+    bytes: [u8; 96],
+    len: usize,
+}
+
+impl ProcPath {
+    pub(super) fn new() -> ProcPath {
+        ProcPath {
+            bytes: [0; 96],
+            len: 0,
+        }
+    }
+
+    pub(super) fn push(&mut self, part: &[u8]) -> &mut ProcPath {
+        // One byte is kept for the NUL; a path that would not fit is cut,
+        // and then names nothing that exists.
+        let room = self.bytes.len() - 1 - self.len;
+        let take = part.len().min(room);
+        self.bytes[self.len..self.len + take].copy_from_slice(&part[..take]);
+        self.len += take;
+        self
+    }
+
+    pub(super) fn number(&mut self, n: libc::pid_t) -> &mut ProcPath {
+        let mut digits = [0u8; 12];
+        let mut at = digits.len();
+        let mut rest = n.unsigned_abs();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        self.push(&digits[at..])
+    }
+
+    pub(super) fn as_ptr(&self) -> *const libc::c_char {
+        self.bytes.as_ptr().cast()
+    }
+}
+
+/// Numbers separated by spaces, parsed as the bytes arrive (a number may
+/// straddle two reads), without allocating. A number too large for a pid
+/// is skipped whole.
+#[derive(Default)]
+struct PidList {
+    /// Inside a number: its value so far, `None` once it overflowed.
+    current: Option<Option<libc::pid_t>>,
+}
+
+impl PidList {
+    fn feed(&mut self, bytes: &[u8], each: &mut impl FnMut(libc::pid_t)) {
+        for &byte in bytes {
+            if byte.is_ascii_digit() {
+                let digit = libc::pid_t::from(byte - b'0');
+                let so_far = self.current.unwrap_or(Some(0));
+                self.current = Some(so_far.and_then(|n| n.checked_mul(10)?.checked_add(digit)));
+            } else {
+                self.finish(each);
+            }
+        }
+    }
+
+    fn finish(&mut self, each: &mut impl FnMut(libc::pid_t)) {
+        if let Some(Some(pid)) = self.current.take() {
+            each(pid);
+        }
+    }
+}
+
+/// Process numbers still to visit, in memory mapped for the walk (the
+/// supervisor may not allocate; a tree is rarely deep, but may be wide).
+struct Stack {
+    base: *mut libc::pid_t,
+    len: usize,
+}
+
+/// The most processes one walk holds at once; beyond, a walk skips some
+/// (they are seen by the next one, once their parents are gone).
+const STACK_CAPACITY: usize = 1 << 20;
+
+impl Stack {
+    fn new() -> Option<Stack> {
+        let bytes = STACK_CAPACITY * size_of::<libc::pid_t>();
+        // SAFETY: a fresh private anonymous mapping, checked.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1 as c_int,
+                0,
+            )
+        };
+        (base != libc::MAP_FAILED).then(|| Stack {
+            base: base.cast(),
+            len: 0,
+        })
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    fn push(&mut self, pid: libc::pid_t) {
+        if self.len < STACK_CAPACITY {
+            // SAFETY: within the mapping.
+            unsafe { self.base.add(self.len).write(pid) };
+            self.len += 1;
+        }
+    }
+
+    fn pop(&mut self) -> Option<libc::pid_t> {
+        self.len = self.len.checked_sub(1)?;
+        // SAFETY: within the mapping, written by `push`.
+        Some(unsafe { self.base.add(self.len).read() })
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: unmaps the mapping `new` made.
+        unsafe { libc::munmap(self.base.cast(), STACK_CAPACITY * size_of::<libc::pid_t>()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_read_across_chunks() {
+        let mut list = PidList::default();
+        let mut seen = Vec::new();
+        for chunk in [&b"12 3"[..], b"4 5", b"", b"6 7"] {
+            list.feed(chunk, &mut |pid| seen.push(pid));
+        }
+        list.finish(&mut |pid| seen.push(pid));
+        assert_eq!(seen, [12, 34, 56, 7]);
+        let mut list = PidList::default();
+        list.feed(b"99999999999 8 ", &mut |pid| seen.push(pid));
+        assert_eq!(seen[4..], [8], "an overflowing number is dropped");
+    }
+
+    #[test]
+    fn paths_are_built_and_cut_on_the_stack() {
+        let mut path = ProcPath::new();
+        path.push(b"/proc/").number(4_194_304).push(b"/task");
+        assert_eq!(&path.bytes[..path.len + 1], b"/proc/4194304/task\0");
+        let mut long = ProcPath::new();
+        for _ in 0..20 {
+            long.push(b"/abcdefgh");
+        }
+        assert_eq!(long.len, 95);
+        assert_eq!(long.bytes[95], 0);
+    }
+
+    #[test]
+    fn thread_ids_are_the_numeric_entries() {
+        let record = |name: &[u8]| {
+            let length = (19 + name.len() + 1).next_multiple_of(8);
+            let mut r = vec![0u8; length];
+            r[16..18].copy_from_slice(&(length as u16).to_ne_bytes());
+            r[19..19 + name.len()].copy_from_slice(name);
+            r
+        };
+        let records: Vec<u8> = [&b"."[..], b"..", b"1234", b"77"]
+            .iter()
+            .flat_map(|n| record(n))
+            .collect();
+        assert_eq!(thread_ids(&records).collect::<Vec<_>>(), [1234, 77]);
+        assert_eq!(
+            thread_ids(&records[..10]).count(),
+            0,
+            "a cut record ends the list"
+        );
+    }
+
+    /// A tree that keeps forking is frozen and killed: none of it is left,
+    /// orphans included.
+    #[test]
+    fn a_growing_tree_is_ended_whole() {
+        let marker = format!("1000.{}", std::process::id());
+        let script = format!("sh -c 'while :; do sleep {marker} & done' & sleep {marker} & wait");
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        end_tree(child.id() as libc::pid_t);
+        let _ = child.kill();
+        let _ = child.wait();
+        let wanted = format!("sleep\0{marker}\0");
+        let alive: Vec<u32> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .filter(|pid: &u32| {
+                std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == wanted.as_bytes())
+                    && running(*pid as libc::pid_t)
+            })
+            .collect();
+        assert!(alive.is_empty(), "still running: {alive:?}");
+    }
+}
