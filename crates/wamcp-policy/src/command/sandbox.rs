@@ -88,10 +88,6 @@ impl Places {
     fn of(home: &Home<'_>) -> Places {
         let style = home.style;
         let split = |place: String| PathParts::parse(&place, style).map(|parts| (place, parts));
-        let protected = match style {
-            PathStyle::Unix => UNIX_PROTECTED,
-            PathStyle::Windows => WINDOWS_PROTECTED,
-        };
         let system: &[&str] = match style {
             PathStyle::Unix => &[
                 "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/opt", "/var/lib",
@@ -108,8 +104,7 @@ impl Places {
             protected: home
                 .home
                 .map(|dir| {
-                    protected
-                        .iter()
+                    protected_places(style)
                         .filter_map(|p| split(join(dir, p, style)))
                         .collect()
                 })
@@ -238,87 +233,92 @@ fn default_caches(home: &Home<'_>, env: &dyn Fn(&str) -> Option<String>) -> Vec<
     out
 }
 
+/// Which systems a protected place is one on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum On {
+    Both,
+    Unix,
+    Windows,
+}
+
+impl On {
+    fn includes(self, style: PathStyle) -> bool {
+        matches!(
+            (self, style),
+            (On::Both, _) | (On::Unix, PathStyle::Unix) | (On::Windows, PathStyle::Windows)
+        )
+    }
+}
+
 /// Places below the home directory that hold programs, shell start-up or
 /// tool configuration: a file planted there runs (or redirects a tool)
-/// outside any sandbox later, so no cache entry may reach them.
-const UNIX_PROTECTED: &[&str] = &[
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zshenv",
-    ".zprofile",
-    ".zlogin",
-    ".cshrc",
-    ".tcshrc",
-    ".kshrc",
-    ".inputrc",
-    ".pam_environment",
-    ".xprofile",
-    ".xinitrc",
-    ".xsession",
-    ".config",
-    ".local/bin",
-    ".local/lib",
-    ".local/share/applications",
-    "bin",
-    ".gitconfig",
-    ".git-credentials",
-    ".npmrc",
-    ".yarnrc",
-    ".yarnrc.yml",
-    ".cargo/bin",
-    ".cargo/config",
-    ".cargo/config.toml",
-    ".cargo/env",
-    ".rustup",
-    ".pypirc",
-    ".pip",
-    ".condarc",
-    ".ssh",
-    ".gnupg",
-    ".docker",
-    ".kube",
-    ".aws",
-    ".m2",
-    ".gradle",
-    ".nuget",
-    ".vscode",
-    ".vscode-server",
-    ".claude",
-    ".codex",
-    ".cursor",
+/// outside any sandbox later, so no cache entry may reach them. One table
+/// for both systems (written with `/`), so a tool's file cannot be
+/// protected on one and forgotten on the other.
+const PROTECTED: &[(&str, On)] = &[
+    (".bashrc", On::Unix),
+    (".bash_profile", On::Unix),
+    (".bash_login", On::Unix),
+    (".bash_logout", On::Unix),
+    (".profile", On::Unix),
+    (".zshrc", On::Unix),
+    (".zshenv", On::Unix),
+    (".zprofile", On::Unix),
+    (".zlogin", On::Unix),
+    (".cshrc", On::Unix),
+    (".tcshrc", On::Unix),
+    (".kshrc", On::Unix),
+    (".inputrc", On::Unix),
+    (".pam_environment", On::Unix),
+    (".xprofile", On::Unix),
+    (".xinitrc", On::Unix),
+    (".xsession", On::Unix),
+    (".local/bin", On::Unix),
+    (".local/lib", On::Unix),
+    (".local/share/applications", On::Unix),
+    ("bin", On::Unix),
+    (".config", On::Both),
+    (".gitconfig", On::Both),
+    (".git-credentials", On::Both),
+    (".npmrc", On::Both),
+    (".yarnrc", On::Both),
+    (".yarnrc.yml", On::Both),
+    (".cargo/bin", On::Both),
+    (".cargo/config", On::Both),
+    (".cargo/config.toml", On::Both),
+    (".cargo/env", On::Both),
+    (".rustup", On::Both),
+    (".pypirc", On::Both),
+    (".pip", On::Both),
+    (".condarc", On::Both),
+    (".ssh", On::Both),
+    (".gnupg", On::Both),
+    (".docker", On::Both),
+    (".kube", On::Both),
+    (".aws", On::Both),
+    (".m2", On::Both),
+    (".gradle", On::Both),
+    (".nuget", On::Both),
+    (".vscode", On::Both),
+    (".vscode-server", On::Both),
+    (".claude", On::Both),
+    (".codex", On::Both),
+    (".cursor", On::Both),
+    ("AppData/Roaming", On::Windows),
+    ("AppData/Local/Programs", On::Windows),
+    ("AppData/Local/Microsoft", On::Windows),
+    ("Documents/PowerShell", On::Windows),
+    ("Documents/WindowsPowerShell", On::Windows),
 ];
 
-const WINDOWS_PROTECTED: &[&str] = &[
-    ".gitconfig",
-    ".git-credentials",
-    ".npmrc",
-    ".yarnrc",
-    ".cargo\\bin",
-    ".cargo\\config",
-    ".cargo\\config.toml",
-    ".rustup",
-    ".config",
-    ".ssh",
-    ".docker",
-    ".kube",
-    ".aws",
-    ".m2",
-    ".gradle",
-    ".nuget",
-    ".vscode",
-    ".claude",
-    ".codex",
-    ".cursor",
-    "AppData\\Roaming",
-    "AppData\\Local\\Programs",
-    "AppData\\Local\\Microsoft",
-    "Documents\\PowerShell",
-    "Documents\\WindowsPowerShell",
-];
+/// The protected places of `style` (joined to the home directory by
+/// [`join`], which writes them in the style's separators).
+fn protected_places(style: PathStyle) -> impl Iterator<Item = &'static str> {
+    PROTECTED
+        .iter()
+        .filter(move |(_, on)| on.includes(style))
+        .map(|(place, _)| *place)
+}
 
 /// Why `entry` may not become writable, or `None` when it may.
 pub fn refusal(entry: &str, home: &Home<'_>) -> Option<String> {

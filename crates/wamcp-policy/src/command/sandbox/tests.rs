@@ -159,6 +159,11 @@ fn entries_that_reach_programs_or_configuration_are_refused() {
         r"C:\Users\u\AppData\Roaming\npm",
         r"C:\Users\u\AppData\Local",
         r"C:\Users\u\Documents\PowerShell\Modules",
+        // Once protected on Unix alone: the table has one row per place.
+        r"C:\Users\u\.pypirc",
+        r"C:\Users\u\.condarc",
+        r"C:\Users\u\.yarnrc.yml",
+        r"C:\Users\u\.gnupg",
         r"C:\Windows\Temp\cache",
         r"C:\Program Files\cache",
         r"\\server\share\cache",
