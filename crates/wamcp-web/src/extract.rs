@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use url::Url;
 
 /// Outbound links listed after the text.
-pub const MAX_LINKS: usize = 20;
+pub const MAX_LINKS: usize = wamcp_policy::limits::MAX_PAGE_LINKS;
 const MAX_LINK_TEXT_CHARS: usize = 80;
 
 /// Elements whose content is never visible text: metadata and scripts,

@@ -20,7 +20,7 @@ use wamcp_policy::limits::MAX_HTTP_BYTES;
 use wamcp_policy::url_policy::HostRule;
 
 /// Longest query accepted.
-pub const MAX_QUERY_CHARS: usize = 400;
+pub const MAX_QUERY_CHARS: usize = wamcp_policy::limits::MAX_SEARCH_QUERY_CHARS;
 /// One request per this interval, so the endpoint does not block us.
 pub const SEARCH_INTERVAL: Duration = Duration::from_secs(2);
 
@@ -147,7 +147,7 @@ pub async fn web_search(
             format!("The query must be 1 to {MAX_QUERY_CHARS} characters."),
         ));
     }
-    let wanted = max_results.clamp(1, 10) as usize;
+    let wanted = max_results.clamp(1, wamcp_policy::limits::MAX_WEB_RESULTS as i64) as usize;
     let hits = backend.search(client, query).await.map_err(|e| match e {
         SearchError::Blocked(why) => ToolError::new(ErrorType::SearchBlocked, format!("The search was blocked: {why}."))
             .retryable("This is not 'no results': do not rephrase the query. Wait a minute before searching again, or read a documentation page you already know with fetch_web_page."),

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// How long the user has to answer in a handshake session.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(wamcp_policy::limits::CONSENT_TIMEOUT_SECONDS);
 /// The key of our question in the input-request map.
 const QUESTION_KEY: &str = "wamcp_consent";
 

@@ -260,6 +260,9 @@ pub trait ToolDef: 'static {
     /// Registered only on Windows (desktop control); elsewhere
     /// `get_server_info` names it and says why it is absent.
     const WINDOWS_ONLY: bool = false;
+    /// May run for minutes (a build, an install): a client that declared
+    /// the tasks extension gets it as a task it can poll.
+    const LONG_RUNNING: bool = false;
 
     fn run(
         call: ToolCall,
@@ -276,6 +279,7 @@ pub struct ToolEntry {
     pub description: &'static str,
     pub hints: Hints,
     pub windows_only: bool,
+    pub long_running: bool,
     schema: fn() -> Arc<JsonObject>,
     call: fn(ToolCall, JsonObject) -> CallFuture,
 }
@@ -288,6 +292,7 @@ pub const fn entry<T: ToolDef>() -> ToolEntry {
         description: T::DESCRIPTION,
         hints: T::HINTS,
         windows_only: T::WINDOWS_ONLY,
+        long_running: T::LONG_RUNNING,
         schema: input_schema::<T::Params>,
         call: call_erased::<T>,
     }

@@ -21,15 +21,6 @@ use rmcp::task_manager::{TaskContext, TaskExit, TaskOptions};
 use rmcp::{ErrorData as McpError, RoleServer};
 use std::sync::Arc;
 
-/// The tools that may run as tasks: those that can take minutes.
-pub const LONG_TOOLS: &[&str] = &[
-    "build_project",
-    "run_powershell",
-    "download_file",
-    "package_install",
-    "sandbox_run",
-];
-
 /// How long a task and its result are kept after it was created: the
 /// longest build, and an hour to collect the result.
 pub const TASK_TTL_MS: u64 = (wamcp_policy::limits::MAX_BUILD_TIMEOUT_SECONDS + 3600) * 1000;
@@ -46,7 +37,8 @@ pub const MAX_KEPT_TASKS: usize = 64;
 
 /// How long a task waits for the user's answer to its question, as an
 /// ordinary call does; an unanswered question must not hold a slot.
-const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+const ANSWER_TIMEOUT: std::time::Duration =
+    std::time::Duration::from_secs(wamcp_policy::limits::CONSENT_TIMEOUT_SECONDS);
 
 /// Whether this call becomes a task: a long tool, for a client that
 /// declared the tasks extension, while there is room for another. When
@@ -57,7 +49,7 @@ pub fn wanted(
     entry: &ToolEntry,
     context: &RequestContext<RoleServer>,
 ) -> bool {
-    LONG_TOOLS.contains(&entry.name)
+    entry.long_running
         && context
             .client_capabilities()
             .is_some_and(|c| c.supports_tasks())

@@ -15,7 +15,7 @@ use scraper::{ElementRef, Html, Selector};
 use url::Url;
 
 /// Title and snippet are each cut to this many characters.
-pub const MAX_FIELD_CHARS: usize = 300;
+pub const MAX_FIELD_CHARS: usize = wamcp_policy::limits::MAX_SEARCH_FIELD_CHARS;
 /// A result whose target is longer is dropped, not cut.
 pub const MAX_RESULT_URL_CHARS: usize = 500;
 /// A real results page is larger; anything smaller is an error page.

@@ -31,6 +31,7 @@ pub struct BuildProject;
 impl ToolDef for BuildProject {
     type Params = Params;
     const NAME: &'static str = "build_project";
+    const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Build];
     const DESCRIPTION: &'static str = "Run a build (cmake, ninja, msbuild, dotnet, cargo, compilers, python build \
         scripts) and get its errors and warnings deduplicated with file, line and code, then a verdict, instead \

@@ -21,6 +21,7 @@ pub struct DownloadFile;
 impl ToolDef for DownloadFile {
     type Params = Params;
     const NAME: &'static str = "download_file";
+    const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Net];
     const DESCRIPTION: &'static str = "Download a file (up to 500 MiB) from GitHub's hosts into the server's download \
         root. Never overwrites: an existing name is an error.";

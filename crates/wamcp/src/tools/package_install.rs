@@ -52,6 +52,7 @@ pub struct PackageInstall;
 impl ToolDef for PackageInstall {
     type Params = Params;
     const NAME: &'static str = "package_install";
+    const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Packages];
     const DESCRIPTION: &'static str = "Install one exact package with winget, Chocolatey, Scoop, apt or \
         Homebrew: plan first, then install after the user approves, then verify it is listed as installed.";

@@ -22,7 +22,7 @@ pub struct Params {
 }
 
 fn three_hundred() -> i64 {
-    300
+    wamcp_policy::limits::POWERSHELL_TIMEOUT_SECONDS as i64
 }
 
 pub struct RunPowershell;
@@ -30,6 +30,7 @@ pub struct RunPowershell;
 impl ToolDef for RunPowershell {
     type Params = Params;
     const NAME: &'static str = "run_powershell";
+    const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Build];
     const DESCRIPTION: &'static str = "Run one allowed developer command (git, cmake, cargo, python scripts, \
         compilers, read-only cmdlets) inside a project root and return its output and exit code. No pipelines, \

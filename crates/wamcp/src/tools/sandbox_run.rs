@@ -66,6 +66,7 @@ pub struct SandboxRun;
 impl ToolDef for SandboxRun {
     type Params = Params;
     const NAME: &'static str = "sandbox_run";
+    const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Sandbox];
     const DESCRIPTION: &'static str = "Run a command where the work belongs: WSL for Linux compatibility, the \
         project's Dev Container for reproducibility, Windows Sandbox (a read-only copy of named files, no \

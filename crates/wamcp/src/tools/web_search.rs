@@ -18,7 +18,7 @@ pub struct Params {
 }
 
 fn five() -> i64 {
-    5
+    wamcp_policy::limits::DEFAULT_WEB_RESULTS as i64
 }
 
 pub struct WebSearch;
