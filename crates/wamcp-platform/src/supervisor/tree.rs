@@ -6,8 +6,15 @@
 //! from being reaped. So the tree is first frozen: every process below the
 //! root is sent `SIGSTOP`, walking down from the root, again and again
 //! until a walk finds none still running (a stopped process forks no
-//! more); then every one is sent `SIGKILL`. Nothing stopped can reap its
-//! children, so no number read during the last walk can have been reused.
+//! more); then every one is sent `SIGKILL`.
+//!
+//! A number read from `/proc` may belong to someone else by the time it is
+//! signalled: a child whose parent ignores `SIGCHLD` is reaped the moment
+//! it exits, and a command can make the system hand its number out again
+//! at once. So each process is opened as a pidfd first, kept only if it is
+//! still the child of the process it was listed under (checked while the
+//! pidfd shows it alive, so the check was of that very process), and
+//! signalled through the pidfd, which can never reach another process.
 
 use std::ffi::c_int;
 
@@ -40,44 +47,124 @@ fn walk(root: libc::pid_t, stack: &mut Stack, act: Act) -> usize {
     stack.clear();
     push_children(root, stack);
     let mut acted = 0;
-    while let Some(pid) = stack.pop() {
-        // SAFETY: signals a descendant of `root` (see the module comment).
-        unsafe {
-            match act {
-                Act::Freeze if running(pid) => {
-                    libc::kill(pid, libc::SIGSTOP);
-                    acted += 1;
-                }
-                Act::Freeze => {}
-                Act::Kill => {
-                    libc::kill(pid, libc::SIGKILL);
-                    acted += 1;
-                }
+    while let Some((pid, parent)) = stack.pop() {
+        let Some(process) = Process::open(pid, parent) else {
+            continue;
+        };
+        match act {
+            Act::Freeze if process.running => {
+                process.signal(libc::SIGSTOP);
+                acted += 1;
+            }
+            Act::Freeze => {}
+            Act::Kill => {
+                process.signal(libc::SIGKILL);
+                acted += 1;
             }
         }
+        let mark = stack.len();
         push_children(pid, stack);
+        // Gone while its children were read: the list may be another's.
+        if !process.exists() {
+            stack.truncate(mark);
+        }
     }
     acted
 }
 
-/// Whether `pid` is neither stopped, traced-stopped nor dead.
-fn running(pid: libc::pid_t) -> bool {
+/// One process of the tree, held by a pidfd where the kernel has them.
+struct Process {
+    pid: libc::pid_t,
+    /// `None` on a kernel without pidfds (before Linux 5.3): the number is
+    /// then signalled right after its parent was checked.
+    fd: Option<c_int>,
+    /// Neither stopped, traced-stopped nor dead when it was opened.
+    running: bool,
+}
+
+impl Process {
+    /// `pid` if it is (still) a child of `parent`.
+    fn open(pid: libc::pid_t, parent: libc::pid_t) -> Option<Process> {
+        // SAFETY: opens a pidfd, owned by the value returned.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        let fd = if fd >= 0 {
+            Some(fd as c_int)
+        } else if std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
+            None
+        } else {
+            return None;
+        };
+        let mut process = Process {
+            pid,
+            fd,
+            running: false,
+        };
+        let (state, listed_under) = stat(pid)?;
+        process.running = !matches!(state, b'T' | b't' | b'Z' | b'X');
+        (listed_under == parent && process.exists()).then_some(process)
+    }
+
+    /// Whether the process still exists (a zombie does).
+    fn exists(&self) -> bool {
+        self.send(0) == 0
+    }
+
+    fn signal(&self, signal: c_int) {
+        self.send(signal);
+    }
+
+    fn send(&self, signal: c_int) -> libc::c_long {
+        // SAFETY: signals the process the pidfd holds, or (without pidfds)
+        // the number just checked.
+        unsafe {
+            match self.fd {
+                Some(fd) => libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    fd,
+                    signal,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0,
+                ),
+                None => libc::c_long::from(libc::kill(self.pid, signal)),
+            }
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if let Some(fd) = self.fd {
+            // SAFETY: closes the pidfd `open` made.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+/// The state letter and parent of `pid`, from `/proc/PID/stat`.
+fn stat(pid: libc::pid_t) -> Option<(u8, libc::pid_t)> {
     let mut path = ProcPath::new();
     path.push(b"/proc/").number(pid).push(b"/stat");
     let mut stat = [0u8; 512];
-    let Some(len) = read_into(&path, &mut stat) else {
-        return false;
-    };
+    let len = read_into(&path, &mut stat)?;
     let stat = &stat[..len];
-    let Some(close) = stat.iter().rposition(|&b| b == b')') else {
-        return false;
-    };
-    let state = stat[close + 1..].iter().find(|b| !b.is_ascii_whitespace());
-    !matches!(state, Some(b'T' | b't' | b'Z' | b'X') | None)
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let mut fields = stat[close + 1..]
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty());
+    let state = *fields.next()?.first()?;
+    let parent = parse_number(fields.next()?)?;
+    Some((state, parent))
 }
 
-/// Pushes the children of every thread of `pid`: a child forked by a
-/// thread other than the main one is listed under that thread only.
+/// Whether `pid` is neither stopped, traced-stopped nor dead.
+#[cfg(test)]
+fn running(pid: libc::pid_t) -> bool {
+    stat(pid).is_some_and(|(state, _)| !matches!(state, b'T' | b't' | b'Z' | b'X'))
+}
+
+/// Pushes the children of every thread of `pid`, each with `pid` as the
+/// parent it was listed under: a child forked by a thread other than the
+/// main one is listed under that thread only.
 fn push_children(pid: libc::pid_t, stack: &mut Stack) {
     let mut tasks = ProcPath::new();
     tasks.push(b"/proc/").number(pid).push(b"/task");
@@ -109,7 +196,7 @@ fn push_children(pid: libc::pid_t, stack: &mut Stack) {
                     .push(b"/task/")
                     .number(tid)
                     .push(b"/children");
-                read_pids(&children, |child| stack.push(child));
+                read_pids(&children, |child| stack.push((child, pid)));
             }
         }
         libc::close(dir);
@@ -260,10 +347,11 @@ impl PidList {
     }
 }
 
-/// Process numbers still to visit, in memory mapped for the walk (the
-/// supervisor may not allocate; a tree is rarely deep, but may be wide).
+/// Processes still to visit, each with the parent it was listed under, in
+/// memory mapped for the walk (the supervisor may not allocate; a tree is
+/// rarely deep, but may be wide).
 struct Stack {
-    base: *mut libc::pid_t,
+    base: *mut (libc::pid_t, libc::pid_t),
     len: usize,
 }
 
@@ -273,7 +361,7 @@ const STACK_CAPACITY: usize = 1 << 20;
 
 impl Stack {
     fn new() -> Option<Stack> {
-        let bytes = STACK_CAPACITY * size_of::<libc::pid_t>();
+        let bytes = STACK_CAPACITY * size_of::<(libc::pid_t, libc::pid_t)>();
         // SAFETY: a fresh private anonymous mapping, checked.
         let base = unsafe {
             libc::mmap(
@@ -295,15 +383,23 @@ impl Stack {
         self.len = 0;
     }
 
-    fn push(&mut self, pid: libc::pid_t) {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    fn push(&mut self, entry: (libc::pid_t, libc::pid_t)) {
         if self.len < STACK_CAPACITY {
             // SAFETY: within the mapping.
-            unsafe { self.base.add(self.len).write(pid) };
+            unsafe { self.base.add(self.len).write(entry) };
             self.len += 1;
         }
     }
 
-    fn pop(&mut self) -> Option<libc::pid_t> {
+    fn pop(&mut self) -> Option<(libc::pid_t, libc::pid_t)> {
         self.len = self.len.checked_sub(1)?;
         // SAFETY: within the mapping, written by `push`.
         Some(unsafe { self.base.add(self.len).read() })
@@ -313,7 +409,12 @@ impl Stack {
 impl Drop for Stack {
     fn drop(&mut self) {
         // SAFETY: unmaps the mapping `new` made.
-        unsafe { libc::munmap(self.base.cast(), STACK_CAPACITY * size_of::<libc::pid_t>()) };
+        unsafe {
+            libc::munmap(
+                self.base.cast(),
+                STACK_CAPACITY * size_of::<(libc::pid_t, libc::pid_t)>(),
+            )
+        };
     }
 }
 
@@ -366,6 +467,31 @@ mod tests {
             thread_ids(&records[..10]).count(),
             0,
             "a cut record ends the list"
+        );
+    }
+
+    /// A process is taken only as the child of the one it was listed
+    /// under: a number handed to another process meanwhile is left alone.
+    #[test]
+    fn a_process_is_opened_only_under_its_own_parent() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as libc::pid_t;
+        let me = std::process::id() as libc::pid_t;
+        let opened = Process::open(pid, me).expect("our own child");
+        assert!(opened.running && opened.exists());
+        assert!(
+            Process::open(pid, 1).is_none(),
+            "listed under another parent"
+        );
+        drop(opened);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            Process::open(pid, me).is_none(),
+            "reaped: nobody's child now"
         );
     }
 
