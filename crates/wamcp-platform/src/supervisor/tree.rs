@@ -41,35 +41,60 @@ enum Act {
     Kill,
 }
 
-/// Visits every descendant of `root`, each after its parent; answers how
-/// many were still running (to freeze) or were sent the kill.
+/// Visits every descendant of `root`; answers how many were still running
+/// (to freeze) or were sent the kill. A process is frozen before its
+/// children are read (so it forks no more) and killed after them: killed
+/// first, it would hand its children to another parent (init, where the
+/// root is no subreaper) and they would stay stopped forever.
 fn walk(root: libc::pid_t, stack: &mut Stack, act: Act) -> usize {
     stack.clear();
     push_children(root, stack);
     let mut acted = 0;
-    while let Some((pid, parent)) = stack.pop() {
-        let Some(process) = Process::open(pid, parent) else {
+    while let Some(entry) = stack.pop() {
+        let Some(process) = Process::open(entry.pid, entry.parent) else {
             continue;
         };
         match act {
-            Act::Freeze if process.running => {
-                process.signal(libc::SIGSTOP);
-                acted += 1;
+            Act::Freeze => {
+                if process.running {
+                    process.signal(libc::SIGSTOP);
+                    acted += 1;
+                }
+                expand(&process, stack);
             }
-            Act::Freeze => {}
-            Act::Kill => {
+            Act::Kill if entry.expanded => {
                 process.signal(libc::SIGKILL);
                 acted += 1;
             }
-        }
-        let mark = stack.len();
-        push_children(pid, stack);
-        // Gone while its children were read: the list may be another's.
-        if !process.exists() {
-            stack.truncate(mark);
+            Act::Kill => {
+                stack.push(Entry {
+                    expanded: true,
+                    ..entry
+                });
+                expand(&process, stack);
+            }
         }
     }
     acted
+}
+
+/// Pushes the children of `process`, unless it vanished while they were
+/// read (the list may then be another process's).
+fn expand(process: &Process, stack: &mut Stack) {
+    let mark = stack.len();
+    push_children(process.pid, stack);
+    if !process.exists() {
+        stack.truncate(mark);
+    }
+}
+
+/// A process to visit, with the parent it was listed under.
+#[derive(Clone, Copy)]
+struct Entry {
+    pid: libc::pid_t,
+    parent: libc::pid_t,
+    /// Its children are on the stack above it (the kill walk).
+    expanded: bool,
 }
 
 /// One process of the tree, held by a pidfd where the kernel has them.
@@ -156,12 +181,6 @@ fn stat(pid: libc::pid_t) -> Option<(u8, libc::pid_t)> {
     Some((state, parent))
 }
 
-/// Whether `pid` is neither stopped, traced-stopped nor dead.
-#[cfg(test)]
-fn running(pid: libc::pid_t) -> bool {
-    stat(pid).is_some_and(|(state, _)| !matches!(state, b'T' | b't' | b'Z' | b'X'))
-}
-
 /// Pushes the children of every thread of `pid`, each with `pid` as the
 /// parent it was listed under: a child forked by a thread other than the
 /// main one is listed under that thread only.
@@ -196,7 +215,13 @@ fn push_children(pid: libc::pid_t, stack: &mut Stack) {
                     .push(b"/task/")
                     .number(tid)
                     .push(b"/children");
-                read_pids(&children, |child| stack.push((child, pid)));
+                read_pids(&children, |child| {
+                    stack.push(Entry {
+                        pid: child,
+                        parent: pid,
+                        expanded: false,
+                    })
+                });
             }
         }
         libc::close(dir);
@@ -351,7 +376,7 @@ impl PidList {
 /// memory mapped for the walk (the supervisor may not allocate; a tree is
 /// rarely deep, but may be wide).
 struct Stack {
-    base: *mut (libc::pid_t, libc::pid_t),
+    base: *mut Entry,
     len: usize,
 }
 
@@ -361,7 +386,7 @@ const STACK_CAPACITY: usize = 1 << 20;
 
 impl Stack {
     fn new() -> Option<Stack> {
-        let bytes = STACK_CAPACITY * size_of::<(libc::pid_t, libc::pid_t)>();
+        let bytes = STACK_CAPACITY * size_of::<Entry>();
         // SAFETY: a fresh private anonymous mapping, checked.
         let base = unsafe {
             libc::mmap(
@@ -391,7 +416,7 @@ impl Stack {
         self.len = self.len.min(len);
     }
 
-    fn push(&mut self, entry: (libc::pid_t, libc::pid_t)) {
+    fn push(&mut self, entry: Entry) {
         if self.len < STACK_CAPACITY {
             // SAFETY: within the mapping.
             unsafe { self.base.add(self.len).write(entry) };
@@ -399,7 +424,7 @@ impl Stack {
         }
     }
 
-    fn pop(&mut self) -> Option<(libc::pid_t, libc::pid_t)> {
+    fn pop(&mut self) -> Option<Entry> {
         self.len = self.len.checked_sub(1)?;
         // SAFETY: within the mapping, written by `push`.
         Some(unsafe { self.base.add(self.len).read() })
@@ -409,12 +434,7 @@ impl Stack {
 impl Drop for Stack {
     fn drop(&mut self) {
         // SAFETY: unmaps the mapping `new` made.
-        unsafe {
-            libc::munmap(
-                self.base.cast(),
-                STACK_CAPACITY * size_of::<(libc::pid_t, libc::pid_t)>(),
-            )
-        };
+        unsafe { libc::munmap(self.base.cast(), STACK_CAPACITY * size_of::<Entry>()) };
     }
 }
 
@@ -515,9 +535,14 @@ mod tests {
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
             .filter(|pid: &u32| {
                 std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == wanted.as_bytes())
-                    && running(*pid as libc::pid_t)
+                    && stat(*pid as libc::pid_t).is_some_and(|(state, _)| state != b'Z')
             })
             .collect();
-        assert!(alive.is_empty(), "still running: {alive:?}");
+        for pid in &alive {
+            // SAFETY: the test's own leftovers, so the machine is not left
+            // with stopped processes when the assertion fails.
+            unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+        }
+        assert!(alive.is_empty(), "left alive or stopped: {alive:?}");
     }
 }
