@@ -97,6 +97,6 @@ cargo test --workspace --locked --target "$WIN_TARGET"
 
 step "Python SDK against the Windows binary under Wine"
 exe="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/$WIN_TARGET/debug/wamcp.exe"
-WAMCP_TEST_WINE_EXE="$exe" WAMCP_TEST_WINE="$WINE" cargo test -p wamcp --locked --test python_sdk
+WAMCP_TEST_WINE_EXE="$exe" WAMCP_TEST_WINE="$WINE" cargo test -p wamcp --locked --test all python_sdk::
 
 step "all green"

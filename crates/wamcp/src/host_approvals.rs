@@ -214,7 +214,7 @@ mod tests {
     use super::*;
 
     /// The host a record names (the real ancestors are tested end to end
-    /// in tests/plugins.rs).
+    /// in tests/all/plugins.rs).
     fn host() -> u32 {
         4242
     }

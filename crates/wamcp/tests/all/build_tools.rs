@@ -1,8 +1,6 @@
 //! build_project and compile_shader over MCP against the real binary.
 
-mod common;
-
-use common::Sandbox;
+use crate::common::Sandbox;
 use serde_json::json;
 
 #[cfg(unix)]

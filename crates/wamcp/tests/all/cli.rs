@@ -1,8 +1,8 @@
 //! The `wamcp config` commands, run as a user would run them.
 
-mod common;
+use crate::common;
 
-use common::{BIN, Sandbox};
+use crate::common::{BIN, Sandbox};
 use serde_json::Value;
 
 fn run(sandbox: &Sandbox, args: &[&str]) -> (bool, String, String) {

@@ -7,9 +7,7 @@
 //! (scripts/test.sh) a missing program fails instead of skipping.
 #![cfg(unix)]
 
-mod common;
-
-use common::{Client, Sandbox, git};
+use crate::common::{Client, Sandbox, git};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,9 +1,9 @@
 //! mcp_audit and ecosystem_scan over real project trees with secrets in
 //! them: structure comes back, no value ever does.
 
-mod common;
+use crate::common;
 
-use common::Sandbox;
+use crate::common::Sandbox;
 use serde_json::{Value, json};
 
 const SECRET: &str = "ghp_SECRETSECRET0123456789";

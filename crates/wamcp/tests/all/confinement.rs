@@ -9,9 +9,7 @@
 //! what stopped it. Linux only: Landlock.
 #![cfg(target_os = "linux")]
 
-mod common;
-
-use common::{Client, Sandbox, git};
+use crate::common::{Client, Sandbox, git};
 use serde_json::json;
 use std::io::Read;
 use std::path::PathBuf;

@@ -2,9 +2,9 @@
 //! discovery, routing, capability plans and runs with their effects, and
 //! the audit trail they leave.
 
-mod common;
+use crate::common;
 
-use common::Sandbox;
+use crate::common::Sandbox;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 

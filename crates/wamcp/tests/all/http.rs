@@ -1,9 +1,7 @@
 //! `wamcp serve --http`: streamable HTTP on loopback with a bearer token;
 //! requests without it, browser origins and foreign Host names refused.
 
-mod common;
-
-use common::Sandbox;
+use crate::common::Sandbox;
 use std::io::{Read, Write};
 
 /// One raw HTTP/1.1 POST to the server at `url` with this Host header and

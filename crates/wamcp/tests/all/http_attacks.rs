@@ -6,9 +6,9 @@
 //! attacker is a Python script.
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
-use common::{HttpServer, Sandbox};
+use crate::common::{HttpServer, Sandbox};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -378,7 +378,9 @@ fn another_session_cannot_reach_a_sessions_task() {
     let (sandbox, project) = Sandbox::with_project();
     std::fs::write(
         project.join("slow.py"),
-        "import time\ntime.sleep(3)\nprint('slow work done')\n",
+        "import os, time\n\
+         while not os.path.exists('go'): time.sleep(0.05)\n\
+         print('slow work done')\n",
     )
     .unwrap();
     let server = sandbox.serve_http();
@@ -407,6 +409,7 @@ fn another_session_cannot_reach_a_sessions_task() {
     }
     let own = user.request("tasks/get", json!({"taskId": task_id}));
     assert_eq!(own["result"]["status"], "working", "{own}");
+    std::fs::write(project.join("go"), "").unwrap();
 }
 
 /// A command's daemon (double fork, `setsid`: no descendant of the server

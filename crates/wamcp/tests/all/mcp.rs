@@ -1,8 +1,8 @@
 //! The real binary, driven over stdio by rmcp's client in both protocol eras.
 
-mod common;
+use crate::common;
 
-use common::Sandbox;
+use crate::common::Sandbox;
 use serde_json::{Value, json};
 
 const CORE: &[&str] = &[

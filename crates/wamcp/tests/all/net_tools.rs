@@ -2,9 +2,7 @@
 //! leaves the machine: the suite is hermetic, so success paths are proven
 //! against loopback HTTPS servers in `wamcp-web`'s own tests.
 
-mod common;
-
-use common::Sandbox;
+use crate::common::Sandbox;
 use serde_json::{Value, json};
 
 #[tokio::test]

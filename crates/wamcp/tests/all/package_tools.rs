@@ -2,9 +2,9 @@
 //! its argv: exact argv, plans that install nothing, refusals, and (with a
 //! user who says yes, in python_sdk.rs) an install that is verified.
 
-mod common;
+use crate::common;
 
-use common::with_fake_winget;
+use crate::common::with_fake_winget;
 use serde_json::{Value, json};
 use std::path::Path;
 

@@ -3,9 +3,9 @@
 //! and the skills.
 #![cfg(not(windows))]
 
-mod common;
+use crate::common;
 
-use common::{BIN, Sandbox};
+use crate::common::{BIN, Sandbox};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 

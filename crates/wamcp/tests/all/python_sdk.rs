@@ -7,9 +7,9 @@
 //! through Wine in `scripts/test.sh`.
 #![cfg(not(windows))]
 
-mod common;
+use crate::common;
 
-use common::{BIN, Sandbox};
+use crate::common::{BIN, Sandbox};
 use serde_json::{Value, json};
 use std::io::Write;
 

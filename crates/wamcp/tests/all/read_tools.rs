@@ -1,8 +1,8 @@
 //! The five read-only core tools over MCP, against a real project tree.
 
-mod common;
+use crate::common;
 
-use common::Sandbox;
+use crate::common::Sandbox;
 use serde_json::{Value, json};
 
 fn project() -> Sandbox {

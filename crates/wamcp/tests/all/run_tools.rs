@@ -1,8 +1,8 @@
 //! run_powershell over MCP: refusals, exact argv delivery, timeouts.
 
-mod common;
+use crate::common;
 
-use common::Sandbox;
+use crate::common::Sandbox;
 use serde_json::{Value, json};
 
 async fn error_type(client: &common::Client, args: Value) -> String {

@@ -2,9 +2,9 @@
 //! that say what is unavailable here, and a Dev Container run through a
 //! fake `devcontainer` CLI (the approved run is in python_sdk.rs).
 
-mod common;
+use crate::common;
 
-use common::Sandbox;
+use crate::common::Sandbox;
 use serde_json::{Value, json};
 
 async fn data(client: &common::Client, args: Value) -> Value {

@@ -1,9 +1,7 @@
 //! The wire itself: protocol versions of the handshake era, and a stdout that
 //! carries nothing but JSON-RPC while warnings go to stderr.
 
-mod common;
-
-use common::Sandbox;
+use crate::common::Sandbox;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::process::Stdio;

@@ -3,9 +3,7 @@
 //! polls it to its result, and cancelling it kills what it started.
 #![cfg(unix)]
 
-mod common;
-
-use common::{Raw, Sandbox};
+use crate::common::{Raw, Sandbox};
 use serde_json::{Value, json};
 use std::time::Duration;
 

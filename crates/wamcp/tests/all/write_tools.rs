@@ -1,8 +1,8 @@
 //! write_file and edit_file over MCP, and what a killed server leaves behind.
 
-mod common;
+use crate::common;
 
-use common::Sandbox;
+use crate::common::Sandbox;
 use serde_json::json;
 use std::io::Write;
 use std::process::Stdio;

@@ -1,0 +1,9 @@
+//! The integration tests of the file tools.
+//!
+//! One binary for the crate, as ripgrep and codex's linux-sandbox do: each
+//! integration-test binary links the whole crate, and on a two-core machine
+//! linking them one by one cost more than running them.
+
+mod navigate;
+mod read;
+mod write;
