@@ -548,6 +548,41 @@ mod tests {
         );
     }
 
+    /// A child that traces the command keeps the command's exit from its
+    /// parent until the tracer is gone: the run still answers at once, with
+    /// the command's own status, not at the timeout as timed out.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_command_traced_by_its_child_answers_with_its_own_status() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("traced.py"),
+            "import ctypes, os, sys, time\n\
+             libc = ctypes.CDLL(None, use_errno=True)\n\
+             libc.prctl(0x59616d61, ctypes.c_ulong(-1))\n\
+             main = os.getpid()\n\
+             r, w = os.pipe()\n\
+             if os.fork() == 0:\n\
+             \x20   os.write(w, b'%d' % libc.ptrace(0x4206, main, 0, 0))\n\
+             \x20   os.closerange(0, 256)\n\
+             \x20   while True: time.sleep(100)\n\
+             print('seized', os.read(r, 10).decode(), flush=True)\n\
+             sys.exit(3)\n",
+        )
+        .unwrap();
+        let out = run(&RunSpec {
+            program: "python3".into(),
+            args: vec!["traced.py".into()],
+            cwd: dir.path().to_path_buf(),
+            timeout: Duration::from_secs(60),
+            ..shell("")
+        })
+        .await
+        .unwrap();
+        assert_eq!(out.stdout.render(), "seized 0\n", "{}", out.stderr.render());
+        assert_eq!((out.exit_code, out.timed_out), (Some(3), false));
+    }
+
     /// The supervisor exits as the command did: a command killed by a
     /// signal has no exit code, as before.
     #[cfg(target_os = "linux")]

@@ -154,8 +154,18 @@ unsafe fn supervise(command: libc::pid_t, leash: RawFd, watched: &libc::sigset_t
             libc::signal(signal, libc::SIG_DFL);
         }
         let signals = libc::signalfd(-1, watched, libc::SFD_CLOEXEC);
-        let status = wait_for(command, if kept { 0 } else { -1 }, signals);
-        end_all();
+        let exited = libc::syscall(libc::SYS_pidfd_open, command, 0) as RawFd;
+        let status = match wait_for(command, if kept { 0 } else { -1 }, signals, exited) {
+            Waited::Exited(status) => {
+                end_all(None);
+                Some(status)
+            }
+            Waited::Held => end_all(Some(command)),
+            Waited::Stop => {
+                end_all(None);
+                None
+            }
+        };
         exit_as(status)
     }
 }
@@ -179,23 +189,46 @@ fn close_from(first: u32) {
     }
 }
 
-/// Waits until the command exits (its wait status) or the leash closes or
-/// a `SIGTERM` comes (`None`). Processes the supervisor adopted are reaped
-/// as they exit. Without a signalfd it still wakes every 50 ms.
-fn wait_for(command: libc::pid_t, leash: RawFd, signals: RawFd) -> Option<libc::c_int> {
+/// How the wait for the command ended.
+enum Waited {
+    /// Reaped, with its wait status.
+    Exited(libc::c_int),
+    /// It exited, but a process tracing it holds its exit: the status comes
+    /// once the tree (the tracer with it) is ended.
+    Held,
+    /// The leash closed or a `SIGTERM` came: the command is ended, whatever
+    /// it was doing.
+    Stop,
+}
+
+/// Reaps what has exited among the supervisor's children: the command's
+/// wait status if it was among them.
+fn reap_exited(command: libc::pid_t) -> Option<libc::c_int> {
     loop {
-        // SAFETY: waits on this process's own children and descriptors.
+        let mut status = 0;
+        // SAFETY: reaps this process's own children without blocking.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG | libc::__WALL) };
+        if pid == command {
+            return Some(status);
+        }
+        if pid <= 0 {
+            return None;
+        }
+    }
+}
+
+/// Waits until the command exits, the leash closes or a `SIGTERM` comes.
+/// The command's end is seen through `SIGCHLD` and through its pidfd
+/// `exited`, which says it exited even while a tracer keeps that from its
+/// parent. Processes the supervisor adopted are reaped as they exit.
+/// Without a signalfd it still wakes every 50 ms.
+fn wait_for(command: libc::pid_t, leash: RawFd, signals: RawFd, exited: RawFd) -> Waited {
+    loop {
+        if let Some(status) = reap_exited(command) {
+            return Waited::Exited(status);
+        }
+        // SAFETY: waits on this process's own descriptors.
         unsafe {
-            loop {
-                let mut status = 0;
-                let pid = libc::waitpid(-1, &mut status, libc::WNOHANG | libc::__WALL);
-                if pid == command {
-                    return Some(status);
-                }
-                if pid <= 0 {
-                    break;
-                }
-            }
             let mut watch = [
                 libc::pollfd {
                     fd: leash,
@@ -207,21 +240,32 @@ fn wait_for(command: libc::pid_t, leash: RawFd, signals: RawFd) -> Option<libc::
                     events: libc::POLLIN,
                     revents: 0,
                 },
+                libc::pollfd {
+                    fd: exited,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
             ];
             let timeout = if signals < 0 { 50 } else { -1 };
-            if libc::poll(watch.as_mut_ptr(), 2, timeout) < 0 {
+            if libc::poll(watch.as_mut_ptr(), 3, timeout) < 0 {
                 continue;
             }
             if watch[0].revents != 0 {
-                return None;
+                return Waited::Stop;
             }
             if watch[1].revents != 0 {
                 let mut info: libc::signalfd_siginfo = std::mem::zeroed();
                 let size = size_of::<libc::signalfd_siginfo>();
                 let n = libc::read(signals, (&raw mut info).cast(), size);
                 if n == size as isize && info.ssi_signo == libc::SIGTERM as u32 {
-                    return None;
+                    return Waited::Stop;
                 }
+            }
+            if watch[2].revents != 0 {
+                return match reap_exited(command) {
+                    Some(status) => Waited::Exited(status),
+                    None => Waited::Held,
+                };
             }
         }
     }
@@ -230,19 +274,25 @@ fn wait_for(command: libc::pid_t, leash: RawFd, signals: RawFd) -> Option<libc::
 /// Ends every process left below the supervisor and reaps it; the command
 /// too, if it still runs. Reaping never blocks (a traced process's exit
 /// can wait on its tracer), and each round ends what the last one left.
-fn end_all() {
+/// Answers the wait status of `command` if it was reaped here.
+fn end_all(command: Option<libc::pid_t>) -> Option<libc::c_int> {
+    let mut reaped = None;
     // SAFETY: this process's own pid, children and time.
     unsafe {
         let me = libc::getpid();
         loop {
             end_tree(me);
             loop {
-                let pid = libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG | libc::__WALL);
+                let mut status = 0;
+                let pid = libc::waitpid(-1, &mut status, libc::WNOHANG | libc::__WALL);
                 if pid > 0 {
+                    if Some(pid) == command {
+                        reaped = Some(status);
+                    }
                     continue;
                 }
                 if pid < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
-                    return;
+                    return reaped;
                 }
                 break;
             }
