@@ -50,11 +50,18 @@ impl Captured {
     /// tail; invalid UTF-8 replaced, and the replacement announced.
     pub fn render(&self) -> String {
         let omitted = self.total - (self.head.len() + self.tail.len()) as u64;
-        let mut bytes = self.head.clone();
+        let (mut head, mut tail) = (&self.head[..], &self.tail[..]);
+        if omitted > 0 {
+            // The cuts fall on byte counts: a character they split is left
+            // out whole (and counted), not shown as undecodable.
+            (head, tail) = (without_cut_end(head), without_cut_start(tail));
+        }
+        let omitted = self.total - (head.len() + tail.len()) as u64;
+        let mut bytes = head.to_vec();
         if omitted > 0 {
             bytes.extend_from_slice(format!("\n[... {omitted} bytes omitted ...]\n").as_bytes());
         }
-        bytes.extend_from_slice(&self.tail);
+        bytes.extend_from_slice(tail);
         match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(e) => {
@@ -72,6 +79,24 @@ impl Captured {
             }
         }
     }
+}
+
+/// `bytes` without a UTF-8 character its end cuts short.
+fn without_cut_end(bytes: &[u8]) -> &[u8] {
+    match std::str::from_utf8(bytes) {
+        Err(e) if e.error_len().is_none() => &bytes[..e.valid_up_to()],
+        _ => bytes,
+    }
+}
+
+/// `bytes` without the continuation bytes of a character its start cut.
+fn without_cut_start(bytes: &[u8]) -> &[u8] {
+    let cut = bytes
+        .iter()
+        .take(3)
+        .take_while(|&&b| b & 0xC0 == 0x80)
+        .count();
+    &bytes[cut..]
 }
 
 /// How a run ended.
@@ -307,6 +332,34 @@ mod tests {
             keep_head: 64 * 1024,
             keep_tail: 16 * 1024,
             confinement: None,
+        }
+    }
+
+    /// Cuts made by byte counts through a character leave it out whole:
+    /// valid UTF-8 is never announced as undecodable.
+    #[test]
+    fn a_character_split_by_the_cut_is_left_out_whole() {
+        let text = "a".to_string() + &"€".repeat(10);
+        let bytes = text.as_bytes();
+        for (head, tail) in [(2, 2), (3, 4), (5, 1)] {
+            let captured = Captured {
+                head: bytes[..head].to_vec(),
+                tail: bytes[bytes.len() - tail..].to_vec(),
+                total: bytes.len() as u64,
+            };
+            let shown = captured.render();
+            assert!(
+                !shown.contains('\u{FFFD}') && !shown.contains("not valid"),
+                "{shown}"
+            );
+            let kept = shown.replace(|c: char| c != '€' && c != 'a', "");
+            let omitted: u64 = shown
+                .split("[... ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap();
+            assert_eq!(kept.len() as u64 + omitted, bytes.len() as u64, "{shown}");
         }
     }
 

@@ -131,8 +131,10 @@ impl Tree {
             {
                 return Ok(());
             }
+            // A walk of a large tree takes a while: off the async threads.
             if let Ok(pid) = i32::try_from(pid) {
-                wamcp_platform::supervisor::end_tree(pid);
+                let walk = move || wamcp_platform::supervisor::end_tree(pid);
+                let _ = tokio::task::spawn_blocking(walk).await;
             }
         }
         Box::into_pin(self.child.kill()).await

@@ -33,7 +33,7 @@ pub fn end_tree(root: libc::pid_t) {
 
 /// How often the tree is walked to stop what still runs before it is
 /// killed as it is: each walk stops at least every process it saw running.
-const MAX_FREEZE_WALKS: usize = 64;
+const MAX_FREEZE_WALKS: usize = 16;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Act {
@@ -57,7 +57,11 @@ fn walk(root: libc::pid_t, stack: &mut Stack, act: Act) -> usize {
         match act {
             Act::Freeze => {
                 if process.running {
-                    process.signal(libc::SIGSTOP);
+                    // A tracer can resume a stop it is told of (two
+                    // processes tracing each other never stay stopped),
+                    // but not a kill.
+                    let traced = traced(entry.pid);
+                    process.signal(if traced { libc::SIGKILL } else { libc::SIGSTOP });
                     acted += 1;
                 }
                 expand(&process, stack);
@@ -163,6 +167,27 @@ impl Drop for Process {
             unsafe { libc::close(fd) };
         }
     }
+}
+
+/// Whether `pid` is traced (`TracerPid` in `/proc/PID/status` is not 0).
+fn traced(pid: libc::pid_t) -> bool {
+    let mut path = ProcPath::new();
+    path.push(b"/proc/").number(pid).push(b"/status");
+    let mut status = [0u8; 4096];
+    let Some(len) = read_into(&path, &mut status) else {
+        return false;
+    };
+    const FIELD: &[u8] = b"\nTracerPid:";
+    status[..len]
+        .windows(FIELD.len())
+        .position(|w| w == FIELD)
+        .and_then(|at| {
+            let value = &status[at + FIELD.len()..len];
+            let value = value.split(|&b| b == b'\n').next()?;
+            let digits: &[u8] = value.trim_ascii();
+            parse_number(digits)
+        })
+        .is_some_and(|tracer| tracer != 0)
 }
 
 /// The state letter and parent of `pid`, from `/proc/PID/stat`.
@@ -513,6 +538,34 @@ mod tests {
             Process::open(pid, me).is_none(),
             "reaped: nobody's child now"
         );
+    }
+
+    /// A traced process is told apart (its tracer could resume a stop, so
+    /// the freeze kills it instead); an untraced one is not.
+    #[test]
+    fn a_traced_process_is_recognised() {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import ctypes, time\n\
+                 ctypes.CDLL(None).ptrace(0, 0, 0, 0)\n\
+                 print('traced', flush=True)\n\
+                 time.sleep(30)\n",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "traced\n");
+        let pid = child.id() as libc::pid_t;
+        assert!(traced(pid));
+        assert!(!traced(std::process::id() as libc::pid_t));
+        let _ = child.kill();
+        let _ = child.wait();
     }
 
     /// A tree that keeps forking is frozen and killed: none of it is left,
