@@ -636,6 +636,39 @@ mod tests {
         assert_eq!((out.exit_code, out.timed_out), (Some(3), false));
     }
 
+    /// A command that makes its parent (the supervisor) its tracer runs on
+    /// as if untraced: its next signal stop is let go, not taken for its end.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_command_that_asks_to_be_traced_runs_on_untraced() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("traceme.py"),
+            "import ctypes, os, signal, sys, time\n\
+             signal.signal(signal.SIGUSR1, lambda *a: print('signalled', flush=True))\n\
+             print('traceme', ctypes.CDLL(None).ptrace(0, 0, 0, 0), flush=True)\n\
+             os.kill(os.getpid(), signal.SIGUSR1)\n\
+             time.sleep(0.3)\n\
+             sys.exit(5)\n",
+        )
+        .unwrap();
+        let out = run(&RunSpec {
+            program: "python3".into(),
+            args: vec!["traceme.py".into()],
+            cwd: dir.path().to_path_buf(),
+            ..shell("")
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            out.stdout.render(),
+            "traceme 0\nsignalled\n",
+            "{}",
+            out.stderr.render()
+        );
+        assert_eq!((out.exit_code, out.timed_out), (Some(5), false));
+    }
+
     /// The supervisor exits as the command did: a command killed by a
     /// signal has no exit code, as before.
     #[cfg(target_os = "linux")]

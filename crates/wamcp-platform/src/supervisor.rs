@@ -124,6 +124,9 @@ pub fn enter(leash: RawFd) -> io::Result<()> {
                 if libc::getppid() != supervisor {
                     libc::_exit(127);
                 }
+                // A group of its own, so the supervisor can end everything
+                // that stayed in it with one signal (see `end_all`).
+                libc::setpgid(0, 0);
                 libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
                 Ok(())
             }
@@ -157,12 +160,12 @@ unsafe fn supervise(command: libc::pid_t, leash: RawFd, watched: &libc::sigset_t
         let exited = libc::syscall(libc::SYS_pidfd_open, command, 0) as RawFd;
         let status = match wait_for(command, if kept { 0 } else { -1 }, signals, exited) {
             Waited::Exited(status) => {
-                end_all(None);
+                end_all(command, false);
                 Some(status)
             }
-            Waited::Held => end_all(Some(command)),
+            Waited::Held => end_all(command, true),
             Waited::Stop => {
-                end_all(None);
+                end_all(command, false);
                 None
             }
         };
@@ -208,11 +211,25 @@ fn reap_exited(command: libc::pid_t) -> Option<libc::c_int> {
         let mut status = 0;
         // SAFETY: reaps this process's own children without blocking.
         let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG | libc::__WALL) };
-        if pid == command {
-            return Some(status);
-        }
         if pid <= 0 {
             return None;
+        }
+        if libc::WIFSTOPPED(status) {
+            // A child made the supervisor its tracer (`PTRACE_TRACEME`): it
+            // is let go, with the signal it stopped for, as if untraced.
+            // SAFETY: detaches a tracee in its ptrace-stop.
+            unsafe {
+                libc::ptrace(
+                    libc::PTRACE_DETACH,
+                    pid,
+                    std::ptr::null_mut::<libc::c_void>(),
+                    libc::c_long::from(libc::WSTOPSIG(status)),
+                )
+            };
+            continue;
+        }
+        if pid == command {
+            return Some(status);
         }
     }
 }
@@ -272,13 +289,19 @@ fn wait_for(command: libc::pid_t, leash: RawFd, signals: RawFd, exited: RawFd) -
 }
 
 /// Ends every process left below the supervisor and reaps it; the command
-/// too, if it still runs. Reaping never blocks (a traced process's exit
-/// can wait on its tracer), and each round ends what the last one left.
-/// Answers the wait status of `command` if it was reaped here.
-fn end_all(command: Option<libc::pid_t>) -> Option<libc::c_int> {
+/// too, if it still runs. What stayed in the command's process group ends
+/// at once with one signal (busy processes would otherwise share the CPU
+/// with the walk, one stop at a time); the walk finds the rest. Reaping
+/// never blocks (a traced process's exit can wait on its tracer), and each
+/// round ends what the last one left. Answers the command's wait status
+/// when `held` (its exit was held by a tracer) and it was reaped here.
+fn end_all(command: libc::pid_t, held: bool) -> Option<libc::c_int> {
     let mut reaped = None;
-    // SAFETY: this process's own pid, children and time.
+    // SAFETY: this process's own pid, children and time; the group is the
+    // command's, in the supervisor's session, which no process outside
+    // the tree can join, and its number stays taken while it has members.
     unsafe {
+        libc::kill(-command, libc::SIGKILL);
         let me = libc::getpid();
         loop {
             end_tree(me);
@@ -286,7 +309,7 @@ fn end_all(command: Option<libc::pid_t>) -> Option<libc::c_int> {
                 let mut status = 0;
                 let pid = libc::waitpid(-1, &mut status, libc::WNOHANG | libc::__WALL);
                 if pid > 0 {
-                    if Some(pid) == command {
+                    if held && pid == command && !libc::WIFSTOPPED(status) {
                         reaped = Some(status);
                     }
                     continue;
