@@ -49,9 +49,8 @@ impl Captured {
     /// The text as shown: head, a marker naming how much was left out, and
     /// tail; invalid UTF-8 replaced, and the replacement announced.
     pub fn render(&self) -> String {
-        let omitted = self.total - (self.head.len() + self.tail.len()) as u64;
         let (mut head, mut tail) = (&self.head[..], &self.tail[..]);
-        if omitted > 0 {
+        if self.total > (head.len() + tail.len()) as u64 {
             // The cuts fall on byte counts: a character they split is left
             // out whole (and counted), not shown as undecodable.
             (head, tail) = (without_cut_end(head), without_cut_start(tail));

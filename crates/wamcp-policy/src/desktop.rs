@@ -64,18 +64,6 @@ pub fn in_scope(launched_by_us: bool, image: &str, listed_processes: &[String]) 
     launched_by_us || listed_processes.iter().any(|l| same_image_name(l, image))
 }
 
-/// Splits a list setting (`WAMCP_DESKTOP_APPS`, `WAMCP_DESKTOP_PROCESSES`):
-/// entries separated by `;` or newlines (`,` may appear in a path), blank
-/// entries dropped.
-pub fn list_setting(value: &str) -> Vec<String> {
-    value
-        .split([';', '\n'])
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,15 +86,6 @@ mod tests {
         assert!(in_scope(false, "App-Under-Test.exe", &listed));
         assert!(!in_scope(false, "explorer.exe", &listed));
         assert!(!in_scope(false, "app-under-test2.exe", &listed));
-    }
-
-    #[test]
-    fn list_settings_split_on_semicolons_and_lines() {
-        assert_eq!(
-            list_setting(" notepad ; C:\\Tools\\a,b.exe\n\n;code.exe;"),
-            ["notepad", "C:\\Tools\\a,b.exe", "code.exe"]
-        );
-        assert!(list_setting(" ; ").is_empty());
     }
 
     #[test]

@@ -296,6 +296,17 @@ mod tests {
                  using 10.",
             ]
         );
+        // `,` may appear in a path: desktop lists split on `;` and lines.
+        let s = read(&[(DESKTOP_APPS, " notepad ; C:\\Tools\\a,b.exe\n\n;code.exe;")]);
+        assert_eq!(
+            s.desktop_apps,
+            ["notepad", "C:\\Tools\\a,b.exe", "code.exe"]
+        );
+        assert!(
+            read(&[(DESKTOP_PROCESSES, " ; ")])
+                .desktop_processes
+                .is_empty()
+        );
         let s = read(&[(WORKSPACE_FROM_CWD, "AUTO"), (COMMAND_SANDBOX, "Off")]);
         assert_eq!(
             (s.workspace_from_cwd, s.command_sandbox),
