@@ -10,13 +10,18 @@ use std::time::Duration;
 /// One element of the tree.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Node {
+    /// How far below the window it is; the window's children are 0.
     pub depth: u32,
+    /// Its accessible name, which a target's text is compared with.
     pub name: String,
     /// UI Automation's control type name (`Button`, `Edit`, `ListItem`).
     pub control_type: String,
+    /// The id its program gave it, when it has one.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub automation_id: String,
+    /// Screen coordinates: left, top, right, bottom.
     pub rect: [i32; 4],
+    /// Whether the element accepts input.
     pub enabled: bool,
     /// A password field: never typed into.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -25,6 +30,7 @@ pub struct Node {
 
 /// Most elements one read returns, and how deep it walks.
 pub const MAX_NODES: usize = 400;
+/// How many levels below the window a read walks.
 pub const MAX_DEPTH: u32 = 12;
 /// How long a read may take before it is abandoned (short in this crate's
 /// tests, whose fake provider never answers).
@@ -37,6 +43,7 @@ pub const READ_TIMEOUT: Duration = if cfg!(test) {
 /// so a provider that never answers cannot pile up threads.
 const MAX_ABANDONED: usize = 4;
 
+/// The UI Automation questions the desktop tools ask; faked in tests.
 pub trait Accessibility: Send + Sync + 'static {
     /// The elements under the window, depth first, at most `MAX_NODES`.
     fn tree(&self, hwnd: isize) -> Result<Vec<Node>, String>;
@@ -49,6 +56,7 @@ pub trait Accessibility: Send + Sync + 'static {
 /// What UI Automation says of the focused element.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FocusedElement {
+    /// The element is a password field, which is never typed into.
     pub password: bool,
     /// The process the element belongs to: a keystroke checked against
     /// one program's element must not go to another's.
@@ -100,6 +108,7 @@ const CONTROL_TYPES: [&str; 41] = [
     "AppBar",
 ];
 
+/// The name of a UI Automation control type id; `Unknown` outside the table.
 pub fn control_type_name(id: i32) -> &'static str {
     usize::try_from(id - 50_000)
         .ok()
@@ -111,8 +120,11 @@ pub fn control_type_name(id: i32) -> &'static str {
 /// What a bounded read gave.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Read {
+    /// The elements, depth first.
     Nodes(Vec<Node>),
+    /// The read overran its timeout and was abandoned.
     TimedOut,
+    /// The tree could not be read, and why.
     Unavailable(String),
 }
 
@@ -160,8 +172,11 @@ pub fn focused_element_within(
 /// What a bounded accessibility call gave.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Bounded<T> {
+    /// The call's answer.
     Answer(T),
+    /// The call overran its time and was abandoned.
     TimedOut,
+    /// The call failed or could not start, and why.
     Unavailable(String),
 }
 

@@ -62,10 +62,13 @@ const CONTROLS_NAMED: usize = 25;
 
 /// What `see` returns: the report and, when there is one, the picture.
 pub struct Seen {
+    /// The window, its controls and, when asked, its accessibility tree; says why a part is missing.
     pub report: Value,
+    /// The window's picture as PNG, scaled to `max_edge`; `None` when none could be taken.
     pub png: Option<Vec<u8>>,
 }
 
+/// The desktop tools' state: the system behind them, what they may start and touch.
 pub struct Desktop {
     system: Box<dyn Windowing>,
     ax: Arc<dyn Accessibility>,
@@ -96,6 +99,7 @@ enum Found {
 }
 
 impl Desktop {
+    /// A desktop over `system` and `ax`; `apps` may be started, `processes`' windows touched.
     pub fn new(
         system: Box<dyn Windowing>,
         ax: Arc<dyn Accessibility>,

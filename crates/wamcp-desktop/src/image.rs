@@ -5,8 +5,11 @@
 /// Windows DIB (the fourth byte is not meaningful and is ignored).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// Four bytes per pixel, rows top first, `width * height * 4` in all.
     pub bgra: Vec<u8>,
 }
 
@@ -15,7 +18,9 @@ pub struct Frame {
 pub const MAX_CAPTURE_EDGE: u32 = 16_384;
 /// `see`'s `max_edge` when none is given, and its bounds.
 pub const DEFAULT_MAX_EDGE: u32 = 1280;
+/// The smallest `max_edge` `see` accepts; smaller requests are raised to it.
 pub const MIN_MAX_EDGE: u32 = 64;
+/// The largest `max_edge` `see` accepts; larger requests are lowered to it.
 pub const MAX_MAX_EDGE: u32 = 4096;
 
 impl Frame {

@@ -9,16 +9,22 @@ use wamcp_policy::desktop::keys::Stroke;
 /// A top-level window as `windows()` reports it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WindowInfo {
+    /// The window's handle, which every desktop tool takes to address it.
     pub hwnd: isize,
+    /// The title bar text.
     pub title: String,
+    /// The window class name.
     pub class: String,
+    /// The owning process's id.
     pub pid: u32,
     /// The image name of the owning process (`notepad.exe`), empty when the
     /// process cannot be opened.
     pub process: String,
     /// Screen coordinates: left, top, right, bottom.
     pub rect: [i32; 4],
+    /// Whether the window is shown.
     pub visible: bool,
+    /// Whether the window is minimised.
     pub minimized: bool,
 }
 
@@ -31,6 +37,7 @@ pub enum MessageError {
     Gone,
 }
 
+/// How a window's pixels are captured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaptureMethod {
     /// `PrintWindow`: asks the window to draw itself; works when covered.
@@ -39,10 +46,12 @@ pub enum CaptureMethod {
     Screen,
 }
 
+/// How a window is shown or hidden, never taking the foreground.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShowMode {
     /// Shown in place without being activated.
     NoActivate,
+    /// Hidden.
     Hide,
     /// Restored from minimised, or shown.
     Restore,
@@ -52,19 +61,23 @@ pub enum ShowMode {
 /// server runs (on Windows, an open handle to it: an id is not given to
 /// another process while a handle to the first is open).
 pub struct Launched {
+    /// The started process's id.
     pub pid: u32,
+    /// Whatever keeps the id from being reused; dropped, it lets go.
     pub reservation: Box<dyn std::any::Any + Send + Sync>,
 }
 
 /// A scroll bar position before and after a scroll message.
 pub type ScrollMove = (i32, i32);
 
+/// Window queries, messages and input; Win32 on Windows, a fake in tests.
 pub trait Windowing: Send + Sync {
     /// Visible top-level windows, front to back.
     fn windows(&self) -> Vec<WindowInfo>;
     /// A top-level window by handle, visible or not; `None` when the handle
     /// names no window, or a child window.
     fn window(&self, hwnd: isize) -> Option<WindowInfo>;
+    /// The foreground window's handle, 0 when there is none.
     fn foreground(&self) -> isize;
     /// The owning process of any window handle, 0 when it names none.
     fn window_pid(&self, hwnd: isize) -> u32;
@@ -87,8 +100,11 @@ pub trait Windowing: Send + Sync {
         direction: crate::Direction,
         lines: u32,
     ) -> Result<Option<ScrollMove>, MessageError>;
+    /// The window's pixels, or why they could not be had (hung, no area, too large).
     fn capture(&self, hwnd: isize, method: CaptureMethod) -> Result<Frame, String>;
+    /// Shows, hides or restores the window without waiting on it (hung windows included).
     fn show(&self, hwnd: isize, mode: ShowMode);
+    /// Brings the window to the front; false when Windows refused.
     fn set_foreground(&self, hwnd: isize) -> bool;
     /// Keyboard focus to a control or window of the (now foreground)
     /// window, unless the focus is already inside it; the control that has
@@ -120,5 +136,6 @@ pub trait Windowing: Send + Sync {
     /// Whether the program file lies outside every folder the agent can
     /// write, and where a listed name is found on the trusted `PATH`.
     fn trusted_program(&self, path: &Path) -> bool;
+    /// Where a program name is found on the trusted `PATH`.
     fn find_program(&self, name: &str) -> Option<std::path::PathBuf>;
 }

@@ -27,6 +27,9 @@ pub struct UiAutomation;
 const OBJID_CLIENT: u32 = 0xFFFF_FFFC;
 
 fn element(element: &IUIAutomationElement, depth: u32) -> Node {
+    // SAFETY: `element` is a live, reference-counted UI Automation element
+    // borrowed for the call; each property comes back as an owned value
+    // (strings freed by the `windows` crate) or an error.
     unsafe {
         let rect = element.CurrentBoundingRectangle().unwrap_or_default();
         Node {
@@ -63,6 +66,9 @@ const NOT_REGISTERED: [i32; 2] = [0x8004_0154_u32 as i32, 0x8004_0111_u32 as i32
 /// error like any other (a per-user registration could hide it), so the
 /// checks that rely on it fail closed.
 fn automation() -> Result<Option<IUIAutomation>, String> {
+    // SAFETY: COM is initialised on this thread (the reserved argument is
+    // None) before the object is made; CoCreateInstance returns an owned,
+    // reference-counted interface or an error.
     unsafe {
         // S_FALSE (already initialised) is fine; the thread is ours.
         let _ = CoInitializeEx(None, COINIT_MULTITHREADED);
@@ -76,6 +82,9 @@ fn automation() -> Result<Option<IUIAutomation>, String> {
 
 /// Wine's ntdll exports `wine_get_version`; Windows' does not.
 fn under_wine() -> bool {
+    // SAFETY: `w!` and `s!` are static NUL-terminated names; the module
+    // handle is not reference-counted (nothing to free) and the address
+    // found is only compared, never called.
     unsafe {
         GetModuleHandleW(w!("ntdll.dll"))
             .ok()
@@ -89,6 +98,8 @@ impl Accessibility for UiAutomation {
         let Some(automation) = automation()? else {
             return Ok(None);
         };
+        // SAFETY: `automation` is a live interface owned here; the focused
+        // element and its properties come back owned, or as errors.
         unsafe {
             let focused = automation
                 .GetFocusedElement()
@@ -108,6 +119,10 @@ impl Accessibility for UiAutomation {
 
     fn tree(&self, hwnd: isize) -> Result<Vec<Node>, String> {
         let automation = automation()?.ok_or("UI Automation is not available on this system")?;
+        // SAFETY: `automation`, `walker` and every element are live,
+        // reference-counted interfaces owned by this frame; a stale `hwnd` is
+        // refused by ElementFromHandle with an error, as window handles are
+        // checked by the system, not dereferenced.
         unsafe {
             let root = automation
                 .ElementFromHandle(HWND(hwnd as *mut c_void))
@@ -140,6 +155,12 @@ impl Accessibility for UiAutomation {
 /// MSAA's default action on a control's client object, which does what a
 /// click would without moving focus (seed 003, measured on Chromium).
 pub fn default_action(control: isize) -> Result<(), String> {
+    // SAFETY: COM is initialised on this thread first. A stale `control` is
+    // refused by the system, which checks window handles. `raw` receives an
+    // IAccessible carrying one reference, checked non-null and then owned by
+    // `accessible` (released once on drop). The VARIANT is given the VT_I4
+    // tag and the `lVal` field that tag selects, so it is a valid I4 child id
+    // (CHILDID_SELF).
     unsafe {
         let _ = CoInitializeEx(None, COINIT_MULTITHREADED);
         let mut raw: *mut c_void = std::ptr::null_mut();

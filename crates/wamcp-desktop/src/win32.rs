@@ -74,11 +74,15 @@ fn string_from(buf: &[u16], len: usize) -> String {
 
 /// A handle to a window that is top-level (its parent is the desktop).
 fn is_top_level(h: HWND) -> bool {
+    // SAFETY: window handles are looked up by user32, never dereferenced: a
+    // stale or made-up `h` only makes these queries fail.
     unsafe { IsWindow(h) != 0 && GetAncestor(h, GA_PARENT) == GetDesktopWindow() }
 }
 
 fn class_of(h: HWND) -> String {
     let mut buf = [0u16; 256];
+    // SAFETY: the call writes at most `buf.len()` u16s into `buf`; a stale
+    // handle makes it fail and return 0.
     let n = unsafe { GetClassNameW(h, buf.as_mut_ptr(), buf.len() as i32) };
     string_from(&buf, n.max(0) as usize)
 }
@@ -87,6 +91,8 @@ fn class_of(h: HWND) -> String {
 /// reads the stored caption and sends no message, so this never blocks.
 fn title_of(h: HWND) -> String {
     let mut buf = vec![0u16; 512];
+    // SAFETY: the call writes at most `buf.len()` u16s into `buf`; a stale
+    // handle makes it fail and return 0.
     let n = unsafe { GetWindowTextW(h, buf.as_mut_ptr(), buf.len() as i32) };
     string_from(&buf, n.max(0) as usize)
 }
@@ -98,17 +104,22 @@ fn rect_of(h: HWND) -> [i32; 4] {
         right: 0,
         bottom: 0,
     };
+    // SAFETY: `r` is a writable RECT; a stale handle leaves it zero.
     unsafe { GetWindowRect(h, &mut r) };
     [r.left, r.top, r.right, r.bottom]
 }
 
 fn pid_of(h: HWND) -> u32 {
     let mut pid = 0u32;
+    // SAFETY: `pid` is a writable u32; a stale handle leaves it 0.
     unsafe { GetWindowThreadProcessId(h, &mut pid) };
     pid
 }
 
 fn image_name(pid: u32) -> String {
+    // SAFETY: the process handle is checked for null and closed once, right
+    // after the query; `len` tells the call `buf`'s size, and the call sets
+    // it to the number of u16s written.
     unsafe {
         let process = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
         if process.is_null() {
@@ -144,12 +155,18 @@ fn info(h: HWND, names: &mut Vec<(u32, String)>) -> WindowInfo {
         pid,
         process,
         rect: rect_of(h),
+        // SAFETY: a query by handle; a stale one answers false.
         visible: unsafe { IsWindowVisible(h) != 0 },
+        // SAFETY: a query by handle; a stale one answers false.
         minimized: unsafe { IsIconic(h) != 0 },
     }
 }
 
 unsafe extern "system" fn collect(h: HWND, list: LPARAM) -> windows_sys::core::BOOL {
+    // SAFETY: `collect` is only passed to EnumWindows and EnumChildWindows
+    // below, with a `&mut Vec<HWND>` as the LPARAM; the enumeration calls back
+    // on the same thread before it returns, while that vector is alive and
+    // not otherwise borrowed.
     let list = unsafe { &mut *(list as *mut Vec<HWND>) };
     list.push(h);
     (list.len() < MAX_WINDOWS) as i32
@@ -157,6 +174,8 @@ unsafe extern "system" fn collect(h: HWND, list: LPARAM) -> windows_sys::core::B
 
 fn top_level_handles() -> Vec<HWND> {
     let mut list: Vec<HWND> = Vec::new();
+    // SAFETY: `collect` reads the LPARAM as the `Vec<HWND>` given here, which
+    // outlives the enumeration (it ends before EnumWindows returns).
     unsafe { EnumWindows(Some(collect), &mut list as *mut Vec<HWND> as LPARAM) };
     list
 }
@@ -165,6 +184,11 @@ fn top_level_handles() -> Vec<HWND> {
 /// one that vanished is told apart from it.
 fn send(h: HWND, msg: u32, wparam: usize, lparam: isize) -> Result<usize, MessageError> {
     let mut result = 0usize;
+    // SAFETY: `result` is a writable usize and a stale `h` only fails the
+    // call. The messages sent from this file carry either plain values or,
+    // for WM_GETTEXT and WM_SETTEXT, a buffer the caller keeps alive for the
+    // call (sized by `wparam`, or NUL-terminated); the system copies it
+    // across processes.
     let ok = unsafe {
         SendMessageTimeoutW(
             h,
@@ -179,9 +203,11 @@ fn send(h: HWND, msg: u32, wparam: usize, lparam: isize) -> Result<usize, Messag
     if ok != 0 {
         return Ok(result);
     }
+    // SAFETY: a query by handle; a stale one answers 0.
     if unsafe { IsWindow(h) } == 0 {
         return Err(MessageError::Gone);
     }
+    // SAFETY: reads this thread's last error; no memory is involved.
     let _timed_out = unsafe { GetLastError() } == ERROR_TIMEOUT;
     Err(MessageError::NotResponding)
 }
@@ -241,6 +267,7 @@ impl Windowing for Win32 {
         let mut names = Vec::new();
         top_level_handles()
             .into_iter()
+            // SAFETY: a query by handle; a stale one answers false.
             .filter(|&h| unsafe { IsWindowVisible(h) != 0 })
             .map(|h| info(h, &mut names))
             .collect()
@@ -253,11 +280,13 @@ impl Windowing for Win32 {
         }
         // A handle may be written short (its low word); the window's own
         // full handle is what the foreground and the z-order report.
+        // SAFETY: a query by handle; a stale one answers null, handled below.
         let full = unsafe { GetAncestor(h, GA_ROOT) };
         Some(info(if full.is_null() { h } else { full }, &mut Vec::new()))
     }
 
     fn foreground(&self) -> isize {
+        // SAFETY: takes no arguments and returns a handle by value.
         unsafe { GetForegroundWindow() as isize }
     }
 
@@ -267,14 +296,18 @@ impl Windowing for Win32 {
 
     fn controls(&self, h: isize) -> Result<Vec<Control>, MessageError> {
         let parent = hwnd(h);
+        // SAFETY: a query by handle; a stale one answers 0.
         if unsafe { IsWindow(parent) } == 0 {
             return Err(MessageError::Gone);
         }
         // A window Windows already knows is hung would cost a timeout per control.
+        // SAFETY: a query by handle, sending no message.
         if unsafe { IsHungAppWindow(parent) } != 0 {
             return Err(MessageError::NotResponding);
         }
         let mut children: Vec<HWND> = Vec::new();
+        // SAFETY: `collect` reads the LPARAM as the `Vec<HWND>` given here,
+        // which outlives the enumeration (it ends before the call returns).
         unsafe {
             EnumChildWindows(
                 parent,
@@ -304,6 +337,7 @@ impl Windowing for Win32 {
                 return Err(MessageError::NotResponding);
             }
             let class = class_of(child);
+            // SAFETY: a query by handle; a stale one answers 0.
             let style = unsafe { GetWindowLongPtrW(child, GWL_STYLE) } as u32;
             let pid = pid_of(child);
             // Another program's window embedded here is not asked anything.
@@ -325,9 +359,12 @@ impl Windowing for Win32 {
             out.push(Control {
                 handle: child as isize,
                 pid,
+                // SAFETY: a query by handle; a stale one answers 0.
                 id: unsafe { GetDlgCtrlID(child) },
                 rect: rect_of(child),
+                // SAFETY: a query by handle; a stale one answers false.
                 enabled: unsafe { IsWindowEnabled(child) != 0 },
+                // SAFETY: a query by handle; a stale one answers false.
                 visible: unsafe { IsWindowVisible(child) != 0 },
                 class,
                 text,
@@ -385,9 +422,12 @@ impl Windowing for Win32 {
             _ => None,
         };
         let position = || -> Result<Option<i32>, MessageError> {
+            // SAFETY: SCROLLINFO is plain integers; all zeroes is valid.
             let mut si: SCROLLINFO = unsafe { std::mem::zeroed() };
             si.cbSize = size_of::<SCROLLINFO>() as u32;
             si.fMask = SIF_ALL;
+            // SAFETY: `si` is writable and its `cbSize` says its size, as the
+            // call requires; a stale handle makes it fail.
             if unsafe { GetScrollInfo(h, bar, &mut si) } != 0 && si.nMax > si.nMin {
                 return Ok(Some(si.nPos));
             }
@@ -423,14 +463,17 @@ impl Windowing for Win32 {
         let how = match mode {
             ShowMode::NoActivate => SW_SHOWNOACTIVATE,
             ShowMode::Hide => SW_HIDE,
+            // SAFETY: a query by handle; a stale one answers 0.
             ShowMode::Restore if unsafe { IsIconic(h) } != 0 => SW_RESTORE,
             ShowMode::Restore => SW_SHOW,
         };
         // Never ShowWindow: on another program's hung window it waits forever.
+        // SAFETY: a handle and a constant; a stale handle makes it fail.
         unsafe { ShowWindowAsync(h, how) };
     }
 
     fn set_foreground(&self, h: isize) -> bool {
+        // SAFETY: a handle by value; a stale one makes the call fail.
         let done = unsafe { SetForegroundWindow(hwnd(h)) != 0 };
         // Activation reaches the window as messages of its own thread; a
         // message sent behind them returns once they are handled, so the
@@ -453,6 +496,7 @@ impl Windowing for Win32 {
 
     fn is_password(&self, control: isize) -> bool {
         let h = hwnd(control);
+        // SAFETY: a query by handle; a stale one answers 0.
         let style = unsafe { GetWindowLongPtrW(h, GWL_STYLE) } as u32;
         // A control that does not answer is not known to be safe.
         password_control(h, &class_of(h), style).unwrap_or(true)
@@ -464,6 +508,8 @@ impl Windowing for Win32 {
     }
 
     fn window_at(&self, x: i32, y: i32) -> (isize, u32) {
+        // SAFETY: a point by value, then queries on the handle it returns
+        // (checked for null); no memory is passed.
         unsafe {
             let h = WindowFromPoint(POINT { x, y });
             if h.is_null() {
@@ -475,6 +521,7 @@ impl Windowing for Win32 {
 
     fn see_through(&self, h: isize) -> bool {
         let h = hwnd(h);
+        // SAFETY: a query by handle; a stale one answers 0.
         let ex = unsafe { GetWindowLongPtrW(h, GWL_EXSTYLE) } as u32;
         let mut box_: RECT = RECT {
             left: 0,
@@ -483,6 +530,7 @@ impl Windowing for Win32 {
             bottom: 0,
         };
         // GetWindowRgnBox answers ERROR (0) when the window has no region.
+        // SAFETY: `box_` is a writable RECT; a stale handle makes it fail.
         let shaped = unsafe { GetWindowRgnBox(h, &mut box_) } != 0;
         ex & (WS_EX_LAYERED | WS_EX_TRANSPARENT) != 0 || shaped
     }
@@ -526,6 +574,12 @@ impl Windowing for Win32 {
     fn launch(&self, program: &Path, command_line: &str) -> Result<Launched, String> {
         let application = wide(&program.to_string_lossy());
         let mut line = wide(command_line);
+        // SAFETY: STARTUPINFOW and PROCESS_INFORMATION are integers and
+        // nullable pointers, valid zeroed, and `cb` gives the size. The
+        // application name is NUL-terminated and `line` a writable
+        // NUL-terminated buffer, as CreateProcessW requires; both outlive the
+        // call. On success the two handles are ours: the thread's is closed
+        // at once, the process's is owned (and closed once) by ProcessHandle.
         unsafe {
             let mut startup: STARTUPINFOW = std::mem::zeroed();
             startup.cb = size_of::<STARTUPINFOW>() as u32;
@@ -585,6 +639,13 @@ fn capture_now(h: HWND, method: CaptureMethod) -> Result<Frame, String> {
             "the window is {width}x{height}, larger than a capture may be"
         ));
     }
+    // SAFETY: every device context and the bitmap are made here and released
+    // or deleted once before returning, the bitmap after being selected out
+    // again, as GetDIBits requires. BITMAPINFO is plain integers (valid
+    // zeroed) and describes a top-down 32-bit `width` x `height` image, which
+    // is exactly what `bgra` holds (4 bytes a pixel; the size checks above
+    // keep it within u32), so GetDIBits writes inside it. A stale `h` only
+    // makes the drawing calls fail.
     unsafe {
         let screen = GetDC(std::ptr::null_mut());
         let memory = CreateCompatibleDC(screen);
@@ -660,6 +721,8 @@ struct ProcessHandle(isize);
 
 impl Drop for ProcessHandle {
     fn drop(&mut self) {
+        // SAFETY: holds the process handle CreateProcessW gave `launch`, owned
+        // by nothing else and closed once, here.
         unsafe { CloseHandle(self.0 as _) };
     }
 }
@@ -667,6 +730,9 @@ impl Drop for ProcessHandle {
 /// Focus inside `target`, set there when it is elsewhere: focus is per
 /// input queue, so the calling thread joins the target's for the call.
 fn focus_inside(target: HWND) -> Option<isize> {
+    // SAFETY: handles and thread ids by value (a stale one makes a call fail;
+    // the thread-id query takes a null process-id pointer, which it allows),
+    // and the input queues attached here are detached again before return.
     unsafe {
         let theirs = GetWindowThreadProcessId(target, std::ptr::null_mut());
         let ours = GetCurrentThreadId();
@@ -686,12 +752,15 @@ fn focus_inside(target: HWND) -> Option<isize> {
 
 #[allow(non_snake_case)]
 unsafe fn AttachThreadInputSafe(ours: u32, theirs: u32, attach: bool) -> bool {
+    // SAFETY: thread ids by value; no memory is involved.
     unsafe {
         windows_sys::Win32::System::Threading::AttachThreadInput(ours, theirs, attach as i32) != 0
     }
 }
 
 fn send_inputs(inputs: &[INPUT]) -> Result<(), String> {
+    // SAFETY: the pointer, count and element size all describe `inputs`,
+    // which outlives the call.
     let sent = unsafe {
         SendInput(
             inputs.len() as u32,
@@ -743,6 +812,7 @@ fn mouse(dx: i32, dy: i32, data: u32, flags: u32) -> INPUT {
 
 /// A screen point in the 0..65535 coordinates of the virtual desktop.
 fn absolute(x: i32, y: i32) -> (i32, i32) {
+    // SAFETY: constants in, integers out; no memory is involved.
     let (left, top, width, height) = unsafe {
         (
             GetSystemMetrics(SM_XVIRTUALSCREEN),
@@ -796,6 +866,7 @@ fn key_inputs(stroke: &Stroke, out: &mut Vec<INPUT>) -> Result<(), String> {
             let mut units = [0u16; 2];
             let encoded = c.encode_utf16(&mut units);
             let scan = if encoded.len() == 1 {
+                // SAFETY: a character by value; no memory is involved.
                 unsafe { VkKeyScanW(encoded[0]) }
             } else {
                 -1

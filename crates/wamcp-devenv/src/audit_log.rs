@@ -55,12 +55,19 @@ fn take_within(file: &File, wait: Duration) -> io::Result<()> {
 /// What a call reports to the trail.
 #[derive(Clone, Debug)]
 pub struct Entry {
+    /// The tool that was called.
     pub tool: &'static str,
+    /// The capability or package id, when the call named one.
     pub subject: Option<String>,
+    /// The safety class of what ran, when it had one.
     pub safety: Option<Safety>,
+    /// A run, an approval, or a host's outcome.
     pub event: Event,
+    /// What the call established about its effect.
     pub outcome: Outcome,
+    /// How long the call took; written in whole milliseconds.
     pub duration: Duration,
+    /// A short fixed phrase such as `exit code 2`; never program output.
     pub detail: Option<String>,
 }
 
@@ -76,6 +83,7 @@ pub struct AuditLog {
 }
 
 impl AuditLog {
+    /// The trail kept in `dir`, with segments of [`MAX_SEGMENT_BYTES`]; nothing is created until the first append.
     pub fn new(dir: PathBuf) -> AuditLog {
         AuditLog {
             dir,
@@ -94,6 +102,7 @@ impl AuditLog {
         }
     }
 
+    /// The directory the trail lives in.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

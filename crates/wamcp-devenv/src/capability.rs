@@ -23,25 +23,57 @@ use wamcp_policy::devenv::catalog::{self, Capability};
 use wamcp_policy::devenv::safety::Safety;
 use wamcp_policy::error::{ErrorType, ToolError};
 
+/// The longest capability id a call may name.
 pub const MAX_CAPABILITY_CHARS: usize = 256;
+/// The most `extra_args` one call may append.
 pub const MAX_EXTRA_ARGS: usize = 128;
+/// The longest single extra argument, in characters.
 pub const MAX_ARG_CHARS: usize = 32_768;
+/// The longest `expected_executable` path accepted.
 pub const MAX_EXPECTED_CHARS: usize = 4096;
+/// The timeout of a run when the call gives none.
 pub const DEFAULT_TIMEOUT_SECONDS: i64 = 120;
+/// The longest `timeout_seconds` a call may ask for; more is refused, not clamped.
 pub const MAX_TIMEOUT_SECONDS: i64 = 600;
 /// Characters of output kept from the end of each stream.
 pub const STDOUT_TAIL_CHARS: usize = 8000;
+/// Characters of standard error kept from its end.
 pub const STDERR_TAIL_CHARS: usize = 4000;
 
 /// The catalog in force and what went wrong loading the user's part.
 #[derive(Clone, Debug)]
 pub struct Catalog {
+    /// The capabilities in force: the built-in ones, merged with the user's when their file is usable.
     pub capabilities: Vec<Capability>,
+    /// The user's catalog file, when one is configured, whether or not it could be used.
     pub user_file: Option<PathBuf>,
+    /// What is wrong with the user's file, each naming it; non-empty means no capability runs.
     pub errors: Vec<String>,
 }
 
 impl Catalog {
+    /// The catalog with the user's `file`, unless it lies in one of the
+    /// `writable` places (resolved), where a command could rewrite it: then
+    /// it is not read, and counts as a mistake, so nothing runs until the
+    /// user moves it.
+    pub fn load_trusted(file: Option<PathBuf>, writable: &[PathBuf]) -> Catalog {
+        let Some(place) = file
+            .as_deref()
+            .and_then(|path| wamcp_platform::paths::holding(path, writable))
+        else {
+            return Catalog::load(file);
+        };
+        let mut catalog = Catalog::load(None);
+        catalog.errors.push(format!(
+            "{} is inside {}, where commands can write; it is not read, and no capability runs until \
+             the user moves it outside the writable roots and caches",
+            file.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
+            place.display()
+        ));
+        catalog.user_file = file;
+        catalog
+    }
+
     /// The built-in catalog merged with `user_file`'s; a broken user file
     /// leaves the built-in one in force and its problems in `errors`.
     pub fn load(user_file: Option<PathBuf>) -> Catalog {
@@ -77,6 +109,7 @@ impl Catalog {
         }
     }
 
+    /// The capability with exactly this id.
     pub fn get(&self, id: &str) -> Option<&Capability> {
         self.capabilities.iter().find(|c| c.id == id)
     }
@@ -85,7 +118,9 @@ impl Catalog {
 /// The alternative that would run: its argv and the file found for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
+    /// The alternative's argv, as the catalog lists it.
     pub argv: Vec<String>,
+    /// The file that would run for its program.
     pub executable: PathBuf,
 }
 
@@ -112,6 +147,7 @@ pub struct Identity {
     /// `file`, or `app_execution_alias` for the Store's zero-byte stand-ins,
     /// which cannot be opened and are identified by their path.
     pub kind: &'static str,
+    /// The SHA-256 of the file's bytes (of its path, for an alias), lower-case hex.
     pub sha256: String,
 }
 
@@ -154,11 +190,17 @@ pub fn identity(path: &Path) -> std::io::Result<Identity> {
 /// A `capability_run` call as received.
 #[derive(Clone, Debug, Default)]
 pub struct Request {
+    /// The capability id, as the call gave it.
     pub capability: String,
+    /// Arguments appended to the capability's argv; any make the call approval-required.
     pub extra_args: Vec<String>,
+    /// The directory to run in, which must lie in a project root; unset, the server's.
     pub cwd: Option<String>,
+    /// Run, rather than only plan.
     pub execute: bool,
+    /// The executable the plan showed, which a run must still find.
     pub expected: Expected,
+    /// How long a run may take, 1 to [`MAX_TIMEOUT_SECONDS`].
     pub timeout_seconds: i64,
 }
 
@@ -207,8 +249,11 @@ pub fn validate(req: &Request) -> Result<(), ToolError> {
 /// `expected_executable_identity_sha256`); each part is checked when given.
 #[derive(Clone, Debug, Default)]
 pub struct Expected {
+    /// The executable's path as the plan showed it.
     pub executable: Option<String>,
+    /// `file` or `app_execution_alias`, as the plan showed it.
     pub kind: Option<String>,
+    /// The SHA-256 the plan showed, hex.
     pub sha256: Option<String>,
 }
 
@@ -286,12 +331,19 @@ impl Expected {
 /// Everything decided before anything runs.
 #[derive(Clone, Debug)]
 pub struct Prepared {
+    /// The catalog entry.
     pub capability: Capability,
+    /// The call's safety class: the entry's, raised by extra arguments.
     pub effective: Safety,
+    /// The call's appended arguments.
     pub extra_args: Vec<String>,
+    /// The alternative that would run; `None` when no program of the entry is found.
     pub resolved: Option<Resolved>,
+    /// The identity of that executable, read now; `None` when it cannot be read.
     pub identity: Option<Identity>,
+    /// The checked working directory.
     pub cwd: PathBuf,
+    /// How long the run may take.
     pub timeout: Duration,
 }
 
@@ -308,6 +360,7 @@ impl Prepared {
             .collect()
     }
 
+    /// The trail entry for this capability with `outcome`; `started` gives the duration.
     pub fn audit(
         &self,
         outcome: Outcome,
@@ -440,6 +493,7 @@ fn unavailable(p: &Prepared) -> Value {
 pub enum Gate {
     /// Free to run (approval, when required, is the caller's to obtain).
     Open,
+    /// Not run; the answer says why (`blocked`, `unavailable`, `stale_plan`).
     Refused(Value),
 }
 

@@ -22,9 +22,13 @@ const MAX_SETTINGS_BYTES: u64 = 2 * 1024 * 1024;
 
 /// What to scan.
 pub struct Scan<'a> {
+    /// The project directory whose tooling is scanned.
     pub cwd: &'a Path,
+    /// Also scan the user's own client configuration and agent files.
     pub include_host: bool,
+    /// Also list editor extensions; needs `include_host`.
     pub include_packages: bool,
+    /// Where the user's configuration lives, for `include_host`.
     pub user: UserDirs,
 }
 

@@ -4,6 +4,8 @@
 //! (routing, safety classes, the catalog format, audit outcomes) live in
 //! `wamcp_policy::devenv`; this crate asks the machine and runs things.
 
+#![warn(missing_docs)]
+
 pub mod audit_log;
 pub mod capability;
 pub mod discover;

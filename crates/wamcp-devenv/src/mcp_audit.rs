@@ -16,10 +16,13 @@ pub const MAX_CONFIG_BYTES: u64 = 2 * 1024 * 1024;
 /// A configuration file and how to read it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Place {
+    /// The file, absolute.
     pub path: PathBuf,
     /// `project`, `host` or `explicit`.
     pub scope: &'static str,
+    /// The client that reads it (`claude-code`, `vscode`, `cursor`, `codex`), or `json` for an explicit file.
     pub client: &'static str,
+    /// Read as TOML (Codex) rather than JSON.
     pub toml: bool,
 }
 
@@ -44,9 +47,11 @@ pub fn project_places(cwd: &Path) -> Vec<Place> {
 /// Where the per-user configuration lives.
 #[derive(Clone, Debug, Default)]
 pub struct UserDirs {
+    /// The user's home directory.
     pub home: Option<PathBuf>,
     /// `%APPDATA%` on Windows, `$XDG_CONFIG_HOME` (`~/.config`) elsewhere.
     pub config: Option<PathBuf>,
+    /// Codex's directory: `$CODEX_HOME`, or `~/.codex`.
     pub codex_home: Option<PathBuf>,
 }
 

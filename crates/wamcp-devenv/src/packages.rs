@@ -135,14 +135,20 @@ fn unavailable(source: Source, argv: &[String]) -> Value {
 /// An install, decided before anything runs.
 #[derive(Clone, Debug)]
 pub struct InstallPlan {
+    /// The package manager that installs it.
     pub source: Source,
+    /// The exact package id, as a search returned it.
     pub id: String,
+    /// The install command, fixed by the source; `sudo -n` first for apt unless root.
     pub argv: Vec<String>,
+    /// The file the argv's first word runs; `None` when the manager is not installed.
     pub executable: Option<PathBuf>,
+    /// That file's identity, which the run must still match after approval.
     pub identity: Option<Identity>,
 }
 
 impl InstallPlan {
+    /// The plan for installing `id` from `source`, with the manager looked up now.
     pub fn new(source: Source, id: &str) -> InstallPlan {
         let argv = source.install(id, is_root());
         // `sudo` is what starts for apt: its identity is the one reviewed.
@@ -157,6 +163,7 @@ impl InstallPlan {
         }
     }
 
+    /// The plan as the tool shows it, with `status` (`planned`, `installed`...).
     pub fn view(&self, status: &str) -> Value {
         json!({
             "status": status,
@@ -172,6 +179,7 @@ impl InstallPlan {
         })
     }
 
+    /// The trail entry for this install, with a short fixed `detail`.
     pub fn audit(&self, outcome: Outcome, started: Option<Instant>, detail: &str) -> Entry {
         Entry {
             tool: "package_install",

@@ -41,13 +41,17 @@ const TAIL_CHARS: usize = 8000;
 /// What a checked payload entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// A file, and its size in bytes.
     File(u64),
+    /// A folder.
     Dir,
 }
 
 /// A name opened inside a held folder, with the handle to read it.
 pub enum Node<D, F> {
+    /// A folder, opened.
     Dir(D),
+    /// A file with one name, opened, and its size in bytes.
     File(F, u64),
     /// A symbolic link, junction or other reparse point.
     Link,
@@ -66,7 +70,9 @@ pub enum Node<D, F> {
 /// A trait so junctions and unreadable entries can be tested where Wine
 /// cannot show them.
 pub trait PayloadFs {
+    /// An open folder, which names are opened inside.
     type Dir;
+    /// An open file, read to copy it.
     type File: io::Read;
     /// Opens the (resolved) workspace folder.
     fn open_root(&self, path: &Path) -> io::Result<Self::Dir>;
@@ -119,8 +125,11 @@ impl PayloadFs for RealFs {
 /// between the plan and the copy is another payload).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Payload {
+    /// Every entry, relative to the workspace, in walk order.
     pub entries: Vec<(PathBuf, Kind)>,
+    /// The files' total size, in bytes.
     pub bytes: u64,
+    /// The workspace folder's volume and file number when it was checked.
     pub workspace_id: (u64, u64),
 }
 
@@ -467,15 +476,23 @@ pub fn sweep(bundles: &Path, age: Duration) {
 /// A `sandbox_run` decided before anything runs.
 #[derive(Clone, Debug)]
 pub struct SandboxPlan {
+    /// The routed environment; never `auto`.
     pub environment: Environment,
+    /// The workspace folder, resolved.
     pub project: PathBuf,
+    /// The command to run inside the environment, as the call gave it.
     pub command: String,
+    /// What starts on this machine (`wsl ...`, `devcontainer exec ...`, `WindowsSandbox.exe`).
     pub argv: Vec<String>,
+    /// The file the argv's program resolves to; `None` when it is not installed.
     pub executable: Option<PathBuf>,
+    /// That file's identity, which the run must still match after approval.
     pub identity: Option<Identity>,
     /// Why the route cannot run here, when it cannot.
     pub unavailable: Option<String>,
+    /// The checked payload, for Windows Sandbox only.
     pub payload: Option<Payload>,
+    /// The payload paths as the call gave them.
     pub payload_paths: Vec<String>,
 }
 
@@ -595,6 +612,7 @@ impl SandboxPlan {
         Ok(plan)
     }
 
+    /// The plan as the tool shows it, with `status`.
     pub fn view(&self, status: &str) -> Value {
         let mut view = json!({
             "status": status,
@@ -621,6 +639,7 @@ impl SandboxPlan {
         view
     }
 
+    /// The trail entry for this run, with a short fixed `detail`.
     pub fn audit(&self, outcome: Outcome, started: Option<Instant>, detail: &str) -> Entry {
         Entry {
             tool: "sandbox_run",

@@ -9,6 +9,9 @@
 //! verified through the same code paths a real manager goes through, and
 //! the recorded argv is compared exactly.
 
+// Tests fail loudly by design, so they may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use wamcp_devenv::packages::{self, InstallPlan};

@@ -5,7 +5,7 @@
 //! same object files and produce errors that belong to neither.
 
 use crate::build_report::{Build, History};
-use crate::command::{Approval, Policy};
+use crate::command::{Approval, Policy, Refusal};
 use crate::confine::refusal_note;
 use crate::{Progress, run_reporting};
 use std::collections::HashSet;
@@ -69,7 +69,7 @@ pub async fn build_project(
     builds: &Builds,
     approval: Approval,
     progress: Option<Progress<'_>>,
-) -> Result<String, ToolError> {
+) -> Result<String, Refusal> {
     // Judged first, so "not a build driver" is the answer for any other
     // program; a command that does not even tokenise is left to the policy.
     let first = tokenize(req.command)
@@ -87,7 +87,8 @@ pub async fn build_project(
             "build_project runs only: {}.",
             BUILD_COMMANDS.join(", ")
         ))
-        .recover("Use run_powershell for other allowed commands."));
+        .recover("Use run_powershell for other allowed commands.")
+        .into());
     }
     let mut spec = policy.plan(
         req.command,
@@ -108,7 +109,8 @@ pub async fn build_project(
             ErrorType::BuildAlreadyRunning,
             format!("A build is already running in {}.", root.display()),
         )
-        .retryable("Wait for it to finish; two builds of one tree corrupt each other's outputs."));
+        .retryable("Wait for it to finish; two builds of one tree corrupt each other's outputs.")
+        .into());
     };
     let out = run_reporting(&spec, progress).await.map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
@@ -149,7 +151,8 @@ pub async fn build_project(
             ),
         )
         .retryable("Raise timeout_seconds (at most 1800), or build a smaller target.")
-        .detail("partial_report", text));
+        .detail("partial_report", text)
+        .into());
     }
     Ok(text)
 }

@@ -16,15 +16,13 @@ use wamcp_policy::command::command_line::{batch_command_line, is_batch_file};
 use wamcp_policy::command::effects::loss;
 use wamcp_policy::command::hardening::child_env;
 use wamcp_policy::command::payload::encoded_script;
-use wamcp_policy::command::rules::{Decision, RuleSet, program_name};
+use wamcp_policy::command::rules::{Decision, RuleSet, Verdict, program_name};
 use wamcp_policy::command::shell_line::Word;
-use wamcp_policy::command::tokenize::{to_powershell, tokenize};
+use wamcp_policy::command::tokenize::{Arg, to_powershell, tokenize};
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::limits::{
     MAX_COMMAND_CHARS, MAX_POWERSHELL_TIMEOUT_SECONDS, MAX_PROCESS_OUTPUT_BYTES, clamp_request,
 };
-use wamcp_policy::workspace::PathStyle;
-use wamcp_policy::write_rules::is_within;
 
 /// Whether the user approved this very command (for rules that ask).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,9 +31,79 @@ pub enum Approval {
     Granted,
 }
 
-/// The error detail naming the rule that wants the user's approval; the
-/// MCP layer asks and calls again with [`Approval::Granted`].
-pub const NEEDS_APPROVAL: &str = "needs_approval";
+/// Why a command does not run as asked. The tool adapter asks the user on
+/// [`Refusal::NeedsApproval`] and calls again with [`Approval::Granted`];
+/// the host hook turns the same value into its own question. Only at that
+/// boundary does either become the model's error envelope.
+#[derive(Debug)]
+pub enum Refusal {
+    /// Nothing forbids the command, but the user's yes comes first.
+    NeedsApproval(Question),
+    /// Refused outright: no answer of the user's changes it here.
+    Refused(ToolError),
+}
+
+/// Why a command needs the user's yes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Question {
+    /// It destroys work that nothing brings back (`git reset --hard`).
+    LosesWork {
+        /// What would be lost, in a phrase.
+        why: String,
+    },
+    /// A `prompt` rule or grammar asks first.
+    Rule {
+        /// The rule's name.
+        rule: String,
+        /// The rule's justification.
+        why: String,
+    },
+}
+
+impl Question {
+    /// The name the question asks under: the rule, or `loses-work`.
+    pub fn rule(&self) -> &str {
+        match self {
+            Question::LosesWork { .. } => LOSES_WORK,
+            Question::Rule { rule, .. } => rule,
+        }
+    }
+
+    /// Why it asks, in a phrase.
+    pub fn why(&self) -> &str {
+        match self {
+            Question::LosesWork { why } | Question::Rule { why, .. } => why,
+        }
+    }
+}
+
+impl From<ToolError> for Refusal {
+    fn from(error: ToolError) -> Refusal {
+        Refusal::Refused(error)
+    }
+}
+
+impl Refusal {
+    /// The envelope for the model: a question nobody could ask is a
+    /// refusal that says who can still allow the command, and how.
+    pub fn into_error(self) -> ToolError {
+        match self {
+            Refusal::Refused(error) => error,
+            Refusal::NeedsApproval(Question::LosesWork { why }) => not_allowed(format!(
+                "The command cannot be undone ({why}), so it needs the user's approval, and this client \
+                 cannot ask: it does not support elicitation."
+            ))
+            .recover(
+                "DO NOT retry it another way: ask the user to run it in their own terminal if they mean it.",
+            ),
+            Refusal::NeedsApproval(Question::Rule { rule, why }) => not_allowed(format!(
+                "The command needs the user's approval ({why}), and this client cannot ask: it does not \
+                 support elicitation. The user can allow it for good by extending the '{rule}' grammar, or \
+                 adding a rule, in the file named by WAMCP_COMMAND_RULES."
+            )),
+        }
+    }
+}
 
 /// Output kept from the end of each stream, besides its first 64 KiB.
 const TAIL_BYTES: usize = 16 * 1024;
@@ -64,7 +132,7 @@ impl Policy<'_> {
         approval: Approval,
         timeout_seconds: u64,
         keep_tail: usize,
-    ) -> Result<RunSpec, ToolError> {
+    ) -> Result<RunSpec, Refusal> {
         let Checked {
             program,
             args,
@@ -78,12 +146,12 @@ impl Policy<'_> {
             &asked_dir.map_or_else(|| self.cwd.to_path_buf(), |d| self.cwd.join(d)),
         )?;
         if let Some((index, c, becomes)) = ansi_look_alike(&args, best_fit_ascii) {
-            return Err(not_allowed(format!(
+            return Err(Refusal::Refused(not_allowed(format!(
                 "Argument {index} holds '{c}' (U+{:04X}), which a program reading its command line in this \
                  machine's ANSI code page receives as '{becomes}', so it would not get the argument that was \
                  checked. Type the ASCII character instead.",
                 c as u32
-            )));
+            ))));
         }
         let program = if cfg!(windows) {
             windows_program(program, &args)?
@@ -147,7 +215,7 @@ pub async fn run_command(
     policy: &Policy<'_>,
     approval: Approval,
     progress: Option<Progress<'_>>,
-) -> Result<String, ToolError> {
+) -> Result<String, Refusal> {
     let spec = policy.plan(
         req.command,
         req.working_directory,
@@ -180,7 +248,8 @@ pub async fn run_command(
             format!("The command ran longer than {timeout} s; it and every process it started were killed."),
         )
         .retryable("Raise timeout_seconds (at most 600) if the command is expected to take that long.")
-        .detail("partial_output", body));
+        .detail("partial_output", body)
+        .into());
     }
     let code = out
         .exit_code
@@ -211,7 +280,7 @@ pub const LOSES_WORK: &str = "loses-work";
 
 /// The work `argv` would destroy for good, judged in `place` (where its
 /// relative paths lead).
-fn loses_work(argv: &[wamcp_policy::command::tokenize::Arg], place: &Path) -> Option<String> {
+fn loses_work(argv: &[Arg], place: &Path) -> Option<String> {
     let words: Vec<Word> = argv
         .iter()
         .map(|a| Word {
@@ -232,7 +301,20 @@ pub fn check(
     approval: Approval,
     roots: &[PathBuf],
     place: &Path,
-) -> Result<Checked, ToolError> {
+) -> Result<Checked, Refusal> {
+    let argv = tokens(command)?;
+    let verdict = rules.judge(&argv);
+    if approval == Approval::NotAsked
+        && let Some(question) = question(&argv, &verdict, place)
+    {
+        return Err(Refusal::NeedsApproval(question));
+    }
+    Ok(allowed(argv, &verdict, rules, roots)?)
+}
+
+/// The command as arguments, or why it is no command to judge: empty, too
+/// long, or holding shell syntax.
+fn tokens(command: &str) -> Result<Vec<Arg>, ToolError> {
     if command.trim().is_empty() {
         return Err(ToolError::new(
             ErrorType::InvalidCommand,
@@ -241,54 +323,51 @@ pub fn check(
     }
     let length = command.chars().count();
     if length > MAX_COMMAND_CHARS {
-        // The seed's type: a command this long is a policy refusal (it is how
-        // scripts get smuggled in), not a malformed request.
+        // A policy refusal, not a malformed request: a command this long is
+        // how scripts get smuggled in.
         return Err(not_allowed(format!(
             "The command is {length} characters long; commands are limited to {MAX_COMMAND_CHARS}. Run a \
              script file the project already has, or split the work into several commands."
         )));
     }
-    let argv = tokenize(command)
-        .map_err(|refused| not_allowed(format!("The command contains {refused}.")))?;
-    let verdict = rules.judge(&argv);
-    let rule = verdict.rule.clone().unwrap_or_default();
-    // What no grammar option shows: the command destroys work that nothing
-    // brings back (`git reset --hard`, `git clean -fdx`, `cmake -E rm -rf
-    // src`), so the user is asked first, as a prompt rule would.
-    if verdict.decision != Decision::Forbidden
-        && approval == Approval::NotAsked
-        && let Some(why) = loses_work(&argv, place)
-    {
-        return Err(not_allowed(format!(
-            "The command cannot be undone ({why}), so it needs the user's approval, and this client \
-             cannot ask: it does not support elicitation."
-        ))
-        .recover("DO NOT retry it another way: ask the user to run it in their own terminal if they mean it.")
-        .detail(NEEDS_APPROVAL, LOSES_WORK)
-        .detail("justification", why));
+    tokenize(command).map_err(|refused| not_allowed(format!("The command contains {refused}.")))
+}
+
+/// What the user must be asked before `argv` runs, if anything: work that
+/// nothing brings back (`git reset --hard`, `git clean -fdx`, `cmake -E rm
+/// -rf src`), which no grammar option shows, or a `prompt` rule. A
+/// forbidden command is never asked about.
+fn question(argv: &[Arg], verdict: &Verdict, place: &Path) -> Option<Question> {
+    if verdict.decision == Decision::Forbidden {
+        return None;
     }
-    match verdict.decision {
-        Decision::Prompt if approval == Approval::NotAsked => {
-            return Err(not_allowed(format!(
-                "The command needs the user's approval ({}), and this client cannot ask: it does not support \
-                 elicitation. The user can allow it for good by extending the '{rule}' grammar, or adding a rule, \
-                 in the file named by WAMCP_COMMAND_RULES.",
-                verdict.reason()
-            ))
-            .detail(NEEDS_APPROVAL, rule)
-            .detail("justification", verdict.reason()));
-        }
-        Decision::Prompt | Decision::Allow => {}
-        Decision::Forbidden => {
-            return Err(not_allowed(match &verdict.rule {
-                Some(rule) => format!("Refused by '{rule}': {}.", verdict.reason()),
-                None => format!(
-                    "'{}' is not on the allowlist. Allowed are {} and read-only cmdlets.",
-                    program_name(&argv[0].text),
-                    rules.known_programs().join(", ")
-                ),
-            }));
-        }
+    if let Some(why) = loses_work(argv, place) {
+        return Some(Question::LosesWork { why });
+    }
+    (verdict.decision == Decision::Prompt).then(|| Question::Rule {
+        rule: verdict.rule.clone().unwrap_or_default(),
+        why: verdict.reason(),
+    })
+}
+
+/// The rest of the policy on a command the user need not be asked about:
+/// the rules' refusal, encoded payloads, cmdlets, and the program's own
+/// path when one is named.
+fn allowed(
+    argv: Vec<Arg>,
+    verdict: &Verdict,
+    rules: &RuleSet,
+    roots: &[PathBuf],
+) -> Result<Checked, ToolError> {
+    if verdict.decision == Decision::Forbidden {
+        return Err(not_allowed(match &verdict.rule {
+            Some(rule) => format!("Refused by '{rule}': {}.", verdict.reason()),
+            None => format!(
+                "'{}' is not on the allowlist. Allowed are {} and read-only cmdlets.",
+                program_name(&argv[0].text),
+                rules.known_programs().join(", ")
+            ),
+        }));
     }
     if let Some(arg) = encoded_script(&argv) {
         return Err(not_allowed(format!(
@@ -355,17 +434,13 @@ fn program_at_path(raw: &str, roots: &[PathBuf]) -> Result<String, ToolError> {
 
 /// Whether `path` (resolved) is inside one of the writable roots.
 fn inside_a_root(path: &Path, roots: &[PathBuf]) -> bool {
-    roots.iter().any(|r| {
-        is_within(
-            &path.display().to_string(),
-            &r.display().to_string(),
-            PathStyle::native(),
-        )
-    })
+    roots
+        .iter()
+        .any(|root| wamcp_platform::paths::inside(path, root))
 }
 
 /// A cmdlet runs in PowerShell, re-serialised from the checked arguments.
-fn powershell_command(argv: &[wamcp_policy::command::tokenize::Arg]) -> Result<Checked, ToolError> {
+fn powershell_command(argv: &[Arg]) -> Result<Checked, ToolError> {
     let shell = powershell().ok_or_else(|| {
         ToolError::new(
             ErrorType::PowershellLaunchFailed,
@@ -494,11 +569,8 @@ mod tests {
     #[test]
     fn the_policy_refuses_in_the_seed_order() {
         let rules = RuleSet::builtin();
-        let kind = |c: &str| {
-            check(c, &rules, Approval::NotAsked, &[], Path::new("."))
-                .unwrap_err()
-                .kind
-        };
+        let kind =
+            |c: &str| outright(check(c, &rules, Approval::NotAsked, &[], Path::new("."))).kind;
         assert_eq!(kind(""), ErrorType::InvalidCommand);
         assert_eq!(kind(&"git ".repeat(1001)), ErrorType::CommandNotAllowed);
         assert_eq!(kind("git status; calc"), ErrorType::CommandNotAllowed);
@@ -516,14 +588,13 @@ mod tests {
             kind(&format!("git commit -m '{payload}'")),
             ErrorType::CommandNotAllowed
         );
-        let message = check(
+        let message = outright(check(
             "git log | more",
             &rules,
             Approval::NotAsked,
             &[],
             Path::new("."),
-        )
-        .unwrap_err()
+        ))
         .message;
         assert_eq!(
             message,
@@ -546,8 +617,13 @@ mod tests {
             "git stash clear",
             "cmake -E rm -rf src",
         ] {
-            let error = check(command, &rules, Approval::NotAsked, &[], &dir).unwrap_err();
-            assert_eq!(error.details[NEEDS_APPROVAL], LOSES_WORK, "{command}");
+            let Err(Refusal::NeedsApproval(question)) =
+                check(command, &rules, Approval::NotAsked, &[], &dir)
+            else {
+                panic!("{command} is not asked about");
+            };
+            assert_eq!(question.rule(), LOSES_WORK, "{command}");
+            let error = Refusal::NeedsApproval(question).into_error();
             assert!(
                 error.message.starts_with("The command cannot be undone ("),
                 "{command}: {}",
@@ -631,7 +707,7 @@ mod tests {
             quoted(&dir.join("missing")),
             "tools/git.exe status".to_string(),
         ] {
-            let error = check(&refused, &rules, Approval::NotAsked, &roots, &dir).unwrap_err();
+            let error = outright(check(&refused, &rules, Approval::NotAsked, &roots, &dir));
             assert_eq!(error.kind, ErrorType::CommandNotAllowed, "{refused}");
         }
         // The grammar still applies to a program named by path.
@@ -676,6 +752,14 @@ mod tests {
             );
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The outright refusal `checked` must be.
+    fn outright(checked: Result<Checked, Refusal>) -> ToolError {
+        match checked {
+            Err(Refusal::Refused(error)) => error,
+            other => panic!("not refused outright: {other:?}"),
+        }
     }
 
     fn tempfile_dir() -> PathBuf {

@@ -9,6 +9,7 @@ pub mod confine;
 #[cfg(windows)]
 mod confine_windows;
 pub mod diagnostics;
+pub mod rules_file;
 pub mod shader;
 mod temp;
 mod tree;

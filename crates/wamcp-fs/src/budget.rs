@@ -23,6 +23,7 @@ pub struct Deadline {
 }
 
 impl Deadline {
+    /// A budget of `limit` from now.
     pub fn starting_now(limit: Duration) -> Deadline {
         Deadline {
             at: Instant::now() + limit,
@@ -44,6 +45,7 @@ impl Budget for Deadline {
 /// The bounds of one walk or search: its budget, a counter of files done
 /// that a caller may report as progress, and (for tests) the thread count.
 pub struct Bounds<'a> {
+    /// When the work must stop.
     pub budget: &'a dyn Budget,
     /// Files listed (`find_files`) or searched (`search_files`) so far.
     pub progress: &'a AtomicUsize,

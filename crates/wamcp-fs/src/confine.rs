@@ -67,6 +67,7 @@ pub trait FsView {
     fn canonical(&self, path: &Path) -> std::io::Result<PathBuf>;
     /// Following links: whether a directory exists there.
     fn is_dir(&self, path: &Path) -> bool;
+    /// Following links: whether anything exists there.
     fn exists(&self, path: &Path) -> bool;
 }
 
@@ -88,6 +89,7 @@ impl FsView for RealFs {
     }
 }
 
+/// Resolves `raw` (relative to `cwd`) to a target inside `scope`, in the five steps above.
 pub fn resolve_for_write(raw: &str, cwd: &Path, scope: &WriteScope) -> Result<Target, ToolError> {
     resolve_with(raw, cwd, scope, &RealFs)
 }

@@ -11,6 +11,8 @@
 //! Output never depends on thread timing: parallel walks are collected and
 //! sorted before anything is cut.
 
+#![warn(missing_docs)]
+
 mod budget;
 mod confine;
 mod edit;

@@ -12,6 +12,7 @@ use std::path::Path;
 /// The error inside an `io::Error` for something that is not a regular file.
 #[derive(Debug)]
 pub struct NotRegular {
+    /// What the path is instead, with its article (`a named pipe (FIFO)`).
     pub what: &'static str,
 }
 
@@ -88,7 +89,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("pipe");
         let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // SAFETY: `c` is a NUL-terminated path alive for the call.
+        let made = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+        assert_eq!(made, 0);
         for (path, what) in [
             (fifo.as_path(), "a named pipe (FIFO)"),
             (Path::new("/dev/zero"), "a character device"),

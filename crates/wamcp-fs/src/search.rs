@@ -28,11 +28,17 @@ use wamcp_policy::limits::{
 
 /// The arguments of one search.
 pub struct SearchRequest<'a> {
+    /// The text to find on one line; a regex only when `regex` is set.
     pub pattern: &'a str,
+    /// The directory to search; blank means the working directory.
     pub path: &'a str,
+    /// Comma-separated globs the files must match; blank means every file.
     pub file_glob: &'a str,
+    /// Match without regard to case.
     pub ignore_case: bool,
+    /// Read `pattern` as a Rust regex instead of literal text.
     pub regex: bool,
+    /// Matching lines wanted, as the caller asked; clamped to `1..=MAX_SEARCH_MATCHES`.
     pub max_results: i64,
 }
 
@@ -45,6 +51,7 @@ struct FileResult {
     larger_than_cap: bool,
 }
 
+/// Searches the files under `req.path` within `bounds`, in path order, and says what it did not search.
 pub fn search_files(req: &SearchRequest, cwd: &Path, bounds: &Bounds) -> Result<String, ToolError> {
     if req.pattern.is_empty() {
         return Err(

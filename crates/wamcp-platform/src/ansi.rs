@@ -74,6 +74,7 @@ mod tests {
     #[test]
     fn look_alikes_become_ascii_in_a_legacy_code_page() {
         use windows_sys::Win32::Globalization::GetACP;
+        // SAFETY: takes no arguments and only reads the process's code page.
         if unsafe { GetACP() } == 65001 {
             // Straight to stderr: the harness swallows passing tests' output.
             let _ = std::io::Write::write_all(

@@ -41,7 +41,9 @@ pub enum Commit {
 /// The error raised when `dir` no longer is the directory that was checked.
 #[derive(Debug)]
 pub struct DirectoryChanged {
+    /// The directory that was checked, as the caller resolved it.
     pub expected: String,
+    /// What is there now: the path the open handle resolves to, or `a symbolic link`.
     pub found: String,
 }
 

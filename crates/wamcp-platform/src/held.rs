@@ -33,6 +33,7 @@ pub struct HeldDir(native::Dir);
 /// What a name inside a [`HeldDir`] turned out to be, seen on its handle.
 #[derive(Debug)]
 pub enum Entry {
+    /// A folder, opened, so names inside it can be looked up in turn.
     Dir(HeldDir),
     /// A regular file, opened for reading, and how many names it has. The
     /// count is one no name can have been removed from in between: on Unix
@@ -42,7 +43,9 @@ pub enum Entry {
     /// lowered by deleting the name inside the project that was opened,
     /// leaving the outside file's bytes on the handle.)
     File {
+        /// The file, open for reading.
         file: File,
+        /// How many names the file has; more than one means it may be linked in from outside.
         links: u64,
     },
     /// A symbolic link, junction or other reparse point (not followed).

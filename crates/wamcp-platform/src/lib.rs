@@ -5,12 +5,15 @@
 //! function; the decisions made from the raw answers (such as turning an NT
 //! build number into a product name) are pure functions tested on every host.
 
+#![warn(missing_docs)]
+
 pub mod ansi;
 pub mod atomic;
 pub mod confine;
 pub mod console;
 pub mod gpu;
 pub mod held;
+pub mod paths;
 pub mod peer;
 pub mod probe;
 pub mod process;

@@ -11,16 +11,22 @@ use std::time::{Duration, Instant};
 /// A registry value, as far as the snapshot reads them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RegValue {
+    /// A `REG_SZ` or `REG_EXPAND_SZ` string, not expanded.
     Text(String),
+    /// A `REG_DWORD`.
     Number(u32),
 }
 
 /// The operating system as WMI's `Win32_OperatingSystem` reports it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OsRow {
+    /// The product name (`Microsoft Windows 11 Pro`).
     pub caption: String,
+    /// The version number (`10.0.22631`).
     pub version: String,
+    /// The build number (`22631`).
     pub build: String,
+    /// The architecture as WMI words it (`64-bit`).
     pub architecture: String,
 }
 
@@ -89,6 +95,8 @@ pub fn hard_links(file: &std::fs::File) -> std::io::Result<u64> {
         };
         // SAFETY: the handle is the open file's; the struct is an out value.
         let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+        // SAFETY: `file` keeps the handle open for the call, and `info` is a
+        // writable struct of the type the call fills.
         let ok = unsafe { GetFileInformationByHandle(file.as_raw_handle(), &mut info) };
         if ok == 0 {
             return Err(std::io::Error::last_os_error());
@@ -100,8 +108,11 @@ pub fn hard_links(file: &std::fs::File) -> std::io::Result<u64> {
 /// What a probe program printed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Output {
+    /// The exit code; `None` when a signal ended it.
     pub code: Option<i32>,
+    /// Standard output, at most 64 KiB; empty when a grandchild kept the pipe open.
     pub stdout: Vec<u8>,
+    /// Standard error, the same way.
     pub stderr: Vec<u8>,
 }
 

@@ -67,6 +67,7 @@ mod imp {
             return true;
         }
         // Signal 0 only checks that the process exists.
+        // SAFETY: sends no signal and involves no memory.
         if unsafe { libc::kill(pid, 0) } == 0 {
             return true;
         }
@@ -114,13 +115,17 @@ mod imp {
     }
 
     pub fn is_running(pid: u32) -> bool {
+        // SAFETY: plain values in; the handle returned is checked for null.
         let handle = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
         if handle.is_null() {
             // No such process; anything else (access denied) counts as running.
+            // SAFETY: reads this thread's last error; no memory is involved.
             return unsafe { GetLastError() } != ERROR_INVALID_PARAMETER;
         }
         let mut code = 0u32;
+        // SAFETY: `handle` is open (checked above) and `code` a writable u32.
         let ok = unsafe { GetExitCodeProcess(handle, &mut code) };
+        // SAFETY: the handle is ours and closed exactly once, here.
         unsafe { CloseHandle(handle) };
         ok == 0 || code == STILL_ACTIVE as u32
     }

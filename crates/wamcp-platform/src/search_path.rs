@@ -13,6 +13,7 @@
 //! allowed program whose name it borrows, and the GPU probes would start it
 //! outside any sandbox.
 
+use crate::paths::resolve_lenient;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
@@ -34,24 +35,6 @@ pub fn distrust_also(dirs: &[PathBuf]) {
     for dir in dirs {
         if !distrusted.contains(dir) {
             distrusted.push(dir.clone());
-        }
-    }
-}
-
-/// `path` resolved through its longest existing ancestor (an entry that
-/// does not exist yet may be created later, through a linked parent), or
-/// `None` when resolution fails for any reason but absence.
-fn resolve_lenient(path: &Path) -> Option<PathBuf> {
-    let mut missing = Vec::new();
-    let mut at = path;
-    loop {
-        match std::fs::canonicalize(at) {
-            Ok(resolved) => return Some(missing.iter().rev().fold(resolved, |p, n| p.join(n))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                missing.push(at.file_name()?.to_os_string());
-                at = at.parent()?;
-            }
-            Err(_) => return None,
         }
     }
 }
@@ -85,7 +68,9 @@ pub fn is_trusted_program(path: &Path) -> bool {
 /// An absolute directory outside every distrusted one (compared as written
 /// and resolved, and without case on Windows). One that cannot be resolved
 /// is not trusted: a path the resolver gives up on (too long, a loop) may
-/// still lead into a root for `execve`.
+/// still lead into a root for `execve`. Compared by component prefix on
+/// the folded form rather than with [`crate::paths::inside`], which
+/// answers "no" for a form it refuses to judge: here that would trust it.
 fn is_trusted(dir: &Path, distrusted: &[PathBuf]) -> bool {
     if !dir.is_absolute() {
         return false;

@@ -29,9 +29,13 @@ pub struct SystemInfo {
     /// The architecture this binary was built for; differs from `machine`
     /// when an x64 build runs emulated on ARM64.
     pub architecture: String,
+    /// The machine's host name; `None` when it cannot be read.
     pub hostname: Option<String>,
+    /// The account the server runs as.
     pub username: Option<String>,
+    /// That account's home directory.
     pub home: Option<String>,
+    /// The server's working directory.
     pub cwd: Option<String>,
     /// The version of the Python a command would start (`python`, then
     /// `python3` or `py`), filled in by [`python_version`]; `null` when

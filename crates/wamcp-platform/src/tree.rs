@@ -53,7 +53,10 @@ mod imp {
             let fd = top.as_raw_fd();
             for name in &names {
                 spend(2)?;
+                // SAFETY: `fd` belongs to `top`, open for the whole loop, and
+                // `name` is a NUL-terminated string in `names`.
                 if unsafe { libc::unlinkat(fd, name.as_ptr(), 0) } == 0
+                    // SAFETY: the same descriptor and name as the line above.
                     || unsafe { libc::unlinkat(fd, name.as_ptr(), libc::AT_REMOVEDIR) } == 0
                 {
                     progress = true;
@@ -70,6 +73,9 @@ mod imp {
                         spend(1)?;
                         fresh += 1;
                         let target = CString::new(format!(".wamcp-rm-{fresh}"))?;
+                        // SAFETY: `inner` and `top` (`fd`) are open descriptors
+                        // owned here, and `child` and `target` NUL-terminated
+                        // strings that outlive the call.
                         let moved = unsafe {
                             libc::renameat2(
                                 inner.as_raw_fd(),
@@ -116,7 +122,11 @@ mod imp {
     /// owner, through a descriptor that is never a link's target.
     fn open_up(at: libc::c_int, name: Option<&CStr>) {
         let fd = match name {
+            // SAFETY: `at` is a descriptor the caller keeps open; the copy is
+            // owned below.
             None => unsafe { libc::dup(at) },
+            // SAFETY: `at` is open and `name` a NUL-terminated string alive
+            // for the call; the descriptor returned is owned below.
             Some(name) => unsafe {
                 libc::openat(
                     at,
@@ -132,11 +142,14 @@ mod imp {
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         // chmod through /proc names exactly this inode (fchmod refuses O_PATH).
         if let Ok(path) = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
+            // SAFETY: `path` is a NUL-terminated string alive for the call.
             unsafe { libc::chmod(path.as_ptr(), 0o700) };
         }
     }
 
     fn open_dir(at: libc::c_int, name: &CStr) -> io::Result<OwnedFd> {
+        // SAFETY: `at` is open (or AT_FDCWD) and `name` a NUL-terminated
+        // string alive for the call; the result is checked and owned below.
         let fd = unsafe {
             libc::openat(
                 at,
@@ -153,28 +166,40 @@ mod imp {
 
     /// The names in a directory, `.` and `..` left out.
     fn entries(dir: &OwnedFd) -> io::Result<Vec<CString>> {
+        // SAFETY: `dir` is open for the call; the copy is handed to the
+        // stream below (or closed), so `dir` itself is never closed twice.
         let copy = unsafe { libc::dup(dir.as_raw_fd()) };
         if copy < 0 {
             return Err(io::Error::last_os_error());
         }
+        // SAFETY: `copy` is a fresh descriptor owned by nobody else; on
+        // success the stream takes it over.
         let stream = unsafe { libc::fdopendir(copy) };
         if stream.is_null() {
+            // SAFETY: the stream did not take `copy`, so it is still ours to
+            // close, once.
             unsafe { libc::close(copy) };
             return Err(io::Error::last_os_error());
         }
         // The copy shares the offset: start from the beginning each time.
+        // SAFETY: `stream` is a live stream from fdopendir, not yet closed.
         unsafe { libc::rewinddir(stream) };
         let mut names = Vec::new();
         loop {
+            // SAFETY: `stream` is live; nothing else reads from it.
             let entry = unsafe { libc::readdir(stream) };
             if entry.is_null() {
                 break;
             }
+            // SAFETY: a non-null entry from readdir is valid until the next
+            // readdir on `stream`, and `d_name` is NUL-terminated; the name
+            // is copied out before then.
             let name = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) };
             if name.to_bytes() != b"." && name.to_bytes() != b".." {
                 names.push(name.to_owned());
             }
         }
+        // SAFETY: `stream` is live and closed once here, which closes `copy`.
         unsafe { libc::closedir(stream) };
         Ok(names)
     }
@@ -202,8 +227,10 @@ mod tests {
         let top = dir.path().join("t");
         std::fs::create_dir(&top).unwrap();
         let open = |at: i32, name: &CString| {
+            // SAFETY: `at` is open (or AT_FDCWD) and `name` NUL-terminated.
             let fd = unsafe { libc::openat(at, name.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY) };
             assert!(fd >= 0);
+            // SAFETY: `fd` was just opened, checked, and is owned by nothing else.
             unsafe { OwnedFd::from_raw_fd(fd) }
         };
         let d = CString::new("d").unwrap();
@@ -212,10 +239,9 @@ mod tests {
             &CString::new(top.to_str().unwrap()).unwrap(),
         );
         for _ in 0..20_000 {
-            assert_eq!(
-                unsafe { libc::mkdirat(level.as_raw_fd(), d.as_ptr(), 0o755) },
-                0
-            );
+            // SAFETY: `level` is an open descriptor and `d` NUL-terminated.
+            let made = unsafe { libc::mkdirat(level.as_raw_fd(), d.as_ptr(), 0o755) };
+            assert_eq!(made, 0);
             level = open(level.as_raw_fd(), &d);
         }
         drop(level);

@@ -23,6 +23,7 @@ pub struct Gate {
 }
 
 impl Gate {
+    /// A gate with its reason and what the foreground route would do.
     pub fn new(reason: impl Into<String>, detail: impl Into<String>) -> Gate {
         Gate {
             reason: reason.into(),
@@ -30,6 +31,7 @@ impl Gate {
         }
     }
 
+    /// The answer a tool returns: `needs_permission`, the reason, and a hint to ask the user.
     pub fn to_json(&self) -> Value {
         json!({
             "ok": false,

@@ -16,16 +16,27 @@ use std::fmt;
 /// list the server prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Group {
+    /// Reading and searching files, and describing the server and the machine; always on.
     Core,
+    /// Changing files: `write_file` and `edit_file`.
     Edit,
+    /// Running checked commands: builds, shader compilers, capabilities, `run_powershell`.
     Build,
+    /// Reading pages from the documentation hosts into context (`fetch_web_page`).
     Docs,
+    /// Downloads and raw HTTPS from the network hosts, which write bytes to disk.
     Net,
+    /// The development-environment agent's inspection and planning tools, and the audit trail.
     Env,
+    /// Searching for and installing packages with the system's package managers.
     Packages,
+    /// Running a payload in WSL, a dev container or Windows Sandbox.
     Sandbox,
+    /// Seeing and driving windows in the background.
     Desktop,
+    /// Web search (`web_search`), which sends the query to a search engine.
     Search,
+    /// Web search, and `fetch_web_page` on any public host, not only documentation.
     Research,
 }
 
@@ -56,6 +67,7 @@ impl Group {
         Group::Net,
     ];
 
+    /// The group's name as `WAMCP_TOOLS` spells it.
     pub fn name(self) -> &'static str {
         match self {
             Group::Core => "core",
@@ -72,6 +84,7 @@ impl Group {
         }
     }
 
+    /// The group a lower-case name means, if any.
     pub fn from_name(name: &str) -> Option<Group> {
         Group::ALL.into_iter().find(|g| g.name() == name)
     }
@@ -93,6 +106,7 @@ pub struct GroupSelection {
 }
 
 impl GroupSelection {
+    /// Whether `group` is active.
     pub fn contains(&self, group: Group) -> bool {
         self.groups.contains(&group)
     }

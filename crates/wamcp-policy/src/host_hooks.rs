@@ -20,13 +20,17 @@ pub use shell::{argv_verdict, shell_verdict};
 /// The hook events `wamcp hook` answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HookEvent {
+    /// Claude Code is about to call a tool: deny it, let the user decide, or say nothing.
     ClaudePreToolUse,
     /// After a call ran: what became of it goes to the audit trail.
     ClaudePostToolUse,
+    /// A call failed after it started: what became of it goes to the audit trail.
     ClaudePostToolUseFailure,
     /// The agent finished its turn: a summary of the host's questions.
     ClaudeStop,
+    /// Codex is about to call a tool: deny it or say nothing.
     CodexPreToolUse,
+    /// Codex is about to ask the user: deny, allow a proven plan, or say nothing.
     CodexPermissionRequest,
 }
 
@@ -44,6 +48,7 @@ impl HookEvent {
         }
     }
 
+    /// Every event name `wamcp hook` accepts, for its usage message.
     pub const NAMES: &'static [&'static str] = &[
         "claude-pre-tool-use",
         "claude-post-tool-use",

@@ -6,6 +6,8 @@
 //! where DESIGN.md draws them: the binary depends on this crate, never the
 //! reverse.
 
+#![warn(missing_docs)]
+
 pub mod command;
 pub mod desktop;
 pub mod devenv;

@@ -6,15 +6,21 @@
 
 use crate::error::ErrorType;
 
+/// A shader compiler wamcp knows how to call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compiler {
+    /// Google's `glslc`, preferred for GLSL.
     Glslc,
+    /// Khronos' `glslangValidator`, the GLSL fallback when `glslc` is missing.
     GlslangValidator,
+    /// Microsoft's `dxc`, for `.hlsl` (DXIL, or SPIR-V when asked).
     Dxc,
+    /// Microsoft's legacy `fxc`, for `.fx` effect files.
     Fxc,
 }
 
 impl Compiler {
+    /// The program name looked up on the PATH.
     pub fn program(self) -> &'static str {
         match self {
             Compiler::Glslc => "glslc",
@@ -52,6 +58,7 @@ const NEEDS_VULKAN_1_2: &[&str] = &[
 /// What to run, given which compilers are installed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShaderPlan {
+    /// The compiler that runs.
     pub compiler: Compiler,
     /// Arguments before the source and output paths are added.
     pub args: Vec<String>,
@@ -61,9 +68,12 @@ pub struct ShaderPlan {
     pub output_flag: &'static str,
 }
 
+/// Why a shader cannot be planned, as an error type and message for the envelope.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShaderRefusal {
+    /// The error type the tool reports.
     pub kind: ErrorType,
+    /// What is wrong with the request, naming the valid choices.
     pub message: String,
 }
 

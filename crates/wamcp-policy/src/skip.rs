@@ -6,6 +6,7 @@
 //! `Debug` and `debug` interchangeably). To look inside one, name a file in it
 //! directly, or point the tool's `path` at the directory itself.
 
+/// The names pruned, lower-case: version control, editors, build output, dependencies, caches.
 pub const SKIPPED_DIRECTORY_NAMES: &[&str] = &[
     ".git",
     ".svn",

@@ -26,7 +26,9 @@ pub enum HostRule<'a> {
 /// A URL that passed; `host` is the normalised host name or address.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckedUrl {
+    /// The parsed URL, to request as it is.
     pub url: Url,
+    /// The host, lower-cased without a trailing dot, as the allowlist compares it.
     pub host: String,
 }
 
@@ -34,6 +36,7 @@ pub struct CheckedUrl {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UrlRefusal(pub String);
 
+/// Checks `raw` against the rules above and `rule`, before any DNS lookup.
 pub fn check_url(raw: &str, rule: HostRule) -> Result<CheckedUrl, UrlRefusal> {
     let refuse = |why: String| Err(UrlRefusal(why));
     if raw.chars().count() > MAX_URL_CHARS {

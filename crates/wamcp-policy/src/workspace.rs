@@ -20,6 +20,7 @@ pub enum PathStyle {
 }
 
 impl PathStyle {
+    /// The style of the platform this binary was built for.
     pub const fn native() -> PathStyle {
         if cfg!(windows) {
             PathStyle::Windows

@@ -16,7 +16,9 @@ const UNRELIABLE_LABELS: &[&str] = &["iso-8859-1", "latin-1", "latin1", "us-asci
 /// HTML standard's prescan window).
 const META_PRESCAN_BYTES: usize = 1024;
 
+/// A body as text, and how it was read.
 pub struct Decoded {
+    /// The decoded text, byte-order mark removed.
     pub text: String,
     /// The encoding used, by its WHATWG name.
     pub encoding: &'static str,
@@ -24,6 +26,7 @@ pub struct Decoded {
     pub lossy: bool,
 }
 
+/// Decodes `body` in the order above; `html` allows a `<meta charset>` to decide.
 pub fn decode(body: &[u8], content_type: Option<&str>, html: bool) -> Decoded {
     let header_label = content_type.and_then(charset_parameter);
     let header = header_label

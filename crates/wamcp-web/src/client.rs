@@ -30,6 +30,7 @@ const USER_AGENT: &str = concat!(
     " (+https://github.com/wamcp/wamcp)"
 );
 
+/// How long the client waits, by kind of wait.
 #[derive(Clone, Copy, Debug)]
 pub struct Timeouts {
     /// Whole request for a page or API answer: redirects, headers and body.
@@ -37,6 +38,7 @@ pub struct Timeouts {
     /// A download fails when no byte arrives for this long; large files on
     /// slow links are fine as long as they keep moving.
     pub idle: Duration,
+    /// Opening one connection, TLS handshake included.
     pub connect: Duration,
 }
 
@@ -55,9 +57,13 @@ impl Default for Timeouts {
 /// addresses. Reachable only through this API; nothing the shipped binary
 /// reads (environment, config, arguments) can build one.
 pub struct TestNetwork {
+    /// The only certificate authorities trusted.
     pub roots: Vec<CertificateDer<'static>>,
+    /// Answers name lookups instead of the system resolver.
     pub names: Arc<dyn NameSource>,
+    /// Loopback addresses (with their ports) accepted as if they were public.
     pub stand_ins: Vec<SocketAddr>,
+    /// The client's timeouts; tests shorten them to reach a failure quickly.
     pub timeouts: Timeouts,
 }
 
@@ -69,19 +75,26 @@ pub enum FetchError {
     Refused(String),
     /// The body is larger than `limit` bytes (declared or counted).
     TooLarge {
+        /// The cap, in bytes.
         limit: u64,
+        /// The size the server declared, when that is what exceeded the cap.
         declared: Option<u64>,
     },
     /// The server answered with a status that is not success.
     Status {
+        /// The HTTP status code.
         code: u16,
+        /// The URL that answered with it, after redirects.
         url: String,
     },
+    /// A deadline set with [`within`] passed; it holds that deadline.
     TimedOut(Duration),
+    /// Anything else: a network or TLS error, a bad redirect, too many redirects.
     Failed(String),
 }
 
 impl FetchError {
+    /// The failure in a phrase for a tool's message.
     pub fn describe(&self) -> String {
         match self {
             FetchError::Refused(why) => why.clone(),
@@ -99,6 +112,7 @@ impl FetchError {
     }
 }
 
+/// The HTTPS client: pinned resolver, no proxy, redirects checked per hop.
 pub struct WebClient {
     http: reqwest::Client,
     timeouts: Timeouts,
@@ -120,6 +134,7 @@ impl WebClient {
         )
     }
 
+    /// A client for a [`TestNetwork`]: its roots, its names, its stand-ins.
     pub fn for_test_network(network: TestNetwork) -> Result<WebClient, String> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut roots = rustls::RootCertStore::empty();
@@ -139,6 +154,7 @@ impl WebClient {
         )
     }
 
+    /// The timeouts the client was built with.
     pub fn timeouts(&self) -> Timeouts {
         self.timeouts
     }
@@ -274,14 +290,17 @@ pub struct Response {
 }
 
 impl Response {
+    /// A response header's value, if present and text.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.inner.headers().get(name)?.to_str().ok()
     }
 
+    /// The `Content-Type` header, as sent.
     pub fn content_type(&self) -> Option<&str> {
         self.header("content-type")
     }
 
+    /// The HTTP status code (2xx: only success reaches a `Response`).
     pub fn status(&self) -> u16 {
         self.inner.status().as_u16()
     }

@@ -22,7 +22,9 @@ pub use colour::{Hints, Paint};
 pub enum Value {
     /// A keyword, lower-cased.
     Ident(String),
+    /// A plain number (`0`, `1.5`).
     Number(f32),
+    /// A percentage, as written (`50%` is `50.0`).
     Percent(f32),
     /// A length or other dimension: the number and its unit, lower-cased.
     Dimension(f32, String),
@@ -50,13 +52,17 @@ pub struct Style {
 /// declarations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Rank {
+    /// Declared `!important`; compared first.
     pub important: bool,
+    /// From the element's `style` attribute rather than a sheet.
     pub inline: bool,
     /// The layer's weight: for normal declarations later layers win and
     /// unlayered rules win over all; for important ones the order turns
     /// round (see [`Rank::layer_weight`]).
     pub layer: u32,
+    /// The matching selector's specificity; 0 for inline declarations.
     pub specificity: u32,
+    /// Source order; the later declaration wins a tie.
     pub order: u64,
 }
 

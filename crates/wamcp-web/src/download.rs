@@ -26,16 +26,20 @@ const KINDS: ErrorKinds = ErrorKinds {
 /// A finished download.
 #[derive(Debug)]
 pub struct Downloaded {
+    /// Where the file was saved: inside the download root, never replacing a file.
     pub path: PathBuf,
+    /// The file's size, as written.
     pub bytes: u64,
 }
 
 impl Downloaded {
+    /// The one-line answer `download_file` gives.
     pub fn report(&self) -> String {
         format!("Downloaded {} bytes to {}", self.bytes, self.path.display())
     }
 }
 
+/// Downloads `url` from an allowed network host into `root`, under `filename` or the URL's last segment.
 pub async fn download_file(
     client: &WebClient,
     url: &str,

@@ -96,8 +96,10 @@ const VOID: &[&str] = &[
     "wbr", "param", "keygen",
 ];
 
+/// What a document holds for a reader: the text that is seen, and where it links.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Page {
+    /// The document's `<title>`, when it has one.
     pub title: Option<String>,
     /// Visible text, one paragraph or block per line, blank runs collapsed.
     pub text: String,

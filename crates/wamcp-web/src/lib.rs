@@ -5,6 +5,8 @@
 //! hop and bodies capped while they stream; on top of it the `net` tools'
 //! operations, each returning bounded text or a typed error.
 
+#![warn(missing_docs)]
+
 pub mod charset;
 pub mod client;
 pub mod css;

@@ -47,9 +47,13 @@ const KINDS: ErrorKinds = ErrorKinds {
 
 /// A page as extracted, ready to be served in ranges.
 pub struct Extracted {
+    /// The URL that answered, after redirects.
     pub url: String,
+    /// The page's title, when it has one.
     pub title: Option<String>,
+    /// The visible text, wrapped into the lines `start_line` counts.
     pub lines: Vec<String>,
+    /// Outbound https links as (URL, link text), listed after the text.
     pub links: Vec<(String, String)>,
     /// Said after the fence: how the page was read, where that matters.
     pub notes: Vec<String>,

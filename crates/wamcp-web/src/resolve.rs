@@ -18,11 +18,13 @@ use wamcp_policy::url_policy::address_class;
 /// with thousands of records gets the first few, all of them judged.
 const MAX_ADDRESSES: usize = 16;
 
+/// A lookup in progress: every address the name has, or the resolver's error.
 pub type Lookup = Pin<Box<dyn Future<Output = io::Result<Vec<SocketAddr>>> + Send>>;
 
 /// Where addresses for a host name come from: the system resolver in the
 /// shipped binary, a scripted table in tests.
 pub trait NameSource: Send + Sync + 'static {
+    /// Every address `host` resolves to, unjudged; the port is ignored.
     fn lookup(&self, host: &str) -> Lookup;
 }
 
@@ -44,8 +46,11 @@ impl NameSource for SystemNames {
 /// private answer is hostile.
 #[derive(Debug)]
 pub struct AddressRefused {
+    /// The host name as the request named it.
     pub host: String,
+    /// The first address of its answer that no request may reach.
     pub address: SocketAddr,
+    /// The range that address is in (`loopback`, `private`), from `address_class`.
     pub class: &'static str,
 }
 
@@ -66,7 +71,9 @@ impl std::error::Error for AddressRefused {}
 /// A host name that resolved to nothing usable.
 #[derive(Debug)]
 pub struct NotResolved {
+    /// The host name as the request named it.
     pub host: String,
+    /// The resolver's error, or that the name has no addresses.
     pub reason: String,
 }
 

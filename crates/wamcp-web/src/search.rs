@@ -33,25 +33,36 @@ const SEARCH_HOSTS: &[&str] = &[
 /// backend (and only it) sends a desktop browser's User-Agent.
 const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 
+/// One search result.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hit {
+    /// The result's title, cut to `MAX_FIELD_CHARS` characters.
     pub title: String,
+    /// Where the result points; results whose URL is too long are dropped, not cut.
     pub url: String,
+    /// The engine's excerpt of the page, cut like the title.
     pub snippet: String,
 }
 
+/// Why a search gave no results list; "no results" is an empty list, not an error.
 #[derive(Debug, PartialEq, Eq)]
 pub enum SearchError {
+    /// The engine refused or rate-limited the request, or its page is not one we recognise.
     Blocked(String),
+    /// The request failed: network, TLS, timeout, or an unexpected status.
     Failed(String),
+    /// The URL policy refused the engine's URL or a redirect from it.
     UrlNotAllowed(String),
 }
 
+/// A search in progress: the hits, or why there are none.
 pub type Searching<'a> = Pin<Box<dyn Future<Output = Result<Vec<Hit>, SearchError>> + Send + 'a>>;
 
 /// Where queries go. `Ok(empty)` means the engine found nothing.
 pub trait SearchBackend: Send + Sync {
+    /// The backend's name, as `WAMCP_SEARCH_BACKEND` spells it.
     fn name(&self) -> &'static str;
+    /// Searches for `query`, through `client` so the URL policy applies.
     fn search<'a>(&'a self, client: &'a WebClient, query: &'a str) -> Searching<'a>;
 }
 
@@ -69,7 +80,8 @@ impl SearchBackend for DuckDuckGoLite {
     fn search<'a>(&'a self, client: &'a WebClient, query: &'a str) -> Searching<'a> {
         Box::pin(async move {
             self.gate.wait().await;
-            let mut url = Url::parse("https://lite.duckduckgo.com/lite/").expect("fixed URL");
+            let mut url = Url::parse("https://lite.duckduckgo.com/lite/")
+                .map_err(|e| SearchError::Failed(format!("the search page's URL: {e}")))?;
             url.query_pairs_mut().append_pair("q", query);
             let hosts: Vec<String> = SEARCH_HOSTS.iter().map(|h| h.to_string()).collect();
             let headers = [("user-agent", BROWSER_USER_AGENT), ("accept", "text/html")];

@@ -1,6 +1,9 @@
 //! The HTTPS client and the `net` operations against real TLS servers on
 //! loopback, with a scripted resolver giving hostile answers.
 
+// Tests fail loudly by design, so they may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod harness;
 
 use harness::{

@@ -178,17 +178,15 @@ pub fn resolve(file: Result<Option<ConfigFile>, String>, env: EnvLookup) -> Reso
             .as_ref()
             .and_then(|f| f.settings.get(name).cloned());
         let from_profile = active_profile.as_ref().and_then(|p| {
-            if name == TOOLS {
+            let value = if name == TOOLS {
                 Some(p.tools.clone()).filter(|t| !t.trim().is_empty())
             } else {
                 p.settings.get(name).cloned()
-            }
+            };
+            value.map(|v| (v, Source::Profile(p.name.clone())))
         });
-        let below_env = match (&from_profile, &from_file) {
-            (Some(v), _) => Some((
-                v.clone(),
-                Source::Profile(active_profile.as_ref().unwrap().name.clone()),
-            )),
+        let below_env = match (from_profile, &from_file) {
+            (Some(found), _) => Some(found),
             (None, Some(v)) => Some((v.clone(), Source::File)),
             (None, None) => None,
         };

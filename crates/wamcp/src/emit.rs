@@ -7,6 +7,7 @@
 //! effect without re-emitting.
 
 use crate::config::ConfigFile;
+use crate::registry::HookClass;
 use crate::settings::{CONFIG_FILE, PROFILE, WORKSPACE_FROM_CWD};
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -112,21 +113,16 @@ pub const CODEX_TOOL_TIMEOUT_SECONDS: u64 = wamcp_policy::limits::MAX_BUILD_TIME
 /// Codex's approval mode for the tools a call leaves unnamed: it asks.
 pub const CODEX_DEFAULT_APPROVAL: &str = "prompt";
 
-/// Tools that read without an `include_host` switch or a path of their
-/// own choosing outside the project are approved in Codex without a
-/// question; these two can read the host's configuration, so they ask.
-const READS_THE_HOST: &[&str] = &["ecosystem_scan", "mcp_audit"];
-
 /// The tools Codex may run without asking: those that only read, stay on
-/// this machine, and cannot be pointed at the host's configuration.
+/// this machine, and cannot be pointed at the host's configuration (a
+/// tool that can, with `include_host` or a path of its own choosing, asks).
 /// Everything that writes, runs a program or reaches the network is left
 /// at [`CODEX_DEFAULT_APPROVAL`].
 pub fn codex_approved_tools() -> Vec<&'static str> {
     crate::registry::TOOLS
         .iter()
-        .filter(|t| t.hints.read_only && !t.hints.open_world)
+        .filter(|t| t.hints.read_only && !t.hints.open_world && t.hook != HookClass::ReadsHost)
         .map(|t| t.name)
-        .filter(|name| !READS_THE_HOST.contains(name))
         .collect()
 }
 

@@ -10,10 +10,11 @@
 
 use crate::config::EnvLookup;
 use crate::context::{ServerContext, Startup};
+use crate::registry::HookClass;
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use wamcp_exec::command::{Approval, NEEDS_APPROVAL, check};
+use wamcp_exec::command::{Approval, Refusal, check};
 use wamcp_policy::command::shell_line::Dialect;
 use wamcp_policy::devenv::safety::Safety;
 use wamcp_policy::host_hooks::{
@@ -91,7 +92,7 @@ pub fn respond(
     if let Some(tool) = tool
         && !tool_use.is_empty()
         && host_asks(event, &verdict, payload["permission_mode"].as_str())
-        && let Some(data) = &ctx.data_dir
+        && let Some(data) = &ctx.places.data_dir
         && let Err(e) = crate::host_approvals::file(data, tool, input, tool_use)
     {
         // Unrecorded, the server asks as well: two questions, not none.
@@ -133,7 +134,11 @@ fn judge(
         return Ok(None);
     };
     let ctx = context();
-    let verdict = match verdict(&ctx, tool, input, session) {
+    let class = crate::registry::TOOLS
+        .iter()
+        .find(|t| t.name == tool)
+        .map_or(HookClass::Nothing, |t| t.hook);
+    let verdict = match verdict(&ctx, class, tool, input, session) {
         // Only wamcp's own calls may skip a prompt.
         Verdict::ProvenPlan if !is_wamcp_server(server) => Verdict::Nothing,
         verdict => verdict,
@@ -195,13 +200,20 @@ fn for_host_shell(event: HookEvent, verdict: Verdict) -> Verdict {
     }
 }
 
-/// What the server would do with `tool` called with `input`.
-fn verdict(ctx: &ServerContext, tool: &str, input: &Value, session: &Path) -> Verdict {
+/// What the server would do with `tool` (of hook class `class`) called
+/// with `input`.
+fn verdict(
+    ctx: &ServerContext,
+    class: HookClass,
+    tool: &str,
+    input: &Value,
+    session: &Path,
+) -> Verdict {
     let execute = input["execute"].as_bool().unwrap_or(false);
     let cwd = input["cwd"].as_str();
     let in_project = || inside_session(cwd, session, |p| dunce::canonicalize(p).ok());
-    match tool {
-        "run_powershell" | "build_project" => match input["command"].as_str() {
+    match class {
+        HookClass::Command => match input["command"].as_str() {
             Some(command) => {
                 let place = input["working_directory"]
                     .as_str()
@@ -210,7 +222,7 @@ fn verdict(ctx: &ServerContext, tool: &str, input: &Value, session: &Path) -> Ve
             }
             None => Verdict::Nothing,
         },
-        "capability_run" => {
+        HookClass::Capability => {
             let Some(capability) = input["capability"]
                 .as_str()
                 .and_then(|id| ctx.catalog().get(id.trim()))
@@ -231,15 +243,15 @@ fn verdict(ctx: &ServerContext, tool: &str, input: &Value, session: &Path) -> Ve
                 _ => Verdict::Nothing,
             }
         }
-        "package_install" if execute => Verdict::Ask(
+        HookClass::Install if execute => Verdict::Ask(
             "package_install with execute=true installs software on this machine".into(),
         ),
         // A plan names an exact package and changes nothing.
-        "package_install" => Verdict::ProvenPlan,
-        "sandbox_run" if execute => {
+        HookClass::Install => Verdict::ProvenPlan,
+        HookClass::SandboxRun if execute => {
             Verdict::Ask("sandbox_run with execute=true runs a command in WSL, a Dev Container or Windows Sandbox".into())
         }
-        "mcp_audit" | "ecosystem_scan"
+        HookClass::ReadsHost
             if input["include_host"].as_bool() == Some(true)
                 || input["config_path"].as_str().is_some_and(|p| !p.trim().is_empty()) =>
         {
@@ -247,11 +259,11 @@ fn verdict(ctx: &ServerContext, tool: &str, input: &Value, session: &Path) -> Ve
                 "{tool} with include_host or config_path reads your own client configuration, outside the project"
             ))
         }
-        "write_file" | "edit_file" => match input["path"].as_str() {
+        HookClass::Write => match input["path"].as_str() {
             Some(raw) => trust_write_verdict(ctx, raw),
             None => Verdict::Nothing,
         },
-        "workflow_plan" if in_project() => Verdict::ProvenPlan,
+        HookClass::Plan if in_project() => Verdict::ProvenPlan,
         _ => Verdict::Nothing,
     }
 }
@@ -260,7 +272,7 @@ fn verdict(ctx: &ServerContext, tool: &str, input: &Value, session: &Path) -> Ve
 /// is asked about, as the server asks before it.
 fn trust_write_verdict(ctx: &ServerContext, raw: &str) -> Verdict {
     let needed = ctx.with_write_scope(Path::new(raw), |scope| {
-        wamcp_fs::consent_needed(raw, &ctx.cwd, scope)
+        wamcp_fs::consent_needed(raw, &ctx.places.cwd, scope)
     });
     match needed {
         Ok(Some((path, why))) => Verdict::Ask(format!(
@@ -274,7 +286,7 @@ fn trust_write_verdict(ctx: &ServerContext, raw: &str) -> Verdict {
 /// The command rules' answer for a `run_powershell` or `build_project`
 /// command run in `place`: refused, asked about, or neither.
 fn command_verdict(ctx: &ServerContext, command: &str, place: &Path) -> Verdict {
-    let roots = ctx.run_roots();
+    let roots = ctx.places.run_roots();
     match check(
         command,
         ctx.command_rules(),
@@ -283,14 +295,13 @@ fn command_verdict(ctx: &ServerContext, command: &str, place: &Path) -> Verdict 
         place,
     ) {
         Ok(_) => Verdict::Nothing,
-        Err(e) if e.details.contains_key(NEEDS_APPROVAL) => Verdict::Ask(format!(
+        Err(Refusal::NeedsApproval(question)) => Verdict::Ask(format!(
             "wamcp asks the user before running this command: {}",
-            e.details
-                .get("justification")
-                .and_then(Value::as_str)
-                .unwrap_or("its rule needs approval")
+            question.why()
         )),
-        Err(e) => Verdict::Deny(format!("wamcp refuses this command: {}", e.message)),
+        Err(Refusal::Refused(e)) => {
+            Verdict::Deny(format!("wamcp refuses this command: {}", e.message))
+        }
     }
 }
 

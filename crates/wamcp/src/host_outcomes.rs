@@ -52,7 +52,7 @@ pub fn record(ctx: &ServerContext, event: HookEvent, payload: &Value, verdict: &
 /// At the end of a turn: how many of this session's asked calls ran and
 /// failed since its last summary; nothing when there were none.
 pub fn summarize(ctx: &ServerContext, payload: &Value) {
-    let Some(log) = &ctx.audit else {
+    let Some(log) = &ctx.services.audit else {
         return;
     };
     let session = payload["session_id"].as_str().unwrap_or_default();
@@ -91,7 +91,7 @@ pub fn summarize(ctx: &ServerContext, payload: &Value) {
 }
 
 fn append(ctx: &ServerContext, entry: Entry) {
-    let Some(log) = &ctx.audit else {
+    let Some(log) = &ctx.services.audit else {
         return;
     };
     if let Err(e) = log.append(entry) {

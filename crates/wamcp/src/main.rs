@@ -211,7 +211,7 @@ fn hostgrants_command(args: HostgrantsArgs, env: EnvLookup, cwd: &Path) -> Resul
     // The same file the server reads: WAMCP_ALLOWED_HOSTS_FILE (environment,
     // profile or config file), else ./mcp-allowed-hosts.json.
     let ctx = ServerContext::new(Startup::read(env, cwd), env, cwd, "cli");
-    let path = &ctx.granted_hosts_file;
+    let path = &ctx.places.granted_hosts_file;
     let message = if let Some(host) = &args.add {
         wamcp::hostgrants::add(path, host, args.note.as_deref())?
     } else if let Some(host) = &args.remove {
@@ -328,14 +328,14 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
     for message in ctx.startup_messages() {
         tracing::warn!("{message}");
     }
-    if let Some(hint) = ctx.missing_config_hint() {
+    if let Some(hint) = ctx.places.missing_config_hint() {
         tracing::info!("{hint}");
     }
     // The journal is named before any tool can write; the sweep waits.
-    if let Some(data) = &ctx.data_dir {
+    if let Some(data) = &ctx.places.data_dir {
         wamcp_fs::leftovers::keep_journal(data.join("written-dirs.txt"));
     }
-    let roots = ctx.run_roots();
+    let roots = ctx.places.run_roots();
     // stdio serves one client: one thread runs the protocol and the tools'
     // async parts, and blocking work (file walks, reads) goes to a pool
     // whose threads start when first needed. HTTP may serve several.
@@ -367,7 +367,7 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
                 .await
                 .map_err(Into::into);
         }
-        let gone = ctx.client_gone.clone();
+        let gone = ctx.session.client_gone.clone();
         let service = match WamcpServer::new(ctx)
             .serve(wamcp::stdio::transport(gone))
             .await
@@ -478,12 +478,15 @@ fn check(env: EnvLookup, cwd: &Path) -> Result<(), String> {
     .flatten()
     .chain(ctx.setting_warnings.iter().cloned())
     .collect();
-    let notes: Vec<String> = [ctx.groups.posture_warning(), ctx.workspace_note.clone()]
-        .into_iter()
-        .flatten()
-        .chain(ctx.resolution.overrides.iter().cloned())
-        .collect();
-    match (&ctx.config_file, ctx.missing_config_hint()) {
+    let notes: Vec<String> = [
+        ctx.groups.posture_warning(),
+        ctx.places.workspace_note.clone(),
+    ]
+    .into_iter()
+    .flatten()
+    .chain(ctx.resolution.overrides.iter().cloned())
+    .collect();
+    match (&ctx.places.config_file, ctx.places.missing_config_hint()) {
         (Some(path), _) => println!("config file: {}", path.display()),
         (None, Some(hint)) => println!("config file: none ({hint})"),
         (None, None) if ctx.resolution.config_error.is_some() => {
@@ -495,7 +498,7 @@ fn check(env: EnvLookup, cwd: &Path) -> Result<(), String> {
     let rules = ctx.checked_command_rules();
     let took = started.elapsed();
     let counts = rules.counts();
-    let source = match &ctx.command_rules_file {
+    let source = match &ctx.places.command_rules_file {
         Some(path) => format!("built in + {}", path.display()),
         None => "built in".to_string(),
     };
@@ -507,7 +510,7 @@ fn check(env: EnvLookup, cwd: &Path) -> Result<(), String> {
         took.as_secs_f64() * 1000.0
     );
     problems.extend(rules.errors.iter().cloned());
-    let grants = &ctx.granted_hosts_file;
+    let grants = &ctx.places.granted_hosts_file;
     // A missing file is no problem: it grants nothing.
     match wamcp::hostgrants::read(grants) {
         Ok(hosts) => println!("host grants ({}): hosts {}", grants.display(), hosts.len()),

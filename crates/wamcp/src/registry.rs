@@ -54,7 +54,7 @@ impl ToolCall {
     /// the host already put this very call to them and they said yes
     /// ([`crate::host_approvals`]): one question per action.
     pub async fn ask(&self, question: &str, offer_always: bool) -> Answer {
-        let data = self.ctx.data_dir.as_deref();
+        let data = self.ctx.places.data_dir.as_deref();
         if self.exchange.host.said_yes(data, self.ctx.transport) {
             return Answer::Yes { always: false };
         }
@@ -246,6 +246,31 @@ pub async fn blocking<T: Send + 'static>(
     })
 }
 
+/// What the host's hook judges of a call before wamcp runs it
+/// ([`crate::hook`]): which arguments carry the effect the server would
+/// ask about or refuse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookClass {
+    /// Nothing to judge ahead: the server's own checks suffice.
+    Nothing,
+    /// Runs its `command` argument in `working_directory`.
+    Command,
+    /// Runs a catalog capability (`capability`, `extra_args`, `execute`).
+    Capability,
+    /// Installs software when `execute` is true; a plan changes nothing.
+    Install,
+    /// Runs a command in WSL, a Dev Container or Windows Sandbox when
+    /// `execute` is true.
+    SandboxRun,
+    /// Reads the host's own configuration with `include_host` or
+    /// `config_path`.
+    ReadsHost,
+    /// Writes the file at `path`.
+    Write,
+    /// Only plans; proven in the project, it needs no prompt.
+    Plan,
+}
+
 /// One tool: its parameters, its identity and its behaviour.
 pub trait ToolDef: 'static {
     /// Parameter struct; its doc comments become the schema's descriptions.
@@ -263,6 +288,8 @@ pub trait ToolDef: 'static {
     /// May run for minutes (a build, an install): a client that declared
     /// the tasks extension gets it as a task it can poll.
     const LONG_RUNNING: bool = false;
+    /// What the host's hook judges of a call.
+    const HOOK: HookClass = HookClass::Nothing;
 
     fn run(
         call: ToolCall,
@@ -280,6 +307,7 @@ pub struct ToolEntry {
     pub hints: Hints,
     pub windows_only: bool,
     pub long_running: bool,
+    pub hook: HookClass,
     schema: fn() -> Arc<JsonObject>,
     call: fn(ToolCall, JsonObject) -> CallFuture,
 }
@@ -293,6 +321,7 @@ pub const fn entry<T: ToolDef>() -> ToolEntry {
         hints: T::HINTS,
         windows_only: T::WINDOWS_ONLY,
         long_running: T::LONG_RUNNING,
+        hook: T::HOOK,
         schema: input_schema::<T::Params>,
         call: call_erased::<T>,
     }
@@ -399,7 +428,7 @@ pub fn tools_by_group() -> Vec<(Group, Vec<&'static str>)> {
 
 fn call_erased<T: ToolDef>(call: ToolCall, arguments: JsonObject) -> CallFuture {
     Box::pin(async move {
-        let gone = call.ctx.client_gone.clone();
+        let gone = call.ctx.session.client_gone.clone();
         let settled = call.settled.clone();
         let outcome = match serde_json::from_value::<T::Params>(Value::Object(arguments)) {
             // Dropping the tool's future kills what it started; a call whose

@@ -32,11 +32,11 @@ pub async fn learn(ctx: &ServerContext, peer: &Peer<RoleServer>) {
     let offered = peer
         .peer_info()
         .is_some_and(|info| info.capabilities.roots.is_some());
-    if !ctx.client_roots_enabled || !offered || ctx.client_roots_fetched() {
+    if !ctx.client_roots_enabled || !offered || ctx.places.client_roots_fetched() {
         return;
     }
-    let _one_at_a_time = ctx.roots_gate.lock().await;
-    if ctx.client_roots_fetched() {
+    let _one_at_a_time = ctx.session.roots_gate.lock().await;
+    if ctx.places.client_roots_fetched() {
         return;
     }
     match tokio::time::timeout(ROOTS_ANSWER_TIMEOUT, peer.list_roots()).await {
@@ -44,10 +44,10 @@ pub async fn learn(ctx: &ServerContext, peer: &Peer<RoleServer>) {
             let uris: Vec<String> = list.roots.into_iter().map(|r| r.uri).collect();
             ctx.set_client_roots(&uris);
         }
-        Ok(Err(e)) => {
-            ctx.client_roots_unavailable(format!("the client did not list its roots: {e}"))
-        }
-        Err(_) => ctx.client_roots_unavailable(format!(
+        Ok(Err(e)) => ctx
+            .places
+            .client_roots_unavailable(format!("the client did not list its roots: {e}")),
+        Err(_) => ctx.places.client_roots_unavailable(format!(
             "the client did not list its roots within {} s",
             ROOTS_ANSWER_TIMEOUT.as_secs()
         )),
@@ -75,7 +75,7 @@ pub fn round(
     let offered = context
         .client_capabilities()
         .is_some_and(|c| c.roots.is_some());
-    if !stateless || !offered || !ctx.client_roots_enabled || ctx.client_roots_fetched() {
+    if !stateless || !offered || !ctx.client_roots_enabled || ctx.places.client_roots_fetched() {
         return None;
     }
     if let Some(answer) = responses.and_then(|r| r.get(ROOTS_KEY)) {
@@ -84,9 +84,9 @@ pub fn round(
                 let uris: Vec<String> = list.roots.into_iter().map(|r| r.uri).collect();
                 ctx.set_client_roots(&uris);
             }
-            Err(e) => {
-                ctx.client_roots_unavailable(format!("the client's roots could not be read: {e}"))
-            }
+            Err(e) => ctx
+                .places
+                .client_roots_unavailable(format!("the client's roots could not be read: {e}")),
         }
         return None;
     }

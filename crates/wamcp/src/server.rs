@@ -16,6 +16,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use std::sync::{Arc, OnceLock};
+use wamcp_policy::groups::Group;
 
 /// What a client is told the server is for, and how to recover from refusals.
 pub const INSTRUCTIONS: &str = "wamcp gives you tools to read, search, edit and build code on this \
@@ -66,11 +67,18 @@ impl ServerHandler for WamcpServer {
                 .build(),
         )
         .with_server_info(Implementation::new("wamcp", env!("CARGO_PKG_VERSION")))
-        .with_instructions(if self.ctx.registered.iter().any(|t| t.name == "windows") {
-            format!("{INSTRUCTIONS}{DESKTOP_INSTRUCTIONS}")
-        } else {
-            INSTRUCTIONS.to_string()
-        })
+        .with_instructions(
+            if self
+                .ctx
+                .registered
+                .iter()
+                .any(|t| t.groups.contains(&Group::Desktop))
+            {
+                format!("{INSTRUCTIONS}{DESKTOP_INSTRUCTIONS}")
+            } else {
+                INSTRUCTIONS.to_string()
+            },
+        )
     }
 
     async fn list_tools(
@@ -115,7 +123,7 @@ impl ServerHandler for WamcpServer {
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
-        self.ctx.client_roots_changed();
+        self.ctx.places.client_roots_changed();
         let server = self.clone();
         tokio::spawn(async move { crate::roots::learn(&server.ctx, &context.peer).await });
     }
@@ -127,7 +135,7 @@ impl ServerHandler for WamcpServer {
     ) -> Result<GetTaskResult, McpError> {
         crate::tasks::owned(&self.ctx, &request.task_id, &context)?;
         Ok(GetTaskResult::new(
-            self.ctx.tasks.get_task(&request.task_id)?,
+            self.ctx.session.tasks.get_task(&request.task_id)?,
         ))
     }
 
@@ -138,6 +146,7 @@ impl ServerHandler for WamcpServer {
     ) -> Result<(), McpError> {
         crate::tasks::owned(&self.ctx, &request.task_id, &context)?;
         self.ctx
+            .session
             .tasks
             .update_task(&request.task_id, request.input_responses)
     }
@@ -148,7 +157,7 @@ impl ServerHandler for WamcpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         crate::tasks::owned(&self.ctx, &request.task_id, &context)?;
-        self.ctx.tasks.cancel_task(&request.task_id)
+        self.ctx.session.tasks.cancel_task(&request.task_id)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

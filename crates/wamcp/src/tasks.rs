@@ -53,8 +53,8 @@ pub fn wanted(
         && context
             .client_capabilities()
             .is_some_and(|c| c.supports_tasks())
-        && ctx.tasks.running_task_count() < MAX_RUNNING_TASKS
-        && ctx.admit_task(
+        && ctx.session.tasks.running_task_count() < MAX_RUNNING_TASKS
+        && ctx.session.admit_task(
             MAX_KEPT_TASKS,
             std::time::Duration::from_millis(TASK_TTL_MS),
         )
@@ -74,12 +74,16 @@ pub fn start(
         .with_status_message(format!("{} is running", entry.name));
     let session = session_of(&context);
     let owners = ctx.clone();
-    let task = ctx.tasks.clone().spawn(options, move |task| {
+    let task = ctx.session.tasks.clone().spawn(options, move |task| {
         Box::pin(run(ctx, entry, arguments, context, call_identity, task))
     });
     if let Some(session) = session {
-        let mut map = owners.task_owners.lock().unwrap_or_else(|e| e.into_inner());
-        map.retain(|id, _| owners.tasks.get_task(id).is_ok());
+        let mut map = owners
+            .session
+            .task_owners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        map.retain(|id, _| owners.session.tasks.get_task(id).is_ok());
         map.insert(task.task_id.clone(), session);
     }
     CreateTaskResult::new(task)
@@ -104,6 +108,7 @@ pub fn owned(
     context: &RequestContext<RoleServer>,
 ) -> Result<(), McpError> {
     let owner = ctx
+        .session
         .task_owners
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -129,7 +134,7 @@ async fn run(
     // The request's own token is cancelled once the task is created (its
     // answer was sent); the task's work stops on tasks/cancel or when the
     // client goes away.
-    let stop = ctx.client_gone.child_token();
+    let stop = ctx.session.client_gone.child_token();
     request.ct = stop.clone();
     // Progress belongs to a request that has ended; the client polls.
     request.meta.0.0.remove("progressToken");

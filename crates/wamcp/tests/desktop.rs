@@ -8,6 +8,9 @@
 //! foreground twice after start, as programs do. Elsewhere the tools are
 //! not registered; that side is tested in `mcp.rs`.
 
+// Tests fail loudly by design, so they may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[cfg(windows)]
 mod common;
 
@@ -115,6 +118,7 @@ mod windows {
     }
 
     fn foreground() -> i64 {
+        // SAFETY: takes no arguments and returns a handle by value.
         unsafe { windows_sys::Win32::UI::WindowsAndMessaging::GetForegroundWindow() as i64 }
     }
 
@@ -522,6 +526,8 @@ mod windows {
         client.close().await;
         // The programs open_app started close like any window.
         for window in [main, grabbing] {
+            // SAFETY: a handle and plain values; a window already gone only
+            // makes the call fail.
             unsafe {
                 windows_sys::Win32::UI::WindowsAndMessaging::PostMessageW(
                     window as _,
@@ -667,6 +673,8 @@ mod windows {
                     right: width,
                     bottom: (220 + i as i32 * 20).min(height),
                 };
+                // SAFETY: the brush is made here, used on the caller's paint
+                // DC and deleted once; `band` outlives FillRect.
                 unsafe {
                     let brush = CreateSolidBrush(colour);
                     FillRect(dc, &band, brush);
@@ -677,6 +685,7 @@ mod windows {
 
         fn edit_text(edit: HWND) -> String {
             let mut buf = vec![0u16; 4096];
+            // SAFETY: the call writes at most `buf.len()` u16s into `buf`.
             let n = unsafe { GetWindowTextW(edit, buf.as_mut_ptr(), buf.len() as i32) };
             String::from_utf16_lossy(&buf[..n.max(0) as usize])
         }
@@ -687,6 +696,11 @@ mod windows {
             wparam: WPARAM,
             lparam: LPARAM,
         ) -> LRESULT {
+            // SAFETY: the system calls this with its own arguments: for
+            // WM_COMMAND `lparam` is the control's handle, for WM_PRINTCLIENT
+            // `wparam` is a DC to draw on. PAINTSTRUCT and RECT are plain data
+            // (valid zeroed) that the calls fill; BeginPaint is paired with
+            // EndPaint; any other message goes to DefWindowProcW unchanged.
             unsafe {
                 match msg {
                     WM_COMMAND => {
@@ -749,9 +763,14 @@ mod windows {
             LOG.set(log_path.to_path_buf()).unwrap();
             // What a console program started by open_app writes to: its own
             // console (2), never the server's pipe (3).
-            log(&format!("stdout {}", unsafe {
-                GetFileType(GetStdHandle(STD_OUTPUT_HANDLE))
-            }));
+            // SAFETY: this process's standard output handle, only queried.
+            let stdout_type = unsafe { GetFileType(GetStdHandle(STD_OUTPUT_HANDLE)) };
+            log(&format!("stdout {stdout_type}"));
+            // SAFETY: a null module name asks for this program's own module.
+            // WNDCLASSW and MSG are integers, nullable pointers and an
+            // optional function (valid zeroed); `window_proc` has the
+            // window procedure's signature. Every class name and title is a
+            // NUL-terminated string alive for the call that reads it.
             unsafe {
                 let instance = GetModuleHandleW(std::ptr::null());
                 let class = wide("WamcpTestApp");

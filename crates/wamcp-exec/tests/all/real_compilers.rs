@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use wamcp_exec::build::{BuildRequest, Builds, build_project};
-use wamcp_exec::command::{Approval, Policy};
+use wamcp_exec::command::{Approval, Policy, Refusal};
 use wamcp_exec::confine::Sandbox;
 use wamcp_exec::shader::{OutputSink, ShaderRequest, compile_shader};
 use wamcp_policy::command::rules::RuleSet;
@@ -87,7 +87,9 @@ async fn build_in(
         rules: &rules,
         sandbox: &sandbox,
     };
-    build_project(&request, &policy, builds, Approval::NotAsked, None).await
+    build_project(&request, &policy, builds, Approval::NotAsked, None)
+        .await
+        .map_err(Refusal::into_error)
 }
 
 const BROKEN_HEADER: &str = "static inline int twice(int x) { return x * undefined_factor; }\n";

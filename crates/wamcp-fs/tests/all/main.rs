@@ -4,6 +4,9 @@
 //! integration-test binary links the whole crate, and on a two-core machine
 //! linking them one by one cost more than running them.
 
+// Tests fail loudly by design, so they may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod navigate;
 mod read;
 mod write;

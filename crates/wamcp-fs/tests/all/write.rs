@@ -605,7 +605,9 @@ fn special_files_are_never_opened() {
     let w = World::new();
     let fifo = w.root.join("pipe");
     let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // SAFETY: `c` is a NUL-terminated path alive for the call.
+    let made = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+    assert_eq!(made, 0);
     let _socket = std::os::unix::net::UnixListener::bind(w.root.join("sock")).unwrap();
     for name in ["pipe", "sock"] {
         w.refused(ErrorType::NotARegularFile, |w| {

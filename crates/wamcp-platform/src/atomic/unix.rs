@@ -17,6 +17,8 @@ pub(super) fn write_atomically(
     let name = cstring(name.as_bytes())?;
     let temp = cstring(temp_name().as_bytes())?;
     // O_EXCL and O_NOFOLLOW: the temporary name cannot be pre-planted as a link.
+    // SAFETY: `dir_fd` is an open descriptor owned for this whole call and
+    // `temp` a NUL-terminated string that outlives it.
     let fd = unsafe {
         libc::openat(
             dir_fd.as_raw_fd(),
@@ -37,6 +39,8 @@ pub(super) fn write_atomically(
         }
         file.sync_all()?;
         match commit {
+            // SAFETY: `dir_fd` stays open and `temp` and `name` are
+            // NUL-terminated strings alive for the call.
             Commit::Replace => check(unsafe {
                 libc::renameat(
                     dir_fd.as_raw_fd(),
@@ -47,6 +51,8 @@ pub(super) fn write_atomically(
             }),
             // A hard link never replaces an existing name, so a file that
             // appeared since the caller looked is not clobbered.
+            // SAFETY: as for the rename above: an open descriptor and two
+            // live NUL-terminated names.
             Commit::CreateNew => check(unsafe {
                 libc::linkat(
                     dir_fd.as_raw_fd(),
@@ -59,10 +65,12 @@ pub(super) fn write_atomically(
         }
     })();
     if result.is_err() || commit == Commit::CreateNew {
+        // SAFETY: `dir_fd` is open and `temp` a live NUL-terminated name.
         unsafe { libc::unlinkat(dir_fd.as_raw_fd(), temp.as_ptr(), 0) };
     }
     result?;
     // Make the rename itself durable.
+    // SAFETY: `dir_fd` is an open descriptor owned here; no memory is passed.
     unsafe { libc::fsync(dir_fd.as_raw_fd()) };
     Ok(())
 }
@@ -70,6 +78,8 @@ pub(super) fn write_atomically(
 pub(super) fn create_dir(dir: &Path, name: &OsStr) -> io::Result<()> {
     let dir_fd = open_verified_dir(dir)?;
     let name = cstring(name.as_bytes())?;
+    // SAFETY: `dir_fd` is open and `name` a NUL-terminated string alive for
+    // the call.
     check(unsafe { libc::mkdirat(dir_fd.as_raw_fd(), name.as_ptr(), 0o777) })
 }
 
@@ -78,6 +88,8 @@ pub(super) fn create_dir(dir: &Path, name: &OsStr) -> io::Result<()> {
 /// here, and everything later goes through this descriptor.
 fn open_verified_dir(dir: &Path) -> io::Result<OwnedFd> {
     let path = cstring(dir.as_os_str().as_bytes())?;
+    // SAFETY: `path` is a NUL-terminated string alive for the call; the
+    // descriptor returned is checked and owned just below.
     let fd = unsafe {
         libc::open(
             path.as_ptr(),
@@ -122,7 +134,10 @@ fn descriptor_path(fd: &OwnedFd, dir: &Path) -> io::Result<std::path::PathBuf> {
 
 /// Gives the new file the replaced file's mode, and its owner when allowed.
 fn keep_owner_and_mode(dir_fd: &OwnedFd, name: &CString, file: &std::fs::File) -> io::Result<()> {
+    // SAFETY: `stat` is plain integers, for which all zeroes is a valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `dir_fd` is open, `name` NUL-terminated and `st` a writable
+    // `stat` the kernel fills; all outlive the call.
     if unsafe {
         libc::fstatat(
             dir_fd.as_raw_fd(),
@@ -136,8 +151,10 @@ fn keep_owner_and_mode(dir_fd: &OwnedFd, name: &CString, file: &std::fs::File) -
         return Ok(());
     }
     // Never set-user/group-ID: new content must not inherit those powers.
+    // SAFETY: `file` is open for this call; no memory is passed.
     check(unsafe { libc::fchmod(file.as_raw_fd(), st.st_mode & 0o1777) })?;
     // Only root may give a file away; for anyone else this is a no-op by design.
+    // SAFETY: `file` is open for this call; no memory is passed.
     unsafe { libc::fchown(file.as_raw_fd(), st.st_uid, st.st_gid) };
     Ok(())
 }

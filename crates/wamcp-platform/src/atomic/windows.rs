@@ -85,6 +85,8 @@ pub(super) fn create_dir(dir: &Path, name: &OsStr) -> io::Result<()> {
 /// Gives the new file the hidden, system, archive and not-indexed flags of
 /// the file it replaces (read-only targets are refused before this point).
 fn keep_attributes(target: &[u16], temp: &[u16]) {
+    // SAFETY: both paths come from `wide`, so they end in a NUL, and they
+    // outlive the calls.
     let attributes = unsafe { GetFileAttributesW(target.as_ptr()) };
     if attributes != INVALID_FILE_ATTRIBUTES {
         let kept = attributes
@@ -93,6 +95,7 @@ fn keep_attributes(target: &[u16], temp: &[u16]) {
                 | FILE_ATTRIBUTE_ARCHIVE
                 | FILE_ATTRIBUTE_NOT_CONTENT_INDEXED);
         if kept != 0 {
+            // SAFETY: as above: a NUL-terminated path from `wide`.
             unsafe { SetFileAttributesW(temp.as_ptr(), kept) };
         }
     }
@@ -105,6 +108,9 @@ impl DirHandle {
         let path = wide(dir);
         // BACKUP_SEMANTICS opens a directory; without OPEN_REPARSE_POINT a
         // junction is followed, so its target shows in the final path.
+        // SAFETY: `path` is NUL-terminated and outlives the call; the other
+        // pointers are the documented nulls (no security attributes, no
+        // template); the handle is checked and then owned by `DirHandle`.
         let handle = unsafe {
             CreateFileW(
                 path.as_ptr(),
@@ -125,6 +131,8 @@ impl DirHandle {
     fn final_path(&self) -> io::Result<PathBuf> {
         let mut buf = vec![0u16; 1024];
         loop {
+            // SAFETY: `self.0` is an open handle while `self` lives, and the
+            // function writes at most `buf.len()` u16s into `buf`.
             let n = unsafe {
                 GetFinalPathNameByHandleW(
                     self.0,
@@ -147,6 +155,8 @@ impl DirHandle {
 
 impl Drop for DirHandle {
     fn drop(&mut self) {
+        // SAFETY: a `DirHandle` holds only a handle CreateFileW opened, and
+        // closes it once, here.
         unsafe { CloseHandle(self.0) };
     }
 }
@@ -175,6 +185,8 @@ fn move_over(temp: &[u16], target: &[u16], flags: u32) -> io::Result<()> {
     const ATTEMPTS: u32 = 20;
     let mut attempt = 0;
     loop {
+        // SAFETY: both paths come from `wide`, NUL-terminated, and outlive
+        // the call.
         let result = win32(unsafe { MoveFileExW(temp.as_ptr(), target.as_ptr(), flags) });
         let busy = result.as_ref().is_err_and(|e| {
             e.kind() == io::ErrorKind::PermissionDenied || super::is_file_in_use(e)

@@ -28,6 +28,8 @@ const NEWEST: ABI = ABI::V6;
 /// The Landlock ABI the kernel offers, or why there is none.
 fn landlock_abi() -> Result<u32, String> {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: with the VERSION flag the kernel reads no attribute: a null
+    // pointer and a zero size are what this query takes.
     let version = unsafe {
         libc::syscall(
             libc::SYS_landlock_create_ruleset,
@@ -247,7 +249,9 @@ fn open_verified(path: &Path) -> io::Result<(OwnedFd, bool)> {
             actual.display()
         )));
     }
+    // SAFETY: `stat` is plain integers, for which all zeroes is a valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is open and owned here and `st` a writable `stat`.
     if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
         return Err(io::Error::last_os_error());
     }
@@ -582,8 +586,10 @@ fn drop_capabilities() -> io::Result<()> {
     for cap in 0..64 {
         // EINVAL past the kernel's last capability, EPERM without
         // CAP_SETPCAP (then the bounding set grants nothing anyway).
+        // SAFETY: integer arguments only; no memory is involved.
         unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
     }
+    // SAFETY: integer arguments only; no memory is involved.
     unsafe {
         libc::prctl(
             libc::PR_CAP_AMBIENT,
@@ -598,6 +604,9 @@ fn drop_capabilities() -> io::Result<()> {
         pid: 0,
     };
     let mut data = [Data::default(); 2];
+    // SAFETY: `Header` and `Data` are `repr(C)` copies of the kernel's
+    // structs, and version 3 reads one header and fills two data entries,
+    // which is what `data` holds.
     if unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) } != 0 {
         return Err(io::Error::last_os_error());
     }
@@ -605,6 +614,7 @@ fn drop_capabilities() -> io::Result<()> {
         for d in &mut data {
             d.inheritable = 0;
         }
+        // SAFETY: the same header and two-entry array capget just filled.
         if unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) } != 0 {
             return Err(io::Error::last_os_error());
         }

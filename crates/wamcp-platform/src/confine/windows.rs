@@ -39,6 +39,7 @@ use windows_sys::Win32::System::Threading::{
     OpenProcessToken, PROCESS_INFORMATION, STARTF_USESTDHANDLES, STARTUPINFOW, WaitForSingleObject,
 };
 
+/// The restricted token, always available on Windows; the detail says what Wine does not enforce.
 pub fn support() -> Support {
     Support {
         mechanism: Some("restricted-token".into()),
@@ -59,6 +60,8 @@ struct Sid(PSID);
 impl Sid {
     fn parse(text: &str) -> io::Result<Sid> {
         let mut sid: PSID = null_mut();
+        // SAFETY: the NUL-terminated string outlives the call and `sid` is a
+        // writable pointer; the SID it receives is freed once, by `Drop`.
         if unsafe { ConvertStringSidToSidW(wide(text).as_ptr(), &mut sid) } == 0 {
             return Err(io::Error::last_os_error());
         }
@@ -68,6 +71,8 @@ impl Sid {
 
 impl Drop for Sid {
     fn drop(&mut self) {
+        // SAFETY: a `Sid` is made only from ConvertStringSidToSidW's
+        // LocalAlloc'd SID, and freed once, here.
         unsafe { LocalFree(self.0) };
     }
 }
@@ -77,6 +82,8 @@ struct Handle(HANDLE);
 impl Drop for Handle {
     fn drop(&mut self) {
         if !self.0.is_null() {
+            // SAFETY: a `Handle` owns a handle the system gave this process
+            // and closes it once, here.
             unsafe { CloseHandle(self.0) };
         }
     }
@@ -85,7 +92,9 @@ impl Drop for Handle {
 /// What an access entry does for the capability SID.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Grant {
+    /// Allow read, write, create and delete, inherited by everything below.
     Modify,
+    /// Deny write, create and delete below; a deny wins over an allow.
     DenyWrite,
 }
 
@@ -96,6 +105,8 @@ pub fn grant(path: &Path, capability: &str, grant: Grant) -> io::Result<()> {
     let name = wide(&path.display().to_string());
     let mut old: *mut ACL = null_mut();
     let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
+    // SAFETY: `name` is NUL-terminated and outlives the call; the out
+    // pointers are live locals and the unwanted ones null, as documented.
     let status = unsafe {
         GetNamedSecurityInfoW(
             name.as_ptr(),
@@ -130,10 +141,14 @@ pub fn grant(path: &Path, capability: &str, grant: Grant) -> io::Result<()> {
         },
     };
     let mut new: *mut ACL = null_mut();
+    // SAFETY: one entry, `entry`, whose trustee SID `sid` outlives the call;
+    // `old` points into `descriptor`, still allocated.
     let status = unsafe { SetEntriesInAclW(1, &entry, old, &mut new) };
     let result = if status != 0 {
         Err(io::Error::from_raw_os_error(status as i32))
     } else {
+        // SAFETY: `name` is NUL-terminated and `new` the ACL just built; the
+        // owner and group are not set, so their pointers are null.
         let status = unsafe {
             SetNamedSecurityInfoW(
                 name.as_ptr(),
@@ -151,6 +166,8 @@ pub fn grant(path: &Path, capability: &str, grant: Grant) -> io::Result<()> {
             Ok(())
         }
     };
+    // SAFETY: both were allocated by the calls above for this function to
+    // free (`new` may be null, which LocalFree accepts), and are freed once.
     unsafe {
         LocalFree(new as _);
         LocalFree(descriptor);
@@ -161,12 +178,15 @@ pub fn grant(path: &Path, capability: &str, grant: Grant) -> io::Result<()> {
 /// The logon session's SID of `token`, copied out of the token information.
 fn logon_sid(token: HANDLE) -> io::Result<Option<Vec<u8>>> {
     let mut needed = 0u32;
+    // SAFETY: a null buffer of length zero only asks for the size needed,
+    // written to the live `needed`; `token` is open for the call.
     unsafe { GetTokenInformation(token, TokenGroups, null_mut(), 0, &mut needed) };
     if needed == 0 {
         return Err(io::Error::last_os_error());
     }
     // u64 storage keeps the structure aligned.
     let mut buffer = vec![0u64; (needed as usize).div_ceil(8)];
+    // SAFETY: `buffer` holds at least `needed` bytes, the length passed.
     if unsafe {
         GetTokenInformation(
             token,
@@ -180,12 +200,19 @@ fn logon_sid(token: HANDLE) -> io::Result<Option<Vec<u8>>> {
         return Err(io::Error::last_os_error());
     }
     let groups = buffer.as_ptr() as *const TOKEN_GROUPS;
+    // SAFETY: the call filled `buffer` (8-byte aligned, as u64s) with a
+    // TOKEN_GROUPS whose `GroupCount` entries all lie inside it.
     let count = unsafe { (*groups).GroupCount } as usize;
+    // SAFETY: as above; only the field's address is taken.
     let first = unsafe { std::ptr::addr_of!((*groups).Groups) } as *const SID_AND_ATTRIBUTES;
     for i in 0..count {
+        // SAFETY: `i < count`, so the entry is inside the filled buffer.
         let group = unsafe { &*first.add(i) };
         if group.Attributes & SE_GROUP_LOGON_ID as u32 == SE_GROUP_LOGON_ID as u32 {
+            // SAFETY: the token's groups hold valid SIDs, here inside `buffer`.
             let length = unsafe { windows_sys::Win32::Security::GetLengthSid(group.Sid) } as usize;
+            // SAFETY: the SID is `length` bytes inside `buffer`, which lives
+            // until the bytes are copied out just below.
             let bytes = unsafe { std::slice::from_raw_parts(group.Sid as *const u8, length) };
             return Ok(Some(bytes.to_vec()));
         }
@@ -196,6 +223,7 @@ fn logon_sid(token: HANDLE) -> io::Result<Option<Vec<u8>>> {
 /// `cmd.exe` in the system directory, never one found on a search path.
 fn system_cmd() -> io::Result<String> {
     let mut buffer = [0u16; 260];
+    // SAFETY: the call writes at most `buffer.len()` u16s into `buffer`.
     let length = unsafe { GetSystemDirectoryW(buffer.as_mut_ptr(), buffer.len() as u32) } as usize;
     if length == 0 || length >= buffer.len() {
         return Err(io::Error::last_os_error());
@@ -213,6 +241,8 @@ fn system_cmd() -> io::Result<String> {
 pub fn run_restricted(capability: &str, program: &str, args: &[String]) -> io::Result<u32> {
     let mut own: HANDLE = null_mut();
     let access = TOKEN_DUPLICATE | TOKEN_QUERY | TOKEN_ASSIGN_PRIMARY | TOKEN_ADJUST_DEFAULT;
+    // SAFETY: the current-process pseudo-handle needs no closing and `own`
+    // is a writable handle, owned by `Handle` just below.
     if unsafe { OpenProcessToken(GetCurrentProcess(), access, &mut own) } == 0 {
         return Err(io::Error::last_os_error());
     }
@@ -230,6 +260,9 @@ pub fn run_restricted(capability: &str, program: &str, args: &[String]) -> io::R
         });
     }
     let mut restricted: HANDLE = null_mut();
+    // SAFETY: `own` is an open token; `restricting` (and the SIDs it points
+    // to, `capability` and `logon`) outlive the call, its length is passed
+    // with it, and the empty lists are null with a zero count.
     let made = unsafe {
         CreateRestrictedToken(
             own.0,
@@ -258,16 +291,29 @@ pub fn run_restricted(capability: &str, program: &str, args: &[String]) -> io::R
     };
     let application = wide(&application);
     let mut line = wide(&line);
+    // SAFETY: GetStdHandle only reads this process's standard handles; they
+    // are lent to the child, never closed here.
+    let (input, output, error) = unsafe {
+        (
+            GetStdHandle(STD_INPUT_HANDLE),
+            GetStdHandle(STD_OUTPUT_HANDLE),
+            GetStdHandle(STD_ERROR_HANDLE),
+        )
+    };
     let startup = STARTUPINFOW {
         cb: std::mem::size_of::<STARTUPINFOW>() as u32,
         dwFlags: STARTF_USESTDHANDLES,
-        hStdInput: unsafe { GetStdHandle(STD_INPUT_HANDLE) },
-        hStdOutput: unsafe { GetStdHandle(STD_OUTPUT_HANDLE) },
-        hStdError: unsafe { GetStdHandle(STD_ERROR_HANDLE) },
+        hStdInput: input,
+        hStdOutput: output,
+        hStdError: error,
         ..STARTUPINFOW::default()
     };
     let mut info = PROCESS_INFORMATION::default();
     // Handles are inherited so the program writes to the server's pipes.
+    // SAFETY: `restricted` is an open primary token; `application` is
+    // NUL-terminated and `line` a writable NUL-terminated buffer, as the
+    // call requires; `startup` and `info` are live, and the two handles it
+    // returns are owned by `Handle`s right after.
     let started = unsafe {
         CreateProcessAsUserW(
             restricted.0,
@@ -287,8 +333,10 @@ pub fn run_restricted(capability: &str, program: &str, args: &[String]) -> io::R
         return Err(io::Error::last_os_error());
     }
     let (process, _thread) = (Handle(info.hProcess), Handle(info.hThread));
+    // SAFETY: `process` is an open handle owned here until the function ends.
     unsafe { WaitForSingleObject(process.0, INFINITE) };
     let mut code = 0u32;
+    // SAFETY: `process` is still open and `code` a writable u32.
     if unsafe { GetExitCodeProcess(process.0, &mut code) } == 0 {
         return Err(io::Error::last_os_error());
     }

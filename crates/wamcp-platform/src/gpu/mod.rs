@@ -47,8 +47,11 @@ const SDK_VARIABLES: &[&str] = &[
 /// One graphics adapter as the OS describes it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Adapter {
+    /// The adapter's name as the OS reports it.
     pub name: String,
+    /// The maker (`AMD`, `NVIDIA`, `Intel`), or `unknown vendor`.
     pub vendor: String,
+    /// The driver: its version on Windows, the bound kernel module on Linux.
     pub driver: String,
     /// Dedicated video memory in bytes, when known exactly.
     pub memory_bytes: Option<u64>,

@@ -126,6 +126,8 @@ impl Dir {
 pub(super) fn file_id(file: &File) -> io::Result<(u64, u64)> {
     // SAFETY: the handle is the open file's; the struct is an out value.
     let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+    // SAFETY: `file` keeps the handle open for the call, and `info` is a
+    // writable struct of the type the call fills.
     if unsafe { GetFileInformationByHandle(file.as_raw_handle() as HANDLE, &mut info) } == 0 {
         return Err(io::Error::last_os_error());
     }

@@ -30,6 +30,7 @@ pub(super) fn os_facts() -> OsFacts {
 fn uname() -> Option<(String, String, String, String)> {
     // SAFETY: utsname is plain data; uname fills it with NUL-terminated strings.
     let mut buf: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `buf` is a writable `utsname`, the one struct uname fills.
     if unsafe { libc::uname(&mut buf) } != 0 {
         return None;
     }
@@ -54,6 +55,8 @@ pub(super) fn hostname() -> Option<String> {
 /// The account name of the effective user, from the password database; the
 /// `USER` variable is unset in many containers and services.
 pub(super) fn username() -> Option<String> {
+    // SAFETY: `passwd` is integers and pointers, for which all zeroes (null)
+    // is a valid value; getpwuid_r fills it before it is read.
     let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
     let mut result: *mut libc::passwd = std::ptr::null_mut();
     let mut buf = vec![0 as libc::c_char; 4096];

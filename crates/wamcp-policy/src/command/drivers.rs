@@ -12,6 +12,7 @@ pub const BUILD_COMMANDS: &[&str] = &[
     "clang-cl", "gcc", "g++", "cl", "python", "python3", "py",
 ];
 
+/// Whether `first_word` names one of [`BUILD_COMMANDS`], by its file name.
 pub fn is_build_driver(first_word: &str) -> bool {
     BUILD_COMMANDS.contains(&program_name(first_word).as_str())
 }

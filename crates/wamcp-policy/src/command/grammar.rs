@@ -64,7 +64,9 @@ enum Special {
 /// A compiled grammar.
 #[derive(Clone, Debug)]
 pub struct Grammar {
+    /// The grammar's name, from its file's `id`.
     pub id: String,
+    /// Program names it judges, lower-cased; a later grammar for a name takes it over.
     pub programs: Vec<String>,
     abbreviations: bool,
     negation: bool,
@@ -81,6 +83,7 @@ pub struct Grammar {
     top: Cmd,
     network_options: Vec<String>,
     offline_options: Vec<String>,
+    /// Command lines checked when it loads.
     pub examples: Examples,
 }
 
@@ -88,17 +91,22 @@ pub struct Grammar {
 /// when everything is allowed) and whether it may use the network.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Judgement {
+    /// The strictest finding, or `None` when every argument is allowed.
     pub finding: Option<Finding>,
+    /// Whether the command as judged may use the network.
     pub network: bool,
 }
 
 /// The strictest thing found in a command, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
+    /// Whether the argument is asked about or forbidden.
     pub decision: Decision,
     /// Index in argv (the program is 0).
     pub arg: usize,
+    /// The argument as written.
     pub word: String,
+    /// The reason, in words shown to the user.
     pub why: String,
 }
 
@@ -357,6 +365,7 @@ pub struct Grammars {
 }
 
 impl Grammars {
+    /// Adds `grammar`; it replaces any with the same id and takes over its programs.
     pub fn add(&mut self, grammar: Grammar) {
         // A later grammar for the same programs (a user's) takes their place.
         for program in &grammar.programs {
@@ -369,10 +378,12 @@ impl Grammars {
         self.list.push(grammar);
     }
 
+    /// Removes the grammar with this id, if any.
     pub fn remove(&mut self, id: &str) {
         self.list.retain(|g| g.id != id);
     }
 
+    /// The grammar that judges `program` (as [`program_name`](super::rules::program_name) gives it).
     pub fn for_program(&self, program: &str) -> Option<&Grammar> {
         self.list
             .iter()
@@ -383,6 +394,7 @@ impl Grammars {
         self.list.iter().find(|g| g.id == id)
     }
 
+    /// Every grammar, in the order they were added.
     pub fn iter(&self) -> impl Iterator<Item = &Grammar> {
         self.list.iter()
     }

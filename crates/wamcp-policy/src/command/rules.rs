@@ -29,9 +29,11 @@ pub const BLOCKED_RULES: &str = "(rules not trusted)";
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
+    /// Run without asking.
     Allow,
     /// Ask the user first.
     Prompt,
+    /// Refuse, whatever the user says.
     Forbidden,
 }
 
@@ -65,20 +67,28 @@ pub struct When {
     pub subcommand_args: BTreeMap<String, Vec<String>>,
 }
 
+/// A program-level decision, optionally only when the arguments match `when`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
+    /// The rule's name, reported as the rule that decided.
     pub id: String,
+    /// Program names the rule applies to, compared case-insensitively.
     pub programs: Vec<String>,
     /// Runs in PowerShell rather than as an executable.
     #[serde(default)]
     pub cmdlet: bool,
+    /// The condition on the arguments; unset, the rule applies to every call.
     #[serde(default)]
     pub when: Option<When>,
+    /// What happens to a command the rule matches.
     pub decision: Decision,
+    /// The reason shown to the user when this rule decides.
     pub justification: String,
+    /// Example command lines the rule must match (`"match"` in the file).
     #[serde(default, rename = "match")]
     pub matches: Vec<String>,
+    /// Example command lines the rule must not match.
     #[serde(default)]
     pub not_match: Vec<String>,
     /// Whether the command may use the network; unset leaves the grammar's
@@ -102,10 +112,13 @@ struct RuleFile {
 /// The verdict on one command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
+    /// Whether the command runs, is asked about or is refused.
     pub decision: Decision,
     /// The grammar or rule that decided, or `None` when nothing knows the program.
     pub rule: Option<String>,
+    /// Why, in words shown to the user; see [`Verdict::reason`].
     pub justification: String,
+    /// The program is a PowerShell cmdlet, run inside PowerShell rather than as an executable.
     pub cmdlet: bool,
     /// The argument that decided (its index in argv, the program being 0).
     pub argument: Option<(usize, String)>,
@@ -126,8 +139,11 @@ impl Verdict {
 /// The size of a [`RuleSet`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RuleCounts {
+    /// Grammars loaded.
     pub grammars: usize,
+    /// Rules loaded, built-in and the user's.
     pub rules: usize,
+    /// Example command lines the grammars and rules carry.
     pub examples: usize,
 }
 
@@ -136,6 +152,7 @@ pub struct RuleCounts {
 pub struct RuleSet {
     rules: Vec<Rule>,
     grammars: Grammars,
+    /// Problems found while loading, each naming its file and entry.
     pub errors: Vec<String>,
     /// Set when the rules themselves cannot be trusted: every command is
     /// refused with this reason.
@@ -403,6 +420,7 @@ impl RuleSet {
         verdict
     }
 
+    /// The loaded grammars, for checks that walk each one.
     pub fn grammars(&self) -> &Grammars {
         &self.grammars
     }

@@ -14,12 +14,14 @@ pub enum SandboxMode {
     /// unconfined (and say so) elsewhere.
     #[default]
     Auto,
+    /// Never confine: commands run with the server's own rights.
     Off,
     /// Confine or refuse to run commands at all.
     Require,
 }
 
 impl SandboxMode {
+    /// Reads the setting; blank means `auto`, and anything unknown is an error naming the choices.
     pub fn parse(text: &str) -> Result<SandboxMode, String> {
         match text.trim().to_ascii_lowercase().as_str() {
             "" | "auto" => Ok(SandboxMode::Auto),
@@ -31,6 +33,7 @@ impl SandboxMode {
         }
     }
 
+    /// The mode as the setting spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             SandboxMode::Auto => "auto",
@@ -43,6 +46,7 @@ impl SandboxMode {
 /// The caches a build writes, as configured, and the entries refused.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Caches {
+    /// Directories a confined command may write besides the roots, each once, `~` expanded.
     pub entries: Vec<String>,
     /// One sentence per refused entry, naming it and why.
     pub refused: Vec<String>,
@@ -50,10 +54,12 @@ pub struct Caches {
 
 /// Where a user's machine looks for programs and configuration.
 pub struct Home<'a> {
+    /// The home directory, if known; `~` in a setting stands for it.
     pub home: Option<&'a str>,
     /// The directories on PATH: a file planted there runs unconfined the
     /// next time the user types its name.
     pub path_dirs: &'a [String],
+    /// Which path syntax the places above are written in.
     pub style: PathStyle,
     /// The places above, split once: every cache entry is compared with
     /// all of them, and splitting each place per comparison cost half a
@@ -62,6 +68,7 @@ pub struct Home<'a> {
 }
 
 impl<'a> Home<'a> {
+    /// The places a cache entry is checked against.
     pub fn new(home: Option<&'a str>, path_dirs: &'a [String], style: PathStyle) -> Home<'a> {
         Home {
             home,

@@ -27,6 +27,7 @@ pub enum Dialect {
 /// One word of a simple command, quotes removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Word {
+    /// The word's text, quotes removed; its dynamic parts stay as written.
     pub text: String,
     /// Part of it is known only when the shell runs it: a variable, a
     /// substitution or an unquoted glob.
@@ -38,6 +39,7 @@ pub struct Word {
 /// A program and its arguments, with the files its output goes to.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SimpleCommand {
+    /// The program first, then its arguments.
     pub words: Vec<Word>,
     /// Targets of `>`, `>>`, `&>`, `2>`... redirections.
     pub writes_to: Vec<Word>,

@@ -30,7 +30,9 @@ use std::collections::BTreeMap;
 /// What comes after an option word.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Takes {
+    /// A flag: no value follows.
     Nothing,
+    /// A value, attached (`--opt=v`, `-nv`) or the next argument.
     Value,
     /// Only a value attached to the same word.
     Attached,
@@ -55,6 +57,7 @@ pub enum ValueCheck {
     Path,
     /// A path that is written.
     Output,
+    /// Checked against the grammar's table of this name (`=@table`).
     Table(String),
 }
 
@@ -63,9 +66,13 @@ pub enum ValueCheck {
 pub struct Opt {
     /// The canonical (first) name, for messages.
     pub name: String,
+    /// What follows the option word.
     pub takes: Takes,
+    /// What its value must satisfy, when it takes one.
     pub check: ValueCheck,
+    /// Allowed, asked about (listed under `prompt`) or forbidden (under `forbid`).
     pub decision: Decision,
+    /// The reason shown to the user when the option is asked about or forbidden.
     pub why: String,
 }
 
@@ -111,10 +118,13 @@ impl<'de> Deserialize<'de> for Args {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommandSpec {
+    /// Allowed options in the compact form (`"-n|--max-count="`), or `"@set"`.
     #[serde(default)]
     pub options: Vec<String>,
+    /// Options asked about, each with the reason shown to the user.
     #[serde(default)]
     pub prompt: BTreeMap<String, String>,
+    /// Options refused, each with the reason shown to the user.
     #[serde(default)]
     pub forbid: BTreeMap<String, String>,
     /// Keys may name aliases: `"i|install|add"`.
@@ -124,6 +134,7 @@ pub struct CommandSpec {
     /// (true) or taken as an argument of this command (false).
     #[serde(default = "yes")]
     pub subcommand_required: bool,
+    /// How this command's positional arguments are judged.
     #[serde(default)]
     pub args: Args,
     /// Words after `--`; unset, the grammar's `after_dashdash`.
@@ -138,6 +149,7 @@ pub struct CommandSpec {
     /// A decision for reaching this command at all (with `why`).
     #[serde(default)]
     pub decision: Option<Decision>,
+    /// The reason shown with `decision`.
     #[serde(default)]
     pub why: Option<String>,
     /// A program-specific reading of the positionals (see `grammar.rs`).
@@ -157,14 +169,17 @@ fn yes() -> bool {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Table {
+    /// What the table is for, for the grammar's readers; never shown.
     #[serde(default, rename = "_why")]
     pub about: Option<String>,
     /// Glob patterns (`*` matches any run of characters), compared
     /// case-insensitively.
     #[serde(default)]
     pub allow: Vec<String>,
+    /// Glob patterns of values asked about.
     #[serde(default)]
     pub prompt: Vec<String>,
+    /// Glob patterns of values refused, with `why`.
     #[serde(default)]
     pub forbid: Vec<String>,
     /// Why a forbidden value is forbidden.
@@ -202,10 +217,13 @@ fn prompt_decision() -> Decision {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Examples {
+    /// Command lines the grammar must allow.
     #[serde(default)]
     pub allow: Vec<String>,
+    /// Command lines it must ask about.
     #[serde(default)]
     pub prompt: Vec<String>,
+    /// Command lines it must refuse.
     #[serde(default)]
     pub forbidden: Vec<String>,
 }
@@ -214,9 +232,12 @@ pub struct Examples {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GrammarSpec {
+    /// The grammar's name, used by `=>grammar` delegation and in messages.
     pub id: String,
+    /// What the grammar covers and why, for its readers; never shown.
     #[serde(default, rename = "_about")]
     pub about: Option<String>,
+    /// Program names the grammar judges (`git`, `npm`).
     pub programs: Vec<String>,
     /// Unique prefixes of `--long` options are accepted (git, GNU tools).
     #[serde(default)]
@@ -258,8 +279,10 @@ pub struct GrammarSpec {
     /// Option lists shared by several commands, included as `"@name"`.
     #[serde(default)]
     pub option_sets: BTreeMap<String, Vec<String>>,
+    /// Value tables, referred to as `=@name` or `"args": "@name"`.
     #[serde(default)]
     pub tables: BTreeMap<String, Table>,
+    /// Commands reached by `=module` or `=>#module` rather than by a subcommand word.
     #[serde(default)]
     pub modules: BTreeMap<String, CommandSpec>,
     /// Options (by first name) that give the command the network
@@ -270,7 +293,9 @@ pub struct GrammarSpec {
     /// script then runs without it too.
     #[serde(default)]
     pub offline_options: Vec<String>,
+    /// The top-level command: options and subcommands of the program itself.
     pub command: CommandSpec,
+    /// Command lines checked when the grammar loads.
     #[serde(default)]
     pub examples: Examples,
 }

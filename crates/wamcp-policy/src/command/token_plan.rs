@@ -31,18 +31,24 @@ pub enum Access {
     DenyWrite,
 }
 
+/// One access-control entry for the capability SID, on one path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
+    /// The file or directory the entry is added to (a Windows path).
     pub path: String,
+    /// Whether it opens the path to writing or keeps it closed.
     pub access: Access,
+    /// When the entry is removed again.
     pub lifetime: Lifetime,
 }
 
+/// How one command's token is restricted and which paths it may write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TokenPlan {
     /// SID strings; `LOGON` stands for the session's logon SID, which is
     /// only known at run time.
     pub restricting: Vec<String>,
+    /// Allow entries for the roots, caches and temp directory, then deny entries for trust locations.
     pub entries: Vec<Entry>,
 }
 

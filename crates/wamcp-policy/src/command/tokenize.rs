@@ -11,6 +11,7 @@ use std::fmt;
 /// One argument after quoting is removed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Arg {
+    /// The argument as the program receives it, quotes and escapes removed.
     pub text: String,
     /// Whether any part of it was quoted. A quoted argument is never a
     /// PowerShell parameter, and words inside it are data, not commands.
@@ -21,6 +22,7 @@ pub struct Arg {
 /// evaluate instead of passing literally.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refused {
+    /// The construct refused, in words (`'|', a pipeline`).
     pub construct: &'static str,
     /// Character offset where it starts.
     pub at: usize,

@@ -13,37 +13,55 @@ use serde::Serialize;
 /// One child control as the window reports it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Control {
+    /// The control's window handle, used to send it messages; never shown.
     #[serde(skip)]
     pub handle: isize,
     /// The owning process; a control can be another program's window.
     #[serde(skip)]
     pub pid: u32,
+    /// The window class name (`Button`, `Edit`), which decides the routes it accepts.
     pub class: String,
+    /// Its caption or text, cut when long; empty for a password or another program's control.
     pub text: String,
+    /// The control id its dialog gave it, as `id:<number>` names it.
     pub id: i32,
     /// Screen coordinates: left, top, right, bottom.
     pub rect: [i32; 4],
+    /// Whether the control accepts input.
     pub enabled: bool,
+    /// Whether the control is shown.
     pub visible: bool,
+    /// A check box's or radio button's state; `None` for controls without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checked: Option<bool>,
     /// A password edit: its text is never read and never typed into.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub password: bool,
+    /// The window style bits, kept to tell a real button or password edit apart.
     #[serde(skip)]
     pub style: u32,
 }
 
+/// A control named by a `target` string; see the module docs for its forms.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
+    /// `id:<number>`: the control with this id.
     Id(i32),
-    Class { class: String, index: usize },
+    /// `class:<Class>[n]`: the n-th control of a class, from 0, in child order.
+    Class {
+        /// The class name, compared without case.
+        class: String,
+        /// Which control of that class, from 0; `0` when no `[n]` was given.
+        index: usize,
+    },
+    /// A caption, which must match whole (without case, spaces and `&`).
     Text(String),
 }
 
 /// Longest target string accepted; captions are short.
 pub const MAX_TARGET_CHARS: usize = 512;
 
+/// Reads a `target` string, or says why it names no control.
 pub fn parse_target(target: &str) -> Result<Target, String> {
     if target.chars().count() > MAX_TARGET_CHARS {
         return Err(format!(

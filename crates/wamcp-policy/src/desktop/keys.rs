@@ -12,13 +12,18 @@
 /// Modifier keys held for one stroke.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Modifiers {
+    /// Ctrl is held (`Ctrl+` or `^`).
     pub ctrl: bool,
+    /// Alt is held (`Alt+` or `%`).
     pub alt: bool,
+    /// Shift is held (`Shift+`, or `+` before `{NAME}` or a group).
     pub shift: bool,
+    /// The Windows key is held (`Win+`); [`parse_keys`] refuses such chords.
     pub win: bool,
 }
 
 impl Modifiers {
+    /// Whether any modifier is held.
     pub fn any(self) -> bool {
         self.ctrl || self.alt || self.shift || self.win
     }
@@ -33,6 +38,7 @@ impl Modifiers {
     }
 }
 
+/// The key a stroke presses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Key {
     /// A Windows virtual-key code for a named key (Enter, F4, Home, …).
@@ -41,9 +47,12 @@ pub enum Key {
     Char(char),
 }
 
+/// One key press, with the modifiers held for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stroke {
+    /// Modifiers held while the key is pressed.
     pub modifiers: Modifiers,
+    /// The key pressed.
     pub key: Key,
 }
 
@@ -55,8 +64,10 @@ pub const MAX_REPEAT: usize = 100;
 /// Longest notation accepted, and how deep `(groups)` may nest (the parser
 /// recurses per group: thousands of `(` would overflow the stack).
 pub const MAX_NOTATION_CHARS: usize = 4000;
+/// How deep `(groups)` may nest: the parser recurses once per group.
 pub const MAX_GROUP_DEPTH: usize = 8;
 
+/// Translates `notation` into strokes, or says why it cannot.
 pub fn parse_keys(notation: &str) -> Result<Vec<Stroke>, String> {
     if notation.is_empty() {
         return Err("no keys given".into());

@@ -29,7 +29,9 @@ pub const ACCESSIBILITY_FLAGS: [&str; 3] = [
     "--disable-features=CalculateNativeWinOcclusion",
 ];
 
+/// The most arguments `open_app` passes to a program.
 pub const MAX_ARGS: usize = 32;
+/// The longest single argument `open_app` passes, in characters.
 pub const MAX_ARG_CHARS: usize = 2048;
 /// `CreateProcessW` refuses a longer command line.
 const MAX_COMMAND_LINE: usize = 32_767;

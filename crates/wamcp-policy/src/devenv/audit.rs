@@ -44,7 +44,9 @@ impl Outcome {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Event {
+    /// A tool ran (or tried to run) something: a capability, a package search or install, a sandbox.
     Execution,
+    /// The user was asked to approve a run, and what they answered.
     Approval,
     /// What became of a call the host put to the user on wamcp's behalf
     /// (written by the host's hooks), and a session's summary of them.
@@ -55,17 +57,23 @@ pub enum Event {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Record {
+    /// The record's number in the trail, 1 for the first ever written.
     pub seq: u64,
     /// UTC, RFC 3339, seconds.
     pub time: String,
+    /// The tool that was called (`capability_run`, `package_install`).
     pub tool: String,
     /// The capability or package id, when the call named one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// The safety class of what ran, when the call had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub safety: Option<Safety>,
+    /// Whether the record is a run, an approval or a host's outcome.
     pub event: Event,
+    /// What the call established about its effect.
     pub outcome: Outcome,
+    /// How long the call took, in milliseconds.
     pub duration_ms: u64,
     /// A short fixed phrase (`exit code 2`, `timed out`, `approval
     /// declined`), never program output.
@@ -99,6 +107,7 @@ pub enum Filter {
 }
 
 impl Filter {
+    /// Whether the filter keeps `r`.
     pub fn admits(self, r: &Record) -> bool {
         match self {
             Filter::All => true,
@@ -116,6 +125,7 @@ impl Filter {
 /// The trail as read back: records in order and what the chain shows.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reading {
+    /// Every line that parsed as a record, oldest first.
     pub records: Vec<Record>,
     /// Breaks in the chain, each naming where.
     pub problems: Vec<String>,

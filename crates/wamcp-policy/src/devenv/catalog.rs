@@ -27,9 +27,13 @@ const MAX_CAPABILITIES: usize = 500;
 /// One capability, validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Capability {
+    /// The name a model runs it by (`lint-python`); routing reads its words too.
     pub id: String,
+    /// What it does, in one sentence; a routing hint, never a route.
     pub description: String,
+    /// Its safety class, which decides whether a run needs approval.
     pub safety: Safety,
+    /// Words that name it for routing: languages, tools, topics.
     pub tags: Vec<String>,
     /// Alternatives in order of preference; the first whose program is
     /// found runs.
@@ -71,7 +75,9 @@ struct Entry {
 /// A parsed catalog file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Parsed {
+    /// The file replaces the built-in catalog instead of adding to it.
     pub replace_builtin: bool,
+    /// The file's entries, validated.
     pub capabilities: Vec<Capability>,
 }
 

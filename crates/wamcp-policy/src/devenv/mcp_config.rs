@@ -21,12 +21,17 @@ pub struct Server {
     /// Where in the file: `mcpServers`, `servers`, `projects.mcpServers`
     /// (`~/.claude.json`'s entries for this project) or `mcp_servers`.
     pub section: &'static str,
+    /// Whether the entry has no problems.
     pub valid: bool,
     /// `stdio`, `http`, `sse` or `unknown`.
     pub transport: &'static str,
+    /// How many arguments the entry passes; their values are never shown.
     pub arg_count: usize,
+    /// Whether the entry names a command to run.
     pub has_command: bool,
+    /// Whether the entry names a URL (`url` or `serverUrl`).
     pub has_url: bool,
+    /// Whether the entry sets environment variables, which often hold tokens.
     pub has_env: bool,
     /// Fixed phrases naming what is wrong; never a value.
     pub problems: Vec<String>,
@@ -45,9 +50,11 @@ pub struct Server {
 /// A configuration file's servers, or why it could not be read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
+    /// Whether the file parsed and every listed entry is valid.
     pub valid: bool,
     /// Why the file is not valid JSON/TOML or has no recognisable shape.
     pub error: Option<String>,
+    /// The server entries, at most [`MAX_SERVERS`].
     pub servers: Vec<Server>,
     /// Servers past [`MAX_SERVERS`], counted and not listed.
     pub servers_not_listed: usize,

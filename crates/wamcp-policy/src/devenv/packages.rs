@@ -16,6 +16,7 @@ pub const MAX_QUERY_CHARS: usize = 160;
 pub const MAX_ID_CHARS: usize = 256;
 /// Seconds a search may take, and an install.
 pub const SEARCH_TIMEOUT_SECONDS: u64 = 90;
+/// Seconds an install may take before it is killed.
 pub const INSTALL_TIMEOUT_SECONDS: u64 = 600;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -29,6 +30,7 @@ pub enum Source {
 }
 
 impl Source {
+    /// The source as the tools' `source` argument spells it.
     pub fn name(self) -> &'static str {
         match self {
             Source::Winget => "winget",
@@ -263,8 +265,11 @@ pub fn query_problem(query: &str) -> Option<String> {
 /// One search result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Found {
+    /// The id an install names, exactly as the manager listed it.
     pub id: String,
+    /// The package's display name; for apt, its one-line description.
     pub name: String,
+    /// The version offered; empty where the manager does not say (apt).
     pub version: String,
     /// The whole line, for checks beyond the columns.
     #[serde(skip)]

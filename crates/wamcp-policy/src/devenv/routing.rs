@@ -50,16 +50,25 @@ fn is_generic(word: &str) -> bool {
 /// How one capability matched the task.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Candidate {
+    /// The capability's id in the catalog.
     pub id: String,
+    /// The capability's safety class, reported so a caller can weigh running it.
     pub safety: Safety,
+    /// How many discriminating words the task shares with it; only these select.
     pub discriminating_score: usize,
+    /// How many identity words (id and tags) the task shares, generic ones included.
     pub identity_score: usize,
+    /// How many words the task shares with its description; a hint, never a route.
     pub description_score: usize,
+    /// The shared discriminating words, sorted.
     pub discriminating_matches: Vec<String>,
+    /// The shared identity words, sorted.
     pub identity_matches: Vec<String>,
+    /// The shared description words, sorted.
     pub description_matches: Vec<String>,
     /// The program that would run, when one of the alternatives is found.
     pub available_tool: Option<String>,
+    /// Every program the catalog lists as an alternative for the capability.
     pub configured_tools: Vec<String>,
 }
 
@@ -77,14 +86,20 @@ impl Candidate {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Selection {
+    /// One capability matched best and one of its programs is installed.
     Selected,
+    /// Several capabilities matched equally well; the task must name one.
     Ambiguous,
+    /// One capability matched best, but none of its programs is installed.
     MatchedUnavailable,
+    /// No discriminating word matched any capability.
     NoMatch,
 }
 
+/// Where a task was routed, with the evidence for every capability.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {
+    /// The outcome: selected, tied, not installed or no match.
     pub selection: Selection,
     /// The unique strongest match (selected or not installed).
     pub matched: Option<String>,

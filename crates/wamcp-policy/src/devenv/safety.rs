@@ -18,6 +18,7 @@ pub enum Safety {
 }
 
 impl Safety {
+    /// The class as the catalog and the tools spell it (`read-only`).
     pub fn name(self) -> &'static str {
         match self {
             Safety::ReadOnly => "read-only",

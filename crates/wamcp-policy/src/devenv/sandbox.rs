@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 pub const MAX_PAYLOAD_PATHS: usize = 1024;
 /// The most files and directories a payload may hold, and bytes.
 pub const MAX_PAYLOAD_ENTRIES: usize = 10_000;
+/// The most bytes a payload's files may hold in all (1 GiB).
 pub const MAX_PAYLOAD_BYTES: u64 = 1024 * 1024 * 1024;
 /// Folders nested deeper than this are refused: each level is one open
 /// handle while the tree is copied, and installers choke on such paths
@@ -43,6 +44,7 @@ pub enum Requirement {
 }
 
 impl Environment {
+    /// The environment as `sandbox_run`'s `environment` argument spells it.
     pub fn name(self) -> &'static str {
         match self {
             Environment::Auto => "auto",

@@ -82,6 +82,7 @@ pub struct Paint {
     /// `None` under an image or gradient, or when the page's background
     /// comes from a sheet that is never fetched.
     background: Option<[u8; 4]>,
+    /// Whether text in this paint can be read: not transparent, not the background's colour.
     pub seen: bool,
     /// The product of the element's and its ancestors' opacity.
     opacity: f32,
@@ -153,7 +154,9 @@ impl Paint {
 /// `<body text>`), below any style.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Hints {
+    /// The text colour from `<font color>` or `<body text>`, as RGBA.
     pub text: Option<[u8; 4]>,
+    /// The background colour from `bgcolor`, as RGBA.
     pub background: Option<[u8; 4]>,
 }
 

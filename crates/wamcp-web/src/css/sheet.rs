@@ -244,6 +244,7 @@ impl Sheets {
             .find_map(|name| keyframes.get(name).copied())
     }
 
+    /// Whether the page has no rules, so only inline styles need reading.
     pub fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
@@ -398,12 +399,14 @@ impl Ancestors {
         )
     }
 
+    /// Adds `element`'s id and classes, for the elements inside it.
     pub fn enter(&mut self, element: &scraper::node::Element) {
         for key in Ancestors::keys(element) {
             *self.counts.entry(key).or_default() += 1;
         }
     }
 
+    /// Removes what [`Ancestors::enter`] added for `element`.
     pub fn leave(&mut self, element: &scraper::node::Element) {
         for key in Ancestors::keys(element) {
             if let Some(count) = self.counts.get_mut(&key) {

@@ -1,6 +1,6 @@
 //! `build_project`: run a build driver and return parsed diagnostics.
 
-use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
+use crate::registry::{Hints, HookClass, ToolCall, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use wamcp_exec::Progress;
@@ -31,6 +31,7 @@ pub struct BuildProject;
 impl ToolDef for BuildProject {
     type Params = Params;
     const NAME: &'static str = "build_project";
+    const HOOK: HookClass = HookClass::Command;
     const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Build];
     const DESCRIPTION: &'static str = "Run a build (cmake, ninja, msbuild, dotnet, cargo, compilers, python build \
@@ -45,15 +46,15 @@ impl ToolDef for BuildProject {
             timeout_seconds: p.timeout_seconds,
             working_directory: p.working_directory.as_deref(),
         };
-        let roots = ctx.run_roots();
-        let projects = ctx.projects_among(&roots);
+        let roots = ctx.places.run_roots();
+        let projects = ctx.places.projects_among(&roots);
         let policy = ctx.command_policy(&roots, &projects);
         let progress = call.progress(format!("building with {}", p.command));
         let building = super::with_approval(&call, &p.command, |approval| {
             build_project(
                 &request,
                 &policy,
-                &ctx.builds,
+                &ctx.session.builds,
                 approval,
                 progress.as_ref().map(|f| f as Progress),
             )

@@ -1,13 +1,16 @@
 //! `capability_run`: plan or run one catalog capability.
 
-use super::approval::{ask_to_run, run_recorded};
-use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use super::approval::{Approvable, ApprovableExt, Question, Status, Stop, drive};
+use crate::registry::{Hints, HookClass, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use std::path::Path;
 use std::time::Instant;
 use wamcp_devenv::audit_log::Entry;
-use wamcp_devenv::capability::{self, DEFAULT_TIMEOUT_SECONDS, Expected, Gate, Prepared, Request};
+use wamcp_devenv::capability::{
+    self, DEFAULT_TIMEOUT_SECONDS, Expected, Gate, Identity, Prepared, Request,
+};
 use wamcp_devenv::sources::System;
 use wamcp_exec::Progress;
 use wamcp_policy::devenv::audit::Outcome;
@@ -50,6 +53,7 @@ pub struct CapabilityRun;
 impl ToolDef for CapabilityRun {
     type Params = Params;
     const NAME: &'static str = "capability_run";
+    const HOOK: HookClass = HookClass::Capability;
     const GROUPS: &'static [Group] = &[Group::Build];
     const DESCRIPTION: &'static str = "Plan, then run, one catalog capability: a reviewed argv with no \
         shell, confined like every command.";
@@ -71,91 +75,99 @@ impl ToolDef for CapabilityRun {
         let ctx = call.ctx.clone();
         let asked = request.clone();
         let prepared = blocking(Self::NAME, move || {
-            let projects = ctx.projects_among(&ctx.run_roots());
-            capability::prepare(&asked, ctx.catalog(), &System, &ctx.cwd, &projects)
+            let projects = ctx.places.projects_among(&ctx.places.run_roots());
+            capability::prepare(&asked, ctx.catalog(), &System, &ctx.places.cwd, &projects)
         })
         .await;
         // Bad input and plans change nothing and are not recorded: a call
         // that costs nothing must not be able to rotate the trail away.
         let prepared = prepared?;
-        let (mut view, entry) = decide(&call, &prepared, &request).await;
-        if let Some(entry) = entry
-            && let Some(problem) = call.ctx.audit(entry).await
-        {
-            view["audit_error"] = Value::String(problem);
-        }
-        Ok(ToolOutput::Data(view))
+        let run = CapabilityPlan { prepared, request };
+        Ok(ToolOutput::Data(
+            drive(&call, &run, run.request.execute).await,
+        ))
     }
 }
 
-/// Plan, refusal, approval and run, in that order; the answer and the
-/// audit record it leaves (none for a plan).
-async fn decide(call: &ToolCall, p: &Prepared, request: &Request) -> (Value, Option<Entry>) {
-    if !request.execute {
-        return (capability::plan(p), None);
+/// A capability as the approval driver runs it.
+struct CapabilityPlan {
+    prepared: Prepared,
+    request: Request,
+}
+
+impl Approvable for CapabilityPlan {
+    fn view(&self, status: Status) -> Value {
+        let mut view = capability::plan(&self.prepared);
+        view["status"] = status.as_str().into();
+        view
     }
-    if let Gate::Refused(view) = capability::gate(p, request) {
-        let detail = view["status"].as_str().map(str::to_string);
-        return (view, Some(p.audit(Outcome::NotExecuted, None, detail)));
+
+    fn record(&self, outcome: Outcome, started: Option<Instant>, detail: &str) -> Entry {
+        let detail = (!detail.is_empty()).then(|| detail.to_string());
+        self.prepared.audit(outcome, started, detail)
     }
-    if p.effective == Safety::ApprovalRequired {
+
+    fn program(&self) -> Option<(&Path, Option<&Identity>)> {
+        let resolved = self.prepared.resolved.as_ref()?;
+        Some((&resolved.executable, self.prepared.identity.as_ref()))
+    }
+
+    fn planned(&self) -> Value {
+        capability::plan(&self.prepared)
+    }
+
+    fn refused(&self) -> Option<Stop> {
+        match capability::gate(&self.prepared, &self.request) {
+            Gate::Open => None,
+            Gate::Refused(view) => {
+                let detail = view["status"].as_str().unwrap_or_default().to_string();
+                Some(Stop { view, detail })
+            }
+        }
+    }
+
+    fn question(&self, _: &ToolCall) -> Option<Question> {
+        let p = &self.prepared;
+        if p.effective != Safety::ApprovalRequired {
+            return None;
+        }
         let why = if p.capability.safety == Safety::ApprovalRequired {
             "It is classified approval-required."
         } else {
             "It is approval-required because of the extra arguments."
         };
-        let what = format!(
-            "the capability '{}' in {}",
-            p.capability.id,
-            shown(&p.cwd.display().to_string())
-        );
-        let record = p.audit(Outcome::NotApplicable, None, None);
-        let executable = p
-            .resolved
-            .as_ref()
-            .map(|r| r.executable.as_path())
-            .unwrap_or(std::path::Path::new(""));
-        let asked = ask_to_run(
-            call,
-            &what,
-            &p.argv(),
-            why,
-            record,
-            executable,
-            p.identity.as_ref(),
+        Some(Question {
+            what: format!(
+                "the capability '{}' in {}",
+                p.capability.id,
+                shown(&p.cwd.display().to_string())
+            ),
+            argv: p.argv(),
+            why: why.into(),
+        })
+    }
+
+    async fn still_ready(&self, _: &ToolCall) -> Option<Stop> {
+        // The directory must still be the one planned (and asked about): a
+        // link swapped in would start the run elsewhere.
+        (!wamcp_devenv::sandbox::still_in_place(&self.prepared.cwd)).then(|| {
+            self.stop(
+                Status::StalePlan,
+                "the working directory changed since the plan; nothing ran",
+                "stale_plan",
+            )
+        })
+    }
+
+    async fn execute(&self, call: &ToolCall) -> (Value, Entry) {
+        let roots = call.ctx.places.run_roots();
+        let progress = call.progress(format!("running {}", self.prepared.capability.id));
+        capability::execute(
+            &self.prepared,
+            &call.ctx.sandbox,
+            &roots,
+            progress.as_ref().map(|f| f as Progress),
         )
-        .await;
-        if let Err(refused) = asked {
-            let mut view = capability::plan(p);
-            view["status"] = Value::String(refused.status.to_string());
-            view["reason"] = Value::String(refused.reason);
-            return (
-                view,
-                Some(p.audit(Outcome::NotExecuted, None, Some(refused.detail))),
-            );
-        }
+        .await
     }
-    // The directory must still be the one planned (and asked about): a
-    // link swapped in would start the run elsewhere.
-    if !wamcp_devenv::sandbox::still_in_place(&p.cwd) {
-        let mut view = capability::plan(p);
-        view["status"] = "stale_plan".into();
-        view["reason"] = "the working directory changed since the plan; nothing ran".into();
-        return (
-            view,
-            Some(p.audit(Outcome::NotExecuted, None, Some("stale_plan".into()))),
-        );
-    }
-    let roots = call.ctx.run_roots();
-    let progress = call.progress(format!("running {}", p.capability.id));
-    let running = capability::execute(
-        p,
-        &call.ctx.sandbox,
-        &roots,
-        progress.as_ref().map(|f| f as Progress),
-    );
-    let started = Instant::now();
-    let unknown = p.audit(Outcome::Unknown, Some(started), Some("cancelled".into()));
-    let (view, entry) = run_recorded(call, unknown, capability::plan(p), running).await;
-    (view, Some(entry))
 }

@@ -58,9 +58,16 @@ impl ToolDef for CompileShader {
             working_directory: p.working_directory.as_deref(),
         };
         let sink = ConfinedOutput { ctx };
-        let roots = ctx.run_roots();
-        let projects = ctx.projects_among(&roots);
-        let compiling = compile_shader(&request, &ctx.cwd, &roots, &projects, &sink, &ctx.sandbox);
+        let roots = ctx.places.run_roots();
+        let projects = ctx.places.projects_among(&roots);
+        let compiling = compile_shader(
+            &request,
+            &ctx.places.cwd,
+            &roots,
+            &projects,
+            &sink,
+            &ctx.sandbox,
+        );
         call.unless_cancelled(compiling).await.map(ToolOutput::Text)
     }
 }

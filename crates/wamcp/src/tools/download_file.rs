@@ -34,12 +34,12 @@ impl ToolDef for DownloadFile {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let ctx = &call.ctx;
-        let client = ctx.web()?;
+        let client = ctx.services.web()?;
         wamcp_web::download::download_file(
             client,
             &p.url,
             p.filename.as_deref(),
-            &ctx.download_root,
+            &ctx.places.download_root,
         )
         .await
         .map(|done| ToolOutput::Text(done.report()))

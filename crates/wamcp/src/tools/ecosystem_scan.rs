@@ -1,6 +1,6 @@
 //! `ecosystem_scan`: the agent tooling around this project, and its overlaps.
 
-use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use crate::registry::{Hints, HookClass, ToolCall, ToolDef, ToolOutput, blocking};
 use crate::tools::mcp_audit::project_dir;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -28,6 +28,7 @@ pub struct EcosystemScan;
 impl ToolDef for EcosystemScan {
     type Params = Params;
     const NAME: &'static str = "ecosystem_scan";
+    const HOOK: HookClass = HookClass::ReadsHost;
     const GROUPS: &'static [Group] = &[Group::Env];
     const DESCRIPTION: &'static str = "Inventory the agent tooling around this project (MCP servers, Claude \
         Code settings and hooks, skills, agents, plugins, instruction files), the overlaps between them, and a \

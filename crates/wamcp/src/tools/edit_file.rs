@@ -1,6 +1,6 @@
 //! `edit_file`: replace an exact string in an existing file.
 
-use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use crate::registry::{Hints, HookClass, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::Path;
@@ -27,6 +27,7 @@ pub struct EditFile;
 impl ToolDef for EditFile {
     type Params = Params;
     const NAME: &'static str = "edit_file";
+    const HOOK: HookClass = HookClass::Write;
     const GROUPS: &'static [Group] = &[Group::Edit];
     const DESCRIPTION: &'static str = "Replace an exact string in an existing text file. The file keeps its \
         line endings (\\n in your strings matches CRLF) and encoding. Prefer it to write_file for changing code.";
@@ -42,7 +43,7 @@ impl ToolDef for EditFile {
                     &p.old_string,
                     &p.new_string,
                     p.replace_all,
-                    &ctx.cwd,
+                    &ctx.places.cwd,
                     scope,
                 )
             })

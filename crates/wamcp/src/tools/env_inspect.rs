@@ -31,6 +31,7 @@ impl ToolDef for EnvInspect {
         let ctx = call.ctx.clone();
         blocking(Self::NAME, move || {
             Ok(ctx
+                .session
                 .env_cache
                 .get(p.force_refresh, || snapshot::collect(&System)))
         })

@@ -24,7 +24,7 @@ impl ToolDef for FetchHttpsResponse {
     const HINTS: Hints = Hints::NETWORK_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
-        let client = call.ctx.web()?;
+        let client = call.ctx.services.web()?;
         wamcp_web::fetch_raw::fetch_https_response(client, &p.url)
             .await
             .map(ToolOutput::Text)

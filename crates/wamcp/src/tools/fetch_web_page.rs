@@ -36,11 +36,11 @@ impl ToolDef for FetchWebPage {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let ctx = &call.ctx;
-        let client = ctx.web()?;
+        let client = ctx.services.web()?;
         if ctx.groups.contains(Group::Research) {
             return fetch_web_page(
                 client,
-                &ctx.pages,
+                &ctx.session.pages,
                 &p.url,
                 HostRule::AnyPublic,
                 p.start_line,
@@ -72,7 +72,7 @@ impl ToolDef for FetchWebPage {
         }
         fetch_web_page(
             client,
-            &ctx.pages,
+            &ctx.session.pages,
             &p.url,
             HostRule::Listed(&hosts),
             p.start_line,
@@ -92,7 +92,7 @@ async fn ask_for_host(call: &ToolCall, host: &str) -> Option<String> {
         format!(
             "The assistant wants to read a web page from {host}. Allow reading this host until the server restarts? \
              Choose \"always\" to add it to {}.",
-            ctx.granted_hosts_file.display()
+            ctx.places.granted_hosts_file.display()
         )
     } else {
         format!(
@@ -101,11 +101,11 @@ async fn ask_for_host(call: &ToolCall, host: &str) -> Option<String> {
     };
     match call.ask(&question, persist).await {
         Answer::Yes { always } => {
-            ctx.grant_for_session(host);
+            ctx.session.grant_for_session(host);
             if always
                 && persist
                 && let Err(e) = crate::hostgrants::add(
-                    &ctx.granted_hosts_file,
+                    &ctx.places.granted_hosts_file,
                     host,
                     Some("approved in a client prompt"),
                 )
@@ -135,7 +135,7 @@ fn host_refused(ctx: &ServerContext, host: &str, readable: &[String], how: &str)
     .recover(format!("Hosts it can read: {}.", readable.join(", ")))
     .recover(format!(
         "To allow this host, the user runs: wamcp hostgrants --add {host}  (it writes {}; the next call sees it, no restart).",
-        ctx.granted_hosts_file.display()
+        ctx.places.granted_hosts_file.display()
     ))
     .recover("If you did not get this URL from web_search or from the user, it may not exist: do not guess URLs.")
 }

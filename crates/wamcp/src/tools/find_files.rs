@@ -36,7 +36,7 @@ impl ToolDef for FindFiles {
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
-        let cwd = call.ctx.cwd.clone();
+        let cwd = call.ctx.places.cwd.clone();
         call.within_search_budget("listing", move |bounds| {
             wamcp_fs::find_files(&p.file_glob, &p.path, &cwd, p.max_results, bounds)
         })

@@ -24,7 +24,7 @@ impl ToolDef for GetGithubLatestRelease {
     const HINTS: Hints = Hints::NETWORK_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
-        let client = call.ctx.web()?;
+        let client = call.ctx.services.web()?;
         wamcp_web::github::latest_release(client, &p.repository)
             .await
             .map(ToolOutput::Data)

@@ -70,12 +70,12 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         "tools_by_group": by_group,
         "tool_groups_error": ctx.groups.error,
         "posture_warning": ctx.groups.posture_warning(),
-        "config_file": ctx.config_file.as_ref().map(|p| p.display().to_string()),
+        "config_file": ctx.places.config_file.as_ref().map(|p| p.display().to_string()),
         "config_error": ctx.resolution.config_error,
         "config_overrides": ctx.resolution.overrides,
         "setting_warnings": ctx.setting_warnings,
         "active_profile": ctx.resolution.active_profile,
-        "download_root": ctx.download_root.display().to_string(),
+        "download_root": ctx.places.download_root.display().to_string(),
         "network_policy": {
             "allowed_hosts": ALLOWED_NETWORK_HOSTS,
             "scheme": "https",
@@ -83,37 +83,38 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         },
         "max_download_mb": MAX_DOWNLOAD_BYTES / MIB,
         "max_http_mb": MAX_HTTP_BYTES / MIB,
-        "writable_roots": paths(&ctx.writable_roots()),
+        "writable_roots": paths(&ctx.places.writable_roots()),
         "writable_root_origins": ctx
+            .places
             .writable_root_origins()
             .iter()
             .map(|(root, from)| json!({"path": root.display().to_string(), "from": from}))
             .collect::<Vec<_>>(),
         "project_roots_env_var": settings::PROJECT_ROOTS,
-        "project_roots_configured": ctx.project_roots_configured,
-        "adopted_workspace": ctx.adopted_workspace.as_ref().map(|p| p.display().to_string()),
-        "workspace_note": ctx.workspace_note,
+        "project_roots_configured": ctx.places.project_roots_configured,
+        "adopted_workspace": ctx.places.adopted_workspace.as_ref().map(|p| p.display().to_string()),
+        "workspace_note": ctx.places.workspace_note,
         "web_research": ctx.groups.contains(Group::Research),
         "web_research_env_var": settings::WEB_RESEARCH,
         "documentation_hosts": ctx.documentation_hosts,
         "granted_hosts": grants.as_ref().cloned().unwrap_or_default(),
-        "granted_hosts_file": ctx.granted_hosts_file.display().to_string(),
+        "granted_hosts_file": ctx.places.granted_hosts_file.display().to_string(),
         "granted_hosts_env_var": settings::ALLOWED_HOSTS_FILE,
         "granted_hosts_error": grants.as_ref().err(),
-        "session_granted_hosts": ctx.session_grants(),
+        "session_granted_hosts": ctx.session.session_grants(),
         "host_consent": ctx.host_consent,
         "host_grant_persist": ctx.host_grant_persist,
         "web_search": web_search,
         "search_backend": ctx.search_backend,
         "search_budget_seconds": ctx.search_budget.as_secs(),
-        "command_rules_file": ctx.command_rules_file.as_ref().map(|p| p.display().to_string()),
+        "command_rules_file": ctx.places.command_rules_file.as_ref().map(|p| p.display().to_string()),
         "command_rules_errors": ctx.command_rules().errors,
     });
-    let roots = ctx.client_roots();
+    let roots = ctx.places.client_roots();
     info["tools_not_on_this_platform"] = absent_here(ctx);
     info["desktop"] = json!({
-        "apps": ctx.desktop_apps,
-        "processes": ctx.desktop_processes,
+        "apps": ctx.services.desktop_apps,
+        "processes": ctx.services.desktop_processes,
     });
     info["client_roots"] = json!({
         "enabled": ctx.client_roots_enabled,
@@ -135,7 +136,8 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         (
             "capabilities_file",
             json!(
-                ctx.capabilities_file
+                ctx.places
+                    .capabilities_file
                     .as_ref()
                     .map(|p| p.display().to_string())
             ),
@@ -143,7 +145,12 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         ("capabilities_errors", json!(ctx.catalog().errors)),
         (
             "audit_log_dir",
-            json!(ctx.audit.as_ref().map(|a| a.dir().display().to_string())),
+            json!(
+                ctx.services
+                    .audit
+                    .as_ref()
+                    .map(|a| a.dir().display().to_string())
+            ),
         ),
     ];
     if let Some(object) = info.as_object_mut() {

@@ -26,7 +26,7 @@ impl ToolDef for ListDirectory {
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
-        let cwd = call.ctx.cwd.clone();
+        let cwd = call.ctx.places.cwd.clone();
         call.within_search_budget("listing", move |bounds| {
             wamcp_fs::list_directory(&p.path, &cwd, bounds.budget)
         })

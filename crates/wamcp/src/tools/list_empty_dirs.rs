@@ -24,7 +24,7 @@ impl ToolDef for ListEmptyDirs {
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
-        let cwd = call.ctx.cwd.clone();
+        let cwd = call.ctx.places.cwd.clone();
         call.within_search_budget("walking", move |bounds| {
             wamcp_fs::list_empty_dirs(&p.path, &cwd, bounds.budget)
         })

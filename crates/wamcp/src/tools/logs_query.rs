@@ -48,7 +48,7 @@ impl ToolDef for LogsQuery {
             .recover("DO NOT retry the identical call; pick a number in range.")
             .detail("status", "invalid_input"));
         }
-        let Some(log) = call.ctx.audit.clone() else {
+        let Some(log) = call.ctx.services.audit.clone() else {
             return Err(ToolError::new(
                 ErrorType::ConfigurationError,
                 "There is no per-user data directory, so no audit trail is kept.",
@@ -58,7 +58,7 @@ impl ToolDef for LogsQuery {
         let ctx = call.ctx.clone();
         blocking(Self::NAME, move || {
             let mut reading = log.read();
-            let places = ctx.command_writable_places();
+            let places = ctx.places.command_writable_places();
             let dir = dunce::canonicalize(log.dir()).unwrap_or_else(|_| log.dir().to_path_buf());
             if let Some(place) = places.iter().find(|p| dir.starts_with(p)) {
                 reading.problems.push(format!(

@@ -1,6 +1,6 @@
 //! `mcp_audit`: the MCP servers a project's clients are configured with.
 
-use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use crate::registry::{Hints, HookClass, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -27,6 +27,7 @@ pub struct McpAudit;
 impl ToolDef for McpAudit {
     type Params = Params;
     const NAME: &'static str = "mcp_audit";
+    const HOOK: HookClass = HookClass::ReadsHost;
     const GROUPS: &'static [Group] = &[Group::Env];
     const DESCRIPTION: &'static str = "List the MCP servers this project's clients are configured with \
         (Claude Code, VS Code, Cursor, Codex), as structure only: name, validity, transport, argument count, \
@@ -47,7 +48,7 @@ impl ToolDef for McpAudit {
                 places.extend(host_places(&UserDirs::from_env()));
             }
             if let Some(raw) = explicit {
-                places.push(explicit_place(ctx.cwd.join(raw)));
+                places.push(explicit_place(ctx.places.cwd.join(raw)));
             }
             let key = cwd.display().to_string();
             let (mut view, _) = audit(&places, Some(&key));
@@ -70,9 +71,9 @@ pub fn project_dir(
     asked: Option<&str>,
     beyond: bool,
 ) -> Result<PathBuf, ToolError> {
-    let server_cwd = ctx.cwd.as_path();
+    let server_cwd = ctx.places.cwd.as_path();
     if !beyond {
-        let projects = ctx.projects_among(&ctx.run_roots());
+        let projects = ctx.places.projects_among(&ctx.places.run_roots());
         return wamcp_exec::command::working_directory(asked, "cwd", server_cwd, &projects)
             .map_err(|e| e.detail("status", "invalid_input"));
     }

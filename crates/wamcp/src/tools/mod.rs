@@ -46,7 +46,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use wamcp_exec::command::{Approval, NEEDS_APPROVAL};
+use wamcp_exec::command::{Approval, Refusal};
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::text::shown;
 
@@ -69,37 +69,37 @@ fn dot() -> String {
     ".".to_string()
 }
 
-/// Runs a command tool; when a `prompt` rule wants the user's approval, asks
-/// through elicitation and runs again only on a yes.
+/// Runs a command tool; when the command needs the user's yes (a `prompt`
+/// rule, or work nothing brings back), asks through elicitation and runs
+/// again only on a yes. Here, at the tool boundary, a refusal becomes the
+/// model's envelope.
 async fn with_approval<F, Fut>(call: &ToolCall, command: &str, run: F) -> Result<String, ToolError>
 where
     F: Fn(Approval) -> Fut,
-    Fut: Future<Output = Result<String, ToolError>>,
+    Fut: Future<Output = Result<String, Refusal>>,
 {
-    let first = run(Approval::NotAsked).await;
-    let Err(refusal) = &first else {
-        return first;
+    let question = match run(Approval::NotAsked).await {
+        Ok(text) => return Ok(text),
+        Err(Refusal::Refused(error)) => return Err(error),
+        Err(Refusal::NeedsApproval(question)) => question,
     };
-    let Some(rule) = refusal.details.get(NEEDS_APPROVAL).and_then(|r| r.as_str()) else {
-        return first;
-    };
-    let why = refusal
-        .details
-        .get("justification")
-        .and_then(|j| j.as_str())
-        .unwrap_or_default();
-    let question = format!(
-        "The assistant wants to run:\n\n    {}\n\nThe '{rule}' rules ask first: {why}. Allow it this once?",
-        shown(command)
+    let asked = format!(
+        "The assistant wants to run:\n\n    {}\n\nThe '{}' rules ask first: {}. Allow it this once?",
+        shown(command),
+        question.rule(),
+        question.why()
     );
-    match call.ask(&question, false).await {
-        Answer::Yes { .. } => run(Approval::Granted).await,
+    match call.ask(&asked, false).await {
+        Answer::Yes { .. } => run(Approval::Granted).await.map_err(Refusal::into_error),
         Answer::No(how) => Err(ToolError::new(
             ErrorType::CommandNotAllowed,
-            format!("The user was asked to approve '{command}' (rule '{rule}') and {how}."),
+            format!(
+                "The user was asked to approve '{command}' (rule '{}') and {how}.",
+                question.rule()
+            ),
         )
         .recover("Do not try to reach the same result another way; ask the user what they want.")),
-        Answer::CannotAsk | Answer::Asked => first,
+        Answer::CannotAsk | Answer::Asked => Err(Refusal::NeedsApproval(question).into_error()),
     }
 }
 
@@ -112,7 +112,7 @@ async fn approve_trust_write(call: &ToolCall, raw: &str) -> Result<Option<PathBu
     let owned = raw.to_string();
     let needed = blocking("write_file", move || {
         ctx.with_write_scope(Path::new(&owned), |scope| {
-            wamcp_fs::consent_needed(&owned, &ctx.cwd, scope)
+            wamcp_fs::consent_needed(&owned, &ctx.places.cwd, scope)
         })
     })
     .await?;

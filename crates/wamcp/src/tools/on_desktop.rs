@@ -11,7 +11,7 @@ pub async fn act(
     work: impl FnOnce(&Desktop) -> Result<Value, ToolError> + Send + 'static,
 ) -> Result<ToolOutput, ToolError> {
     let ctx = call.ctx.clone();
-    blocking("desktop", move || work(ctx.desktop()?))
+    blocking("desktop", move || work(ctx.services.desktop()?))
         .await
         .map(ToolOutput::Data)
 }

@@ -1,13 +1,15 @@
 //! `package_install`: plan, then (with the user's yes) install one exact
 //! package, and verify it.
 
-use super::approval::{ask_to_run, run_recorded};
-use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use super::approval::{Approvable, ApprovableExt, Question, Status, Stop, drive};
+use crate::registry::{Hints, HookClass, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use std::path::Path;
 use std::time::Instant;
-use wamcp_devenv::capability::Expected;
+use wamcp_devenv::audit_log::Entry;
+use wamcp_devenv::capability::{Expected, Identity};
 use wamcp_devenv::packages::InstallPlan;
 use wamcp_exec::Progress;
 use wamcp_policy::devenv::audit::Outcome;
@@ -52,6 +54,7 @@ pub struct PackageInstall;
 impl ToolDef for PackageInstall {
     type Params = Params;
     const NAME: &'static str = "package_install";
+    const HOOK: HookClass = HookClass::Install;
     const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Packages];
     const DESCRIPTION: &'static str = "Install one exact package with winget, Chocolatey, Scoop, apt or \
@@ -67,85 +70,80 @@ impl ToolDef for PackageInstall {
         p.expected().validate(p.execute)?;
         let (source, id) = (p.source, p.package_id.clone());
         let plan = blocking(Self::NAME, move || Ok(InstallPlan::new(source, &id))).await?;
-        let (mut view, entry) = decide(&call, &plan, &p).await;
+        let install = Install {
+            plan,
+            expected: p.expected(),
+        };
+        let view = drive(&call, &install, p.execute).await;
         if p.execute {
             // Even a failed installer may have changed the machine (and a
             // snapshot may have been taken while it ran).
-            call.ctx.env_cache.invalidate();
-        }
-        if let Some(entry) = entry
-            && let Some(problem) = call.ctx.audit(entry).await
-        {
-            view["audit_error"] = Value::String(problem);
+            call.ctx.session.env_cache.invalidate();
         }
         Ok(ToolOutput::Data(view))
     }
 }
 
-async fn decide(
-    call: &ToolCall,
-    plan: &InstallPlan,
-    p: &Params,
-) -> (Value, Option<wamcp_devenv::audit_log::Entry>) {
-    let Some(executable) = &plan.executable else {
-        let mut view = plan.view("unavailable");
-        view["reason"] = Value::String(format!(
-            "'{}' was not found on PATH: the {} source is not available on this machine",
-            plan.argv[0],
-            plan.source.name()
-        ));
-        return (
-            view,
-            p.execute
-                .then(|| plan.audit(Outcome::NotExecuted, None, "unavailable")),
-        );
-    };
-    if !p.execute {
-        let mut view = plan.view("planned");
+/// An install as the approval driver runs it.
+struct Install {
+    plan: InstallPlan,
+    expected: Expected,
+}
+
+impl Approvable for Install {
+    fn view(&self, status: Status) -> Value {
+        self.plan.view(status.as_str())
+    }
+
+    fn record(&self, outcome: Outcome, started: Option<Instant>, detail: &str) -> Entry {
+        self.plan.audit(outcome, started, detail)
+    }
+
+    fn program(&self) -> Option<(&Path, Option<&Identity>)> {
+        let program = self.plan.executable.as_deref()?;
+        Some((program, self.plan.identity.as_ref()))
+    }
+
+    fn planned(&self) -> Value {
+        if self.plan.executable.is_none() {
+            let reason = format!(
+                "'{}' was not found on PATH: the {} source is not available on this machine",
+                self.plan.argv[0],
+                self.plan.source.name()
+            );
+            return self.stop(Status::Unavailable, reason, "").view;
+        }
+        let mut view = self.view(Status::Planned);
         view["next"] = "To install, call package_install again with execute=true and expected_executable, \
                         expected_executable_identity_kind and expected_executable_identity_sha256 from this plan; \
                         the user is asked first."
             .into();
-        return (view, None);
+        view
     }
-    let stale = p
-        .expected()
-        .stale_reasons(executable, plan.identity.as_ref());
-    if !stale.is_empty() {
-        let mut view = plan.view("stale_plan");
-        view["reason"] = Value::String(stale.join("; "));
-        return (
-            view,
-            Some(plan.audit(Outcome::NotExecuted, None, "stale_plan")),
-        );
+
+    fn refused(&self) -> Option<Stop> {
+        self.stale(&self.expected)
     }
-    let what = format!("an install from {}", plan.source.name());
-    let why = "It changes this machine, outside the project, and is verified afterwards.";
-    let record = plan.audit(Outcome::NotApplicable, None, "");
-    if let Err(refused) = ask_to_run(
-        call,
-        &what,
-        &plan.argv,
-        why,
-        record,
-        executable,
-        plan.identity.as_ref(),
-    )
-    .await
-    {
-        let mut view = plan.view(refused.status);
-        view["reason"] = Value::String(refused.reason);
-        return (
-            view,
-            Some(plan.audit(Outcome::NotExecuted, None, &refused.detail)),
-        );
+
+    fn question(&self, _: &ToolCall) -> Option<Question> {
+        Some(Question {
+            what: format!("an install from {}", self.plan.source.name()),
+            argv: self.plan.argv.clone(),
+            why: "It changes this machine, outside the project, and is verified afterwards.".into(),
+        })
     }
-    // Before it starts: a snapshot cached while it runs, or after it was
-    // abandoned, must not describe the machine as it was.
-    call.ctx.env_cache.invalidate();
-    let progress = call.progress(format!("installing {}", plan.id));
-    let running = plan.execute(progress.as_ref().map(|f| f as Progress));
-    let unknown = plan.audit(Outcome::Unknown, Some(Instant::now()), "cancelled");
-    let (view, entry) = run_recorded(call, unknown, plan.view("unknown"), running).await;
-    (view, Some(entry))
+
+    async fn still_ready(&self, _: &ToolCall) -> Option<Stop> {
+        None
+    }
+
+    async fn execute(&self, call: &ToolCall) -> (Value, Entry) {
+        // Before the installer starts: a snapshot cached while it runs, or
+        // after it was abandoned, must not describe the machine as it was.
+        call.ctx.session.env_cache.invalidate();
+        let progress = call.progress(format!("installing {}", self.plan.id));
+        self.plan
+            .execute(progress.as_ref().map(|f| f as Progress))
+            .await
+    }
 }

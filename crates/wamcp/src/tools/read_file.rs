@@ -34,7 +34,7 @@ impl ToolDef for ReadFile {
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
-        let cwd = call.ctx.cwd.clone();
+        let cwd = call.ctx.places.cwd.clone();
         // Reads of small files have a lane of their own, so long scans of
         // big ones (up to 10 s each) never keep a small read waiting.
         let size = {
@@ -47,7 +47,10 @@ impl ToolDef for ReadFile {
             "read_file (large files)"
         };
         // A cancelled or abandoned call stops reading at the next chunk.
-        let (asked, gone) = (call.request.ct.clone(), call.ctx.client_gone.clone());
+        let (asked, gone) = (
+            call.request.ct.clone(),
+            call.ctx.session.client_gone.clone(),
+        );
         blocking(lane, move || {
             let cancelled = move || asked.is_cancelled() || gone.is_cancelled();
             let scan = wamcp_fs::Scan {

@@ -1,6 +1,6 @@
 //! `run_powershell`: one allowed developer command, run exactly as checked.
 
-use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
+use crate::registry::{Hints, HookClass, ToolCall, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use wamcp_exec::Progress;
@@ -30,6 +30,7 @@ pub struct RunPowershell;
 impl ToolDef for RunPowershell {
     type Params = Params;
     const NAME: &'static str = "run_powershell";
+    const HOOK: HookClass = HookClass::Command;
     const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Build];
     const DESCRIPTION: &'static str = "Run one allowed developer command (git, cmake, cargo, python scripts, \
@@ -44,8 +45,8 @@ impl ToolDef for RunPowershell {
             timeout_seconds: p.timeout_seconds,
             working_directory: p.working_directory.as_deref(),
         };
-        let roots = ctx.run_roots();
-        let projects = ctx.projects_among(&roots);
+        let roots = ctx.places.run_roots();
+        let projects = ctx.places.projects_among(&roots);
         let policy = ctx.command_policy(&roots, &projects);
         let progress = call.progress(format!("running {}", p.command));
         let running = super::with_approval(&call, &p.command, |approval| {

@@ -1,13 +1,15 @@
 //! `sandbox_run`: a command in WSL, the project's Dev Container, or
 //! Windows Sandbox, chosen by what isolation the work needs.
 
-use super::approval::{ask_to_run, run_recorded};
-use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use super::approval::{Approvable, ApprovableExt, Question, Status, Stop, drive};
+use crate::registry::{Hints, HookClass, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
-use wamcp_devenv::capability::{Expected, MAX_ARG_CHARS};
+use wamcp_devenv::audit_log::Entry;
+use wamcp_devenv::capability::{Expected, Identity, MAX_ARG_CHARS};
 use wamcp_devenv::sandbox::{SandboxPlan, has_devcontainer_config, still_in_place};
 use wamcp_exec::Progress;
 use wamcp_policy::devenv::audit::Outcome;
@@ -66,6 +68,7 @@ pub struct SandboxRun;
 impl ToolDef for SandboxRun {
     type Params = Params;
     const NAME: &'static str = "sandbox_run";
+    const HOOK: HookClass = HookClass::SandboxRun;
     const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Sandbox];
     const DESCRIPTION: &'static str = "Run a command where the work belongs: WSL for Linux compatibility, the \
@@ -90,11 +93,11 @@ impl ToolDef for SandboxRun {
             p.payload_paths.clone(),
         );
         let plan = blocking(Self::NAME, move || {
-            let projects = ctx.projects_among(&ctx.run_roots());
+            let projects = ctx.places.projects_among(&ctx.places.run_roots());
             let project = wamcp_exec::command::working_directory(
                 folder.as_deref(),
                 "workspace_folder",
-                &ctx.cwd,
+                &ctx.places.cwd,
                 &projects,
             )
             .map_err(|e| e.detail("status", "invalid_input"))?;
@@ -102,139 +105,145 @@ impl ToolDef for SandboxRun {
                 .map_err(|e| invalid(format!("{e}.")))
         })
         .await?;
-        let (mut view, entry) = decide(&call, &plan, &p).await;
-        if let Some(entry) = entry
-            && let Some(problem) = call.ctx.audit(entry).await
-        {
-            view["audit_error"] = Value::String(problem);
-        }
-        Ok(ToolOutput::Data(view))
+        let run = SandboxRunPlan {
+            plan,
+            expected: p.expected(),
+        };
+        Ok(ToolOutput::Data(drive(&call, &run, p.execute).await))
     }
 }
 
-async fn decide(
-    call: &ToolCall,
-    plan: &SandboxPlan,
-    p: &Params,
-) -> (Value, Option<wamcp_devenv::audit_log::Entry>) {
-    let (Some(executable), None) = (&plan.executable, &plan.unavailable) else {
-        return (
-            plan.view("unavailable"),
-            p.execute
-                .then(|| plan.audit(Outcome::NotExecuted, None, "unavailable")),
-        );
-    };
-    if !p.execute {
-        let mut view = plan.view("planned");
+/// A sandbox run as the approval driver runs it.
+struct SandboxRunPlan {
+    plan: SandboxPlan,
+    expected: Expected,
+}
+
+impl SandboxRunPlan {
+    /// Where Windows Sandbox bundles are staged.
+    fn bundles(call: &ToolCall) -> Option<PathBuf> {
+        call.ctx
+            .places
+            .data_dir
+            .as_ref()
+            .map(|d| d.join("sandbox-bundles"))
+    }
+}
+
+impl Approvable for SandboxRunPlan {
+    fn view(&self, status: Status) -> Value {
+        self.plan.view(status.as_str())
+    }
+
+    fn record(&self, outcome: Outcome, started: Option<Instant>, detail: &str) -> Entry {
+        self.plan.audit(outcome, started, detail)
+    }
+
+    fn program(&self) -> Option<(&Path, Option<&Identity>)> {
+        if self.plan.unavailable.is_some() {
+            return None;
+        }
+        let program = self.plan.executable.as_deref()?;
+        Some((program, self.plan.identity.as_ref()))
+    }
+
+    fn planned(&self) -> Value {
+        if self.program().is_none() {
+            return self.view(Status::Unavailable);
+        }
+        let mut view = self.view(Status::Planned);
         view["next"] = "To run it, call sandbox_run again with execute=true and this plan's expected_executable, \
                         expected_executable_identity_kind and expected_executable_identity_sha256; the user is asked \
                         first."
             .into();
-        return (view, None);
+        view
     }
-    let stale = p
-        .expected()
-        .stale_reasons(executable, plan.identity.as_ref());
-    if !stale.is_empty() {
-        let mut view = plan.view("stale_plan");
-        view["reason"] = Value::String(stale.join("; "));
-        return (
-            view,
-            Some(plan.audit(Outcome::NotExecuted, None, "stale_plan")),
-        );
+
+    fn refused(&self) -> Option<Stop> {
+        self.stale(&self.expected)
     }
-    // Unconfined commands can write where the bundle is staged: the user
-    // should know the copy is only as safe as the agent's other commands.
-    let confined = call.ctx.sandbox.status().mechanism.is_some();
-    let (what, argv, why) = match (plan.environment, &plan.payload) {
-        (Environment::WindowsSandbox, Some(payload)) => (
-            format!(
-                "in Windows Sandbox, from a read-only copy of {} files and folders ({} bytes), without network",
-                payload.entries.len(),
-                payload.bytes
+
+    fn question(&self, call: &ToolCall) -> Option<Question> {
+        let plan = &self.plan;
+        // Unconfined commands can write where the bundle is staged: the
+        // user should know the copy is only as safe as the agent's other
+        // commands.
+        let confined = call.ctx.sandbox.status().mechanism.is_some();
+        let (what, argv, why) = match (plan.environment, &plan.payload) {
+            (Environment::WindowsSandbox, Some(payload)) => (
+                format!(
+                    "in Windows Sandbox, from a read-only copy of {} files and folders ({} bytes), without \
+                     network",
+                    payload.entries.len(),
+                    payload.bytes
+                ),
+                vec![plan.command.clone()],
+                if confined {
+                    "Only its launch can be confirmed from here."
+                } else {
+                    "Only its launch can be confirmed from here. Commands on this machine are not confined, \
+                     so one could still change the staged copy or its configuration before Windows Sandbox \
+                     reads them."
+                },
             ),
-            vec![plan.command.clone()],
-            if confined {
-                "Only its launch can be confirmed from here."
-            } else {
-                "Only its launch can be confirmed from here. Commands on this machine are not confined, so \
-                 one could still change the staged copy or its configuration before Windows Sandbox reads them."
-            },
-        ),
-        (Environment::Wsl, _) => (
-            "in WSL".to_string(),
-            plan.argv.clone(),
-            "WSL is not isolated: the command can read and write the Windows drives.",
-        ),
-        _ => (
-            "in the project's Dev Container".to_string(),
-            plan.argv.clone(),
-            "It runs with the container's access to the mounted project.",
-        ),
-    };
-    let record = plan.audit(Outcome::NotApplicable, None, "");
-    if let Err(refused) = ask_to_run(
-        call,
-        &what,
-        &argv,
-        why,
-        record,
-        executable,
-        plan.identity.as_ref(),
-    )
-    .await
-    {
-        let mut view = plan.view(refused.status);
-        view["reason"] = Value::String(refused.reason);
-        return (
-            view,
-            Some(plan.audit(Outcome::NotExecuted, None, &refused.detail)),
-        );
+            (Environment::Wsl, _) => (
+                "in WSL".to_string(),
+                plan.argv.clone(),
+                "WSL is not isolated: the command can read and write the Windows drives.",
+            ),
+            _ => (
+                "in the project's Dev Container".to_string(),
+                plan.argv.clone(),
+                "It runs with the container's access to the mounted project.",
+            ),
+        };
+        Some(Question {
+            what,
+            argv,
+            why: why.into(),
+        })
     }
-    // The folder the user approved must still be that folder: replaced by
-    // a link while they read the question, the run would start elsewhere.
-    let (folder, environment) = (plan.project.clone(), plan.environment);
-    let unchanged = blocking("sandbox_run", move || {
-        Ok(still_in_place(&folder)
-            && (environment != Environment::DevContainer || has_devcontainer_config(&folder)))
-    });
-    if !unchanged.await.unwrap_or(false) {
-        let mut view = plan.view("stale_plan");
-        view["reason"] =
-            "the workspace folder changed while the user was being asked; nothing ran".into();
-        return (
-            view,
-            Some(plan.audit(Outcome::NotExecuted, None, "stale_plan")),
-        );
+
+    async fn still_ready(&self, call: &ToolCall) -> Option<Stop> {
+        // The folder the user approved must still be that folder: replaced
+        // by a link while they read the question, the run would start
+        // elsewhere.
+        let (folder, environment) = (self.plan.project.clone(), self.plan.environment);
+        let unchanged = blocking("sandbox_run", move || {
+            Ok(still_in_place(&folder)
+                && (environment != Environment::DevContainer || has_devcontainer_config(&folder)))
+        });
+        if !unchanged.await.unwrap_or(false) {
+            return Some(self.stop(
+                Status::StalePlan,
+                "the workspace folder changed while the user was being asked; nothing ran",
+                "stale_plan",
+            ));
+        }
+        // A command that can write the bundle folder could plant a link in
+        // a bundle being filled, or swap its share for another folder after.
+        let bundles = Self::bundles(call)?;
+        if self.plan.environment != Environment::WindowsSandbox {
+            return None;
+        }
+        let place = call.ctx.places.writable_place_overlapping(&bundles)?;
+        Some(self.stop(
+            Status::Failed,
+            format!(
+                "the bundle folder {} overlaps {}, where commands can write; nothing was staged (move the \
+                 writable root or cache, or the data directory)",
+                bundles.display(),
+                place.display()
+            ),
+            "bundle folder writable",
+        ))
     }
-    let bundles = call
-        .ctx
-        .data_dir
-        .as_ref()
-        .map(|d| d.join("sandbox-bundles"));
-    // A command that can write the bundle folder could plant a link in a
-    // bundle being filled, or swap its share for another folder after.
-    if plan.environment == Environment::WindowsSandbox
-        && let Some(place) = bundles
-            .as_deref()
-            .and_then(|b| call.ctx.writable_place_overlapping(b))
-    {
-        let mut view = plan.view("failed");
-        view["reason"] = format!(
-            "the bundle folder {} overlaps {}, where commands can write; nothing was staged (move the \
-             writable root or cache, or the data directory)",
-            bundles.as_deref().map(|b| b.display().to_string()).unwrap_or_default(),
-            place.display()
-        )
-        .into();
-        return (
-            view,
-            Some(plan.audit(Outcome::NotExecuted, None, "bundle folder writable")),
-        );
+
+    async fn execute(&self, call: &ToolCall) -> (Value, Entry) {
+        let progress = call.progress(format!("running in {}", self.plan.environment.name()));
+        let bundles = Self::bundles(call);
+        self.plan
+            .execute(bundles.as_deref(), progress.as_ref().map(|f| f as Progress))
+            .await
     }
-    let progress = call.progress(format!("running in {}", plan.environment.name()));
-    let running = plan.execute(bundles.as_deref(), progress.as_ref().map(|f| f as Progress));
-    let unknown = plan.audit(Outcome::Unknown, Some(Instant::now()), "cancelled");
-    let (view, entry) = run_recorded(call, unknown, plan.view("unknown"), running).await;
-    (view, Some(entry))
 }

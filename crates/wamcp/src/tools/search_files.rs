@@ -45,7 +45,7 @@ impl ToolDef for SearchFiles {
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
-        let cwd = call.ctx.cwd.clone();
+        let cwd = call.ctx.places.cwd.clone();
         call.within_search_budget("searching", move |bounds| {
             let request = SearchRequest {
                 pattern: &p.pattern,

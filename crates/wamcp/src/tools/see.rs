@@ -34,7 +34,7 @@ impl ToolDef for See {
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let ctx = call.ctx.clone();
         let seen = blocking(Self::NAME, move || {
-            ctx.desktop()?.see(p.hwnd, p.with_tree, p.max_edge)
+            ctx.services.desktop()?.see(p.hwnd, p.with_tree, p.max_edge)
         })
         .await?;
         Ok(match seen.png {

@@ -38,7 +38,7 @@ impl ToolDef for WebSearch {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let ctx = &call.ctx;
-        let Some(backend) = ctx.search_engine.as_deref() else {
+        let Some(backend) = ctx.services.search_engine.as_deref() else {
             return Err(ToolError::new(
                 ErrorType::SearchBackendInvalid,
                 format!(
@@ -50,7 +50,7 @@ impl ToolDef for WebSearch {
                 "The user can fix WAMCP_SEARCH_BACKEND (or remove it) and restart the server.",
             ));
         };
-        let client = ctx.web()?;
+        let client = ctx.services.web()?;
         wamcp_web::search::web_search(client, backend, &p.query, p.max_results)
             .await
             .map(ToolOutput::Text)

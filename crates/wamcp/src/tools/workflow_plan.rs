@@ -1,6 +1,6 @@
 //! `workflow_plan`: the capability a task calls for, and the steps around it.
 
-use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use crate::registry::{Hints, HookClass, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use wamcp_devenv::capability::MAX_ARG_CHARS;
@@ -26,6 +26,7 @@ pub struct WorkflowPlan;
 impl ToolDef for WorkflowPlan {
     type Params = Params;
     const NAME: &'static str = "workflow_plan";
+    const HOOK: HookClass = HookClass::Plan;
     const GROUPS: &'static [Group] = &[Group::Env];
     const DESCRIPTION: &'static str = "Choose the catalog capability a task calls for, or say that none \
         fits or that several tie, with every candidate's evidence and the inspect, route, execute and verify \
@@ -46,16 +47,16 @@ impl ToolDef for WorkflowPlan {
         }
         let ctx = call.ctx.clone();
         blocking(Self::NAME, move || {
-            let projects = ctx.projects_among(&ctx.run_roots());
+            let projects = ctx.places.projects_among(&ctx.places.run_roots());
             let cwd = match wamcp_exec::command::working_directory(
                 p.cwd.as_deref(),
                 "cwd",
-                &ctx.cwd,
+                &ctx.places.cwd,
                 &projects,
             ) {
                 Ok(dir) => dir,
                 Err(e) if p.cwd.is_some() => return Err(e.detail("status", "invalid_input")),
-                Err(_) => ctx.cwd.clone(),
+                Err(_) => ctx.places.cwd.clone(),
             };
             Ok(wamcp_devenv::workflow::plan(
                 &p.task,

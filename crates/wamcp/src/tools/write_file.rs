@@ -1,6 +1,6 @@
 //! `write_file`: create a file, or replace one when asked to.
 
-use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
+use crate::registry::{Hints, HookClass, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::Path;
@@ -24,6 +24,7 @@ pub struct WriteFile;
 impl ToolDef for WriteFile {
     type Params = Params;
     const NAME: &'static str = "write_file";
+    const HOOK: HookClass = HookClass::Write;
     const GROUPS: &'static [Group] = &[Group::Edit];
     const DESCRIPTION: &'static str = "Create a text file, or replace one entirely with overwrite=true, \
         inside a writable root; missing directories are created. To change part of a file use edit_file.";
@@ -34,7 +35,7 @@ impl ToolDef for WriteFile {
         let ctx = call.ctx;
         blocking(Self::NAME, move || {
             ctx.with_approved_write_scope(Path::new(&p.path), approved.as_deref(), |scope| {
-                wamcp_fs::write_file(&p.path, &p.content, p.overwrite, &ctx.cwd, scope)
+                wamcp_fs::write_file(&p.path, &p.content, p.overwrite, &ctx.places.cwd, scope)
             })
         })
         .await

@@ -308,7 +308,9 @@ async fn special_files_are_refused_by_every_file_tool() {
     let (sandbox, project) = Sandbox::with_project();
     let fifo = project.join("pipe");
     let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // SAFETY: `c` is a NUL-terminated path alive for the call.
+    let made = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+    assert_eq!(made, 0);
     let client = sandbox.connect().await;
     for (tool, args) in [
         ("read_file", json!({"path": "proj/pipe"})),
