@@ -24,12 +24,19 @@ use wamcp_policy::desktop::launch::{ACCESSIBILITY_FLAGS, App, choose_app, comman
 use wamcp_policy::desktop::{Gate, in_scope};
 use wamcp_policy::error::{ErrorType, ToolError};
 
+/// Which way `scroll` moves a control's content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// The doc comments are for Rust readers; the schema stays the bare names.
+#[schemars(description = "", transform = wamcp_policy::schema::names_only)]
 pub enum Direction {
+    /// Toward the top of the content.
     Up,
+    /// Toward the bottom.
     Down,
+    /// Toward the left edge.
     Left,
+    /// Toward the right edge.
     Right,
 }
 
@@ -62,13 +69,16 @@ const CONTROLS_NAMED: usize = 25;
 
 /// What `see` returns: the report and, when there is one, the picture.
 pub struct Seen {
-    /// The window, its controls and, when asked, its accessibility tree; says why a part is missing.
+    /// The window, its controls and, when asked, its
+    /// accessibility tree; says why a part is missing.
     pub report: Value,
-    /// The window's picture as PNG, scaled to `max_edge`; `None` when none could be taken.
+    /// The window's picture as PNG, scaled to
+    /// `max_edge`; `None` when none could be taken.
     pub png: Option<Vec<u8>>,
 }
 
-/// The desktop tools' state: the system behind them, what they may start and touch.
+/// The desktop tools' state: the system behind
+/// them, what they may start and touch.
 pub struct Desktop {
     system: Box<dyn Windowing>,
     ax: Arc<dyn Accessibility>,
@@ -99,7 +109,8 @@ enum Found {
 }
 
 impl Desktop {
-    /// A desktop over `system` and `ax`; `apps` may be started, `processes`' windows touched.
+    /// A desktop over `system` and `ax`; `apps` may
+    /// be started, `processes`' windows touched.
     pub fn new(
         system: Box<dyn Windowing>,
         ax: Arc<dyn Accessibility>,

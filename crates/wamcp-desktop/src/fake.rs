@@ -840,3 +840,17 @@ fn controls_of_another_program_embedded_in_a_window_are_hidden() {
         .unwrap_err();
     assert!(!format!("{:?}", missing.recovery).contains("secret"));
 }
+
+/// `scroll`'s schema stays the bare names of the directions: the variants' docs
+/// are for Rust readers (see `wamcp_policy::schema`).
+#[test]
+fn the_direction_schema_is_the_bare_names() {
+    let schema = serde_json::to_value(schemars::schema_for!(Direction)).unwrap();
+    let want = serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Direction",
+        "type": "string",
+        "enum": ["up", "down", "left", "right"],
+    });
+    assert_eq!(schema, want);
+}

@@ -8,7 +8,7 @@
 //! way the tools decide and report is tested with fakes everywhere and with
 //! real Win32 windows under Wine.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod accessibility;
 pub mod desktop;

@@ -100,9 +100,11 @@ pub trait Windowing: Send + Sync {
         direction: crate::Direction,
         lines: u32,
     ) -> Result<Option<ScrollMove>, MessageError>;
-    /// The window's pixels, or why they could not be had (hung, no area, too large).
+    /// The window's pixels, or why they could
+    /// not be had (hung, no area, too large).
     fn capture(&self, hwnd: isize, method: CaptureMethod) -> Result<Frame, String>;
-    /// Shows, hides or restores the window without waiting on it (hung windows included).
+    /// Shows, hides or restores the window without
+    /// waiting on it (hung windows included).
     fn show(&self, hwnd: isize, mode: ShowMode);
     /// Brings the window to the front; false when Windows refused.
     fn set_foreground(&self, hwnd: isize) -> bool;

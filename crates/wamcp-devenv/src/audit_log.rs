@@ -83,7 +83,8 @@ pub struct AuditLog {
 }
 
 impl AuditLog {
-    /// The trail kept in `dir`, with segments of [`MAX_SEGMENT_BYTES`]; nothing is created until the first append.
+    /// The trail kept in `dir`, with segments of [`MAX_SEGMENT_BYTES`]; nothing
+    /// is created until the first append.
     pub fn new(dir: PathBuf) -> AuditLog {
         AuditLog {
             dir,

@@ -33,7 +33,8 @@ pub const MAX_ARG_CHARS: usize = 32_768;
 pub const MAX_EXPECTED_CHARS: usize = 4096;
 /// The timeout of a run when the call gives none.
 pub const DEFAULT_TIMEOUT_SECONDS: i64 = 120;
-/// The longest `timeout_seconds` a call may ask for; more is refused, not clamped.
+/// The longest `timeout_seconds` a call may
+/// ask for; more is refused, not clamped.
 pub const MAX_TIMEOUT_SECONDS: i64 = 600;
 /// Characters of output kept from the end of each stream.
 pub const STDOUT_TAIL_CHARS: usize = 8000;
@@ -43,11 +44,14 @@ pub const STDERR_TAIL_CHARS: usize = 4000;
 /// The catalog in force and what went wrong loading the user's part.
 #[derive(Clone, Debug)]
 pub struct Catalog {
-    /// The capabilities in force: the built-in ones, merged with the user's when their file is usable.
+    /// The capabilities in force: the built-in ones, merged with the user's
+    /// when their file is usable.
     pub capabilities: Vec<Capability>,
-    /// The user's catalog file, when one is configured, whether or not it could be used.
+    /// The user's catalog file, when one is
+    /// configured, whether or not it could be used.
     pub user_file: Option<PathBuf>,
-    /// What is wrong with the user's file, each naming it; non-empty means no capability runs.
+    /// What is wrong with the user's file, each
+    /// naming it; non-empty means no capability runs.
     pub errors: Vec<String>,
 }
 
@@ -147,7 +151,8 @@ pub struct Identity {
     /// `file`, or `app_execution_alias` for the Store's zero-byte stand-ins,
     /// which cannot be opened and are identified by their path.
     pub kind: &'static str,
-    /// The SHA-256 of the file's bytes (of its path, for an alias), lower-case hex.
+    /// The SHA-256 of the file's bytes (of its
+    /// path, for an alias), lower-case hex.
     pub sha256: String,
 }
 
@@ -192,9 +197,11 @@ pub fn identity(path: &Path) -> std::io::Result<Identity> {
 pub struct Request {
     /// The capability id, as the call gave it.
     pub capability: String,
-    /// Arguments appended to the capability's argv; any make the call approval-required.
+    /// Arguments appended to the capability's
+    /// argv; any make the call approval-required.
     pub extra_args: Vec<String>,
-    /// The directory to run in, which must lie in a project root; unset, the server's.
+    /// The directory to run in, inside a project
+    /// root; unset, the server's or the first root.
     pub cwd: Option<String>,
     /// Run, rather than only plan.
     pub execute: bool,
@@ -337,9 +344,11 @@ pub struct Prepared {
     pub effective: Safety,
     /// The call's appended arguments.
     pub extra_args: Vec<String>,
-    /// The alternative that would run; `None` when no program of the entry is found.
+    /// The alternative that would run; `None`
+    /// when no program of the entry is found.
     pub resolved: Option<Resolved>,
-    /// The identity of that executable, read now; `None` when it cannot be read.
+    /// The identity of that executable, read
+    /// now; `None` when it cannot be read.
     pub identity: Option<Identity>,
     /// The checked working directory.
     pub cwd: PathBuf,
@@ -360,7 +369,8 @@ impl Prepared {
             .collect()
     }
 
-    /// The trail entry for this capability with `outcome`; `started` gives the duration.
+    /// The trail entry for this capability with
+    /// `outcome`; `started` gives the duration.
     pub fn audit(
         &self,
         outcome: Outcome,

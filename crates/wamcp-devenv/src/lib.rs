@@ -4,7 +4,7 @@
 //! (routing, safety classes, the catalog format, audit outcomes) live in
 //! `wamcp_policy::devenv`; this crate asks the machine and runs things.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod audit_log;
 pub mod capability;

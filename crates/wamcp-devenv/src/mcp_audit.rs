@@ -20,7 +20,8 @@ pub struct Place {
     pub path: PathBuf,
     /// `project`, `host` or `explicit`.
     pub scope: &'static str,
-    /// The client that reads it (`claude-code`, `vscode`, `cursor`, `codex`), or `json` for an explicit file.
+    /// The client that reads it (`claude-code`, `vscode`, `cursor`, `codex`),
+    /// or `json` for an explicit file.
     pub client: &'static str,
     /// Read as TOML (Codex) rather than JSON.
     pub toml: bool,

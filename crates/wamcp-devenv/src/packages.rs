@@ -139,16 +139,19 @@ pub struct InstallPlan {
     pub source: Source,
     /// The exact package id, as a search returned it.
     pub id: String,
-    /// The install command, fixed by the source; `sudo -n` first for apt unless root.
+    /// The install command, fixed by the source;
+    /// `sudo -n` first for apt unless root.
     pub argv: Vec<String>,
-    /// The file the argv's first word runs; `None` when the manager is not installed.
+    /// The file the argv's first word runs;
+    /// `None` when the manager is not installed.
     pub executable: Option<PathBuf>,
     /// That file's identity, which the run must still match after approval.
     pub identity: Option<Identity>,
 }
 
 impl InstallPlan {
-    /// The plan for installing `id` from `source`, with the manager looked up now.
+    /// The plan for installing `id` from
+    /// `source`, with the manager looked up now.
     pub fn new(source: Source, id: &str) -> InstallPlan {
         let argv = source.install(id, is_root());
         // `sudo` is what starts for apt: its identity is the one reviewed.
@@ -163,7 +166,8 @@ impl InstallPlan {
         }
     }
 
-    /// The plan as the tool shows it, with `status` (`planned`, `installed`...).
+    /// The plan as the tool shows it, with
+    /// `status` (`planned`, `installed`...).
     pub fn view(&self, status: &str) -> Value {
         json!({
             "status": status,

@@ -482,9 +482,11 @@ pub struct SandboxPlan {
     pub project: PathBuf,
     /// The command to run inside the environment, as the call gave it.
     pub command: String,
-    /// What starts on this machine (`wsl ...`, `devcontainer exec ...`, `WindowsSandbox.exe`).
+    /// What starts on this machine (`wsl ...`,
+    /// `devcontainer exec ...`, `WindowsSandbox.exe`).
     pub argv: Vec<String>,
-    /// The file the argv's program resolves to; `None` when it is not installed.
+    /// The file the argv's program resolves
+    /// to; `None` when it is not installed.
     pub executable: Option<PathBuf>,
     /// That file's identity, which the run must still match after approval.
     pub identity: Option<Identity>,

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 pub use wamcp_platform::probe::{OsRow, Output, RegValue};
 
-/// The questions the snapshot and discovery ask the machine; [`System`] asks the real one.
+/// The questions the snapshot and discovery ask
+/// the machine; [`System`] asks the real one.
 pub trait Sources: Sync {
     /// The program a command would start for `name` (the child's `PATH`,
     /// without directories the agent can write).
@@ -16,13 +17,17 @@ pub trait Sources: Sync {
     fn text_file(&self, path: &Path) -> io::Result<String>;
     /// Whether anything exists at `path`; an error when that cannot be told.
     fn file_exists(&self, path: &Path) -> io::Result<bool>;
-    /// A `HKEY_LOCAL_MACHINE` value; `Ok(None)` when the key or value does not exist.
+    /// A `HKEY_LOCAL_MACHINE` value; `Ok(None)`
+    /// when the key or value does not exist.
     fn machine_value(&self, key: &str, value: &str) -> Result<Option<RegValue>, String>;
-    /// The subkey names of a `HKEY_LOCAL_MACHINE` key; `Ok(None)` when it does not exist.
+    /// The subkey names of a `HKEY_LOCAL_MACHINE`
+    /// key; `Ok(None)` when it does not exist.
     fn machine_subkeys(&self, key: &str) -> Result<Option<Vec<String>>, String>;
-    /// A Windows optional feature's install state (1 enabled, 2 disabled, 3 absent, 4 unknown).
+    /// A Windows optional feature's install state (1
+    /// enabled, 2 disabled, 3 absent, 4 unknown).
     fn optional_feature(&self, name: &str) -> Result<Option<u32>, String>;
-    /// The operating system's caption, version, build and architecture, as WMI reports them.
+    /// The operating system's caption, version,
+    /// build and architecture, as WMI reports them.
     fn operating_system(&self) -> Result<OsRow, String>;
     /// Runs a probe program in a neutral directory (never the project: its
     /// files must not steer a probe, as `rust-toolchain.toml` steers cargo).

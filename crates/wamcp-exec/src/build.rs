@@ -22,9 +22,15 @@ use wamcp_policy::write_rules::is_within;
 /// verdict and the last errors of a long build are at the end.
 const TAIL_BYTES: usize = 64 * 1024;
 
+/// A `build_project` call's arguments.
 pub struct BuildRequest<'a> {
+    /// The build command line; its first word must be a build driver.
     pub command: &'a str,
+    /// How long the build may take, as asked; clamped to
+    /// `1..=MAX_BUILD_TIMEOUT_SECONDS`.
     pub timeout_seconds: i64,
+    /// Where to run, inside a project root; unset, the server's working
+    /// directory or the first root.
     pub working_directory: Option<&'a str>,
 }
 
@@ -32,7 +38,10 @@ pub struct BuildRequest<'a> {
 /// each command's last build reported.
 #[derive(Default)]
 pub struct Builds {
+    /// The roots with a build running.
     pub locks: BuildLocks,
+    /// What each command's last build reported,
+    /// to mark diagnostics new or seen.
     pub history: History,
 }
 
@@ -47,6 +56,7 @@ pub struct BuildGuard<'a> {
 }
 
 impl BuildLocks {
+    /// Takes `root`'s lock, or `None` while another build holds it.
     pub fn try_lock(&self, root: &Path) -> Option<BuildGuard<'_>> {
         let mut running = self.0.lock().unwrap_or_else(|e| e.into_inner());
         running.insert(root.to_path_buf()).then(|| BuildGuard {
@@ -63,6 +73,8 @@ impl Drop for BuildGuard<'_> {
     }
 }
 
+/// Runs one build driver as checked argv and answers with its diagnostics
+/// report. At most one build runs per project root.
 pub async fn build_project(
     req: &BuildRequest<'_>,
     policy: &Policy<'_>,

@@ -37,11 +37,18 @@ const PRE_EXISTING_CODES: &[&str] = &["C4996", "LNK4099"];
 
 /// What a build did, to report.
 pub struct Build<'a> {
+    /// What the report is about, opening its
+    /// first line (`BUILD`, `SHADER COMPILE`).
     pub subject: &'a str,
+    /// The command as the caller gave it.
     pub command: &'a str,
+    /// The exit code; `None` when the process was killed.
     pub exit_code: Option<i32>,
+    /// How long it ran, when that is worth reporting.
     pub elapsed: Option<Duration>,
+    /// Standard output and standard error, as kept.
     pub output: &'a str,
+    /// Where it ran; file names inside it are shown relative to it.
     pub build_dir: &'a Path,
 }
 
@@ -49,6 +56,8 @@ pub struct Build<'a> {
 pub enum Since<'a> {
     /// Nothing to compare (a shader compile, a first build).
     Nothing(&'static str),
+    /// The diagnostics of the previous build
+    /// of the same command in the same root.
     Previous(&'a Seen),
 }
 
@@ -62,6 +71,7 @@ pub struct Key {
     message: String,
 }
 
+/// A build's errors and warnings, as compared with the next build's.
 pub type Seen = HashSet<Key>;
 
 fn key(d: &Diagnostic) -> Key {

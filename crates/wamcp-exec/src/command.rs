@@ -27,7 +27,10 @@ use wamcp_policy::limits::{
 /// Whether the user approved this very command (for rules that ask).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Approval {
+    /// Nobody asked yet: a command that needs the user's yes is refused
+    /// with a question.
     NotAsked,
+    /// The user said yes to this very command.
     Granted,
 }
 
@@ -117,7 +120,9 @@ pub struct Policy<'a> {
     /// The writable roots that are projects (not the download folder):
     /// the only places a command may start in.
     pub projects: &'a [PathBuf],
+    /// The grammars and rules commands are judged by.
     pub rules: &'a RuleSet,
+    /// How the OS layer confines what runs.
     pub sandbox: &'a Sandbox,
 }
 
@@ -203,9 +208,13 @@ pub fn windows_program(program: String, args: &[String]) -> Result<String, ToolE
         })
 }
 
+/// A `run_powershell` call's arguments.
 pub struct CommandRequest<'a> {
+    /// The command line as the model wrote it.
     pub command: &'a str,
+    /// As asked; clamped to the tool's limits.
     pub timeout_seconds: i64,
+    /// Relative to the server's working directory; must be in a project.
     pub working_directory: Option<&'a str>,
 }
 
@@ -261,8 +270,11 @@ pub async fn run_command(
 /// environment.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Checked {
+    /// The program's name, or its resolved path when one was named.
     pub program: String,
+    /// The arguments, unquoted, exactly as the program receives them.
     pub args: Vec<String>,
+    /// Variables that harden the program (no prompts, no pagers).
     pub env: Vec<(String, String)>,
     /// Whether the rule lets the command use the network.
     pub network: bool,

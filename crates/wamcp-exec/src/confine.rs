@@ -82,9 +82,11 @@ impl Confiner for OsConfiner {
 /// Whether commands run confined here, and why (not).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Status {
+    /// The `WAMCP_COMMAND_SANDBOX` setting.
     pub mode: SandboxMode,
     /// The mechanism in force, or `None` when commands run unconfined.
     pub mechanism: Option<String>,
+    /// What the mechanism covers here, or why commands run unconfined.
     pub detail: String,
 }
 
@@ -141,14 +143,18 @@ impl Listeners {
 /// is memory, emptied at reboot, and nothing runs from it by name.
 #[cfg(target_os = "linux")]
 pub const SYSTEM_WRITABLE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/shm"];
+/// Empty off Linux: no other confiner is given system places to write.
 #[cfg(not(target_os = "linux"))]
 pub const SYSTEM_WRITABLE: &[&str] = &[];
 
 impl Sandbox {
+    /// The server's sandbox with the platform's own confiner.
     pub fn new(mode: SandboxMode, caches: Caches) -> Sandbox {
         Sandbox::with_confiner(mode, caches, Arc::new(OsConfiner))
     }
 
+    /// The sandbox with another confiner, for
+    /// tests that must not depend on the host.
     pub fn with_confiner(
         mode: SandboxMode,
         caches: Caches,
@@ -188,6 +194,7 @@ impl Sandbox {
         }
     }
 
+    /// The caches commands may write, and the entries refused.
     pub fn caches(&self) -> &Caches {
         &self.caches
     }
@@ -281,6 +288,7 @@ impl Sandbox {
 /// One command's confinement; [`crate::run`] adds its temp directory.
 #[derive(Clone, Debug)]
 pub struct Confinement {
+    /// What the command may write and reach, besides its temp directory.
     pub scope: Scope,
     confiner: Arc<dyn Confiner>,
 }

@@ -13,21 +13,33 @@ use std::path::Path;
 use std::sync::LazyLock;
 use wamcp_policy::limits::MAX_NOTES_PER_DIAGNOSTIC;
 
+/// How serious a diagnostic is, as the tool said it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Severity {
+    /// `error` or `fatal error`.
     Error,
+    /// `warning`.
     Warning,
+    /// `note` or `message`: it explains the diagnostic before it.
     Note,
 }
 
 /// One diagnostic as parsed.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Diagnostic {
+    /// The file, with `/` separators, relative to the build directory when
+    /// inside it; empty when none is named.
     pub file: String,
+    /// The line, 1-based, when the tool gave one.
     pub line: Option<u32>,
+    /// The column, when the tool gave one.
     pub column: Option<u32>,
+    /// How serious it is.
     pub severity: Severity,
+    /// The tool's code (`C2065`, `LNK2019`), or the
+    /// tool's name when it has none; may be empty.
     pub code: String,
+    /// The message, trimmed; a CMake message joins its indented lines.
     pub message: String,
 }
 
@@ -48,8 +60,12 @@ impl Diagnostic {
 /// A diagnostic with its repeat count and attached notes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
+    /// The diagnostic, as first seen.
     pub diagnostic: Diagnostic,
+    /// How many times the output repeated it.
     pub count: usize,
+    /// Notes that followed it, at most
+    /// `MAX_NOTES_PER_DIAGNOSTIC`, without repeats.
     pub notes: Vec<Diagnostic>,
 }
 

@@ -2,6 +2,8 @@
 //! cut announced, and a timeout that kills the whole process tree (see
 //! `tree`: nothing a command started outlives it).
 
+#![deny(missing_docs)]
+
 pub mod build;
 pub mod build_report;
 pub mod command;
@@ -24,14 +26,20 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct RunSpec {
+    /// The program: a name looked up on the child's `PATH`, or on Windows
+    /// the file the plan found for it.
     pub program: String,
+    /// Its arguments, passed as they are, with no shell between.
     pub args: Vec<String>,
     /// Variables added to the inherited environment.
     pub env: Vec<(String, String)>,
+    /// The working directory, already checked to be inside a project.
     pub cwd: PathBuf,
+    /// When the whole process tree is killed.
     pub timeout: Duration,
     /// Bytes kept from the start of each stream (the end is kept too).
     pub keep_head: usize,
+    /// Bytes kept from the end of each stream.
     pub keep_tail: usize,
     /// `None` runs the program unconfined (confinement off or unavailable).
     pub confinement: Option<confine::Confinement>,
@@ -40,7 +48,9 @@ pub struct RunSpec {
 /// One output stream, possibly cut in the middle.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Captured {
+    /// The first bytes written, up to the spec's `keep_head`.
     pub head: Vec<u8>,
+    /// The last bytes written after the head, up to `keep_tail`.
     pub tail: Vec<u8>,
     /// Total bytes the program wrote.
     pub total: u64,
@@ -104,10 +114,15 @@ fn without_cut_start(bytes: &[u8]) -> &[u8] {
 pub struct RunOutput {
     /// `None` when killed by the timeout or by a signal.
     pub exit_code: Option<i32>,
+    /// The timeout ended the run (and the tree was killed).
     pub timed_out: bool,
+    /// What the program wrote to standard output.
     pub stdout: Captured,
+    /// What the program wrote to standard error.
     pub stderr: Captured,
+    /// From start to end of the run.
     pub elapsed: Duration,
+    /// Whether the OS layer confined the run.
     pub confined: bool,
 }
 

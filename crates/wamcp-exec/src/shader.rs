@@ -16,12 +16,22 @@ use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::limits::{MAX_PROCESS_OUTPUT_BYTES, SHADER_TIMEOUT_SECONDS};
 use wamcp_policy::shader::{Compiler, plan};
 
+/// A `compile_shader` call's arguments.
 pub struct ShaderRequest<'a> {
+    /// The shader file; its extension decides the compiler.
     pub source: &'a str,
+    /// Where to write the result; blank means beside
+    /// the source, with the plan's extension added.
     pub output: &'a str,
+    /// The stage, needed for a bare `.glsl`
+    /// file (`vertex` or `vert`); may be blank.
     pub stage: &'a str,
+    /// The profile HLSL and FX need (`ps_6_6`); may be blank.
     pub profile: &'a str,
+    /// Compile HLSL to SPIR-V instead of DXIL.
     pub spirv: bool,
+    /// The directory relative paths start from,
+    /// inside a project root; unset, the server's.
     pub working_directory: Option<&'a str>,
 }
 

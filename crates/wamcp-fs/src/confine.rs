@@ -89,7 +89,8 @@ impl FsView for RealFs {
     }
 }
 
-/// Resolves `raw` (relative to `cwd`) to a target inside `scope`, in the five steps above.
+/// Resolves `raw` (relative to `cwd`) to a target
+/// inside `scope`, in the five steps above.
 pub fn resolve_for_write(raw: &str, cwd: &Path, scope: &WriteScope) -> Result<Target, ToolError> {
     resolve_with(raw, cwd, scope, &RealFs)
 }

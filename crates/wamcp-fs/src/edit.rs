@@ -47,8 +47,8 @@ enum Encoding {
     Utf16Be,
 }
 
-/// Replaces `old_string` with `new_string` in the file `raw` names, once unless `replace_all`.
-/// The write is confined to `scope` like `write_file`'s.
+/// Replaces `old_string` with `new_string` in the file `raw` names, once unless
+/// `replace_all`. The write is confined to `scope` like `write_file`'s.
 pub fn edit_file(
     raw: &str,
     old_string: &str,

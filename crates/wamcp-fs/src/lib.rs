@@ -11,7 +11,7 @@
 //! Output never depends on thread timing: parallel walks are collected and
 //! sorted before anything is cut.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod budget;
 mod confine;

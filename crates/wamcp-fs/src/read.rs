@@ -24,9 +24,11 @@ const SNIFF_BYTES: usize = 8 * 1024;
 /// How far one read may go: a clock for all of it, a byte budget for
 /// counting the lines after the window, and the caller's cancellation.
 pub struct Scan<'a> {
-    /// How long the whole read may take, counting the lines after the window too.
+    /// How long the whole read may take,
+    /// counting the lines after the window too.
     pub time: Duration,
-    /// Bytes after the window read to count the file's lines; past it, "more than N".
+    /// Bytes after the window read to count the
+    /// file's lines; past it, "more than N".
     pub count_bytes: u64,
     /// Whether the caller gave up; checked as the read goes, so it stops early.
     pub cancelled: &'a (dyn Fn() -> bool + Sync),

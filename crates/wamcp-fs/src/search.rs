@@ -38,7 +38,8 @@ pub struct SearchRequest<'a> {
     pub ignore_case: bool,
     /// Read `pattern` as a Rust regex instead of literal text.
     pub regex: bool,
-    /// Matching lines wanted, as the caller asked; clamped to `1..=MAX_SEARCH_MATCHES`.
+    /// Matching lines wanted, as the caller asked; clamped to
+    /// `1..=MAX_SEARCH_MATCHES`.
     pub max_results: i64,
 }
 
@@ -51,7 +52,8 @@ struct FileResult {
     larger_than_cap: bool,
 }
 
-/// Searches the files under `req.path` within `bounds`, in path order, and says what it did not search.
+/// Searches the files under `req.path` within `bounds`,
+/// in path order, and says what it did not search.
 pub fn search_files(req: &SearchRequest, cwd: &Path, bounds: &Bounds) -> Result<String, ToolError> {
     if req.pattern.is_empty() {
         return Err(

@@ -43,7 +43,8 @@ pub enum Commit {
 pub struct DirectoryChanged {
     /// The directory that was checked, as the caller resolved it.
     pub expected: String,
-    /// What is there now: the path the open handle resolves to, or `a symbolic link`.
+    /// What is there now: the path the open
+    /// handle resolves to, or `a symbolic link`.
     pub found: String,
 }
 

@@ -45,7 +45,8 @@ pub enum Entry {
     File {
         /// The file, open for reading.
         file: File,
-        /// How many names the file has; more than one means it may be linked in from outside.
+        /// How many names the file has; more than one
+        /// means it may be linked in from outside.
         links: u64,
     },
     /// A symbolic link, junction or other reparse point (not followed).

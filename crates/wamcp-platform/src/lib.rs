@@ -5,7 +5,7 @@
 //! function; the decisions made from the raw answers (such as turning an NT
 //! build number into a product name) are pure functions tested on every host.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod ansi;
 pub mod atomic;

@@ -110,7 +110,8 @@ pub fn hard_links(file: &std::fs::File) -> std::io::Result<u64> {
 pub struct Output {
     /// The exit code; `None` when a signal ended it.
     pub code: Option<i32>,
-    /// Standard output, at most 64 KiB; empty when a grandchild kept the pipe open.
+    /// Standard output, at most 64 KiB; empty
+    /// when a grandchild kept the pipe open.
     pub stdout: Vec<u8>,
     /// Standard error, the same way.
     pub stderr: Vec<u8>,

@@ -41,7 +41,8 @@ pub struct Leash {
 }
 
 impl Leash {
-    /// A new pipe for one command; the read end reaches its supervisor through [`enter`].
+    /// A new pipe for one command; the read end
+    /// reaches its supervisor through [`enter`].
     pub fn new() -> io::Result<Leash> {
         let mut ends = [0 as RawFd; 2];
         // SAFETY: fills `ends` with two new descriptors, owned below.

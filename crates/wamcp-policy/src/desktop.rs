@@ -31,7 +31,8 @@ impl Gate {
         }
     }
 
-    /// The answer a tool returns: `needs_permission`, the reason, and a hint to ask the user.
+    /// The answer a tool returns: `needs_permission`,
+    /// the reason, and a hint to ask the user.
     pub fn to_json(&self) -> Value {
         json!({
             "ok": false,

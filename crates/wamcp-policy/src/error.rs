@@ -30,7 +30,8 @@ macro_rules! error_types {
 error_types! {
     /// `open_app` found the program, but it did not start.
     AppLaunchFailed => "APP_LAUNCH_FAILED",
-    /// `open_app` was asked for a program the user did not list, or one in a folder the agent can write.
+    /// `open_app` was asked for a program the user did not list, or one in a
+    /// folder the agent can write.
     AppNotAllowed => "APP_NOT_ALLOWED",
     /// A program `WAMCP_DESKTOP_APPS` lists is not installed where it says.
     AppNotFound => "APP_NOT_FOUND",
@@ -38,19 +39,24 @@ error_types! {
     BuildAlreadyRunning => "BUILD_ALREADY_RUNNING",
     /// The build driver was found but could not be started.
     BuildStartFailed => "BUILD_START_FAILED",
-    /// The build ran past its timeout and was killed with everything it started.
+    /// The build ran past its timeout and was
+    /// killed with everything it started.
     BuildTimedOut => "BUILD_TIMED_OUT",
     /// The build driver is not on the PATH.
     BuildToolNotFound => "BUILD_TOOL_NOT_FOUND",
-    /// The client cancelled the call or closed the connection; what it started was stopped.
+    /// The client cancelled the call or closed the
+    /// connection; what it started was stopped.
     Cancelled => "CANCELLED",
     /// The command policy refused the command, or the user declined it.
     CommandNotAllowed => "COMMAND_NOT_ALLOWED",
-    /// The command ran past its timeout; it and every process it started were killed.
+    /// The command ran past its timeout; it and
+    /// every process it started were killed.
     CommandTimeout => "COMMAND_TIMEOUT",
-    /// The server's setup cannot serve the call (no data directory, a broken capability catalog).
+    /// The server's setup cannot serve the call (no
+    /// data directory, a broken capability catalog).
     ConfigurationError => "CONFIGURATION_ERROR",
-    /// The content or the edited file is over the size `write_file` or `edit_file` handles.
+    /// The content or the edited file is over the
+    /// size `write_file` or `edit_file` handles.
     ContentTooLarge => "CONTENT_TOO_LARGE",
     /// `download_file` would replace a file that already exists.
     DestinationExists => "DESTINATION_EXISTS",
@@ -58,7 +64,8 @@ error_types! {
     DirectoryReadFailed => "DIRECTORY_READ_FAILED",
     /// A walk of a directory tree failed; no tool raises it at present.
     DirectoryWalkFailed => "DIRECTORY_WALK_FAILED",
-    /// A download failed in transfer or while saving, or no file name could be made for it.
+    /// A download failed in transfer or while
+    /// saving, or no file name could be made for it.
     DownloadFailed => "DOWNLOAD_FAILED",
     /// The download URL is not HTTPS to an allowed network host.
     DownloadNotAllowed => "DOWNLOAD_NOT_ALLOWED",
@@ -66,25 +73,32 @@ error_types! {
     DownloadTooLarge => "DOWNLOAD_TOO_LARGE",
     /// `edit_file`'s `old_string` is not in the file.
     EditStringNotFound => "EDIT_STRING_NOT_FOUND",
-    /// `old_string` occurs more than once, so applying the edit would be a guess.
+    /// `old_string` occurs more than once, so
+    /// applying the edit would be a guess.
     EditStringNotUnique => "EDIT_STRING_NOT_UNIQUE",
-    /// The file changed on disk while `edit_file` worked on it; nothing was written.
+    /// The file changed on disk while `edit_file`
+    /// worked on it; nothing was written.
     FileChanged => "FILE_CHANGED",
-    /// `write_file` found the file already there and was not asked to replace it.
+    /// `write_file` found the file already
+    /// there and was not asked to replace it.
     FileExists => "FILE_EXISTS",
     /// Another program holds the file open, so it cannot be used now.
     FileInUse => "FILE_IN_USE",
-    /// An input action needed the window in front, and it did not come there or lost it.
+    /// An input action needed the window in front,
+    /// and it did not come there or lost it.
     ForegroundNotTaken => "FOREGROUND_NOT_TAKEN",
-    /// The release lookup failed: no release, GitHub's rate limit, or an answer not understood.
+    /// The release lookup failed: no release, GitHub's
+    /// rate limit, or an answer not understood.
     GithubRequestFailed => "GITHUB_REQUEST_FAILED",
     /// Asking the system about its GPUs failed; no tool raises it at present.
     GpuInfoFailed => "GPU_INFO_FAILED",
     /// `fetch_https_response` failed, or the HTTPS client could not start.
     HttpRequestFailed => "HTTP_REQUEST_FAILED",
-    /// Synthetic input failed, or another desktop action held the input too long.
+    /// Synthetic input failed, or another
+    /// desktop action held the input too long.
     InputFailed => "INPUT_FAILED",
-    /// The arguments do not fit the tool's schema or its rules (a bad target, key notation).
+    /// The arguments do not fit the tool's schema
+    /// or its rules (a bad target, key notation).
     InvalidArguments => "INVALID_ARGUMENTS",
     /// The command is empty.
     InvalidCommand => "INVALID_COMMAND",
@@ -92,7 +106,8 @@ error_types! {
     InvalidContent => "INVALID_CONTENT",
     /// The edit is empty or would change nothing.
     InvalidEdit => "INVALID_EDIT",
-    /// An argument of an `env`, `packages` or `sandbox` tool is malformed or out of range.
+    /// An argument of an `env`, `packages` or
+    /// `sandbox` tool is malformed or out of range.
     InvalidInput => "INVALID_INPUT",
     /// A path is empty, holds a NUL, or cannot be resolved safely.
     InvalidPath => "INVALID_PATH",
@@ -116,7 +131,8 @@ error_types! {
     NoProjectRoot => "NO_PROJECT_ROOT",
     /// `build_project`'s command does not start with a build driver.
     NotABuildCommand => "NOT_A_BUILD_COMMAND",
-    /// The path is a device, pipe or socket, which is never opened: reading could block forever.
+    /// The path is a device, pipe or socket, which
+    /// is never opened: reading could block forever.
     NotARegularFile => "NOT_A_REGULAR_FILE",
     /// `fetch_web_page` could not fetch or read the page.
     PageFetchFailed => "PAGE_FETCH_FAILED",
@@ -136,7 +152,8 @@ error_types! {
     PermissionDenied => "PERMISSION_DENIED",
     /// The program, or PowerShell itself, could not be started.
     PowershellLaunchFailed => "POWERSHELL_LAUNCH_FAILED",
-    /// The path is a trust file, or a guarded path whose write the user did not approve.
+    /// The path is a trust file, or a guarded
+    /// path whose write the user did not approve.
     ProtectedPath => "PROTECTED_PATH",
     /// Reading failed partway, or the tool itself stopped unexpectedly.
     ReadFailed => "READ_FAILED",
@@ -154,7 +171,8 @@ error_types! {
     SearchUrlNotAllowed => "SEARCH_URL_NOT_ALLOWED",
     /// The shader compiler is not on the PATH.
     ShaderCompilerNotFound => "SHADER_COMPILER_NOT_FOUND",
-    /// The compiler could not start, or reported success without writing output.
+    /// The compiler could not start, or
+    /// reported success without writing output.
     ShaderCompileStartFailed => "SHADER_COMPILE_START_FAILED",
     /// The compiler ran past `SHADER_TIMEOUT_SECONDS` and was killed.
     ShaderCompileTimedOut => "SHADER_COMPILE_TIMED_OUT",
@@ -166,7 +184,8 @@ error_types! {
     TargetDisabled => "TARGET_DISABLED",
     /// No control of the window matches the target.
     TargetNotFound => "TARGET_NOT_FOUND",
-    /// Something else covers the target where the click would land; nothing was clicked.
+    /// Something else covers the target where the
+    /// click would land; nothing was clicked.
     TargetObscured => "TARGET_OBSCURED",
     /// No capability in the catalog has the requested id.
     UnknownCapability => "UNKNOWN_CAPABILITY",
@@ -178,19 +197,24 @@ error_types! {
     UnsupportedPlatform => "UNSUPPORTED_PLATFORM",
     /// The URL's scheme or host is not allowed for this tool.
     UrlNotAllowed => "URL_NOT_ALLOWED",
-    /// Reading any public host needs web research switched on; no tool raises it at present.
+    /// Reading any public host needs web research
+    /// switched on; no tool raises it at present.
     WebResearchDisabled => "WEB_RESEARCH_DISABLED",
-    /// No top-level window has the handle, or the window closed during the action.
+    /// No top-level window has the handle, or
+    /// the window closed during the action.
     WindowNotFound => "WINDOW_NOT_FOUND",
     /// The window did not answer a message in time; it is busy or hung.
     WindowNotResponding => "WINDOW_NOT_RESPONDING",
-    /// The window, or the element with the focus, belongs to a program wamcp may not drive.
+    /// The window, or the element with the focus,
+    /// belongs to a program wamcp may not drive.
     WindowOutOfScope => "WINDOW_OUT_OF_SCOPE",
-    /// The working directory is outside the project folders, or holds what programs must not run in.
+    /// The working directory is outside the project folders, or holds what
+    /// programs must not run in.
     WorkingDirectoryNotAllowed => "WORKING_DIRECTORY_NOT_ALLOWED",
     /// Writing failed; nothing was changed.
     WriteFailed => "WRITE_FAILED",
-    /// The destination is outside every writable root, or changed while it was written.
+    /// The destination is outside every writable
+    /// root, or changed while it was written.
     WritePathNotAllowed => "WRITE_PATH_NOT_ALLOWED",
 }
 
@@ -212,7 +236,8 @@ pub struct ToolError {
     pub message: String,
     /// The path the failure is about, as the caller wrote it.
     pub path: Option<String>,
-    /// What to do next, one step per line; the envelope may add a "do not retry" line first.
+    /// What to do next, one step per line; the
+    /// envelope may add a "do not retry" line first.
     pub recovery: Vec<String>,
     /// Whether the same call could succeed later.
     pub retry: Retry,

@@ -21,8 +21,8 @@ pub struct Grants {
     pub parked: Vec<String>,
 }
 
-/// Reads a grants file: a `hosts` list of names or `{"host", "enable"}` objects.
-/// A malformed file grants nothing and says why.
+/// Reads a grants file: a `hosts` list of names or `{"host", "enable"}`
+/// objects. A malformed file grants nothing and says why.
 pub fn parse_grants(text: &str) -> Result<Grants, String> {
     let value: Value = serde_json::from_str(text)
         .map_err(|e| format!("the grants file is not valid JSON: {e}"))?;

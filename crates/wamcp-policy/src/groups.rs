@@ -16,19 +16,25 @@ use std::fmt;
 /// list the server prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Group {
-    /// Reading and searching files, and describing the server and the machine; always on.
+    /// Reading and searching files, and describing
+    /// the server and the machine; always on.
     Core,
     /// Changing files: `write_file` and `edit_file`.
     Edit,
-    /// Running checked commands: builds, shader compilers, capabilities, `run_powershell`.
+    /// Running checked commands: builds, shader
+    /// compilers, capabilities, `run_powershell`.
     Build,
-    /// Reading pages from the documentation hosts into context (`fetch_web_page`).
+    /// Reading pages from the documentation
+    /// hosts into context (`fetch_web_page`).
     Docs,
-    /// Downloads and raw HTTPS from the network hosts, which write bytes to disk.
+    /// Downloads and raw HTTPS from the network
+    /// hosts, which write bytes to disk.
     Net,
-    /// The development-environment agent's inspection and planning tools, and the audit trail.
+    /// The development-environment agent's inspection
+    /// and planning tools, and the audit trail.
     Env,
-    /// Searching for and installing packages with the system's package managers.
+    /// Searching for and installing packages
+    /// with the system's package managers.
     Packages,
     /// Running a payload in WSL, a dev container or Windows Sandbox.
     Sandbox,
@@ -36,7 +42,8 @@ pub enum Group {
     Desktop,
     /// Web search (`web_search`), which sends the query to a search engine.
     Search,
-    /// Web search, and `fetch_web_page` on any public host, not only documentation.
+    /// Web search, and `fetch_web_page` on any
+    /// public host, not only documentation.
     Research,
 }
 

@@ -20,17 +20,20 @@ pub use shell::{argv_verdict, shell_verdict};
 /// The hook events `wamcp hook` answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HookEvent {
-    /// Claude Code is about to call a tool: deny it, let the user decide, or say nothing.
+    /// Claude Code is about to call a tool: deny
+    /// it, let the user decide, or say nothing.
     ClaudePreToolUse,
     /// After a call ran: what became of it goes to the audit trail.
     ClaudePostToolUse,
-    /// A call failed after it started: what became of it goes to the audit trail.
+    /// A call failed after it started: what
+    /// became of it goes to the audit trail.
     ClaudePostToolUseFailure,
     /// The agent finished its turn: a summary of the host's questions.
     ClaudeStop,
     /// Codex is about to call a tool: deny it or say nothing.
     CodexPreToolUse,
-    /// Codex is about to ask the user: deny, allow a proven plan, or say nothing.
+    /// Codex is about to ask the user: deny,
+    /// allow a proven plan, or say nothing.
     CodexPermissionRequest,
 }
 

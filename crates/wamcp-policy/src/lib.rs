@@ -6,7 +6,7 @@
 //! where DESIGN.md draws them: the binary depends on this crate, never the
 //! reverse.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod command;
 pub mod desktop;
@@ -18,6 +18,7 @@ pub mod host_hooks;
 pub mod hosts;
 pub mod limits;
 pub mod net_names;
+pub mod schema;
 pub mod shader;
 pub mod skip;
 pub mod text;

@@ -24,13 +24,15 @@ pub const DOWNLOAD_TIMEOUT_SECONDS: u64 = 60;
 
 /// `run_powershell`: default and clamp range of `timeout_seconds`.
 pub const POWERSHELL_TIMEOUT_SECONDS: u64 = 300;
-/// The largest `timeout_seconds` `run_powershell` accepts; larger requests are clamped.
+/// The largest `timeout_seconds` `run_powershell`
+/// accepts; larger requests are clamped.
 pub const MAX_POWERSHELL_TIMEOUT_SECONDS: u64 = 600;
 /// Longest command string `run_powershell` accepts.
 pub const MAX_COMMAND_CHARS: usize = 4000;
 /// `build_project`: default and clamp range of `timeout_seconds`.
 pub const BUILD_TIMEOUT_SECONDS: u64 = 600;
-/// The largest `timeout_seconds` `build_project` accepts; larger requests are clamped.
+/// The largest `timeout_seconds` `build_project`
+/// accepts; larger requests are clamped.
 pub const MAX_BUILD_TIMEOUT_SECONDS: u64 = 1800;
 /// Seconds one shader compiler run may take before it is killed.
 pub const SHADER_TIMEOUT_SECONDS: u64 = 60;
@@ -49,11 +51,13 @@ pub const READ_SCAN_SECONDS: u64 = 10;
 pub const MAX_COUNT_BYTES: u64 = 256 * MIB;
 /// Entries `list_directory` shows; past it the listing says it is incomplete.
 pub const MAX_DIRECTORY_ENTRIES: usize = 1000;
-/// Empty directories `list_empty_dirs` shows; past it the list says it is incomplete.
+/// Empty directories `list_empty_dirs` shows;
+/// past it the list says it is incomplete.
 pub const MAX_EMPTY_DIR_RESULTS: usize = 1000;
 /// The largest `max_results` `find_files` accepts; larger requests are clamped.
 pub const MAX_FIND_RESULTS: usize = 500;
-/// The largest `max_results` `search_files` accepts; larger requests are clamped.
+/// The largest `max_results` `search_files`
+/// accepts; larger requests are clamped.
 pub const MAX_SEARCH_MATCHES: usize = 100;
 /// Bytes of one file `search_files` reads.
 pub const MAX_GREP_FILE_BYTES: u64 = MIB;
@@ -75,7 +79,8 @@ pub const MAX_EDIT_BYTES: usize = 8 * MIB as usize;
 pub const MAX_PAGE_BYTES: u64 = 2 * MIB;
 /// Outbound links listed after a fetched page's text.
 pub const MAX_PAGE_LINKS: usize = 20;
-/// Seconds a fetched page stays cached, so paging through it does not fetch it again.
+/// Seconds a fetched page stays cached, so
+/// paging through it does not fetch it again.
 pub const PAGE_CACHE_SECONDS: u64 = 300;
 /// Fetched pages kept in the cache; the oldest is dropped to make room.
 pub const PAGE_CACHE_ENTRIES: usize = 8;
@@ -87,7 +92,8 @@ pub const MAX_WEB_RESULTS: usize = 10;
 pub const MAX_SEARCH_QUERY_CHARS: usize = 400;
 /// Characters kept of each search result's title and snippet.
 pub const MAX_SEARCH_FIELD_CHARS: usize = 300;
-/// Seconds the user has to answer a consent question before it counts as declined.
+/// Seconds the user has to answer a consent
+/// question before it counts as declined.
 pub const CONSENT_TIMEOUT_SECONDS: u64 = 120;
 
 /// Build reports: unique diagnostics listed, notes per diagnostic, characters

@@ -68,7 +68,8 @@ pub struct ShaderPlan {
     pub output_flag: &'static str,
 }
 
-/// Why a shader cannot be planned, as an error type and message for the envelope.
+/// Why a shader cannot be planned, as an
+/// error type and message for the envelope.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShaderRefusal {
     /// The error type the tool reports.

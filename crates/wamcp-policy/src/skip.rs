@@ -6,7 +6,8 @@
 //! `Debug` and `debug` interchangeably). To look inside one, name a file in it
 //! directly, or point the tool's `path` at the directory itself.
 
-/// The names pruned, lower-case: version control, editors, build output, dependencies, caches.
+/// The names pruned, lower-case: version control,
+/// editors, build output, dependencies, caches.
 pub const SKIPPED_DIRECTORY_NAMES: &[&str] = &[
     ".git",
     ".svn",

@@ -28,7 +28,8 @@ pub enum HostRule<'a> {
 pub struct CheckedUrl {
     /// The parsed URL, to request as it is.
     pub url: Url,
-    /// The host, lower-cased without a trailing dot, as the allowlist compares it.
+    /// The host, lower-cased without a trailing
+    /// dot, as the allowlist compares it.
     pub host: String,
 }
 

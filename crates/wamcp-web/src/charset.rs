@@ -26,7 +26,8 @@ pub struct Decoded {
     pub lossy: bool,
 }
 
-/// Decodes `body` in the order above; `html` allows a `<meta charset>` to decide.
+/// Decodes `body` in the order above; `html`
+/// allows a `<meta charset>` to decide.
 pub fn decode(body: &[u8], content_type: Option<&str>, html: bool) -> Decoded {
     let header_label = content_type.and_then(charset_parameter);
     let header = header_label

@@ -89,7 +89,8 @@ pub enum FetchError {
     },
     /// A deadline set with [`within`] passed; it holds that deadline.
     TimedOut(Duration),
-    /// Anything else: a network or TLS error, a bad redirect, too many redirects.
+    /// Anything else: a network or TLS error,
+    /// a bad redirect, too many redirects.
     Failed(String),
 }
 

@@ -26,7 +26,8 @@ const KINDS: ErrorKinds = ErrorKinds {
 /// A finished download.
 #[derive(Debug)]
 pub struct Downloaded {
-    /// Where the file was saved: inside the download root, never replacing a file.
+    /// Where the file was saved: inside the
+    /// download root, never replacing a file.
     pub path: PathBuf,
     /// The file's size, as written.
     pub bytes: u64,
@@ -39,7 +40,8 @@ impl Downloaded {
     }
 }
 
-/// Downloads `url` from an allowed network host into `root`, under `filename` or the URL's last segment.
+/// Downloads `url` from an allowed network host into `root`, under `filename`
+/// or the URL's last segment.
 pub async fn download_file(
     client: &WebClient,
     url: &str,

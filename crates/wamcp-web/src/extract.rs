@@ -96,7 +96,8 @@ const VOID: &[&str] = &[
     "wbr", "param", "keygen",
 ];
 
-/// What a document holds for a reader: the text that is seen, and where it links.
+/// What a document holds for a reader: the
+/// text that is seen, and where it links.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Page {
     /// The document's `<title>`, when it has one.

@@ -38,7 +38,8 @@ struct Asset {
     browser_download_url: String,
 }
 
-/// The latest published release of `owner/repo` from GitHub's API: tag, name, date and assets.
+/// The latest published release of `owner/repo`
+/// from GitHub's API: tag, name, date and assets.
 pub async fn latest_release(client: &WebClient, repository: &str) -> Result<Value, ToolError> {
     let (owner, repo) = check_repository(repository)
         .map_err(|why| ToolError::new(ErrorType::InvalidRepository, format!("{why}.")))?;

@@ -5,7 +5,7 @@
 //! hop and bodies capped while they stream; on top of it the `net` tools'
 //! operations, each returning bounded text or a typed error.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod charset;
 pub mod client;

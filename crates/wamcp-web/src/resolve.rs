@@ -50,7 +50,8 @@ pub struct AddressRefused {
     pub host: String,
     /// The first address of its answer that no request may reach.
     pub address: SocketAddr,
-    /// The range that address is in (`loopback`, `private`), from `address_class`.
+    /// The range that address is in (`loopback`,
+    /// `private`), from `address_class`.
     pub class: &'static str,
 }
 

@@ -38,16 +38,19 @@ const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Appl
 pub struct Hit {
     /// The result's title, cut to `MAX_FIELD_CHARS` characters.
     pub title: String,
-    /// Where the result points; results whose URL is too long are dropped, not cut.
+    /// Where the result points; results whose
+    /// URL is too long are dropped, not cut.
     pub url: String,
     /// The engine's excerpt of the page, cut like the title.
     pub snippet: String,
 }
 
-/// Why a search gave no results list; "no results" is an empty list, not an error.
+/// Why a search gave no results list; "no
+/// results" is an empty list, not an error.
 #[derive(Debug, PartialEq, Eq)]
 pub enum SearchError {
-    /// The engine refused or rate-limited the request, or its page is not one we recognise.
+    /// The engine refused or rate-limited the
+    /// request, or its page is not one we recognise.
     Blocked(String),
     /// The request failed: network, TLS, timeout, or an unexpected status.
     Failed(String),

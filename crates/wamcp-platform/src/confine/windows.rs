@@ -39,7 +39,8 @@ use windows_sys::Win32::System::Threading::{
     OpenProcessToken, PROCESS_INFORMATION, STARTF_USESTDHANDLES, STARTUPINFOW, WaitForSingleObject,
 };
 
-/// The restricted token, always available on Windows; the detail says what Wine does not enforce.
+/// The restricted token, always available on Windows;
+/// the detail says what Wine does not enforce.
 pub fn support() -> Support {
     Support {
         mechanism: Some("restricted-token".into()),

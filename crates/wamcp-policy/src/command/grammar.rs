@@ -66,7 +66,8 @@ enum Special {
 pub struct Grammar {
     /// The grammar's name, from its file's `id`.
     pub id: String,
-    /// Program names it judges, lower-cased; a later grammar for a name takes it over.
+    /// Program names it judges, lower-cased; a
+    /// later grammar for a name takes it over.
     pub programs: Vec<String>,
     abbreviations: bool,
     negation: bool,
@@ -365,7 +366,8 @@ pub struct Grammars {
 }
 
 impl Grammars {
-    /// Adds `grammar`; it replaces any with the same id and takes over its programs.
+    /// Adds `grammar`; it replaces any with the
+    /// same id and takes over its programs.
     pub fn add(&mut self, grammar: Grammar) {
         // A later grammar for the same programs (a user's) takes their place.
         for program in &grammar.programs {
@@ -383,7 +385,8 @@ impl Grammars {
         self.list.retain(|g| g.id != id);
     }
 
-    /// The grammar that judges `program` (as [`program_name`](super::rules::program_name) gives it).
+    /// The grammar that judges `program` (as
+    /// [`program_name`](super::rules::program_name) gives it).
     pub fn for_program(&self, program: &str) -> Option<&Grammar> {
         self.list
             .iter()

@@ -118,7 +118,8 @@ pub struct Verdict {
     pub rule: Option<String>,
     /// Why, in words shown to the user; see [`Verdict::reason`].
     pub justification: String,
-    /// The program is a PowerShell cmdlet, run inside PowerShell rather than as an executable.
+    /// The program is a PowerShell cmdlet, run inside
+    /// PowerShell rather than as an executable.
     pub cmdlet: bool,
     /// The argument that decided (its index in argv, the program being 0).
     pub argument: Option<(usize, String)>,

@@ -21,7 +21,8 @@ pub enum SandboxMode {
 }
 
 impl SandboxMode {
-    /// Reads the setting; blank means `auto`, and anything unknown is an error naming the choices.
+    /// Reads the setting; blank means `auto`, and
+    /// anything unknown is an error naming the choices.
     pub fn parse(text: &str) -> Result<SandboxMode, String> {
         match text.trim().to_ascii_lowercase().as_str() {
             "" | "auto" => Ok(SandboxMode::Auto),
@@ -46,7 +47,8 @@ impl SandboxMode {
 /// The caches a build writes, as configured, and the entries refused.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Caches {
-    /// Directories a confined command may write besides the roots, each once, `~` expanded.
+    /// Directories a confined command may write
+    /// besides the roots, each once, `~` expanded.
     pub entries: Vec<String>,
     /// One sentence per refused entry, naming it and why.
     pub refused: Vec<String>,

@@ -70,9 +70,11 @@ pub struct Opt {
     pub takes: Takes,
     /// What its value must satisfy, when it takes one.
     pub check: ValueCheck,
-    /// Allowed, asked about (listed under `prompt`) or forbidden (under `forbid`).
+    /// Allowed, asked about (listed under
+    /// `prompt`) or forbidden (under `forbid`).
     pub decision: Decision,
-    /// The reason shown to the user when the option is asked about or forbidden.
+    /// The reason shown to the user when the
+    /// option is asked about or forbidden.
     pub why: String,
 }
 
@@ -282,7 +284,8 @@ pub struct GrammarSpec {
     /// Value tables, referred to as `=@name` or `"args": "@name"`.
     #[serde(default)]
     pub tables: BTreeMap<String, Table>,
-    /// Commands reached by `=module` or `=>#module` rather than by a subcommand word.
+    /// Commands reached by `=module` or `=>#module`
+    /// rather than by a subcommand word.
     #[serde(default)]
     pub modules: BTreeMap<String, CommandSpec>,
     /// Options (by first name) that give the command the network

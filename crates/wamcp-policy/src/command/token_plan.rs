@@ -48,7 +48,8 @@ pub struct TokenPlan {
     /// SID strings; `LOGON` stands for the session's logon SID, which is
     /// only known at run time.
     pub restricting: Vec<String>,
-    /// Allow entries for the roots, caches and temp directory, then deny entries for trust locations.
+    /// Allow entries for the roots, caches and temp directory, then deny
+    /// entries for trust locations.
     pub entries: Vec<Entry>,
 }
 

@@ -19,9 +19,11 @@ pub struct Control {
     /// The owning process; a control can be another program's window.
     #[serde(skip)]
     pub pid: u32,
-    /// The window class name (`Button`, `Edit`), which decides the routes it accepts.
+    /// The window class name (`Button`, `Edit`),
+    /// which decides the routes it accepts.
     pub class: String,
-    /// Its caption or text, cut when long; empty for a password or another program's control.
+    /// Its caption or text, cut when long; empty
+    /// for a password or another program's control.
     pub text: String,
     /// The control id its dialog gave it, as `id:<number>` names it.
     pub id: i32,
@@ -37,7 +39,8 @@ pub struct Control {
     /// A password edit: its text is never read and never typed into.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub password: bool,
-    /// The window style bits, kept to tell a real button or password edit apart.
+    /// The window style bits, kept to tell a
+    /// real button or password edit apart.
     #[serde(skip)]
     pub style: u32,
 }

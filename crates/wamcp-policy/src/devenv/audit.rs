@@ -44,7 +44,8 @@ impl Outcome {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Event {
-    /// A tool ran (or tried to run) something: a capability, a package search or install, a sandbox.
+    /// A tool ran (or tried to run) something: a
+    /// capability, a package search or install, a sandbox.
     Execution,
     /// The user was asked to approve a run, and what they answered.
     Approval,
@@ -98,11 +99,18 @@ pub fn line_hash(line: &str) -> String {
 /// runs whose effect is unknown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(transform = crate::schema::names_only)]
 pub enum Filter {
+    /// Every record.
     All,
+    /// Failed runs, and started runs whose effect is unknown.
     Failures,
+    /// `package_install` records.
     Installs,
+    /// `sandbox_run` records.
     Sandbox,
+    /// Questions put to the user (by wamcp or
+    /// the host), and runs that needed approval.
     Approvals,
 }
 

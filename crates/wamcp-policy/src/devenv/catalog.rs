@@ -27,7 +27,8 @@ const MAX_CAPABILITIES: usize = 500;
 /// One capability, validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Capability {
-    /// The name a model runs it by (`lint-python`); routing reads its words too.
+    /// The name a model runs it by (`lint-python`);
+    /// routing reads its words too.
     pub id: String,
     /// What it does, in one sentence; a routing hint, never a route.
     pub description: String,

@@ -19,13 +19,21 @@ pub const SEARCH_TIMEOUT_SECONDS: u64 = 90;
 /// Seconds an install may take before it is killed.
 pub const INSTALL_TIMEOUT_SECONDS: u64 = 600;
 
+/// A package manager `package_search` and `package_install` can use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+// The doc comments are for Rust readers; the schema stays the bare names.
+#[schemars(description = "", transform = crate::schema::names_only)]
 pub enum Source {
+    /// The Windows Package Manager, its `winget` source only.
     Winget,
+    /// Chocolatey (`choco`), on Windows.
     Chocolatey,
+    /// Scoop, which installs for the user alone, on Windows.
     Scoop,
+    /// apt on Debian and Ubuntu, through `sudo -n` unless the server is root.
     Apt,
+    /// Homebrew, on macOS and Linux.
     Brew,
 }
 

@@ -52,13 +52,17 @@ fn is_generic(word: &str) -> bool {
 pub struct Candidate {
     /// The capability's id in the catalog.
     pub id: String,
-    /// The capability's safety class, reported so a caller can weigh running it.
+    /// The capability's safety class, reported
+    /// so a caller can weigh running it.
     pub safety: Safety,
-    /// How many discriminating words the task shares with it; only these select.
+    /// How many discriminating words the task
+    /// shares with it; only these select.
     pub discriminating_score: usize,
-    /// How many identity words (id and tags) the task shares, generic ones included.
+    /// How many identity words (id and tags)
+    /// the task shares, generic ones included.
     pub identity_score: usize,
-    /// How many words the task shares with its description; a hint, never a route.
+    /// How many words the task shares with its
+    /// description; a hint, never a route.
     pub description_score: usize,
     /// The shared discriminating words, sorted.
     pub discriminating_matches: Vec<String>,

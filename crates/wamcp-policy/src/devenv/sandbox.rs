@@ -26,20 +26,35 @@ pub const MAX_PAYLOAD_PATH_BYTES: usize = 4096;
 /// Where the payload appears inside Windows Sandbox.
 pub const SANDBOX_SHARE: &str = r"C:\WDAShare";
 
+/// Where `sandbox_run` runs a command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+// The doc comments are for Rust readers; the schema stays the bare names.
+#[schemars(description = "", transform = crate::schema::names_only)]
 pub enum Environment {
+    /// The one environment the requirement calls for.
     Auto,
+    /// WSL: Linux compatibility, not isolation (it sees the Windows drives).
     Wsl,
+    /// The project's Dev Container: its reproducible toolchain.
     DevContainer,
+    /// Windows Sandbox: isolation for untrusted Windows code, given only a
+    /// read-only copy of the payload.
     WindowsSandbox,
 }
 
+/// What a `sandbox_run` call needs; each requirement has exactly one
+/// environment ([`Requirement::environment`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+// The doc comments are for Rust readers; the schema stays the bare names.
+#[schemars(description = "", transform = crate::schema::names_only)]
 pub enum Requirement {
+    /// A Linux userland for the command: WSL.
     LinuxCompatibility,
+    /// The project's own declared toolchain: its Dev Container.
     ProjectReproducibility,
+    /// Isolation for Windows code that is not trusted: Windows Sandbox.
     UntrustedWindows,
 }
 

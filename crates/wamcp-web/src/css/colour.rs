@@ -82,7 +82,8 @@ pub struct Paint {
     /// `None` under an image or gradient, or when the page's background
     /// comes from a sheet that is never fetched.
     background: Option<[u8; 4]>,
-    /// Whether text in this paint can be read: not transparent, not the background's colour.
+    /// Whether text in this paint can be read: not
+    /// transparent, not the background's colour.
     pub seen: bool,
     /// The product of the element's and its ancestors' opacity.
     opacity: f32,
