@@ -35,11 +35,28 @@ pub fn resolve_lenient(path: &Path) -> Option<PathBuf> {
     }
 }
 
-/// [`resolve_lenient`], or `path` as written when it cannot be resolved:
-/// for comparing a file wamcp itself names (its config, its trail) with
-/// the places commands write.
+/// `path` as its nearest ancestor that resolves places it, whatever
+/// stopped the deeper ones (absence, a loop, a name too long, a file where
+/// a folder should be), for comparing a file wamcp itself names (its
+/// config, rules, catalog, grants) with the places commands write. A
+/// name that no longer resolves as a whole must still be judged where its
+/// resolvable part leads: compared as written, a trust file behind a link
+/// into a root would look outside it.
 pub fn resolved(path: &Path) -> PathBuf {
-    resolve_lenient(path).unwrap_or_else(|| path.to_path_buf())
+    let mut missing = Vec::new();
+    let mut at = path;
+    loop {
+        if let Some(found) = resolve_existing(at) {
+            return missing.iter().rev().fold(found, |p, name| p.join(name));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }
 
 /// Whether `path` is `root` or below it, component by component (without
@@ -77,6 +94,21 @@ mod tests {
         let asked = tmp.path().join("not").join("yet");
         assert_eq!(resolve_lenient(&asked), Some(base.join("not").join("yet")));
         assert_eq!(resolved(&asked), base.join("not").join("yet"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_name_that_stops_resolving_is_judged_where_its_ancestor_leads() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = resolve_existing(tmp.path()).unwrap();
+        let root = base.join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        std::os::unix::fs::symlink(&root, base.join("alias")).unwrap();
+        // A loop under the alias: the whole name fails with ELOOP.
+        std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
+        let file = base.join("alias").join("loop").join("config.json");
+        assert_eq!(resolve_lenient(&file), None);
+        assert_eq!(holding(&file, std::slice::from_ref(&root)), Some(&root));
     }
 
     #[test]

@@ -187,10 +187,12 @@ impl ServerContext {
         wamcp_platform::search_path::distrust(self.places.distrusted());
     }
 
-    /// Takes the client's list of roots (`file:` URIs), judged.
+    /// Takes the client's list of roots (`file:` URIs), judged. Programs
+    /// are distrusted in the new roots before the roots become writable.
     pub fn set_client_roots(&self, uris: &[String]) {
-        self.places.set_client_roots(uris);
+        let judged = self.places.judge_client_roots(uris);
         self.distrust_writable_places();
+        self.places.store_client_roots(judged);
     }
 
     /// Hosts the grants file grants now, read fresh, or why it grants none.

@@ -271,10 +271,13 @@ impl Places {
             .clone()
     }
 
-    /// Takes the client's list (`file:` URIs): each must be a local folder
-    /// that exists and is not a drive root, the home directory or a system
-    /// folder, exactly as `WAMCP_WORKSPACE_FROM_CWD` judges its folder.
-    pub fn set_client_roots(&self, uris: &[String]) {
+    /// Judges the client's list (`file:` URIs): each must be a local
+    /// folder that exists and is not a drive root, the home directory or a
+    /// system folder, exactly as `WAMCP_WORKSPACE_FROM_CWD` judges its
+    /// folder. The accepted ones join [`Self::distrusted`] at once; they
+    /// become writable only through [`Self::store_client_roots`], so that
+    /// programs are distrusted there before anything can be written.
+    pub(super) fn judge_client_roots(&self, uris: &[String]) -> ClientRoots {
         let style = PathStyle::native();
         let mut judged = ClientRoots {
             fetched: true,
@@ -304,7 +307,11 @@ impl Places {
                 ever.push(root.clone());
             }
         }
-        drop(ever);
+        judged
+    }
+
+    /// Makes `judged` the client's roots.
+    pub(super) fn store_client_roots(&self, judged: ClientRoots) {
         *self.client_roots.lock().unwrap_or_else(|e| e.into_inner()) = judged;
     }
 
