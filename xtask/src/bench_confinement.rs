@@ -42,6 +42,7 @@ pub fn run_bench(args: &[String]) -> Result<(), String> {
             } else {
                 None
             },
+            search: Default::default(),
         })
     };
     let (plain, confined) = (spec(false)?, spec(true)?);

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::command::best_fit::any_ascii_look_alike;
 use wamcp_policy::desktop::controls::{self, Control, Target};
 use wamcp_policy::desktop::keys::{Key, Stroke, parse_keys};
@@ -797,12 +798,14 @@ impl Desktop {
         }))
     }
 
-    /// `open_app(command, args, accessibility)`.
+    /// `open_app(command, args, accessibility)`, with listed names found
+    /// by `programs`.
     pub fn open_app(
         &self,
         command: &str,
         args: &[String],
         accessibility: bool,
+        programs: &ProgramSearch,
     ) -> Result<Value, ToolError> {
         let _turn = self.one_at_a_time()?;
         let app = choose_app(command, &self.apps).map_err(|problem| {
@@ -810,7 +813,7 @@ impl Desktop {
                 .recover("DO NOT retry with another spelling: which programs may start is the user's decision. Ask them; they list it in WAMCP_DESKTOP_APPS (a name found on PATH, or a full path).")
                 .detail("allowed", self.apps.clone())
         })?;
-        let program = self.program_file(&app)?;
+        let program = self.program_file(&app, programs)?;
         let mut all_args = args.to_vec();
         if accessibility {
             all_args.extend(ACCESSIBILITY_FLAGS.iter().map(|f| f.to_string()));
@@ -860,7 +863,7 @@ impl Desktop {
         }))
     }
 
-    fn program_file(&self, app: &App) -> Result<PathBuf, ToolError> {
+    fn program_file(&self, app: &App, programs: &ProgramSearch) -> Result<PathBuf, ToolError> {
         let not_found = |what: &str| {
             ToolError::new(ErrorType::AppNotFound, format!("{what} was not found."))
                 .recover("DO NOT retry: the listed program is not installed where WAMCP_DESKTOP_APPS says (names are looked up on PATH, outside every folder the agent can write).")
@@ -868,12 +871,12 @@ impl Desktop {
         let file = match app {
             App::Name(name) => self
                 .system
-                .find_program(name)
+                .find_program(programs, name)
                 .ok_or_else(|| not_found(name))?,
             App::Path(path) => PathBuf::from(path),
         };
         // A listed file the agent can rewrite is whatever the agent wrote last.
-        if !self.system.trusted_program(&file) {
+        if !self.system.trusted_program(programs, &file) {
             return Err(ToolError::new(
                 ErrorType::AppNotAllowed,
                 format!("{} lies in a folder the agent can write, so it may not be the program the user listed.", file.display()),

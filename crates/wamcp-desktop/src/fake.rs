@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::desktop::controls::Control;
 use wamcp_policy::desktop::keys::{Key, Stroke};
 use wamcp_policy::error::ToolError;
@@ -221,10 +222,10 @@ impl Windowing for Fake {
             reservation: Box::new(()),
         })
     }
-    fn trusted_program(&self, path: &Path) -> bool {
+    fn trusted_program(&self, _: &ProgramSearch, path: &Path) -> bool {
         !path.starts_with("/work")
     }
-    fn find_program(&self, name: &str) -> Option<PathBuf> {
+    fn find_program(&self, _: &ProgramSearch, name: &str) -> Option<PathBuf> {
         (name == "viewer.exe").then(|| PathBuf::from("/usr/bin/viewer.exe"))
     }
 }
@@ -511,19 +512,25 @@ fn keys_need_the_foreground_and_a_false_success_is_caught() {
 fn only_listed_trusted_programs_start_and_their_windows_join_the_scope() {
     let (fake, desktop) = setup(Some(vec![]));
     assert_eq!(
-        kind(desktop.open_app("cmd", &[], false).unwrap_err()),
+        kind(
+            desktop
+                .open_app("cmd", &[], false, &ProgramSearch::default())
+                .unwrap_err()
+        ),
         "APP_NOT_ALLOWED"
     );
     assert_eq!(
         kind(
             desktop
-                .open_app("/work/proj/tool.exe", &[], false)
+                .open_app("/work/proj/tool.exe", &[], false, &ProgramSearch::default())
                 .unwrap_err()
         ),
         "APP_NOT_ALLOWED"
     );
     assert!(calls(&fake).is_empty());
-    let started = desktop.open_app("viewer", &["a b".into()], true).unwrap();
+    let started = desktop
+        .open_app("viewer", &["a b".into()], true, &ProgramSearch::default())
+        .unwrap();
     assert_eq!(started["pid"], 77);
     assert_eq!(started["windows"][0]["hwnd"], 900);
     let launch = calls(&fake)
@@ -551,7 +558,9 @@ fn a_program_that_grabs_the_foreground_is_pushed_back() {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
     });
-    let started = desktop.open_app("viewer", &[], false).unwrap();
+    let started = desktop
+        .open_app("viewer", &[], false, &ProgramSearch::default())
+        .unwrap();
     watcher.join().unwrap();
     assert!(
         started["foreground_contests"].as_u64().unwrap() >= 1,
@@ -815,12 +824,19 @@ fn arguments_a_best_fit_would_split_are_refused() {
     let (fake, desktop) = setup(Some(vec![]));
     fake.state().best_fit = true;
     let refused = desktop
-        .open_app("viewer", &["x\u{ff02} --evil".into()], false)
+        .open_app(
+            "viewer",
+            &["x\u{ff02} --evil".into()],
+            false,
+            &ProgramSearch::default(),
+        )
         .unwrap_err();
     assert_eq!(kind(refused), "INVALID_ARGUMENTS");
     assert!(!calls(&fake).iter().any(|c| c.starts_with("LAUNCH")));
     assert_eq!(
-        desktop.open_app("viewer", &["café".into()], false).unwrap()["pid"],
+        desktop
+            .open_app("viewer", &["café".into()], false, &ProgramSearch::default())
+            .unwrap()["pid"],
         77
     );
 }

@@ -3,6 +3,7 @@
 
 use crate::image::Frame;
 use std::path::Path;
+use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::desktop::controls::Control;
 use wamcp_policy::desktop::keys::Stroke;
 
@@ -137,7 +138,7 @@ pub trait Windowing: Send + Sync {
     fn launch(&self, program: &Path, command_line: &str) -> Result<Launched, String>;
     /// Whether the program file lies outside every folder the agent can
     /// write, and where a listed name is found on the trusted `PATH`.
-    fn trusted_program(&self, path: &Path) -> bool;
+    fn trusted_program(&self, programs: &ProgramSearch, path: &Path) -> bool;
     /// Where a program name is found on the trusted `PATH`.
-    fn find_program(&self, name: &str) -> Option<std::path::PathBuf>;
+    fn find_program(&self, programs: &ProgramSearch, name: &str) -> Option<std::path::PathBuf>;
 }

@@ -14,6 +14,7 @@ use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
+use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::desktop::controls::{self, Control};
 use wamcp_policy::desktop::keys::{Key, Stroke};
 use windows_sys::Win32::Foundation::{
@@ -613,15 +614,14 @@ impl Windowing for Win32 {
         }
     }
 
-    fn trusted_program(&self, path: &Path) -> bool {
+    fn trusted_program(&self, programs: &ProgramSearch, path: &Path) -> bool {
         // The folder named, and the one a link there leads to.
-        wamcp_platform::search_path::is_trusted_program(path)
-            && std::fs::canonicalize(path)
-                .is_ok_and(|target| wamcp_platform::search_path::is_trusted_program(&target))
+        programs.is_trusted_program(path)
+            && std::fs::canonicalize(path).is_ok_and(|target| programs.is_trusted_program(&target))
     }
 
-    fn find_program(&self, name: &str) -> Option<PathBuf> {
-        wamcp_platform::search_path::find_program(name)
+    fn find_program(&self, programs: &ProgramSearch, name: &str) -> Option<PathBuf> {
+        programs.find_program(name)
     }
 }
 

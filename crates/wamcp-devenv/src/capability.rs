@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use wamcp_exec::confine::{Sandbox, refusal_note};
 use wamcp_exec::{Progress, RunSpec};
+use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::command::hardening::child_env;
 use wamcp_policy::command::rules::program_name;
 use wamcp_policy::devenv::audit::{Event, Outcome};
@@ -133,8 +134,7 @@ pub fn resolve(sources: &dyn Sources, capability: &Capability) -> Option<Resolve
     capability.argv.iter().find_map(|argv| {
         let program = Path::new(&argv[0]);
         let executable = if program.is_absolute() {
-            (program.is_file() && wamcp_platform::search_path::is_trusted_program(program))
-                .then(|| program.to_path_buf())
+            (program.is_file() && sources.trusted_program(program)).then(|| program.to_path_buf())
         } else {
             sources.program(&argv[0])
         }?;
@@ -556,11 +556,13 @@ fn tail(text: &str, n: usize) -> (String, usize) {
     (text.chars().skip(count - n).collect(), count - n)
 }
 
-/// Runs a prepared capability that passed the gate (and approval).
+/// Runs a prepared capability that passed the gate (and approval),
+/// confined to `roots`, with the child `PATH` of `programs`.
 pub async fn execute(
     p: &Prepared,
     sandbox: &Sandbox,
     roots: &[PathBuf],
+    programs: &ProgramSearch,
     progress: Option<Progress<'_>>,
 ) -> (Value, Entry) {
     let started = Instant::now();
@@ -585,7 +587,7 @@ pub async fn execute(
     if cfg!(windows) {
         // A batch file runs through cmd.exe, which would read some
         // arguments as commands: those are refused before anything starts.
-        program = match wamcp_exec::command::windows_program(program, &argv[1..]) {
+        program = match wamcp_exec::command::windows_program(program, &argv[1..], programs) {
             Ok(program) => program,
             Err(e) => return refused(e.message, p.view("failed")),
         };
@@ -604,6 +606,7 @@ pub async fn execute(
         // Bytes: enough for the character tails below in any script.
         keep_tail: STDOUT_TAIL_CHARS * 4,
         confinement,
+        search: programs.clone(),
     };
     let out = match wamcp_exec::run_reporting(&spec, progress).await {
         Ok(out) => out,

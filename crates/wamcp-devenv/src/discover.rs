@@ -152,6 +152,9 @@ mod tests {
     struct Fake;
 
     impl Sources for Fake {
+        fn trusted_program(&self, _: &Path) -> bool {
+            true
+        }
         fn program(&self, name: &str) -> Option<PathBuf> {
             ["git", "gh", "git-lfs", "code", "devenv"]
                 .contains(&name)
@@ -231,9 +234,9 @@ mod tests {
 
     #[test]
     fn this_machines_git_answers() {
-        let found = discover(&crate::sources::System, "vcs").unwrap();
+        let found = discover(&crate::sources::System::default(), "vcs").unwrap();
         let git = &found["tools"]["vcs"][0];
-        if crate::sources::System.program("git").is_some() {
+        if crate::sources::System::default().program("git").is_some() {
             assert!(
                 git["version"].as_str().unwrap().contains("git version"),
                 "{git}"

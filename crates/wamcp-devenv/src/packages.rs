@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use wamcp_exec::{Progress, RunOutput, RunSpec};
+use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::devenv::audit::{Event, Outcome};
 use wamcp_policy::devenv::packages::{
     INSTALL_TIMEOUT_SECONDS, SEARCH_TIMEOUT_SECONDS, Source, parse_search,
@@ -26,8 +27,8 @@ const TAIL_CHARS: usize = 4000;
 const MAX_RESULTS: usize = 50;
 
 /// The program a source runs, found on the commands' `PATH`.
-pub fn manager(argv0: &str) -> Option<PathBuf> {
-    wamcp_platform::search_path::find_program(argv0)
+pub fn manager(programs: &ProgramSearch, argv0: &str) -> Option<PathBuf> {
+    programs.find_program(argv0)
 }
 
 /// Whether this process runs as root (apt installs without `sudo`).
@@ -41,7 +42,7 @@ pub fn is_root() -> bool {
     false
 }
 
-fn spec(program: &Path, argv: &[String], timeout: Duration) -> RunSpec {
+fn spec(programs: &ProgramSearch, program: &Path, argv: &[String], timeout: Duration) -> RunSpec {
     RunSpec {
         program: program.display().to_string(),
         args: argv[1..].to_vec(),
@@ -51,6 +52,7 @@ fn spec(program: &Path, argv: &[String], timeout: Duration) -> RunSpec {
         keep_head: KEEP,
         keep_tail: KEEP,
         confinement: None,
+        search: programs.clone(),
     }
 }
 
@@ -62,30 +64,33 @@ fn tail(text: &str) -> String {
 }
 
 async fn run(
+    programs: &ProgramSearch,
     program: &Path,
     argv: &[String],
     timeout: Duration,
     progress: Option<Progress<'_>>,
 ) -> Result<RunOutput, String> {
-    let mut spec = spec(program, argv, timeout);
+    let mut spec = spec(programs, program, argv, timeout);
     if cfg!(windows) {
         // winget is an App Execution Alias; choco and scoop may be batch
         // files, which run through cmd.exe (the id pattern keeps them safe).
-        spec.program = wamcp_exec::command::windows_program(spec.program.clone(), &argv[1..])
-            .map_err(|e| e.message)?;
+        spec.program =
+            wamcp_exec::command::windows_program(spec.program.clone(), &argv[1..], programs)
+                .map_err(|e| e.message)?;
     }
     wamcp_exec::run_reporting(&spec, progress)
         .await
         .map_err(|e| format!("could not start '{}': {e}", argv[0]))
 }
 
-/// Searches `source` for `query`.
-pub async fn search(source: Source, query: &str) -> Value {
+/// Searches `source` for `query`, with the manager `programs` finds.
+pub async fn search(programs: &ProgramSearch, source: Source, query: &str) -> Value {
     let argv = source.search(query);
-    let Some(program) = manager(&argv[0]) else {
+    let Some(program) = manager(programs, &argv[0]) else {
         return unavailable(source, &argv);
     };
     let out = match run(
+        programs,
         &program,
         &argv,
         Duration::from_secs(SEARCH_TIMEOUT_SECONDS),
@@ -147,15 +152,17 @@ pub struct InstallPlan {
     pub executable: Option<PathBuf>,
     /// That file's identity, which the run must still match after approval.
     pub identity: Option<Identity>,
+    /// Where the manager and its checks are found.
+    pub programs: ProgramSearch,
 }
 
 impl InstallPlan {
     /// The plan for installing `id` from
     /// `source`, with the manager looked up now.
-    pub fn new(source: Source, id: &str) -> InstallPlan {
+    pub fn new(source: Source, id: &str, programs: ProgramSearch) -> InstallPlan {
         let argv = source.install(id, is_root());
         // `sudo` is what starts for apt: its identity is the one reviewed.
-        let executable = manager(&argv[0]);
+        let executable = manager(&programs, &argv[0]);
         let identity = executable.as_ref().and_then(|p| identity(p).ok());
         InstallPlan {
             source,
@@ -163,6 +170,7 @@ impl InstallPlan {
             argv,
             executable,
             identity,
+            programs,
         }
     }
 
@@ -200,10 +208,16 @@ impl InstallPlan {
     /// check itself could not run.
     async fn installed(&self) -> Option<bool> {
         let argv = self.source.verify(&self.id);
-        let program = manager(&argv[0])?;
-        let out = run(&program, &argv, Duration::from_secs(60), None)
-            .await
-            .ok()?;
+        let program = manager(&self.programs, &argv[0])?;
+        let out = run(
+            &self.programs,
+            &program,
+            &argv,
+            Duration::from_secs(60),
+            None,
+        )
+        .await
+        .ok()?;
         if out.timed_out {
             return None;
         }
@@ -222,8 +236,10 @@ impl InstallPlan {
             return (view, self.audit(Outcome::NotExecuted, None, "unavailable"));
         };
         if let Some(check) = self.source.exact_name_check(&self.id) {
-            let named = match manager(&check[0]) {
-                Some(p) => run(&p, &check, Duration::from_secs(60), None).await.ok(),
+            let named = match manager(&self.programs, &check[0]) {
+                Some(p) => run(&self.programs, &p, &check, Duration::from_secs(60), None)
+                    .await
+                    .ok(),
                 None => None,
             };
             let exact = named.is_some_and(|o| {
@@ -246,6 +262,7 @@ impl InstallPlan {
         }
         let before = self.installed().await;
         let out = match run(
+            &self.programs,
             program,
             &self.argv,
             Duration::from_secs(INSTALL_TIMEOUT_SECONDS),

@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use wamcp_exec::{Progress, RunSpec};
 use wamcp_platform::held::{self, HeldDir};
+use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::devenv::audit::{Event, Outcome};
 use wamcp_policy::devenv::safety::Safety;
 use wamcp_policy::devenv::sandbox::{
@@ -496,6 +497,8 @@ pub struct SandboxPlan {
     pub payload: Option<Payload>,
     /// The payload paths as the call gave them.
     pub payload_paths: Vec<String>,
+    /// Where `wsl` and `devcontainer` are found.
+    pub programs: ProgramSearch,
 }
 
 /// Whether the project has its own Dev Container configuration: a regular
@@ -546,6 +549,7 @@ impl SandboxPlan {
         project: &Path,
         command: &str,
         paths: &[String],
+        programs: ProgramSearch,
     ) -> Result<SandboxPlan, String> {
         let shown = project.display().to_string();
         let mut plan = SandboxPlan {
@@ -558,6 +562,7 @@ impl SandboxPlan {
             unavailable: None,
             payload: None,
             payload_paths: paths.to_vec(),
+            programs,
         };
         if environment != Environment::WindowsSandbox && !paths.is_empty() {
             return Err("payload_paths are only for windows_sandbox (untrusted_windows)".into());
@@ -566,7 +571,7 @@ impl SandboxPlan {
             Environment::Wsl => {
                 plan.argv = wsl_argv(&shown, command);
                 plan.executable = if cfg!(windows) {
-                    wamcp_platform::search_path::find_program("wsl")
+                    plan.programs.find_program("wsl")
                 } else {
                     None
                 };
@@ -581,7 +586,7 @@ impl SandboxPlan {
             Environment::DevContainer => {
                 plan.argv = devcontainer_argv(&shown, command);
                 let config = has_devcontainer_config(project);
-                plan.executable = wamcp_platform::search_path::find_program("devcontainer");
+                plan.executable = plan.programs.find_program("devcontainer");
                 plan.unavailable = if !config {
                     Some(
                         "the project has no .devcontainer/devcontainer.json or .devcontainer.json"
@@ -699,20 +704,24 @@ impl SandboxPlan {
             keep_head: 0,
             keep_tail: TAIL_CHARS * 4,
             confinement: None,
+            search: self.programs.clone(),
         };
         if cfg!(windows) {
-            spec.program =
-                match wamcp_exec::command::windows_program(spec.program.clone(), &spec.args) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        let mut view = self.view("failed");
-                        view["reason"] = Value::String(e.message);
-                        return (
-                            view,
-                            self.audit(Outcome::NotExecuted, Some(started), "not started"),
-                        );
-                    }
-                };
+            spec.program = match wamcp_exec::command::windows_program(
+                spec.program.clone(),
+                &spec.args,
+                &self.programs,
+            ) {
+                Ok(p) => p,
+                Err(e) => {
+                    let mut view = self.view("failed");
+                    view["reason"] = Value::String(e.message);
+                    return (
+                        view,
+                        self.audit(Outcome::NotExecuted, Some(started), "not started"),
+                    );
+                }
+            };
         }
         let out = match wamcp_exec::run_reporting(&spec, progress).await {
             Ok(out) => out,

@@ -6,6 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 pub use wamcp_platform::probe::{OsRow, Output, RegValue};
+use wamcp_platform::search_path::ProgramSearch;
 
 /// The questions the snapshot and discovery ask
 /// the machine; [`System`] asks the real one.
@@ -13,6 +14,9 @@ pub trait Sources: Sync {
     /// The program a command would start for `name` (the child's `PATH`,
     /// without directories the agent can write).
     fn program(&self, name: &str) -> Option<PathBuf>;
+    /// Whether the program file `path` (absolute) lies outside every
+    /// directory the agent can write.
+    fn trusted_program(&self, path: &Path) -> bool;
     /// A text file's contents.
     fn text_file(&self, path: &Path) -> io::Result<String>;
     /// Whether anything exists at `path`; an error when that cannot be told.
@@ -35,11 +39,26 @@ pub trait Sources: Sync {
 }
 
 /// The machine itself.
-pub struct System;
+#[derive(Clone, Debug, Default)]
+pub struct System {
+    /// Where programs are found: outside every place the agent writes.
+    pub programs: ProgramSearch,
+}
+
+impl System {
+    /// The machine, with programs found by `programs`.
+    pub fn new(programs: ProgramSearch) -> System {
+        System { programs }
+    }
+}
 
 impl Sources for System {
     fn program(&self, name: &str) -> Option<PathBuf> {
-        wamcp_platform::search_path::find_program(name)
+        self.programs.find_program(name)
+    }
+
+    fn trusted_program(&self, path: &Path) -> bool {
+        self.programs.is_trusted_program(path)
     }
 
     fn text_file(&self, path: &Path) -> io::Result<String> {
@@ -67,6 +86,12 @@ impl Sources for System {
     }
 
     fn output(&self, program: &Path, args: &[&str], timeout: Duration) -> Result<Output, String> {
-        wamcp_platform::probe::output_within(program, args, &std::env::temp_dir(), timeout)
+        wamcp_platform::probe::output_within(
+            &self.programs,
+            program,
+            args,
+            &std::env::temp_dir(),
+            timeout,
+        )
     }
 }

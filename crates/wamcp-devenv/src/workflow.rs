@@ -95,8 +95,8 @@ mod tests {
     fn the_plan_carries_the_route_every_candidate_and_four_phases() {
         let catalog = Catalog::load(None);
         let cwd = std::env::temp_dir();
-        let git_here = System.program("git").is_some();
-        let p = plan("show git status", "", &catalog, &System, &cwd);
+        let git_here = System::default().program("git").is_some();
+        let p = plan("show git status", "", &catalog, &System::default(), &cwd);
         assert_eq!(p["candidate_capabilities"].as_array().unwrap().len(), 7);
         let phases: Vec<&str> = p["phases"]
             .as_array()
@@ -114,7 +114,7 @@ mod tests {
             assert_eq!(p["selection_status"], "matched_unavailable");
             assert_eq!(p["phases"][2]["safety"], "unresolved");
         }
-        let none = plan("run the tests", "", &catalog, &System, &cwd);
+        let none = plan("run the tests", "", &catalog, &System::default(), &cwd);
         assert_eq!(none["selection_status"], "no_match");
         assert_eq!(none["selected_candidate"], Value::Null);
         assert_eq!(none["phases"][2]["safety"], "unresolved");

@@ -246,7 +246,7 @@ async fn installs_are_run_and_verified(state: &Path) {
         (Source::Apt, "fake-tool"),
     ] {
         take_log(state);
-        let plan = InstallPlan::new(source, id);
+        let plan = InstallPlan::new(source, id, Default::default());
         assert!(
             plan.executable.is_some(),
             "{source:?}: the stand-in is on PATH"
@@ -283,7 +283,7 @@ async fn searches_read_each_managers_answer(state: &Path) {
         (Source::Brew, "fake-tool"),
         (Source::Apt, "fake-tool"),
     ] {
-        let found = packages::search(source, "fake").await;
+        let found = packages::search(&Default::default(), source, "fake").await;
         assert_eq!(found["status"], "completed", "{source:?}: {found}");
         assert_eq!(found["result_count"], 1, "{source:?}: {found}");
         assert_eq!(found["results"][0]["id"], id, "{source:?}: {found}");
@@ -295,7 +295,8 @@ async fn wsl_runs_the_command_or_says_why_not(work: &Path, state: &Path) {
     let project = work.join("project");
     std::fs::create_dir_all(&project).unwrap();
     let command = "make test && echo \"done\" 'quoted'";
-    let plan = SandboxPlan::new(Environment::Wsl, &project, command, &[]).unwrap();
+    let plan =
+        SandboxPlan::new(Environment::Wsl, &project, command, &[], Default::default()).unwrap();
     let (view, _) = plan.execute(None, None).await;
     if cfg!(windows) {
         assert_eq!(view["status"], "completed", "{view}");
@@ -321,6 +322,7 @@ async fn windows_sandbox_launches_the_staged_bundle_or_says_why_not(work: &Path,
         &project,
         "setup.exe /quiet",
         &list,
+        Default::default(),
     )
     .unwrap();
     assert_eq!(

@@ -11,6 +11,7 @@ use crate::{Progress, run_reporting};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::command::drivers::{BUILD_COMMANDS, is_build_driver, with_quiet_logging};
 use wamcp_policy::command::tokenize::tokenize;
 use wamcp_policy::error::{ErrorType, ToolError};
@@ -151,7 +152,7 @@ pub async fn build_project(
     };
     let mut text = builds
         .history
-        .report(&root, &driver_identity(&program), &build);
+        .report(&root, &driver_identity(&spec.search, &program), &build);
     if let Some(note) = refusal_note(out.confined, out.exit_code, &output) {
         text = format!("{}\n{note}\n", text.trim_end());
     }
@@ -171,8 +172,9 @@ pub async fn build_project(
 
 /// The program that ran, as found now, with its timestamp: a different
 /// compiler (or an upgrade) makes the last build's diagnostics incomparable.
-fn driver_identity(program: &str) -> String {
-    let found = wamcp_platform::search_path::find_program(program)
+fn driver_identity(search: &ProgramSearch, program: &str) -> String {
+    let found = search
+        .resolve_program(program)
         .unwrap_or_else(|| PathBuf::from(program));
     let stamp = std::fs::metadata(&found)
         .and_then(|m| m.modified())

@@ -11,6 +11,7 @@ use crate::{Progress, RunSpec, run_reporting};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wamcp_platform::ansi::best_fit_ascii;
+use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::command::best_fit::ansi_look_alike;
 use wamcp_policy::command::command_line::{batch_command_line, is_batch_file};
 use wamcp_policy::command::effects::loss;
@@ -124,6 +125,8 @@ pub struct Policy<'a> {
     pub rules: &'a RuleSet,
     /// How the OS layer confines what runs.
     pub sandbox: &'a Sandbox,
+    /// Where programs are found, outside every place the agent writes.
+    pub search: ProgramSearch,
 }
 
 impl Policy<'_> {
@@ -159,7 +162,7 @@ impl Policy<'_> {
             ))));
         }
         let program = if cfg!(windows) {
-            windows_program(program, &args)?
+            windows_program(program, &args, &self.search)?
         } else {
             program
         };
@@ -174,6 +177,7 @@ impl Policy<'_> {
             keep_head: MAX_PROCESS_OUTPUT_BYTES,
             keep_tail,
             confinement,
+            search: self.search.clone(),
         })
     }
 }
@@ -185,8 +189,12 @@ impl Policy<'_> {
 /// commands; those are refused here, before anything starts, with the
 /// reason (the standard library and the confining helper would refuse them
 /// too, less clearly).
-pub fn windows_program(program: String, args: &[String]) -> Result<String, ToolError> {
-    let Some(resolved) = wamcp_platform::search_path::resolve_program(&program) else {
+pub fn windows_program(
+    program: String,
+    args: &[String],
+    search: &ProgramSearch,
+) -> Result<String, ToolError> {
+    let Some(resolved) = search.resolve_program(&program) else {
         return Ok(program);
     };
     let script = resolved.display().to_string();

@@ -22,6 +22,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt};
+use wamcp_platform::search_path::ProgramSearch;
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -43,6 +44,9 @@ pub struct RunSpec {
     pub keep_tail: usize,
     /// `None` runs the program unconfined (confinement off or unavailable).
     pub confinement: Option<confine::Confinement>,
+    /// The child's `PATH`, and on Windows where a program named without a
+    /// path is found (a plan names the file it found, so none is needed).
+    pub search: ProgramSearch,
 }
 
 /// One output stream, possibly cut in the middle.
@@ -147,7 +151,9 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     // PATH: the standard library would add only `.exe` (no `npm.cmd`), and
     // the confining helper starts exactly the file it is given.
     let program = if cfg!(windows) {
-        let resolved = wamcp_platform::search_path::resolve_program(&spec.program)
+        let resolved = spec
+            .search
+            .resolve_program(&spec.program)
             .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
         resolved.display().to_string()
     } else {
@@ -173,7 +179,7 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         .stderr(Stdio::piped());
     // A toolchain installed after the server started is found (and, on
     // Windows, the program is looked up in this PATH, not the server's).
-    if let Some(path) = wamcp_platform::search_path::child_path() {
+    if let Some(path) = spec.search.child_path() {
         command.env("PATH", path);
     }
     // cmd.exe (running a batch file such as npm.cmd) looks for a program the
@@ -347,6 +353,7 @@ mod tests {
             keep_head: 64 * 1024,
             keep_tail: 16 * 1024,
             confinement: None,
+            search: Default::default(),
         }
     }
 

@@ -7,8 +7,7 @@
 //! pointed at a file outside the writable roots.
 
 use crate::build_report::report;
-use crate::command::{no_project_root, working_directory};
-use crate::confine::Sandbox;
+use crate::command::{Policy, no_project_root, working_directory};
 use crate::{RunSpec, run};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -43,16 +42,15 @@ pub trait OutputSink: Sync {
     fn write(&self, path: &Path, bytes: &[u8]) -> Result<PathBuf, ToolError>;
 }
 
-/// Compiles confined to `roots` (the writable roots), from a working
-/// directory inside one of `projects` (the project roots among them).
+/// Compiles confined to the policy's writable roots, from a working
+/// directory inside one of its projects, with the compiler its search
+/// finds.
 pub async fn compile_shader(
     req: &ShaderRequest<'_>,
-    cwd: &Path,
-    roots: &[PathBuf],
-    projects: &[PathBuf],
+    policy: &Policy<'_>,
     sink: &dyn OutputSink,
-    sandbox: &Sandbox,
 ) -> Result<String, ToolError> {
+    let (cwd, roots, projects) = (policy.cwd, policy.roots, policy.projects);
     if projects.is_empty() {
         return Err(no_project_root());
     }
@@ -63,7 +61,7 @@ pub async fn compile_shader(
     // The arguments first: a bad stage or profile is named before any
     // path is looked at.
     let plan = plan(req.source, req.stage, req.profile, req.spirv, |c| {
-        wamcp_platform::search_path::find_program(c.program()).is_some()
+        policy.search.find_program(c.program()).is_some()
     })
     .map_err(|refusal| ToolError::new(refusal.kind, refusal.message).with_path(req.source))?;
     // Relative paths resolve against the working directory when one is
@@ -122,7 +120,7 @@ pub async fn compile_shader(
         );
         args.extend(output_args(plan.output_flag, &scratch_out));
         // The compiler writes only its scratch output; the server copies it.
-        let mut confinement = sandbox.confinement(roots, false)?;
+        let mut confinement = policy.sandbox.confinement(roots, false)?;
         if let Some(c) = &mut confinement {
             let scratch =
                 dunce::canonicalize(scratch.path()).map_err(|e| start_failed(program, &e))?;
@@ -137,6 +135,7 @@ pub async fn compile_shader(
             keep_head: MAX_PROCESS_OUTPUT_BYTES,
             keep_tail: 16 * 1024,
             confinement,
+            search: policy.search.clone(),
         };
         let out = run(&spec).await.map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {

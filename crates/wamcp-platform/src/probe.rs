@@ -117,10 +117,12 @@ pub struct Output {
     pub stderr: Vec<u8>,
 }
 
-/// Runs `program` with `args` in `cwd`, stdin closed, and kills it at
-/// `timeout`. `Err` names why nothing usable came back (not started, timed
-/// out). Output beyond 64 KiB per stream is dropped.
+/// Runs `program` with `args` in `cwd` and the child `PATH` of `search`,
+/// stdin closed, and kills it at `timeout`. `Err` names why nothing
+/// usable came back (not started, timed out). Output beyond 64 KiB per
+/// stream is dropped.
 pub fn output_within(
+    search: &crate::search_path::ProgramSearch,
     program: &Path,
     args: &[&str],
     cwd: &Path,
@@ -134,7 +136,7 @@ pub fn output_within(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if let Some(path) = crate::search_path::child_path() {
+    if let Some(path) = search.child_path() {
         command.env("PATH", path);
     }
     #[cfg(windows)]
@@ -367,9 +369,12 @@ mod tests {
         } else {
             ("sleep", &["30"])
         };
-        let found = crate::search_path::find_program(program).expect("program on PATH");
+        let found = crate::search_path::ProgramSearch::default()
+            .find_program(program)
+            .expect("program on PATH");
         let started = Instant::now();
         let err = output_within(
+            &crate::search_path::ProgramSearch::default(),
             &found,
             args,
             &std::env::temp_dir(),
@@ -396,6 +401,7 @@ mod tests {
     fn output_and_exit_code_come_back() {
         let exe = std::env::current_exe().unwrap();
         let out = output_within(
+            &crate::search_path::ProgramSearch::default(),
             &exe,
             &["--list"],
             &std::env::temp_dir(),
@@ -406,6 +412,7 @@ mod tests {
         assert!(String::from_utf8_lossy(&out.stdout).contains("output_and_exit_code_come_back"));
         assert!(
             output_within(
+                &crate::search_path::ProgramSearch::default(),
                 Path::new("/nonexistent/x"),
                 &[],
                 &std::env::temp_dir(),

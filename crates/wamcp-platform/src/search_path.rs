@@ -16,53 +16,88 @@
 use crate::paths::resolve_lenient;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
 
-/// Directories (resolved) whose programs are never looked up by name.
-static DISTRUSTED: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
-
-/// Sets the directories the agent can write (the server's writable roots
-/// and caches): `PATH` entries inside them are dropped from then on.
-pub fn distrust(dirs: Vec<PathBuf>) {
-    *DISTRUSTED.write().unwrap_or_else(|e| e.into_inner()) = dirs;
+/// How programs are looked up for what the server starts: the child's
+/// `PATH` without the directories the agent can write. A value the server
+/// makes from its places (its writable roots, every client root it ever
+/// took, the caches and the system's writable places) and hands to each
+/// caller, so no lookup depends on process-wide state.
+#[derive(Clone, Debug, Default)]
+pub struct ProgramSearch {
+    /// Directories (resolved) whose programs are never looked up by name.
+    distrusted: Vec<PathBuf>,
 }
 
-/// Adds directories that became writable (a client's roots). Never takes
-/// one away: a program planted while a folder was a root stays planted
-/// after the folder stops being one.
-pub fn distrust_also(dirs: &[PathBuf]) {
-    let mut distrusted = DISTRUSTED.write().unwrap_or_else(|e| e.into_inner());
-    for dir in dirs {
-        if !distrusted.contains(dir) {
-            distrusted.push(dir.clone());
+impl ProgramSearch {
+    /// A search that never finds a program in `distrusted` (resolved) or
+    /// below it. The default distrusts only relative `PATH` entries.
+    pub fn distrusting(distrusted: Vec<PathBuf>) -> ProgramSearch {
+        ProgramSearch { distrusted }
+    }
+
+    /// The `PATH` for a child: the current one, plus registry entries it
+    /// lacks, without entries the agent could have written programs into.
+    pub fn child_path(&self) -> Option<OsString> {
+        let current = std::env::var_os("PATH").unwrap_or_default();
+        #[cfg(windows)]
+        let extra = registry::machine_and_user_path();
+        #[cfg(not(windows))]
+        let extra: Vec<OsString> = Vec::new();
+        let merged = merge(&current, &extra)?;
+        let kept: Vec<PathBuf> = std::env::split_paths(&merged)
+            .filter(|dir| is_trusted(dir, &self.distrusted))
+            .collect();
+        std::env::join_paths(kept).ok()
+    }
+
+    /// Whether the program file `path` (absolute) lies outside every
+    /// directory the agent can write, judged like a `PATH` entry: a catalog
+    /// that names `/proj/.venv/bin/ruff` would otherwise run whatever the
+    /// agent last wrote there.
+    pub fn is_trusted_program(&self, path: &Path) -> bool {
+        path.parent()
+            .is_some_and(|dir| is_trusted(dir, &self.distrusted))
+    }
+
+    /// Where `name` would be found on the child `PATH`: directory by
+    /// directory, and on Windows each directory tried with the extensions
+    /// of [`program_file_names`] (`npm` finds `npm.cmd`, never the
+    /// extension-less shell script beside it).
+    pub fn find_program(&self, name: &str) -> Option<PathBuf> {
+        let path = self.child_path()?;
+        let names = if cfg!(windows) {
+            program_file_names(name, std::env::var("PATHEXT").ok().as_deref())
+        } else {
+            vec![name.to_string()]
+        };
+        std::env::split_paths(&path)
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
+            .find(|candidate| is_program(candidate) && self.lands_outside_writable(candidate))
+    }
+
+    /// A program file in a trusted directory may itself be a link into a
+    /// writable root: what would start is the target, which the agent
+    /// writes.
+    fn lands_outside_writable(&self, candidate: &Path) -> bool {
+        match std::fs::canonicalize(candidate) {
+            Ok(target) => self.is_trusted_program(&target),
+            Err(_) => false,
         }
     }
-}
 
-/// The `PATH` for a child: the current one, plus registry entries it lacks,
-/// without entries the agent could have written programs into.
-pub fn child_path() -> Option<OsString> {
-    let current = std::env::var_os("PATH").unwrap_or_default();
-    #[cfg(windows)]
-    let extra = registry::machine_and_user_path();
-    #[cfg(not(windows))]
-    let extra: Vec<OsString> = Vec::new();
-    let distrusted = DISTRUSTED.read().unwrap_or_else(|e| e.into_inner());
-    let merged = merge(&current, &extra)?;
-    let kept: Vec<PathBuf> = std::env::split_paths(&merged)
-        .filter(|dir| is_trusted(dir, &distrusted))
-        .collect();
-    std::env::join_paths(kept).ok()
-}
-
-/// Whether the program file `path` (absolute) lies outside every
-/// directory the agent can write, judged like a `PATH` entry: a catalog
-/// that names `/proj/.venv/bin/ruff` would otherwise run whatever the agent
-/// last wrote there.
-pub fn is_trusted_program(path: &Path) -> bool {
-    let distrusted = DISTRUSTED.read().unwrap_or_else(|e| e.into_inner());
-    path.parent()
-        .is_some_and(|dir| is_trusted(dir, &distrusted))
+    /// The program to start for `program` on Windows: an absolute path as
+    /// given, else the file [`ProgramSearch::find_program`] finds. The
+    /// standard library would only add `.exe`, and `CreateProcess` searches
+    /// the server's `PATH`, not the child's, so both are given the file
+    /// itself.
+    pub fn resolve_program(&self, program: &str) -> Option<PathBuf> {
+        let path = Path::new(program);
+        if path.is_absolute() {
+            return Some(path.to_path_buf());
+        }
+        self.find_program(program)
+    }
 }
 
 /// An absolute directory outside every distrusted one (compared as written
@@ -92,44 +127,6 @@ fn is_trusted(dir: &Path, distrusted: &[PathBuf]) -> bool {
         .iter()
         .map(|d| fold(d))
         .any(|d| plain.starts_with(&d) || resolved.starts_with(&d))
-}
-
-/// Where `name` would be found on the child `PATH`: directory by
-/// directory, and on Windows each directory tried with the extensions of
-/// [`program_file_names`] (`npm` finds `npm.cmd`, never the extension-less
-/// shell script beside it).
-pub fn find_program(name: &str) -> Option<std::path::PathBuf> {
-    let path = child_path()?;
-    let names = if cfg!(windows) {
-        program_file_names(name, std::env::var("PATHEXT").ok().as_deref())
-    } else {
-        vec![name.to_string()]
-    };
-    std::env::split_paths(&path)
-        .filter(|dir| !dir.as_os_str().is_empty())
-        .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
-        .find(|candidate| is_program(candidate) && lands_outside_writable(candidate))
-}
-
-/// A program file in a trusted directory may itself be a link into a
-/// writable root: what would start is the target, which the agent writes.
-fn lands_outside_writable(candidate: &Path) -> bool {
-    match std::fs::canonicalize(candidate) {
-        Ok(target) => is_trusted_program(&target),
-        Err(_) => false,
-    }
-}
-
-/// The program to start for `program` on Windows: an absolute path as
-/// given, else the file [`find_program`] finds. The standard library would
-/// only add `.exe`, and `CreateProcess` searches the server's `PATH`, not
-/// the child's, so both are given the file itself.
-pub fn resolve_program(program: &str) -> Option<PathBuf> {
-    let path = Path::new(program);
-    if path.is_absolute() {
-        return Some(path.to_path_buf());
-    }
-    find_program(program)
 }
 
 /// Extensions of files Windows starts itself (`.exe`, `.com`) or through
@@ -310,11 +307,10 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
         std::os::unix::fs::symlink(&planted, trusted.join("tool")).unwrap();
-        distrust(vec![writable.clone()]);
-        let linked = lands_outside_writable(&trusted.join("tool"));
-        distrust(Vec::new());
-        assert!(!linked);
-        assert!(lands_outside_writable(&std::env::current_exe().unwrap()));
+        let search = ProgramSearch::distrusting(vec![writable.clone()]);
+        assert!(!search.lands_outside_writable(&trusted.join("tool")));
+        assert!(search.lands_outside_writable(&std::env::current_exe().unwrap()));
+        assert!(ProgramSearch::default().lands_outside_writable(&trusted.join("tool")));
     }
 
     #[test]
@@ -326,7 +322,7 @@ mod tests {
             merge(&current, &extra).unwrap(),
             OsString::from(format!("/a{sep}/B/{sep}/c"))
         );
-        let path = child_path().unwrap();
+        let path = ProgramSearch::default().child_path().unwrap();
         let now = std::env::var_os("PATH").unwrap_or_default();
         assert!(path.to_string_lossy().starts_with(&*now.to_string_lossy()));
     }
@@ -355,9 +351,21 @@ mod tests {
     fn programs_are_found_on_the_path_by_name() {
         // Present on every host the suite runs on: cmd under Wine, sh on Linux.
         let name = if cfg!(windows) { "cmd" } else { "sh" };
-        let found = find_program(name).expect(name);
+        let search = ProgramSearch::default();
+        let found = search.find_program(name).expect(name);
         assert!(found.is_file(), "{}", found.display());
-        assert!(find_program("wamcp-no-such-program-anywhere").is_none());
+        assert!(
+            search
+                .find_program("wamcp-no-such-program-anywhere")
+                .is_none()
+        );
+        // Distrusting the folder it was found in hides it.
+        let folder = resolve_lenient(found.parent().unwrap()).unwrap();
+        assert!(
+            ProgramSearch::distrusting(vec![folder])
+                .find_program(name)
+                .is_none()
+        );
     }
 
     /// Reads and expands a REG_EXPAND_SZ value, under a test-only name so a

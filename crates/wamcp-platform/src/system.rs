@@ -69,14 +69,14 @@ const PYTHON_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs
 /// The version of the first Python found on the child `PATH` (the one a
 /// command would run), or `None`. Only a `Python X.Y[.Z]` answer counts:
 /// the Microsoft Store alias prints an install prompt instead.
-pub async fn python_version() -> Option<String> {
+pub async fn python_version(search: &crate::search_path::ProgramSearch) -> Option<String> {
     let names: &[&str] = if cfg!(windows) {
         &["python", "py"]
     } else {
         &["python", "python3"]
     };
     for name in names {
-        let probe = crate::gpu::probe_output(name, &["--version"]);
+        let probe = crate::gpu::probe_output(search, name, &["--version"]);
         if let Ok(Ok(text)) = tokio::time::timeout(PYTHON_PROBE_TIMEOUT, probe).await
             && let Some(version) = parse_python_version(&text)
         {

@@ -27,6 +27,7 @@ use wamcp_devenv::capability::Catalog;
 use wamcp_exec::command::Policy;
 use wamcp_exec::confine::Sandbox;
 use wamcp_platform::paths::{resolve_existing, resolved};
+use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::command::rules::RuleSet;
 use wamcp_policy::command::sandbox::{Home, refusal, writable_caches};
 use wamcp_policy::groups::{GroupSelection, parse_groups};
@@ -141,7 +142,7 @@ impl ServerContext {
         }
         let places = places(&startup, &settings, env, cwd, &sandbox, &mut warnings);
         let audit = places.data_dir.clone().map(AuditLog::new);
-        let context = ServerContext {
+        ServerContext {
             transport,
             registered: registry::registered(&groups.groups),
             groups,
@@ -162,9 +163,7 @@ impl ServerContext {
             search_backend: settings.search_backend,
             places,
             session: Session::default(),
-        };
-        context.distrust_writable_places();
-        context
+        }
     }
 
     /// Why the loaded config file cannot be trusted, if it lies where a
@@ -180,18 +179,19 @@ impl ServerContext {
         ))
     }
 
-    /// Programs are never looked up by name where the agent can write:
-    /// the writable roots (client roots too, so called again when they
-    /// change), the system places and the caches.
-    fn distrust_writable_places(&self) {
-        wamcp_platform::search_path::distrust(self.places.distrusted());
+    /// How programs are looked up now: never by name where the agent can
+    /// write (the writable roots, every client root ever taken, the caches
+    /// and the system's writable places). Made for each use, from the
+    /// places as they are, and handed to whatever starts a program.
+    pub fn program_search(&self) -> ProgramSearch {
+        ProgramSearch::distrusting(self.places.distrusted())
     }
 
     /// Takes the client's list of roots (`file:` URIs), judged. Programs
-    /// are distrusted in the new roots before the roots become writable.
+    /// are distrusted in the new roots (judging records them) before the
+    /// roots become writable.
     pub fn set_client_roots(&self, uris: &[String]) {
         let judged = self.places.judge_client_roots(uris);
-        self.distrust_writable_places();
         self.places.store_client_roots(judged);
     }
 
@@ -241,6 +241,7 @@ impl ServerContext {
             projects,
             rules: self.command_rules(),
             sandbox: &self.sandbox,
+            search: self.program_search(),
         }
     }
 
@@ -502,5 +503,32 @@ mod tests {
             places.writable_place_overlapping(&elsewhere.join("bundles")),
             None
         );
+    }
+
+    #[test]
+    fn a_client_root_once_taken_stays_distrusted_for_program_lookups() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = dunce::canonicalize(tmp.path()).unwrap();
+        let (project, client) = (base.join("project"), base.join("client"));
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(&client).unwrap();
+        let roots = project.display().to_string();
+        let home = base.join("home").display().to_string();
+        let env = move |name: &str| match name {
+            "WAMCP_PROJECT_ROOTS" => Some(roots.clone()),
+            "WAMCP_COMMAND_WRITABLE" => Some("none".into()),
+            "HOME" | "USERPROFILE" => Some(home.clone()),
+            _ => None,
+        };
+        let ctx = ServerContext::new(Startup::read(&env, &base), &env, &base, "stdio");
+        let uri = url::Url::from_directory_path(&client).unwrap().to_string();
+        ctx.set_client_roots(&[uri]);
+        assert!(ctx.places.writable_roots().contains(&client));
+        ctx.set_client_roots(&[]);
+        assert!(!ctx.places.writable_roots().contains(&client));
+        // A program planted while it was a root is still planted.
+        let distrusted = ctx.places.distrusted();
+        assert!(distrusted.contains(&client), "{distrusted:?}");
+        assert!(distrusted.contains(&project), "{distrusted:?}");
     }
 }

@@ -104,7 +104,14 @@ fn unknown_capabilities_and_broken_user_catalogs_are_told_apart() {
     let root = dunce::canonicalize(dir.path()).unwrap();
     let roots = vec![root.clone()];
     let builtin = Catalog::load(None);
-    let err = prepare(&request("lint-rust"), &builtin, &System, &root, &roots).unwrap_err();
+    let err = prepare(
+        &request("lint-rust"),
+        &builtin,
+        &System::default(),
+        &root,
+        &roots,
+    )
+    .unwrap_err();
     assert_eq!(err.kind, ErrorType::UnknownCapability);
     assert_eq!(err.details.get("status").unwrap(), "unknown_capability");
     assert!(
@@ -128,7 +135,14 @@ fn unknown_capabilities_and_broken_user_catalogs_are_told_apart() {
         "{:?}",
         broken.errors
     );
-    let err = prepare(&request("lint-rust"), &broken, &System, &root, &roots).unwrap_err();
+    let err = prepare(
+        &request("lint-rust"),
+        &broken,
+        &System::default(),
+        &root,
+        &roots,
+    )
+    .unwrap_err();
     assert_eq!(err.kind, ErrorType::ConfigurationError);
     assert_eq!(err.details.get("status").unwrap(), "configuration_error");
 
@@ -161,7 +175,14 @@ fn prepared(dir: &Path, argv: &str, safety: &str, extra: &[&str]) -> (Prepared, 
     };
     let root = dunce::canonicalize(dir).unwrap();
     (
-        prepare(&req, &catalog, &System, &root, std::slice::from_ref(&root)).unwrap(),
+        prepare(
+            &req,
+            &catalog,
+            &System::default(),
+            &root,
+            std::slice::from_ref(&root),
+        )
+        .unwrap(),
         req,
     )
 }

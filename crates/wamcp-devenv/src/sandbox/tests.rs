@@ -299,6 +299,7 @@ fn plans_validate_for_real_and_say_what_is_unavailable_here() {
         &root,
         "tool.exe",
         &paths(&["bin"]),
+        Default::default(),
     )
     .unwrap();
     let view = plan.view(if plan.unavailable.is_some() {
@@ -313,27 +314,47 @@ fn plans_validate_for_real_and_say_what_is_unavailable_here() {
             plan.unavailable.as_deref(),
             Some("Windows Sandbox exists only on Windows")
         );
-        let wsl = SandboxPlan::new(Environment::Wsl, &root, "make", &[]).unwrap();
+        let wsl =
+            SandboxPlan::new(Environment::Wsl, &root, "make", &[], Default::default()).unwrap();
         assert_eq!(
             wsl.unavailable.as_deref(),
             Some("WSL exists only on Windows")
         );
     }
-    let dc = SandboxPlan::new(Environment::DevContainer, &root, "npm test", &[]).unwrap();
+    let dc = SandboxPlan::new(
+        Environment::DevContainer,
+        &root,
+        "npm test",
+        &[],
+        Default::default(),
+    )
+    .unwrap();
     assert!(
         dc.unavailable
             .unwrap()
             .contains("no .devcontainer/devcontainer.json")
     );
     assert!(
-        SandboxPlan::new(Environment::WindowsSandbox, &root, "x", &[])
-            .unwrap_err()
-            .contains("needs payload_paths")
+        SandboxPlan::new(
+            Environment::WindowsSandbox,
+            &root,
+            "x",
+            &[],
+            Default::default()
+        )
+        .unwrap_err()
+        .contains("needs payload_paths")
     );
     assert!(
-        SandboxPlan::new(Environment::Wsl, &root, "x", &paths(&["bin"]))
-            .unwrap_err()
-            .contains("only for windows_sandbox")
+        SandboxPlan::new(
+            Environment::Wsl,
+            &root,
+            "x",
+            &paths(&["bin"]),
+            Default::default()
+        )
+        .unwrap_err()
+        .contains("only for windows_sandbox")
     );
 }
 

@@ -8,6 +8,9 @@ struct Fake {
 }
 
 impl Sources for Fake {
+    fn trusted_program(&self, _: &Path) -> bool {
+        true
+    }
     fn program(&self, name: &str) -> Option<PathBuf> {
         match name {
             "py" => Some(PathBuf::from(r"C:\Windows\py.exe")),
@@ -194,6 +197,9 @@ fn failed_probes_are_unknown_never_false_and_the_shape_stays() {
 fn a_wsl_that_fails_and_a_feature_windows_does_not_list_are_unknown() {
     struct Odd;
     impl Sources for Odd {
+        fn trusted_program(&self, _: &Path) -> bool {
+            true
+        }
         fn program(&self, _: &str) -> Option<PathBuf> {
             None
         }
@@ -253,7 +259,7 @@ fn the_unix_snapshot_from_fake_and_broken_sources() {
 
 #[test]
 fn this_machine_answers_with_a_consistent_snapshot() {
-    let s = collect(&crate::sources::System);
+    let s = collect(&crate::sources::System::default());
     assert_eq!(
         s["platform"],
         if cfg!(windows) {

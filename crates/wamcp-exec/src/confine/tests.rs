@@ -146,6 +146,7 @@ async fn each_run_gets_its_own_temp_directory() {
         keep_head: 4096,
         keep_tail: 0,
         confinement,
+        search: Default::default(),
     };
     let out = crate::run(&spec).await.unwrap();
     assert!(out.confined);

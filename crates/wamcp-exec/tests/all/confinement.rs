@@ -53,6 +53,7 @@ async fn sh(sandbox: &Sandbox, root: &Path, network: bool, script: &str) -> RunO
         keep_head: 64 * 1024,
         keep_tail: 0,
         confinement: sandbox.confinement(&[root.to_path_buf()], network).unwrap(),
+        search: Default::default(),
     };
     run(&spec).await.unwrap()
 }

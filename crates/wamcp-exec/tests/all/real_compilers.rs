@@ -15,7 +15,9 @@ use wamcp_policy::command::sandbox::{Caches, SandboxMode};
 use wamcp_policy::error::{ErrorType, ToolError};
 
 fn have(program: &str) -> bool {
-    let found = wamcp_platform::search_path::find_program(program).is_some();
+    let found = wamcp_platform::search_path::ProgramSearch::default()
+        .find_program(program)
+        .is_some();
     assert!(
         found || std::env::var("WAMCP_TEST_STRICT").as_deref() != Ok("1"),
         "{program} is required under scripts/test.sh"
@@ -86,6 +88,7 @@ async fn build_in(
         projects: roots,
         rules: &rules,
         sandbox: &sandbox,
+        search: Default::default(),
     };
     build_project(&request, &policy, builds, Approval::NotAsked, None)
         .await
@@ -224,7 +227,9 @@ async fn clang_cl_and_lld_link_output_parses() {
         ),
     ]);
     // The program name selects the driver mode, as on Windows.
-    let clang = wamcp_platform::search_path::find_program("clang").unwrap();
+    let clang = wamcp_platform::search_path::ProgramSearch::default()
+        .find_program("clang")
+        .unwrap();
     let clang_cl = p.root.join("clang-cl");
     std::os::unix::fs::symlink(std::fs::canonicalize(clang).unwrap(), &clang_cl).unwrap();
     let run = |program: PathBuf, args: &[&str]| {
@@ -252,7 +257,9 @@ async fn clang_cl_and_lld_link_output_parses() {
 
     let (code, log) = run(clang_cl, &["/nologo", "/c", "linked.c"]);
     assert_eq!(code, Some(0), "{log}");
-    let lld = wamcp_platform::search_path::find_program("lld-link").unwrap();
+    let lld = wamcp_platform::search_path::ProgramSearch::default()
+        .find_program("lld-link")
+        .unwrap();
     let (code, log) = run(
         lld,
         &[
@@ -373,15 +380,20 @@ async fn shader(
         spirv: false,
         working_directory: None,
     };
-    compile_shader(
-        &request,
-        &p.root,
+    let (roots, rules, sandbox) = (
         std::slice::from_ref(&p.root),
-        std::slice::from_ref(&p.root),
-        sink,
-        &confined(),
-    )
-    .await
+        RuleSet::builtin(),
+        confined(),
+    );
+    let policy = Policy {
+        cwd: &p.root,
+        roots,
+        projects: roots,
+        rules: &rules,
+        sandbox: &sandbox,
+        search: Default::default(),
+    };
+    compile_shader(&request, &policy, sink).await
 }
 
 #[tokio::test]

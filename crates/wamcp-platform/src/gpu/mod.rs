@@ -10,7 +10,7 @@ mod linux;
 #[cfg(windows)]
 mod windows;
 
-use crate::search_path::find_program;
+use crate::search_path::ProgramSearch;
 use std::time::Duration;
 
 /// Each probe's time limit; a hung driver costs one section, not the call.
@@ -60,9 +60,9 @@ pub struct Adapter {
 }
 
 /// The whole report.
-pub async fn gpu_report() -> String {
+pub async fn gpu_report(search: &ProgramSearch) -> String {
     let adapters = blocking_probe(adapters_probe).await;
-    let vulkan = vulkan_section().await;
+    let vulkan = vulkan_section(search).await;
     let mut out = String::from("ADAPTERS\n");
     match adapters {
         Ok(list) if list.is_empty() => {
@@ -75,12 +75,12 @@ pub async fn gpu_report() -> String {
         }
         Err(why) => out.push_str(&format!("  not probed: {why}\n")),
     }
-    if find_program("nvidia-smi").is_some() {
+    if search.find_program("nvidia-smi").is_some() {
         let query = [
             "--query-gpu=name,driver_version,memory.total",
             "--format=csv,noheader",
         ];
-        match probe_output("nvidia-smi", &query).await {
+        match probe_output(search, "nvidia-smi", &query).await {
             Ok(text) => {
                 for line in text.lines().filter(|l| !l.trim().is_empty()) {
                     out.push_str(&format!("  nvidia-smi: {}\n", line.trim()));
@@ -93,7 +93,7 @@ pub async fn gpu_report() -> String {
     out.push_str(&vulkan);
     out.push_str("\nTOOLCHAIN (on PATH)\n");
     for program in TOOLCHAIN {
-        match find_program(program) {
+        match search.find_program(program) {
             Some(path) => out.push_str(&format!("  {program}: {}\n", path.display())),
             None => out.push_str(&format!("  {program}: not found\n")),
         }
@@ -163,9 +163,14 @@ fn human_bytes(bytes: u64) -> String {
     }
 }
 
-/// Runs a program with the probe time limit; its stdout, or why not.
-pub async fn probe_output(program: &str, args: &[&str]) -> Result<String, String> {
-    let Some(path) = find_program(program) else {
+/// Runs a program found by `search` with the probe time limit; its
+/// stdout, or why not.
+pub async fn probe_output(
+    search: &ProgramSearch,
+    program: &str,
+    args: &[&str],
+) -> Result<String, String> {
+    let Some(path) = search.find_program(program) else {
         return Err(format!("{program} is not on the PATH"));
     };
     let mut command = tokio::process::Command::new(path);
@@ -201,8 +206,8 @@ pub async fn probe_output(program: &str, args: &[&str]) -> Result<String, String
     }
 }
 
-async fn vulkan_section() -> String {
-    match probe_output("vulkaninfo", &["--summary"]).await {
+async fn vulkan_section(search: &ProgramSearch) -> String {
+    match probe_output(search, "vulkaninfo", &["--summary"]).await {
         Ok(text) => {
             let devices = vulkan_devices(&text);
             if devices.is_empty() {
@@ -307,7 +312,7 @@ GPU1:\n\tapiVersion         = 1.3.277\n\tdeviceType         = PHYSICAL_DEVICE_TY
     /// scripts/test.sh; Wine: WMI's fixed answers).
     #[tokio::test]
     async fn the_report_has_every_section() {
-        let report = gpu_report().await;
+        let report = gpu_report(&ProgramSearch::default()).await;
         for heading in [
             "ADAPTERS\n",
             "\nVULKAN\n",

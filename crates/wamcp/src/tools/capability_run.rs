@@ -76,7 +76,8 @@ impl ToolDef for CapabilityRun {
         let asked = request.clone();
         let prepared = blocking(Self::NAME, move || {
             let projects = ctx.places.projects_among(&ctx.places.run_roots());
-            capability::prepare(&asked, ctx.catalog(), &System, &ctx.places.cwd, &projects)
+            let system = System::new(ctx.program_search());
+            capability::prepare(&asked, ctx.catalog(), &system, &ctx.places.cwd, &projects)
         })
         .await;
         // Bad input and plans change nothing and are not recorded: a call
@@ -166,6 +167,7 @@ impl Approvable for CapabilityPlan {
             &self.prepared,
             &call.ctx.sandbox,
             &roots,
+            &call.ctx.program_search(),
             progress.as_ref().map(|f| f as Progress),
         )
         .await

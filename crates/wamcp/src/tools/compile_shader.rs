@@ -60,14 +60,8 @@ impl ToolDef for CompileShader {
         let sink = ConfinedOutput { ctx };
         let roots = ctx.places.run_roots();
         let projects = ctx.places.projects_among(&roots);
-        let compiling = compile_shader(
-            &request,
-            &ctx.places.cwd,
-            &roots,
-            &projects,
-            &sink,
-            &ctx.sandbox,
-        );
+        let policy = ctx.command_policy(&roots, &projects);
+        let compiling = compile_shader(&request, &policy, &sink);
         call.unless_cancelled(compiling).await.map(ToolOutput::Text)
     }
 }

@@ -30,10 +30,9 @@ impl ToolDef for EnvInspect {
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let ctx = call.ctx.clone();
         blocking(Self::NAME, move || {
-            Ok(ctx
-                .session
-                .env_cache
-                .get(p.force_refresh, || snapshot::collect(&System)))
+            Ok(ctx.session.env_cache.get(p.force_refresh, || {
+                snapshot::collect(&System::new(ctx.program_search()))
+            }))
         })
         .await
         .map(ToolOutput::Data)

@@ -16,7 +16,8 @@ impl ToolDef for GetGpuInfo {
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, _params: NoParams) -> Result<ToolOutput, ToolError> {
-        let report = wamcp_platform::gpu::gpu_report();
+        let programs = call.ctx.program_search();
+        let report = wamcp_platform::gpu::gpu_report(&programs);
         call.unless_cancelled(async { Ok(report.await) })
             .await
             .map(ToolOutput::Text)

@@ -15,9 +15,10 @@ impl ToolDef for GetSystemInfo {
         build, architecture, Python version, user, home and working directory.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
-    async fn run(_call: ToolCall, _params: NoParams) -> Result<ToolOutput, ToolError> {
+    async fn run(call: ToolCall, _params: NoParams) -> Result<ToolOutput, ToolError> {
         let mut info = wamcp_platform::system::system_info();
-        info.python_version = wamcp_platform::system::python_version().await;
+        info.python_version =
+            wamcp_platform::system::python_version(&call.ctx.program_search()).await;
         Ok(ToolOutput::Data(
             serde_json::to_value(info).unwrap_or_default(),
         ))

@@ -33,8 +33,9 @@ impl ToolDef for OpenApp {
     const WINDOWS_ONLY: bool = true;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+        let programs = call.ctx.program_search();
         super::on_desktop::act(&call, move |d| {
-            d.open_app(&p.command, &p.args, p.accessibility)
+            d.open_app(&p.command, &p.args, p.accessibility, &programs)
         })
         .await
     }

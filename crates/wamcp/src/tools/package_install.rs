@@ -69,7 +69,11 @@ impl ToolDef for PackageInstall {
         }
         p.expected().validate(p.execute)?;
         let (source, id) = (p.source, p.package_id.clone());
-        let plan = blocking(Self::NAME, move || Ok(InstallPlan::new(source, &id))).await?;
+        let programs = call.ctx.program_search();
+        let plan = blocking(Self::NAME, move || {
+            Ok(InstallPlan::new(source, &id, programs))
+        })
+        .await?;
         let install = Install {
             plan,
             expected: p.expected(),

@@ -42,7 +42,8 @@ impl ToolDef for PackageSearch {
             );
         }
         let started = Instant::now();
-        let found = wamcp_devenv::packages::search(p.source, p.query.trim()).await;
+        let programs = call.ctx.program_search();
+        let found = wamcp_devenv::packages::search(&programs, p.source, p.query.trim()).await;
         let outcome = match found["status"].as_str() {
             Some("completed") => Outcome::Succeeded,
             Some("failed") => Outcome::Failed,

@@ -101,8 +101,14 @@ impl ToolDef for SandboxRun {
                 &projects,
             )
             .map_err(|e| e.detail("status", "invalid_input"))?;
-            SandboxPlan::new(environment, &project, &command, &paths)
-                .map_err(|e| invalid(format!("{e}.")))
+            SandboxPlan::new(
+                environment,
+                &project,
+                &command,
+                &paths,
+                ctx.program_search(),
+            )
+            .map_err(|e| invalid(format!("{e}.")))
         })
         .await?;
         let run = SandboxRunPlan {

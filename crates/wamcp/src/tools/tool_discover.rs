@@ -51,10 +51,11 @@ impl ToolDef for ToolDiscover {
         version control) and ask each its version; one that does not answer in 5 s is unknown, not absent.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
-    async fn run(_call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
+    async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let category = p.category.name();
+        let system = System::new(call.ctx.program_search());
         blocking(Self::NAME, move || {
-            discover(&System, category).ok_or_else(|| {
+            discover(&system, category).ok_or_else(|| {
                 ToolError::new(
                     ErrorType::InvalidInput,
                     format!("Unknown category '{category}'."),

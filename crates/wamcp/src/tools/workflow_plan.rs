@@ -62,7 +62,7 @@ impl ToolDef for WorkflowPlan {
                 &p.task,
                 &p.context,
                 ctx.catalog(),
-                &System,
+                &System::new(ctx.program_search()),
                 &cwd,
             ))
         })

@@ -102,7 +102,10 @@ async fn a_broken_build_reads_as_parsed_errors() {
 #[cfg(unix)]
 #[tokio::test]
 async fn shader_output_is_written_only_inside_the_roots() {
-    if wamcp_platform::search_path::find_program("glslc").is_none() {
+    if wamcp_platform::search_path::ProgramSearch::default()
+        .find_program("glslc")
+        .is_none()
+    {
         assert!(
             std::env::var("WAMCP_TEST_STRICT").as_deref() != Ok("1"),
             "glslc is required"
