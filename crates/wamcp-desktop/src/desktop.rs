@@ -432,18 +432,53 @@ impl Desktop {
         allow_foreground: bool,
     ) -> Result<Value, ToolError> {
         let _turn = self.one_at_a_time()?;
-        if text.chars().count() > MAX_TYPED_CHARS || text.contains('\0') {
-            return Err(ToolError::new(
-                ErrorType::InvalidArguments,
-                format!(
-                    "text is longer than {MAX_TYPED_CHARS} characters or holds a NUL character."
-                ),
-            )
-            .recover("Type it in parts without NUL characters, or write it to a file instead."));
-        }
+        typeable(text)?;
         let window = self.scoped(hwnd)?;
         let before = self.system.foreground();
-        let (control, rect, what) = match self.find(&window, target)? {
+        let (control, rect, what) = self.typing_target(&window, target)?;
+        let edit = control.as_ref().filter(|c| controls::is_edit(&c.class));
+        let refused = match self.type_by_message(&window, control.as_ref(), edit, text, target)? {
+            None => {
+                return Ok(with(
+                    self.done("WM_SETTEXT", before, what),
+                    "verified",
+                    true,
+                ));
+            }
+            Some(why) => why,
+        };
+        if !allow_foreground {
+            return Ok(Gate::new(
+                refused,
+                format!("Typing means bringing '{}' to the front and sending real keystrokes to '{target}'.", window.title),
+            )
+            .to_json());
+        }
+        self.type_by_keys(
+            &window,
+            control.as_ref(),
+            edit.is_some(),
+            rect,
+            text,
+            target,
+        )?;
+        let verified = edit.is_some_and(|c| self.system.text(c.handle).is_ok_and(|t| t == text));
+        Ok(with(
+            self.done("SENDINPUT_KEYS", before, what),
+            "verified",
+            verified,
+        ))
+    }
+
+    /// What `type_text` types into: the native control (when it is one),
+    /// the rectangle to click, and the target as reported. A password
+    /// field is refused, and so is a disabled control.
+    fn typing_target(
+        &self,
+        window: &WindowInfo,
+        target: &str,
+    ) -> Result<(Option<Control>, [i32; 4], Value), ToolError> {
+        Ok(match self.find(window, target)? {
             Found::Control(c) => {
                 if c.password {
                     return Err(password_refused(target));
@@ -457,34 +492,44 @@ impl Desktop {
                 }
                 (None, node.rect, json!(node))
             }
-        };
-        let edit = control.as_ref().filter(|c| controls::is_edit(&c.class));
-        let refused = match (&control, edit) {
-            (_, Some(c)) => match self.set_and_confirm(&window, c.handle, text, target)? {
-                None => {
-                    return Ok(with(
-                        self.done("WM_SETTEXT", before, what),
-                        "verified",
-                        true,
-                    ));
-                }
-                Some(why) => why,
-            },
-            (Some(c), None) => format!(
+        })
+    }
+
+    /// The message route: `WM_SETTEXT` into `edit`, confirmed by reading it
+    /// back. `None` when it took, otherwise why it was not used (the
+    /// `control` takes no such message, or there is no native control).
+    fn type_by_message(
+        &self,
+        window: &WindowInfo,
+        control: Option<&Control>,
+        edit: Option<&Control>,
+        text: &str,
+        target: &str,
+    ) -> Result<Option<String>, ToolError> {
+        match (control, edit) {
+            (_, Some(c)) => self.set_and_confirm(window, c.handle, text, target),
+            (Some(c), None) => Ok(Some(format!(
                 "'{target}' is a {} control, which takes no WM_SETTEXT",
                 c.class
-            ),
-            (None, _) => {
-                format!("no native control matching '{target}' that accepts a window message")
-            }
-        };
-        if !allow_foreground {
-            return Ok(Gate::new(
-                refused,
-                format!("Typing means bringing '{}' to the front and sending real keystrokes to '{target}'.", window.title),
-            )
-            .to_json());
+            ))),
+            (None, _) => Ok(Some(format!(
+                "no native control matching '{target}' that accepts a window message"
+            ))),
         }
+    }
+
+    /// The keystroke route, once the caller agreed to the foreground: the
+    /// window is brought forward, the target given the focus (its text
+    /// cleared when it is an `edit`) or clicked, and `text` typed.
+    fn type_by_keys(
+        &self,
+        window: &WindowInfo,
+        control: Option<&Control>,
+        edit: bool,
+        rect: [i32; 4],
+        text: &str,
+        target: &str,
+    ) -> Result<(), ToolError> {
         let strokes: Vec<Stroke> = text
             .chars()
             .map(|c| Stroke {
@@ -493,8 +538,8 @@ impl Desktop {
             })
             .collect();
         self.system.check_keys(&strokes).map_err(input_failed)?;
-        self.bring_forward(&window)?;
-        match &control {
+        self.bring_forward(window)?;
+        match control {
             Some(c) => {
                 if self.system.focus(c.handle).is_none() {
                     return Err(input_failed(format!(
@@ -504,25 +549,19 @@ impl Desktop {
                 // Replaces, as the message route does; cleared only once the
                 // keys can follow, so a refusal leaves the text alone.
                 self.settled();
-                self.ready_for_key(&window, 0)?;
-                if edit.is_some() {
+                self.ready_for_key(window, 0)?;
+                if edit {
                     self.system
                         .set_text(c.handle, "")
-                        .map_err(|e| message_error(e, &window))?;
+                        .map_err(|e| message_error(e, window))?;
                 }
             }
             None => {
-                let (x, y) = self.point_on(&window, rect)?;
+                let (x, y) = self.point_on(window, rect)?;
                 self.real_click(x, y)?;
             }
         }
-        self.send_checked(&window, &strokes)?;
-        let verified = edit.is_some_and(|c| self.system.text(c.handle).is_ok_and(|t| t == text));
-        Ok(with(
-            self.done("SENDINPUT_KEYS", before, what),
-            "verified",
-            verified,
-        ))
+        self.send_checked(window, &strokes)
     }
 
     /// `WM_SETTEXT` and the read-back; on a mismatch the old text is put
@@ -1109,6 +1148,19 @@ fn enabled(control: &Control, target: &str) -> Result<(), ToolError> {
     Err(ToolError::new(ErrorType::TargetDisabled, format!("'{target}' is disabled; a message to it would do nothing.")).retryable(
         "Do what the window needs first (fill in required fields), check with see(hwnd), then retry.",
     ))
+}
+
+/// Refuses text that `type_text` does not type: longer than
+/// `MAX_TYPED_CHARS` characters, or holding a NUL character.
+fn typeable(text: &str) -> Result<(), ToolError> {
+    if text.chars().count() > MAX_TYPED_CHARS || text.contains('\0') {
+        return Err(ToolError::new(
+            ErrorType::InvalidArguments,
+            format!("text is longer than {MAX_TYPED_CHARS} characters or holds a NUL character."),
+        )
+        .recover("Type it in parts without NUL characters, or write it to a file instead."));
+    }
+    Ok(())
 }
 
 /// A key that only types its character: anything else (Tab, Enter, a

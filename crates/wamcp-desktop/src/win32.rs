@@ -23,7 +23,7 @@ use windows_sys::Win32::Foundation::{
 use windows_sys::Win32::Graphics::Gdi::{
     BI_RGB, BITMAPINFO, BITMAPINFOHEADER, BitBlt, CreateCompatibleBitmap, CreateCompatibleDC,
     DIB_RGB_COLORS, DeleteDC, DeleteObject, GetDC, GetDIBits, GetWindowDC, GetWindowRgnBox,
-    ReleaseDC, SRCCOPY, SelectObject,
+    HBITMAP, HDC, ReleaseDC, SRCCOPY, SelectObject,
 };
 use windows_sys::Win32::Storage::Xps::PrintWindow;
 use windows_sys::Win32::System::Threading::{
@@ -258,6 +258,62 @@ fn bounded<T: Send + 'static>(
         .unwrap_or_else(|_| Err("the window did not answer in time".into()))
 }
 
+/// The child windows of `parent`, at most `MAX_WINDOWS` of them.
+fn child_handles(parent: HWND) -> Vec<HWND> {
+    let mut children: Vec<HWND> = Vec::new();
+    // SAFETY: `collect` reads the LPARAM as the `Vec<HWND>` given here,
+    // which outlives the enumeration (it ends before the call returns).
+    unsafe {
+        EnumChildWindows(
+            parent,
+            Some(collect),
+            &mut children as *mut Vec<HWND> as LPARAM,
+        )
+    };
+    children
+}
+
+/// One child window of a window of process `owner`, as a control listing
+/// shows it.
+fn control_of(child: HWND, owner: u32) -> Result<Control, MessageError> {
+    let class = class_of(child);
+    // SAFETY: a query by handle; a stale one answers 0.
+    let style = unsafe { GetWindowLongPtrW(child, GWL_STYLE) } as u32;
+    let pid = pid_of(child);
+    // Another program's window embedded here is not asked anything.
+    let foreign = pid != owner;
+    let password = !foreign && password_control(child, &class, style)?;
+    let mut text = if password || foreign {
+        String::new()
+    } else {
+        read_text(child, LISTED_TEXT_CHARS)?
+    };
+    if text.chars().count() >= LISTED_TEXT_CHARS {
+        text.push('…');
+    }
+    let checked = if !foreign && controls::is_button(&class, style) && checkable(style) {
+        Some(send(child, BM_GETCHECK, 0, 0)? == 1)
+    } else {
+        None
+    };
+    Ok(Control {
+        handle: child as isize,
+        pid,
+        // SAFETY: a query by handle; a stale one answers 0.
+        id: unsafe { GetDlgCtrlID(child) },
+        rect: rect_of(child),
+        // SAFETY: a query by handle; a stale one answers false.
+        enabled: unsafe { IsWindowEnabled(child) != 0 },
+        // SAFETY: a query by handle; a stale one answers false.
+        visible: unsafe { IsWindowVisible(child) != 0 },
+        class,
+        text,
+        checked,
+        password,
+        style,
+    })
+}
+
 /// Button styles that hold a checked state.
 fn checkable(style: u32) -> bool {
     matches!(style & 0x0F, 2 | 3 | 4 | 5 | 6 | 9)
@@ -306,16 +362,7 @@ impl Windowing for Win32 {
         if unsafe { IsHungAppWindow(parent) } != 0 {
             return Err(MessageError::NotResponding);
         }
-        let mut children: Vec<HWND> = Vec::new();
-        // SAFETY: `collect` reads the LPARAM as the `Vec<HWND>` given here,
-        // which outlives the enumeration (it ends before the call returns).
-        unsafe {
-            EnumChildWindows(
-                parent,
-                Some(collect),
-                &mut children as *mut Vec<HWND> as LPARAM,
-            )
-        };
+        let children = child_handles(parent);
         let owner = pid_of(parent);
         // Past the listing cap, another program's window still counts.
         let (listed, rest) = children.split_at(children.len().min(MAX_CONTROLS));
@@ -337,42 +384,7 @@ impl Windowing for Win32 {
             if started.elapsed() > LISTING_BUDGET {
                 return Err(MessageError::NotResponding);
             }
-            let class = class_of(child);
-            // SAFETY: a query by handle; a stale one answers 0.
-            let style = unsafe { GetWindowLongPtrW(child, GWL_STYLE) } as u32;
-            let pid = pid_of(child);
-            // Another program's window embedded here is not asked anything.
-            let foreign = pid != owner;
-            let password = !foreign && password_control(child, &class, style)?;
-            let mut text = if password || foreign {
-                String::new()
-            } else {
-                read_text(child, LISTED_TEXT_CHARS)?
-            };
-            if text.chars().count() >= LISTED_TEXT_CHARS {
-                text.push('…');
-            }
-            let checked = if !foreign && controls::is_button(&class, style) && checkable(style) {
-                Some(send(child, BM_GETCHECK, 0, 0)? == 1)
-            } else {
-                None
-            };
-            out.push(Control {
-                handle: child as isize,
-                pid,
-                // SAFETY: a query by handle; a stale one answers 0.
-                id: unsafe { GetDlgCtrlID(child) },
-                rect: rect_of(child),
-                // SAFETY: a query by handle; a stale one answers false.
-                enabled: unsafe { IsWindowEnabled(child) != 0 },
-                // SAFETY: a query by handle; a stale one answers false.
-                visible: unsafe { IsWindowVisible(child) != 0 },
-                class,
-                text,
-                checked,
-                password,
-                style,
-            });
+            out.push(control_of(child, owner)?);
         }
         out.extend(beyond);
         Ok(out)
@@ -626,6 +638,47 @@ impl Windowing for Win32 {
 }
 
 fn capture_now(h: HWND, method: CaptureMethod) -> Result<Frame, String> {
+    let (width, height) = capture_size(h)?;
+    // SAFETY: every device context and the bitmap are made here and released
+    // or deleted once before returning, the bitmap after being selected out
+    // again, as GetDIBits requires (`read_pixels` runs after that, on the
+    // size `capture_size` checked).
+    let (drawn, rows, bgra) = unsafe {
+        let screen = GetDC(std::ptr::null_mut());
+        let memory = CreateCompatibleDC(screen);
+        let bitmap = CreateCompatibleBitmap(screen, width as i32, height as i32);
+        let old = SelectObject(memory, bitmap);
+        let drawn = draw(h, memory, method, width, height);
+        SelectObject(memory, old);
+        let (rows, bgra) = if drawn {
+            read_pixels(memory, bitmap, width, height)
+        } else {
+            (0, Vec::new())
+        };
+        DeleteObject(bitmap);
+        DeleteDC(memory);
+        ReleaseDC(std::ptr::null_mut(), screen);
+        (drawn, rows, bgra)
+    };
+    if !drawn {
+        return Err(match method {
+            CaptureMethod::Print => "PrintWindow refused".into(),
+            CaptureMethod::Screen => "BitBlt refused".into(),
+        });
+    }
+    if rows != height as i32 {
+        return Err("the pixels could not be read".into());
+    }
+    Ok(Frame {
+        width,
+        height,
+        bgra,
+    })
+}
+
+/// The width and height of window `h`, refused when it has no area or is
+/// larger than a capture may be.
+fn capture_size(h: HWND) -> Result<(u32, u32), String> {
     let [left, top, right, bottom] = rect_of(h);
     let (width, height) = ((right - left).max(0) as u32, (bottom - top).max(0) as u32);
     if width == 0 || height == 0 {
@@ -639,19 +692,17 @@ fn capture_now(h: HWND, method: CaptureMethod) -> Result<Frame, String> {
             "the window is {width}x{height}, larger than a capture may be"
         ));
     }
-    // SAFETY: every device context and the bitmap are made here and released
-    // or deleted once before returning, the bitmap after being selected out
-    // again, as GetDIBits requires. BITMAPINFO is plain integers (valid
-    // zeroed) and describes a top-down 32-bit `width` x `height` image, which
-    // is exactly what `bgra` holds (4 bytes a pixel; the size checks above
-    // keep it within u32), so GetDIBits writes inside it. A stale `h` only
-    // makes the drawing calls fail.
+    Ok((width, height))
+}
+
+/// Draws window `h` into the `width` x `height` bitmap selected into
+/// `memory`, by `method`; `false` when the drawing call refused.
+fn draw(h: HWND, memory: HDC, method: CaptureMethod, width: u32, height: u32) -> bool {
+    // SAFETY: device contexts and windows are looked up by the system, never
+    // dereferenced; the window's device context is released once, here. A
+    // stale `h` only makes the drawing calls fail.
     unsafe {
-        let screen = GetDC(std::ptr::null_mut());
-        let memory = CreateCompatibleDC(screen);
-        let bitmap = CreateCompatibleBitmap(screen, width as i32, height as i32);
-        let old = SelectObject(memory, bitmap);
-        let drawn = match method {
+        match method {
             CaptureMethod::Print => PrintWindow(h, memory, 2 /* PW_RENDERFULLCONTENT */) != 0,
             CaptureMethod::Screen => {
                 let source = GetWindowDC(h);
@@ -669,7 +720,21 @@ fn capture_now(h: HWND, method: CaptureMethod) -> Result<Frame, String> {
                 ReleaseDC(h, source);
                 ok
             }
-        };
+        }
+    }
+}
+
+/// The pixels of `bitmap` (`width` x `height`, selected out of `memory`)
+/// as top-down BGRA, and how many rows GetDIBits copied.
+///
+/// # Safety
+/// `width * height * 4` must fit in a u32, as `capture_size` ensures.
+unsafe fn read_pixels(memory: HDC, bitmap: HBITMAP, width: u32, height: u32) -> (i32, Vec<u8>) {
+    // SAFETY: BITMAPINFO is plain integers (valid zeroed) and describes a
+    // top-down 32-bit `width` x `height` image, which is exactly what `bgra`
+    // holds (4 bytes a pixel; the size checks in `capture_size` keep it
+    // within u32), so GetDIBits writes inside it.
+    unsafe {
         let mut header: BITMAPINFO = std::mem::zeroed();
         header.bmiHeader = BITMAPINFOHEADER {
             biSize: size_of::<BITMAPINFOHEADER>() as u32,
@@ -681,37 +746,16 @@ fn capture_now(h: HWND, method: CaptureMethod) -> Result<Frame, String> {
             ..std::mem::zeroed()
         };
         let mut bgra = vec![0u8; (width * height * 4) as usize];
-        SelectObject(memory, old);
-        let rows = if drawn {
-            GetDIBits(
-                memory,
-                bitmap,
-                0,
-                height,
-                bgra.as_mut_ptr() as *mut c_void,
-                &mut header,
-                DIB_RGB_COLORS,
-            )
-        } else {
-            0
-        };
-        DeleteObject(bitmap);
-        DeleteDC(memory);
-        ReleaseDC(std::ptr::null_mut(), screen);
-        if !drawn {
-            return Err(match method {
-                CaptureMethod::Print => "PrintWindow refused".into(),
-                CaptureMethod::Screen => "BitBlt refused".into(),
-            });
-        }
-        if rows != height as i32 {
-            return Err("the pixels could not be read".into());
-        }
-        Ok(Frame {
-            width,
+        let rows = GetDIBits(
+            memory,
+            bitmap,
+            0,
             height,
-            bgra,
-        })
+            bgra.as_mut_ptr() as *mut c_void,
+            &mut header,
+            DIB_RGB_COLORS,
+        );
+        (rows, bgra)
     }
 }
 

@@ -617,6 +617,12 @@ pub async fn execute(
             );
         }
     };
+    answer(p, &out, started)
+}
+
+/// The answer and record for a finished run: its status, exit, the ends
+/// of its output, and why when it was killed or refused by the OS layer.
+fn answer(p: &Prepared, out: &wamcp_exec::RunOutput, started: Instant) -> (Value, Entry) {
     let outcome = Outcome::of_run(out.exit_code, out.timed_out);
     let status = match outcome {
         Outcome::Succeeded => "completed",

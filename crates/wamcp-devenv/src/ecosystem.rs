@@ -244,16 +244,9 @@ fn overlaps(read: &[(Place, Summary)]) -> (Vec<Value>, Vec<Value>) {
             "undo": "restore the file from the copy made before this step",
         }));
     };
-    let mut by_identity: BTreeMap<(&str, &str), Vec<(&Place, &Server)>> = BTreeMap::new();
-    for (place, server) in &servers {
-        if let Some(id) = &server.identity {
-            by_identity
-                .entry((place.scope, id.as_str()))
-                .or_default()
-                .push((place, server));
-        }
-    }
-    for same in by_identity.values().filter(|v| v.len() > 1) {
+    for same in shared(&servers, |place, server| {
+        server.identity.as_deref().map(|id| (place.scope, id))
+    }) {
         found.push(json!({
             "kind": "same_server",
             "detail": "these entries are identical but for their names",
@@ -267,14 +260,7 @@ fn overlaps(read: &[(Place, Summary)]) -> (Vec<Value>, Vec<Value>) {
             );
         }
     }
-    let mut by_name: BTreeMap<&str, Vec<(&Place, &Server)>> = BTreeMap::new();
-    for (place, server) in &servers {
-        by_name
-            .entry(server.name.as_str())
-            .or_default()
-            .push((place, server));
-    }
-    for same in by_name.values().filter(|v| v.len() > 1) {
+    for same in shared(&servers, |_, server| Some(server.name.as_str())) {
         found.push(json!({
             "kind": "same_name",
             "detail": "one name in several places: a client uses one of them and hides the others",
@@ -307,4 +293,19 @@ fn overlaps(read: &[(Place, Summary)]) -> (Vec<Value>, Vec<Value>) {
         }
     }
     (found, plan)
+}
+
+/// The groups of more than one server that share a key (`None`: the
+/// server is in no group), in key order.
+fn shared<'a, K: Ord>(
+    servers: &[(&'a Place, &'a Server)],
+    key: impl Fn(&'a Place, &'a Server) -> Option<K>,
+) -> Vec<Vec<(&'a Place, &'a Server)>> {
+    let mut groups: BTreeMap<K, Vec<(&Place, &Server)>> = BTreeMap::new();
+    for (place, server) in servers {
+        if let Some(k) = key(place, server) {
+            groups.entry(k).or_default().push((place, server));
+        }
+    }
+    groups.into_values().filter(|v| v.len() > 1).collect()
 }

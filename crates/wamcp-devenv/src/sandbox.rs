@@ -23,7 +23,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
-use wamcp_exec::{Progress, RunSpec};
+use wamcp_exec::{Progress, RunOutput, RunSpec};
 use wamcp_platform::held::{self, HeldDir};
 use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::devenv::audit::{Event, Outcome};
@@ -276,16 +276,7 @@ fn walk_folder<P: PayloadFs>(
         let mut folders = Vec::new();
         for name in names {
             let rel = relative.join(&name);
-            let text = name.to_string_lossy();
-            if let Some(why) = name_problem(&text) {
-                return Err(format!("'{}' inside the payload {why}", rel.display()));
-            }
-            if !seen.insert(fold_case(&text)) {
-                return Err(format!(
-                    "'{}' inside the payload has the same name as another entry to Windows (case aside)",
-                    rel.display()
-                ));
-            }
+            check_name(&rel, &name, &mut seen)?;
             let problem = |what: &str| format!("'{}' inside the payload {what}", rel.display());
             match fs.entry(&dir, &name) {
                 Ok(Node::Dir(_)) => {
@@ -316,24 +307,51 @@ fn walk_folder<P: PayloadFs>(
         // Reversed onto the stack, so folders are taken in name order.
         pending.extend(folders.into_iter().rev());
         if let Some((parent, name, rel)) = pending.pop() {
-            match fs.entry(&parent, &name) {
-                Ok(Node::Dir(reopened)) => next = Some((Rc::new(reopened), rel)),
-                Ok(_) => {
-                    return Err(format!(
-                        "'{}' changed while the payload was read",
-                        rel.display()
-                    ));
-                }
-                Err(e) => {
-                    return Err(format!(
-                        "'{}' cannot be checked ({e}); refused rather than guessed",
-                        rel.display()
-                    ));
-                }
-            }
+            next = Some((Rc::new(reopen(fs, &parent, &name, &rel)?), rel));
         }
     }
     Ok(())
+}
+
+/// Refuses a name Windows would read differently, and one that is the
+/// same as another name in its folder once case is set aside.
+fn check_name(
+    rel: &Path,
+    name: &OsStr,
+    seen: &mut std::collections::HashSet<String>,
+) -> Result<(), String> {
+    let text = name.to_string_lossy();
+    if let Some(why) = name_problem(&text) {
+        return Err(format!("'{}' inside the payload {why}", rel.display()));
+    }
+    if !seen.insert(fold_case(&text)) {
+        return Err(format!(
+            "'{}' inside the payload has the same name as another entry to Windows (case aside)",
+            rel.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The folder `name` opened again from its `parent`, when it is still a
+/// folder: one swapped for anything else since it was listed is refused.
+fn reopen<P: PayloadFs>(
+    fs: &P,
+    parent: &P::Dir,
+    name: &OsStr,
+    rel: &Path,
+) -> Result<P::Dir, String> {
+    match fs.entry(parent, name) {
+        Ok(Node::Dir(reopened)) => Ok(reopened),
+        Ok(_) => Err(format!(
+            "'{}' changed while the payload was read",
+            rel.display()
+        )),
+        Err(e) => Err(format!(
+            "'{}' cannot be checked ({e}); refused rather than guessed",
+            rel.display()
+        )),
+    }
 }
 
 /// Copies the payload into a new bundle under `bundles` and writes its
@@ -674,26 +692,7 @@ impl SandboxPlan {
             );
         };
         if self.environment == Environment::WindowsSandbox {
-            let (plan, program) = (self.clone(), program.clone());
-            let bundles = bundles.map(Path::to_path_buf);
-            // A cancelled call (its future dropped) stops the copy and the
-            // launch; the blocking task would otherwise carry on unseen.
-            let cancelled = CancelOnDrop(Arc::new(AtomicBool::new(false)));
-            let flag = cancelled.0.clone();
-            // Copying up to 1 GiB must not hold the protocol thread.
-            let launched = tokio::task::spawn_blocking(move || {
-                plan.launch(&program, bundles.as_deref(), started, &flag)
-            })
-            .await;
-            drop(cancelled);
-            return launched.unwrap_or_else(|e| {
-                let mut view = self.view("failed");
-                view["reason"] = Value::String(format!("staging stopped: {e}"));
-                (
-                    view,
-                    self.audit(Outcome::NotExecuted, Some(started), "staging stopped"),
-                )
-            });
+            return self.in_windows_sandbox(program, bundles, started).await;
         }
         let mut spec = RunSpec {
             program: program.display().to_string(),
@@ -706,6 +705,14 @@ impl SandboxPlan {
             confinement: None,
             search: self.programs.clone(),
         };
+        let not_started = |reason: String| {
+            let mut view = self.view("failed");
+            view["reason"] = Value::String(reason);
+            (
+                view,
+                self.audit(Outcome::NotExecuted, Some(started), "not started"),
+            )
+        };
         if cfg!(windows) {
             spec.program = match wamcp_exec::command::windows_program(
                 spec.program.clone(),
@@ -713,27 +720,46 @@ impl SandboxPlan {
                 &self.programs,
             ) {
                 Ok(p) => p,
-                Err(e) => {
-                    let mut view = self.view("failed");
-                    view["reason"] = Value::String(e.message);
-                    return (
-                        view,
-                        self.audit(Outcome::NotExecuted, Some(started), "not started"),
-                    );
-                }
+                Err(e) => return not_started(e.message),
             };
         }
-        let out = match wamcp_exec::run_reporting(&spec, progress).await {
-            Ok(out) => out,
-            Err(e) => {
-                let mut view = self.view("failed");
-                view["reason"] = Value::String(format!("could not start {}: {e}", self.argv[0]));
-                return (
-                    view,
-                    self.audit(Outcome::NotExecuted, Some(started), "not started"),
-                );
-            }
-        };
+        match wamcp_exec::run_reporting(&spec, progress).await {
+            Ok(out) => self.answer(&out, started),
+            Err(e) => not_started(format!("could not start {}: {e}", self.argv[0])),
+        }
+    }
+
+    /// Stages the payload and launches Windows Sandbox, off the protocol
+    /// thread: copying up to 1 GiB must not hold it.
+    async fn in_windows_sandbox(
+        &self,
+        program: &Path,
+        bundles: Option<&Path>,
+        started: Instant,
+    ) -> (Value, Entry) {
+        let (plan, program) = (self.clone(), program.to_path_buf());
+        let bundles = bundles.map(Path::to_path_buf);
+        // A cancelled call (its future dropped) stops the copy and the
+        // launch; the blocking task would otherwise carry on unseen.
+        let cancelled = CancelOnDrop(Arc::new(AtomicBool::new(false)));
+        let flag = cancelled.0.clone();
+        let launched = tokio::task::spawn_blocking(move || {
+            plan.launch(&program, bundles.as_deref(), started, &flag)
+        })
+        .await;
+        drop(cancelled);
+        launched.unwrap_or_else(|e| {
+            let mut view = self.view("failed");
+            view["reason"] = Value::String(format!("staging stopped: {e}"));
+            (
+                view,
+                self.audit(Outcome::NotExecuted, Some(started), "staging stopped"),
+            )
+        })
+    }
+
+    /// The answer and record for a finished WSL or Dev Container run.
+    fn answer(&self, out: &RunOutput, started: Instant) -> (Value, Entry) {
         let outcome = Outcome::of_run(out.exit_code, out.timed_out);
         let status = match outcome {
             Outcome::Succeeded => "completed",

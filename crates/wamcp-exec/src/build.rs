@@ -74,6 +74,28 @@ impl Drop for BuildGuard<'_> {
     }
 }
 
+/// Judged before the policy, so "not a build driver" is the answer for
+/// any other program; a command that does not even tokenise is left to
+/// the policy.
+fn not_a_build_driver(command: &str) -> Result<(), ToolError> {
+    let first = tokenize(command)
+        .ok()
+        .and_then(|argv| argv.into_iter().next())
+        .map(|a| a.text);
+    match first {
+        Some(first) if !is_build_driver(&first) => Err(ToolError::new(
+            ErrorType::NotABuildCommand,
+            format!("'{first}' is not a build driver."),
+        )
+        .recover(format!(
+            "build_project runs only: {}.",
+            BUILD_COMMANDS.join(", ")
+        ))
+        .recover("Use run_powershell for other allowed commands.")),
+        _ => Ok(()),
+    }
+}
+
 /// Runs one build driver as checked argv and answers with its diagnostics
 /// report. At most one build runs per project root.
 pub async fn build_project(
@@ -83,26 +105,7 @@ pub async fn build_project(
     approval: Approval,
     progress: Option<Progress<'_>>,
 ) -> Result<String, Refusal> {
-    // Judged first, so "not a build driver" is the answer for any other
-    // program; a command that does not even tokenise is left to the policy.
-    let first = tokenize(req.command)
-        .ok()
-        .and_then(|argv| argv.into_iter().next())
-        .map(|a| a.text);
-    if let Some(first) = first
-        && !is_build_driver(&first)
-    {
-        return Err(ToolError::new(
-            ErrorType::NotABuildCommand,
-            format!("'{first}' is not a build driver."),
-        )
-        .recover(format!(
-            "build_project runs only: {}.",
-            BUILD_COMMANDS.join(", ")
-        ))
-        .recover("Use run_powershell for other allowed commands.")
-        .into());
-    }
+    not_a_build_driver(req.command)?;
     let mut spec = policy.plan(
         req.command,
         req.working_directory,

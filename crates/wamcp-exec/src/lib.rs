@@ -147,9 +147,46 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         }
         _ => confine::Launch::default(),
     };
-    // On Windows the file is found here, through PATHEXT on the child's
-    // PATH: the standard library would add only `.exe` (no `npm.cmd`), and
-    // the confining helper starts exactly the file it is given.
+    let (program, args) = argv(spec, launch.wrapper)?;
+    let command = command(spec, &program, &args, temp.as_ref().map(|t| t.path()));
+    #[cfg(unix)]
+    let confine = launch.pre_exec;
+    #[cfg(windows)]
+    let confine = None;
+    let started = Instant::now();
+    let mut child = tree::Tree::spawn(command, confine)?;
+    let (keep_head, keep_tail) = (spec.keep_head, spec.keep_tail);
+    let (out_state, err_state) = (
+        Arc::new(Mutex::new(Ring::new(keep_head, keep_tail))),
+        Arc::new(Mutex::new(Ring::new(keep_head, keep_tail))),
+    );
+    let out_task = tokio::spawn(capture(child.stdout(), out_state.clone()));
+    let err_task = tokio::spawn(capture(child.stderr(), err_state.clone()));
+    let (exit_code, timed_out) = child.finish(spec.timeout).await?;
+    let stdout = collect(out_task, out_state).await;
+    let stderr = collect(err_task, err_state).await;
+    if let Some(temp) = temp {
+        temp.remove().await;
+    }
+    Ok(RunOutput {
+        exit_code,
+        timed_out,
+        stdout,
+        stderr,
+        elapsed: started.elapsed(),
+        confined: spec.confinement.is_some(),
+    })
+}
+
+/// The program and arguments that start `spec`: behind the confining
+/// helper when there is one. On Windows the file is found here, through
+/// PATHEXT on the child's PATH: the standard library would add only `.exe`
+/// (no `npm.cmd`), and the helper starts exactly the file it is given. A
+/// plan names the file it found, so nothing is looked up twice.
+fn argv(
+    spec: &RunSpec,
+    wrapper: Option<(String, Vec<String>)>,
+) -> std::io::Result<(String, Vec<String>)> {
     let program = if cfg!(windows) {
         let resolved = spec
             .search
@@ -159,17 +196,27 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     } else {
         spec.program.clone()
     };
-    let (program, args) = match launch.wrapper {
+    Ok(match wrapper {
         Some((helper, mut helper_args)) => {
             helper_args.push(program);
             helper_args.extend(spec.args.iter().cloned());
             (helper, helper_args)
         }
         None => (program, spec.args.clone()),
-    };
-    let mut command = tokio::process::Command::new(&program);
+    })
+}
+
+/// The process to spawn: no stdin, piped output, the spec's environment,
+/// the child's `PATH`, and the run's own temp directory when it has one.
+fn command(
+    spec: &RunSpec,
+    program: &str,
+    args: &[String],
+    temp: Option<&std::path::Path>,
+) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(program);
     command
-        .args(&args)
+        .args(args)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .current_dir(&spec.cwd)
         // A child that inherits the server's stdin can hang at start on
@@ -187,53 +234,27 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     // `node.cmd` the agent wrote into the project would run instead.
     #[cfg(windows)]
     command.env("NoDefaultCurrentDirectoryInExePath", "1");
-    if let Some(temp) = &temp {
-        for name in ["TMPDIR", "TEMP", "TMP"] {
-            command.env(name, temp.path());
-        }
-    }
-    #[cfg(unix)]
-    let confine = launch.pre_exec;
-    #[cfg(windows)]
-    let confine = None;
-    let started = Instant::now();
-    let mut child = tree::Tree::spawn(command, confine)?;
-    let stdout = child.stdout();
-    let stderr = child.stderr();
-    let (keep_head, keep_tail) = (spec.keep_head, spec.keep_tail);
-    let (out_state, err_state) = (
-        Arc::new(Mutex::new(Ring::new(keep_head, keep_tail))),
-        Arc::new(Mutex::new(Ring::new(keep_head, keep_tail))),
-    );
-    let out_task = tokio::spawn(capture(stdout, out_state.clone()));
-    let err_task = tokio::spawn(capture(stderr, err_state.clone()));
-    let (exit_code, timed_out) = child.finish(spec.timeout).await?;
-    // A grandchild that escaped the tree could hold the pipes open; do not
-    // wait for it forever, and keep what was read before giving up.
-    let collect = |mut task: tokio::task::JoinHandle<()>, state: Arc<Mutex<Ring>>| async move {
-        if tokio::time::timeout(Duration::from_secs(5), &mut task)
-            .await
-            .is_err()
-        {
-            // Dropping the handle would leave the task reading forever,
-            // holding the pipe (a descriptor per stream per call).
-            task.abort();
-        }
-        state.lock().unwrap_or_else(|e| e.into_inner()).captured()
-    };
-    let stdout = collect(out_task, out_state).await;
-    let stderr = collect(err_task, err_state).await;
     if let Some(temp) = temp {
-        temp.remove().await;
+        for name in ["TMPDIR", "TEMP", "TMP"] {
+            command.env(name, temp);
+        }
     }
-    Ok(RunOutput {
-        exit_code,
-        timed_out,
-        stdout,
-        stderr,
-        elapsed: started.elapsed(),
-        confined: spec.confinement.is_some(),
-    })
+    command
+}
+
+/// What a stream's reader kept, once the run is over. A grandchild that
+/// escaped the tree could hold the pipes open; this does not wait for it
+/// forever, and keeps what was read before giving up.
+async fn collect(mut task: tokio::task::JoinHandle<()>, state: Arc<Mutex<Ring>>) -> Captured {
+    if tokio::time::timeout(Duration::from_secs(5), &mut task)
+        .await
+        .is_err()
+    {
+        // Dropping the handle would leave the task reading forever,
+        // holding the pipe (a descriptor per stream per call).
+        task.abort();
+    }
+    state.lock().unwrap_or_else(|e| e.into_inner()).captured()
 }
 
 /// How often a long run reports that it is still going.

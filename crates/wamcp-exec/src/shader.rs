@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::limits::{MAX_PROCESS_OUTPUT_BYTES, SHADER_TIMEOUT_SECONDS};
-use wamcp_policy::shader::{Compiler, plan};
+use wamcp_policy::shader::{Compiler, ShaderPlan, plan};
 
 /// A `compile_shader` call's arguments.
 pub struct ShaderRequest<'a> {
@@ -50,8 +50,7 @@ pub async fn compile_shader(
     policy: &Policy<'_>,
     sink: &dyn OutputSink,
 ) -> Result<String, ToolError> {
-    let (cwd, roots, projects) = (policy.cwd, policy.roots, policy.projects);
-    if projects.is_empty() {
+    if policy.projects.is_empty() {
         return Err(no_project_root());
     }
     if req.source.trim().is_empty() {
@@ -64,114 +63,152 @@ pub async fn compile_shader(
         policy.search.find_program(c.program()).is_some()
     })
     .map_err(|refusal| ToolError::new(refusal.kind, refusal.message).with_path(req.source))?;
-    // Relative paths resolve against the working directory when one is
-    // given (it must be inside a root), else against the server's, as in
-    // every file tool.
-    let base = match req
-        .working_directory
-        .map(str::trim)
-        .filter(|d| !d.is_empty())
-    {
-        Some(asked) => working_directory(Some(asked), "working_directory", cwd, projects)?,
-        None => cwd.to_path_buf(),
-    };
-    let source = base.join(req.source.trim());
-    if !source.is_file() {
-        return Err(ToolError::new(
-            ErrorType::PathNotFound,
-            format!("No shader file at {}.", source.display()),
-        )
-        .with_path(req.source));
-    }
-    let output = match req.output.trim() {
-        "" => PathBuf::from(format!("{}.{}", source.display(), plan.output_extension)),
-        raw => base.join(raw),
-    };
-    // The compiler runs beside the source, where its includes are; that
-    // folder must be a project's, as any working directory (not `.git`,
-    // not outside every project).
-    let beside = source
-        .parent()
-        .map_or_else(|| base.clone(), Path::to_path_buf);
-    let dir = working_directory(
-        Some(&beside.display().to_string()),
-        "source's folder",
-        cwd,
-        projects,
-    )?;
-    sink.check(&output)?;
-
+    let places = Places::of(req, policy, &plan)?;
+    sink.check(&places.output)?;
     let program = plan.compiler.program();
     let scratch =
         crate::temp::TempTree::new("wamcp-shader-").map_err(|e| start_failed(program, &e))?;
     // The compiler runs confined and may leave anything in its scratch
     // directory, so it is removed the careful way whatever happens.
-    let result = async {
-        let scratch_out = scratch
-            .path()
-            .join(format!("out.{}", plan.output_extension));
-        let mut args = plan.args.clone();
-        args.push(source.display().to_string());
-        let shown = format!(
-            "{program} {} {} {}",
-            args.join(" "),
-            plan.output_flag,
-            output.display()
-        );
-        args.extend(output_args(plan.output_flag, &scratch_out));
-        // The compiler writes only its scratch output; the server copies it.
-        let mut confinement = policy.sandbox.confinement(roots, false)?;
-        if let Some(c) = &mut confinement {
-            let scratch =
-                dunce::canonicalize(scratch.path()).map_err(|e| start_failed(program, &e))?;
-            c.scope.writable.push(scratch);
-        }
-        let spec = RunSpec {
-            program: program.to_string(),
-            args,
-            env: Vec::new(),
-            cwd: dir.clone(),
-            timeout: Duration::from_secs(SHADER_TIMEOUT_SECONDS),
-            keep_head: MAX_PROCESS_OUTPUT_BYTES,
-            keep_tail: 16 * 1024,
-            confinement,
-            search: policy.search.clone(),
-        };
-        let out = run(&spec).await.map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                not_found(plan.compiler)
-            } else {
-                start_failed(program, &e)
-            }
-        })?;
-        let text_output = format!("{}\n{}", out.stdout.render(), out.stderr.render());
-        let compile_report = report("SHADER COMPILE", &shown, out.exit_code, &text_output, &dir);
-        if out.timed_out {
-            return Err(ToolError::new(
-                ErrorType::ShaderCompileTimedOut,
-                format!("{program} ran longer than {SHADER_TIMEOUT_SECONDS} s and was killed."),
-            )
-            .detail("partial_report", compile_report));
-        }
-        if out.exit_code != Some(0) {
-            return Ok(compile_report);
-        }
-        let bytes = std::fs::read(&scratch_out).map_err(|e| {
-            ToolError::new(
-                ErrorType::ShaderCompileStartFailed,
-                format!("{program} reported success but wrote no output ({e})."),
-            )
-        })?;
-        let written = sink.write(&output, &bytes)?;
-        Ok(format!(
-            "COMPILED to {} ({} bytes)\n{compile_report}",
-            written.display(),
-            bytes.len()
-        ))
-    }
-    .await;
+    let result = compile(&plan, &places, scratch.path(), policy, sink).await;
     scratch.remove().await;
     result
+}
+
+/// Where a compile reads, writes and runs.
+struct Places {
+    /// The shader file.
+    source: PathBuf,
+    /// Where the result goes (through the sink).
+    output: PathBuf,
+    /// The folder the compiler runs in: the source's.
+    dir: PathBuf,
+}
+
+impl Places {
+    /// The places for `req`. Relative paths resolve against the working
+    /// directory when one is given (it must be inside a project), else
+    /// against the server's, as in every file tool.
+    fn of(
+        req: &ShaderRequest<'_>,
+        policy: &Policy<'_>,
+        plan: &ShaderPlan,
+    ) -> Result<Places, ToolError> {
+        let (cwd, projects) = (policy.cwd, policy.projects);
+        let base = match req
+            .working_directory
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+        {
+            Some(asked) => working_directory(Some(asked), "working_directory", cwd, projects)?,
+            None => cwd.to_path_buf(),
+        };
+        let source = base.join(req.source.trim());
+        if !source.is_file() {
+            return Err(ToolError::new(
+                ErrorType::PathNotFound,
+                format!("No shader file at {}.", source.display()),
+            )
+            .with_path(req.source));
+        }
+        let output = match req.output.trim() {
+            "" => PathBuf::from(format!("{}.{}", source.display(), plan.output_extension)),
+            raw => base.join(raw),
+        };
+        // The compiler runs beside the source, where its includes are; that
+        // folder must be a project's, as any working directory (not `.git`,
+        // not outside every project).
+        let beside = source
+            .parent()
+            .map_or_else(|| base.clone(), Path::to_path_buf);
+        let dir = working_directory(
+            Some(&beside.display().to_string()),
+            "source's folder",
+            cwd,
+            projects,
+        )?;
+        Ok(Places {
+            source,
+            output,
+            dir,
+        })
+    }
+}
+
+/// Runs the compiler confined, writing only into `scratch`, and copies a
+/// successful result to the output through the sink.
+async fn compile(
+    plan: &ShaderPlan,
+    places: &Places,
+    scratch: &Path,
+    policy: &Policy<'_>,
+    sink: &dyn OutputSink,
+) -> Result<String, ToolError> {
+    let program = plan.compiler.program();
+    let scratch_out = scratch.join(format!("out.{}", plan.output_extension));
+    let mut args = plan.args.clone();
+    args.push(places.source.display().to_string());
+    let shown = format!(
+        "{program} {} {} {}",
+        args.join(" "),
+        plan.output_flag,
+        places.output.display()
+    );
+    args.extend(output_args(plan.output_flag, &scratch_out));
+    // The compiler writes only its scratch output; the server copies it.
+    let mut confinement = policy.sandbox.confinement(policy.roots, false)?;
+    if let Some(c) = &mut confinement {
+        let scratch = dunce::canonicalize(scratch).map_err(|e| start_failed(program, &e))?;
+        c.scope.writable.push(scratch);
+    }
+    let spec = RunSpec {
+        program: program.to_string(),
+        args,
+        env: Vec::new(),
+        cwd: places.dir.clone(),
+        timeout: Duration::from_secs(SHADER_TIMEOUT_SECONDS),
+        keep_head: MAX_PROCESS_OUTPUT_BYTES,
+        keep_tail: 16 * 1024,
+        confinement,
+        search: policy.search.clone(),
+    };
+    let out = run(&spec).await.map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            not_found(plan.compiler)
+        } else {
+            start_failed(program, &e)
+        }
+    })?;
+    let text_output = format!("{}\n{}", out.stdout.render(), out.stderr.render());
+    let compile_report = report(
+        "SHADER COMPILE",
+        &shown,
+        out.exit_code,
+        &text_output,
+        &places.dir,
+    );
+    if out.timed_out {
+        return Err(ToolError::new(
+            ErrorType::ShaderCompileTimedOut,
+            format!("{program} ran longer than {SHADER_TIMEOUT_SECONDS} s and was killed."),
+        )
+        .detail("partial_report", compile_report));
+    }
+    if out.exit_code != Some(0) {
+        return Ok(compile_report);
+    }
+    let bytes = std::fs::read(&scratch_out).map_err(|e| {
+        ToolError::new(
+            ErrorType::ShaderCompileStartFailed,
+            format!("{program} reported success but wrote no output ({e})."),
+        )
+    })?;
+    let written = sink.write(&places.output, &bytes)?;
+    Ok(format!(
+        "COMPILED to {} ({} bytes)\n{compile_report}",
+        written.display(),
+        bytes.len()
+    ))
 }
 
 /// dxc takes `-Fo path`; fxc `/Fo path`; glslc and glslang `-o path`.

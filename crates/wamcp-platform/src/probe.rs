@@ -128,7 +128,27 @@ pub fn output_within(
     cwd: &Path,
     timeout: Duration,
 ) -> Result<Output, String> {
-    const KEEP: u64 = 64 * 1024;
+    let mut child = probe_command(search, program, args, cwd)
+        .spawn()
+        .map_err(|e| format!("could not start: {e}"))?;
+    let out = read_capped(child.stdout.take());
+    let err = read_capped(child.stderr.take());
+    let status = wait_within(&mut child, timeout)?;
+    Ok(Output {
+        code: status.code(),
+        stdout: collect(out),
+        stderr: collect(err),
+    })
+}
+
+/// The command `output_within` starts: stdin closed, both outputs piped,
+/// the child `PATH` of `search`, and no console window on Windows.
+fn probe_command(
+    search: &crate::search_path::ProgramSearch,
+    program: &Path,
+    args: &[&str],
+    cwd: &Path,
+) -> Command {
     let mut command = Command::new(program);
     command
         .args(args)
@@ -146,34 +166,32 @@ pub fn output_within(
         // would flash a window.
         command.creation_flags(0x0800_0000);
     }
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("could not start: {e}"))?;
-    let reader = |stream: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(stream) = stream {
-                let _ = stream.take(KEEP).read_to_end(&mut bytes);
-            }
-            bytes
-        })
-    };
-    let out = reader(
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
-    let err = reader(
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
+    command
+}
+
+/// Reads at most 64 KiB of `stream` on its own thread (nothing when there
+/// is no stream); the rest is dropped.
+fn read_capped(stream: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+    const KEEP: u64 = 64 * 1024;
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(stream) = stream {
+            let _ = stream.take(KEEP).read_to_end(&mut bytes);
+        }
+        bytes
+    })
+}
+
+/// Waits for `child` to exit, killing it (and waiting for it) once
+/// `timeout` has passed.
+fn wait_within(
+    child: &mut std::process::Child,
+    timeout: Duration,
+) -> Result<std::process::ExitStatus, String> {
     let started = Instant::now();
-    let status = loop {
+    loop {
         match child.try_wait() {
-            Ok(Some(status)) => break status,
+            Ok(Some(status)) => return Ok(status),
             Ok(None) if started.elapsed() < timeout => {
                 std::thread::sleep(Duration::from_millis(10));
             }
@@ -184,24 +202,22 @@ pub fn output_within(
             }
             Err(e) => return Err(format!("could not wait for it: {e}")),
         }
-    };
+    }
+}
+
+/// What a reader thread read, waiting at most a second for it to finish;
+/// empty when it did not.
+fn collect(handle: std::thread::JoinHandle<Vec<u8>>) -> Vec<u8> {
     // A grandchild holding the pipes open must not hold the probe too.
-    let collect = |handle: std::thread::JoinHandle<Vec<u8>>| {
-        let deadline = Instant::now() + Duration::from_secs(1);
-        while !handle.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        if handle.is_finished() {
-            handle.join().unwrap_or_default()
-        } else {
-            Vec::new()
-        }
-    };
-    Ok(Output {
-        code: status.code(),
-        stdout: collect(out),
-        stderr: collect(err),
-    })
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while !handle.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if handle.is_finished() {
+        handle.join().unwrap_or_default()
+    } else {
+        Vec::new()
+    }
 }
 
 #[cfg(windows)]

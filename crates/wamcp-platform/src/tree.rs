@@ -34,69 +34,17 @@ mod imp {
         let top = open_dir(libc::AT_FDCWD, &CString::new(dir.as_os_str().as_bytes())?)?;
         // Every entry read and every call made is paid for, so no tree,
         // growing or stuck, keeps the server busy past the budget.
-        let mut budget = MAX_STEPS;
-        let mut spend = |n: usize| -> io::Result<()> {
-            budget = budget
-                .checked_sub(n as u64)
-                .ok_or_else(|| io::Error::other("too much to remove; left in place"))?;
-            Ok(())
-        };
+        let mut budget = Budget(MAX_STEPS);
         let mut fresh = 0u64;
         let mut opened_up = false;
         loop {
             let names = entries(&top)?;
-            spend(names.len() + 1)?;
+            budget.spend(names.len() + 1)?;
             if names.is_empty() {
                 break;
             }
-            let mut progress = false;
             let fd = top.as_raw_fd();
-            for name in &names {
-                spend(2)?;
-                // SAFETY: `fd` belongs to `top`, open for the whole loop, and
-                // `name` is a NUL-terminated string in `names`.
-                if unsafe { libc::unlinkat(fd, name.as_ptr(), 0) } == 0
-                    // SAFETY: the same descriptor and name as the line above.
-                    || unsafe { libc::unlinkat(fd, name.as_ptr(), libc::AT_REMOVEDIR) } == 0
-                {
-                    progress = true;
-                    continue;
-                }
-                // A directory with entries: move them up, remove it next round.
-                let Ok(inner) = open_dir(fd, name) else {
-                    continue;
-                };
-                let children = entries(&inner)?;
-                spend(children.len())?;
-                for child in children {
-                    loop {
-                        spend(1)?;
-                        fresh += 1;
-                        let target = CString::new(format!(".wamcp-rm-{fresh}"))?;
-                        // SAFETY: `inner` and `top` (`fd`) are open descriptors
-                        // owned here, and `child` and `target` NUL-terminated
-                        // strings that outlive the call.
-                        let moved = unsafe {
-                            libc::renameat2(
-                                inner.as_raw_fd(),
-                                child.as_ptr(),
-                                fd,
-                                target.as_ptr(),
-                                libc::RENAME_NOREPLACE,
-                            )
-                        };
-                        if moved == 0 {
-                            progress = true;
-                        }
-                        if moved == 0
-                            || io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST)
-                        {
-                            break;
-                        }
-                    }
-                }
-            }
-            if progress {
+            if remove_or_flatten(fd, &names, &mut budget, &mut fresh)? {
                 opened_up = false;
             } else {
                 // The program may have made its own directories read-only;
@@ -116,6 +64,98 @@ mod imp {
         }
         drop(top);
         std::fs::remove_dir(dir)
+    }
+
+    /// The steps a removal may still take (entries read, calls made),
+    /// starting at `MAX_STEPS`.
+    struct Budget(u64);
+
+    impl Budget {
+        /// Pays for `n` steps; `Err` when the budget cannot cover them.
+        fn spend(&mut self, n: usize) -> io::Result<()> {
+            self.0 = self
+                .0
+                .checked_sub(n as u64)
+                .ok_or_else(|| io::Error::other("too much to remove; left in place"))?;
+            Ok(())
+        }
+    }
+
+    /// One pass over the `names` in the top directory `fd`: each is removed
+    /// when it can be, and a directory with entries has them moved up into
+    /// `fd` to be removed next round. `true` when anything was removed or
+    /// moved.
+    fn remove_or_flatten(
+        fd: libc::c_int,
+        names: &[CString],
+        budget: &mut Budget,
+        fresh: &mut u64,
+    ) -> io::Result<bool> {
+        let mut progress = false;
+        for name in names {
+            budget.spend(2)?;
+            if unlink(fd, name) {
+                progress = true;
+                continue;
+            }
+            // A directory with entries: move them up, remove it next round.
+            let Ok(inner) = open_dir(fd, name) else {
+                continue;
+            };
+            let children = entries(&inner)?;
+            budget.spend(children.len())?;
+            for child in children {
+                if move_up(&inner, &child, fd, budget, fresh)? {
+                    progress = true;
+                }
+            }
+        }
+        Ok(progress)
+    }
+
+    /// Removes `name` in `fd` as a file (or link) or as an empty directory;
+    /// `true` when either worked. A link is removed, never followed.
+    fn unlink(fd: libc::c_int, name: &CStr) -> bool {
+        // SAFETY: `fd` belongs to the caller's `top`, open for the whole
+        // loop, and `name` is a NUL-terminated string in its `names`.
+        (unsafe { libc::unlinkat(fd, name.as_ptr(), 0) } == 0)
+            // SAFETY: the same descriptor and name as the line above.
+            || unsafe { libc::unlinkat(fd, name.as_ptr(), libc::AT_REMOVEDIR) } == 0
+    }
+
+    /// Moves `child` of `inner` into the top directory `fd` under a fresh
+    /// `.wamcp-rm-N` name, never replacing an entry (a name taken is tried
+    /// again with the next number); `true` when it moved.
+    fn move_up(
+        inner: &OwnedFd,
+        child: &CStr,
+        fd: libc::c_int,
+        budget: &mut Budget,
+        fresh: &mut u64,
+    ) -> io::Result<bool> {
+        loop {
+            budget.spend(1)?;
+            *fresh += 1;
+            let target = CString::new(format!(".wamcp-rm-{fresh}"))?;
+            // SAFETY: `inner` and `top` (`fd`) are open descriptors
+            // owned by the caller, and `child` and `target` NUL-terminated
+            // strings that outlive the call.
+            let moved = unsafe {
+                libc::renameat2(
+                    inner.as_raw_fd(),
+                    child.as_ptr(),
+                    fd,
+                    target.as_ptr(),
+                    libc::RENAME_NOREPLACE,
+                )
+            };
+            if moved == 0 {
+                return Ok(true);
+            }
+            if io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST) {
+                return Ok(false);
+            }
+        }
     }
 
     /// Makes a directory (`name` in `at`, or `at` itself) writable by its

@@ -118,64 +118,8 @@ pub fn plan(
         return Ok(glsl(short, glslc));
     }
     match extension.as_str() {
-        "glsl" => {
-            if stage.is_empty() {
-                return refuse(
-                    ErrorType::MissingStage,
-                    format!("A .glsl file needs a stage: one of {}.", stage_names()),
-                );
-            }
-            let Some(&(_, short)) = STAGES
-                .iter()
-                .find(|(long, short)| *long == stage || *short == stage)
-            else {
-                return refuse(
-                    ErrorType::InvalidStage,
-                    format!(
-                        "'{stage}' is not a shader stage; use one of {}.",
-                        stage_names()
-                    ),
-                );
-            };
-            Ok(glsl(short, true))
-        }
-        "hlsl" | "hlsli" | "fx" => {
-            if profile.is_empty() {
-                return refuse(
-                    ErrorType::MissingProfile,
-                    format!(
-                        "A .{extension} file needs a profile such as ps_6_6, vs_6_0 or cs_5_0."
-                    ),
-                );
-            }
-            if !is_profile(profile) {
-                return refuse(
-                    ErrorType::InvalidProfile,
-                    format!(
-                        "'{profile}' is not a shader profile (letters, then _<major>_<minor>, e.g. ps_6_6)."
-                    ),
-                );
-            }
-            Ok(if extension == "fx" {
-                ShaderPlan {
-                    compiler: Compiler::Fxc,
-                    args: vec!["/nologo".into(), "/T".into(), profile.into()],
-                    output_extension: "cso",
-                    output_flag: "/Fo",
-                }
-            } else {
-                let mut args = vec!["-T".to_string(), profile.to_string()];
-                if spirv {
-                    args.push("-spirv".into());
-                }
-                ShaderPlan {
-                    compiler: Compiler::Dxc,
-                    args,
-                    output_extension: if spirv { "spv" } else { "dxil" },
-                    output_flag: "-Fo",
-                }
-            })
-        }
+        "glsl" => glsl_with_stage(&stage),
+        "hlsl" | "hlsli" | "fx" => hlsl_or_fx(&extension, profile, spirv),
         _ => refuse(
             ErrorType::UnknownShaderType,
             format!(
@@ -184,6 +128,67 @@ pub fn plan(
             ),
         ),
     }
+}
+
+/// A bare `.glsl` file: compiled by glslc, for the stage the caller names.
+fn glsl_with_stage(stage: &str) -> Result<ShaderPlan, ShaderRefusal> {
+    if stage.is_empty() {
+        return refuse(
+            ErrorType::MissingStage,
+            format!("A .glsl file needs a stage: one of {}.", stage_names()),
+        );
+    }
+    let Some(&(_, short)) = STAGES
+        .iter()
+        .find(|(long, short)| *long == stage || *short == stage)
+    else {
+        return refuse(
+            ErrorType::InvalidStage,
+            format!(
+                "'{stage}' is not a shader stage; use one of {}.",
+                stage_names()
+            ),
+        );
+    };
+    Ok(glsl(short, true))
+}
+
+/// An `.hlsl` or `.hlsli` file (dxc) or an `.fx` file (fxc), for the
+/// profile the caller names.
+fn hlsl_or_fx(extension: &str, profile: &str, spirv: bool) -> Result<ShaderPlan, ShaderRefusal> {
+    if profile.is_empty() {
+        return refuse(
+            ErrorType::MissingProfile,
+            format!("A .{extension} file needs a profile such as ps_6_6, vs_6_0 or cs_5_0."),
+        );
+    }
+    if !is_profile(profile) {
+        return refuse(
+            ErrorType::InvalidProfile,
+            format!(
+                "'{profile}' is not a shader profile (letters, then _<major>_<minor>, e.g. ps_6_6)."
+            ),
+        );
+    }
+    Ok(if extension == "fx" {
+        ShaderPlan {
+            compiler: Compiler::Fxc,
+            args: vec!["/nologo".into(), "/T".into(), profile.into()],
+            output_extension: "cso",
+            output_flag: "/Fo",
+        }
+    } else {
+        let mut args = vec!["-T".to_string(), profile.to_string()];
+        if spirv {
+            args.push("-spirv".into());
+        }
+        ShaderPlan {
+            compiler: Compiler::Dxc,
+            args,
+            output_extension: if spirv { "spv" } else { "dxil" },
+            output_flag: "-Fo",
+        }
+    })
 }
 
 fn glsl(short: &str, glslc: bool) -> ShaderPlan {

@@ -197,49 +197,75 @@ pub fn judge_workspace(
         ));
     }
     if let Some(home) = &protected.home {
-        let home = Components::new(home, style);
-        if home.starts_with(&path) {
-            let what = if home.parts == path.parts {
-                "is your home directory"
-            } else {
-                "contains your home directory"
-            };
-            return Err(format!(
-                "'{cwd}' {what}; adopting it would make your whole profile writable. Start the server \
-                 in the project directory, or list the project in WAMCP_PROJECT_ROOTS."
-            ));
-        }
-        // ~/.ssh, ~/.config, ~/.local/bin: keys, every program's settings,
-        // programs on PATH. Nothing inside them is a project.
-        let hidden = path.parts.len() > home.parts.len()
-            && path.starts_with(&home)
-            && path.parts[home.parts.len()].starts_with('.');
-        if hidden {
-            return Err(format!(
-                "'{cwd}' is in a hidden folder of your home directory, where keys and program settings live, \
-                 not a project."
-            ));
-        }
-        // Another user's home, where homes are kept together (`/home`,
-        // `/Users`, `C:\Users`); a home elsewhere says nothing of its
-        // neighbours.
-        let homes = &home.parts[..home.parts.len().saturating_sub(1)];
-        let shared_parent = match style {
-            PathStyle::Windows => homes
-                .last()
-                .is_some_and(|p| p.eq_ignore_ascii_case("users")),
-            PathStyle::Unix => matches!(homes, [one] if one == "home" || one == "Users"),
-        };
-        let sibling = home.parts.len() > 1
-            && shared_parent
-            && path.parts.len() == home.parts.len()
-            && path.parts[..path.parts.len() - 1] == *homes;
-        if sibling {
-            return Err(format!(
-                "'{cwd}' is another user's home directory, not a project."
-            ));
-        }
+        judge_near_home(cwd, &path, &Components::new(home, style), style)?;
     }
+    judge_system_dirs(cwd, &path, style, protected)
+}
+
+/// Refuses `path` when it is or holds the home directory, lies in one of
+/// its hidden folders, or is another user's home.
+fn judge_near_home(
+    cwd: &str,
+    path: &Components,
+    home: &Components,
+    style: PathStyle,
+) -> Result<(), String> {
+    if home.starts_with(path) {
+        let what = if home.parts == path.parts {
+            "is your home directory"
+        } else {
+            "contains your home directory"
+        };
+        return Err(format!(
+            "'{cwd}' {what}; adopting it would make your whole profile writable. Start the server \
+             in the project directory, or list the project in WAMCP_PROJECT_ROOTS."
+        ));
+    }
+    // ~/.ssh, ~/.config, ~/.local/bin: keys, every program's settings,
+    // programs on PATH. Nothing inside them is a project.
+    let hidden = path.parts.len() > home.parts.len()
+        && path.starts_with(home)
+        && path.parts[home.parts.len()].starts_with('.');
+    if hidden {
+        return Err(format!(
+            "'{cwd}' is in a hidden folder of your home directory, where keys and program settings live, \
+             not a project."
+        ));
+    }
+    if another_users_home(path, home, style) {
+        return Err(format!(
+            "'{cwd}' is another user's home directory, not a project."
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `path` is a sibling of `home` where homes are kept together.
+fn another_users_home(path: &Components, home: &Components, style: PathStyle) -> bool {
+    // Another user's home, where homes are kept together (`/home`,
+    // `/Users`, `C:\Users`); a home elsewhere says nothing of its
+    // neighbours.
+    let homes = &home.parts[..home.parts.len().saturating_sub(1)];
+    let shared_parent = match style {
+        PathStyle::Windows => homes
+            .last()
+            .is_some_and(|p| p.eq_ignore_ascii_case("users")),
+        PathStyle::Unix => matches!(homes, [one] if one == "home" || one == "Users"),
+    };
+    home.parts.len() > 1
+        && shared_parent
+        && path.parts.len() == home.parts.len()
+        && path.parts[..path.parts.len() - 1] == *homes
+}
+
+/// Refuses `path` when it is a whole mounted drive, lies inside a system
+/// directory, or is a shared system directory itself.
+fn judge_system_dirs(
+    cwd: &str,
+    path: &Components,
+    style: PathStyle,
+    protected: &ProtectedDirs,
+) -> Result<(), String> {
     for parent in ["/mnt", "/media"] {
         let parent = Components::new(parent, style);
         if style == PathStyle::Unix

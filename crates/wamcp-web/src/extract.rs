@@ -296,6 +296,207 @@ impl Chrome {
 
 type NodeRef<'a> = ego_tree::NodeRef<'a, Node>;
 
+/// Reads the page's own style sheets (`<style>`, and `<link>`s to `data:`
+/// URLs) into `sheets`; whether the page's background is known.
+fn read_sheets(document: &Html, sheets: &mut Sheets) -> Result<bool, String> {
+    // Linked sheets are never fetched; when a page has one, its
+    // background may be anything, so colours are judged only against
+    // backgrounds the page's own styles set. So too when
+    // `<meta name="color-scheme" content="dark">` paints the page dark.
+    let mut background_known = true;
+    for element in document.root_element().descendent_elements() {
+        let value = element.value();
+        if asks_for_dark(value) {
+            background_known = false;
+        }
+        if let Some(css) = sheet_text(element, &mut background_known) {
+            if nests_too_deeply(&css) {
+                return Err(format!(
+                    "a style sheet in the page nests brackets more than {MAX_CSS_NESTING} deep, which no real \
+                     page does; it was not read"
+                ));
+            }
+            if value.attr("media").is_none_or(media::attribute_matches) {
+                sheets.add(&css);
+            }
+        }
+    }
+    Ok(background_known)
+}
+
+/// Whether `value` is a `<meta name="color-scheme">` that asks for dark and
+/// not light.
+fn asks_for_dark(value: &Element) -> bool {
+    value.name() == "meta"
+        && value
+            .attr("name")
+            .is_some_and(|n| n.eq_ignore_ascii_case("color-scheme"))
+        && value.attr("content").is_some_and(|c| {
+            let c = c.to_ascii_lowercase();
+            c.contains("dark") && !c.contains("light")
+        })
+}
+
+/// The CSS `element` holds when it is a style sheet the page applies; a
+/// linked sheet that is not a `data:` URL makes the background unknown.
+fn sheet_text(element: ElementRef, background_known: &mut bool) -> Option<String> {
+    let value = element.value();
+    let is_css = value
+        .attr("type")
+        .is_none_or(|t| t.trim().is_empty() || t.trim().eq_ignore_ascii_case("text/css"));
+    // A template's content is inert: its sheets style nothing.
+    let inert = || {
+        element
+            .ancestors()
+            .any(|a| matches!(a.value(), Node::Element(e) if e.name() == "template"))
+    };
+    // A sheet linked as a `data:` URL is part of the page, not a
+    // remote sheet: it is read like a `<style>`.
+    match value.name() {
+        "style" if is_css && !inert() => Some(element.text().collect::<String>()),
+        "link" if is_stylesheet_link(value) => {
+            let data = value.attr("href").and_then(data_url_text);
+            *background_known &= data.is_some();
+            data.filter(|_| !inert())
+        }
+        _ => None,
+    }
+}
+
+/// The walk down the document that works out [`Looks`]: what each open
+/// element passes on to its children, and the effects found so far.
+struct StyleWalk {
+    /// Only elements whose style does something.
+    effects: HashMap<NodeId, Effect>,
+    /// Elements styled.
+    elements: usize,
+    /// Elements past the sheets' work limit.
+    unstyled: usize,
+    ancestors: Ancestors,
+    paints: Vec<Paint>,
+    scopes: Vec<Custom>,
+    font_sizes: Vec<f32>,
+}
+
+impl StyleWalk {
+    /// Before the root, on a canvas whose colour is known or not.
+    fn new(background_known: bool) -> StyleWalk {
+        StyleWalk {
+            effects: HashMap::new(),
+            elements: 0,
+            unstyled: 0,
+            ancestors: Ancestors::default(),
+            paints: vec![Paint::canvas(background_known)],
+            scopes: vec![Custom::default()],
+            font_sizes: vec![ROOT_FONT_PX],
+        }
+    }
+
+    /// Works out what the styles do to `element`, entered on the way down.
+    fn open(&mut self, element: ElementRef, sheets: &mut Sheets) -> Result<(), String> {
+        self.elements += 1;
+        if element.value().classes().nth(MAX_CLASSES).is_some() {
+            return Err(format!(
+                "an element in the page has more than {MAX_CLASSES} classes, which no real page does; it was not read"
+            ));
+        }
+        let (mut style, cut) = computed_style(element, sheets, &self.ancestors);
+        let scope = style.custom_properties(self.scopes.last().unwrap_or(&Custom::default()));
+        style.resolve_variables(&scope);
+        self.scopes.push(scope);
+        let mut effect = style.effect(element.value().name());
+        self.paint(element, &style, &mut effect);
+        self.font_size(&style, &mut effect);
+        effect.removed |= hidden_attribute_stands(element.value(), &style);
+        // Past the work limit nothing tells what the sheets hide: fail
+        // closed rather than show text a page may have hidden.
+        if cut {
+            self.unstyled += 1;
+            effect.removed = true;
+        }
+        if effect != Effect::default() {
+            self.effects.insert(element.id(), effect);
+        }
+        self.ancestors.enter(element.value());
+        Ok(())
+    }
+
+    /// The element's paint inside its parent's: whether its text fades
+    /// away, and its colour where that changes.
+    fn paint(&mut self, element: ElementRef, style: &Style, effect: &mut Effect) {
+        let parent = self.paints.last().copied().unwrap_or(Paint::canvas(false));
+        let hints = Hints::of(element.value().name(), |name| {
+            element.value().attr(name).map(str::to_string)
+        });
+        let paint = parent.inside(style, hints);
+        // Opacity multiplies down the tree: 0.1 inside 0.1 is 0.01.
+        effect.removed |= paint.faded();
+        effect.coloured = (paint.seen != parent.seen).then_some(paint.seen);
+        self.paints.push(paint);
+    }
+
+    /// The element's font size: whether its text turns readable or
+    /// unreadable against its parent's.
+    fn font_size(&mut self, style: &Style, effect: &mut Effect) {
+        let parent_px = self.font_sizes.last().copied().unwrap_or(ROOT_FONT_PX);
+        let px = style.font_px(parent_px).unwrap_or(parent_px);
+        let readable = |px: f32| px >= MIN_READABLE_PX;
+        effect.sized = (readable(px) != readable(parent_px)).then_some(readable(px));
+        self.font_sizes.push(px);
+    }
+
+    /// Leaves `element` on the way up: what it passed on ends.
+    fn close(&mut self, element: ElementRef) {
+        self.ancestors.leave(element.value());
+        self.paints.pop();
+        self.scopes.pop();
+        self.font_sizes.pop();
+    }
+
+    /// The effects found, with a note when the work limit left elements
+    /// unstyled.
+    fn finish(self) -> Looks {
+        let mut notes = Vec::new();
+        if self.unstyled > 0 {
+            let (unstyled, elements) = (self.unstyled, self.elements);
+            notes.push(format!(
+                "the page's style sheets are too large or too slow to apply in full: the last {unstyled} of {elements} \
+                 elements are not shown, since what the sheets hide there cannot be told"
+            ));
+        }
+        Looks {
+            effects: self.effects,
+            notes,
+        }
+    }
+}
+
+/// The element's style from the sheets and its inline declarations, a
+/// fade-in that stays set at its end; `true` when the sheets' work limit
+/// cut in, so only the inline style is known.
+fn computed_style(
+    element: ElementRef,
+    sheets: &mut Sheets,
+    ancestors: &Ancestors,
+) -> (Style, bool) {
+    let inline = element.value().attr("style").unwrap_or("");
+    let mut cut = false;
+    let mut style = if sheets.is_empty() {
+        Style::parse(inline)
+    } else {
+        sheets
+            .styles_for(element, inline, ancestors)
+            .unwrap_or_else(|| {
+                cut = true;
+                Style::parse(inline)
+            })
+    };
+    if let Some(end) = sheets.animated_opacity(&style) {
+        style.set("opacity", vec![crate::css::Value::Number(end)]);
+    }
+    (style, cut)
+}
+
 /// What the inline styles and the page's style sheets do to each element,
 /// worked out once before any reading.
 struct Looks {
@@ -308,62 +509,8 @@ impl Looks {
     /// `sheets` is empty; it receives the page's style sheets.
     fn of(document: &Html, mut sheets: Sheets) -> Result<Looks, String> {
         sheets.quirks = document.quirks_mode == markup5ever::interface::QuirksMode::Quirks;
-        // Linked sheets are never fetched; when a page has one, its
-        // background may be anything, so colours are judged only against
-        // backgrounds the page's own styles set. So too when
-        // `<meta name="color-scheme" content="dark">` paints the page dark.
-        let mut background_known = true;
-        for element in document.root_element().descendent_elements() {
-            let value = element.value();
-            if value.name() == "meta"
-                && value
-                    .attr("name")
-                    .is_some_and(|n| n.eq_ignore_ascii_case("color-scheme"))
-                && value.attr("content").is_some_and(|c| {
-                    let c = c.to_ascii_lowercase();
-                    c.contains("dark") && !c.contains("light")
-                })
-            {
-                background_known = false;
-            }
-            let is_css = value
-                .attr("type")
-                .is_none_or(|t| t.trim().is_empty() || t.trim().eq_ignore_ascii_case("text/css"));
-            // A template's content is inert: its sheets style nothing.
-            let inert = || {
-                element
-                    .ancestors()
-                    .any(|a| matches!(a.value(), Node::Element(e) if e.name() == "template"))
-            };
-            // A sheet linked as a `data:` URL is part of the page, not a
-            // remote sheet: it is read like a `<style>`.
-            let css = match value.name() {
-                "style" if is_css && !inert() => Some(element.text().collect::<String>()),
-                "link" if is_stylesheet_link(value) => {
-                    let data = value.attr("href").and_then(data_url_text);
-                    background_known &= data.is_some();
-                    data.filter(|_| !inert())
-                }
-                _ => None,
-            };
-            if let Some(css) = css {
-                if nests_too_deeply(&css) {
-                    return Err(format!(
-                        "a style sheet in the page nests brackets more than {MAX_CSS_NESTING} deep, which no real \
-                         page does; it was not read"
-                    ));
-                }
-                if value.attr("media").is_none_or(media::attribute_matches) {
-                    sheets.add(&css);
-                }
-            }
-        }
-        let mut effects = HashMap::new();
-        let (mut elements, mut unstyled) = (0usize, 0usize);
-        let mut ancestors = Ancestors::default();
-        let mut paints = vec![Paint::canvas(background_known)];
-        let mut scopes: Vec<Custom> = vec![Custom::default()];
-        let mut font_sizes: Vec<f32> = vec![ROOT_FONT_PX];
+        let background_known = read_sheets(document, &mut sheets)?;
+        let mut walk = StyleWalk::new(background_known);
         for edge in document.tree.root().traverse() {
             let (node, opening) = match edge {
                 Edge::Open(node) => (node, true),
@@ -372,72 +519,13 @@ impl Looks {
             let Some(element) = ElementRef::wrap(node) else {
                 continue;
             };
-            if !opening {
-                ancestors.leave(element.value());
-                paints.pop();
-                scopes.pop();
-                font_sizes.pop();
-                continue;
-            }
-            elements += 1;
-            if element.value().classes().nth(MAX_CLASSES).is_some() {
-                return Err(format!(
-                    "an element in the page has more than {MAX_CLASSES} classes, which no real page does; it was not read"
-                ));
-            }
-            let inline = element.value().attr("style").unwrap_or("");
-            let mut cut = false;
-            let mut style = if sheets.is_empty() {
-                Style::parse(inline)
+            if opening {
+                walk.open(element, &mut sheets)?;
             } else {
-                sheets
-                    .styles_for(element, inline, &ancestors)
-                    .unwrap_or_else(|| {
-                        cut = true;
-                        Style::parse(inline)
-                    })
-            };
-            if let Some(end) = sheets.animated_opacity(&style) {
-                style.set("opacity", vec![crate::css::Value::Number(end)]);
+                walk.close(element);
             }
-            let scope = style.custom_properties(scopes.last().unwrap_or(&Custom::default()));
-            style.resolve_variables(&scope);
-            scopes.push(scope);
-            let mut effect = style.effect(element.value().name());
-            let parent = paints.last().copied().unwrap_or(Paint::canvas(false));
-            let hints = Hints::of(element.value().name(), |name| {
-                element.value().attr(name).map(str::to_string)
-            });
-            let paint = parent.inside(&style, hints);
-            // Opacity multiplies down the tree: 0.1 inside 0.1 is 0.01.
-            effect.removed |= paint.faded();
-            effect.coloured = (paint.seen != parent.seen).then_some(paint.seen);
-            paints.push(paint);
-            let parent_px = font_sizes.last().copied().unwrap_or(ROOT_FONT_PX);
-            let px = style.font_px(parent_px).unwrap_or(parent_px);
-            let readable = |px: f32| px >= MIN_READABLE_PX;
-            effect.sized = (readable(px) != readable(parent_px)).then_some(readable(px));
-            font_sizes.push(px);
-            effect.removed |= hidden_attribute_stands(element.value(), &style);
-            // Past the work limit nothing tells what the sheets hide: fail
-            // closed rather than show text a page may have hidden.
-            if cut {
-                unstyled += 1;
-                effect.removed = true;
-            }
-            if effect != Effect::default() {
-                effects.insert(node.id(), effect);
-            }
-            ancestors.enter(element.value());
         }
-        let mut notes = Vec::new();
-        if unstyled > 0 {
-            notes.push(format!(
-                "the page's style sheets are too large or too slow to apply in full: the last {unstyled} of {elements} \
-                 elements are not shown, since what the sheets hide there cannot be told"
-            ));
-        }
-        Ok(Looks { effects, notes })
+        Ok(walk.finish())
     }
 
     /// What the markup and the styles do to an element.

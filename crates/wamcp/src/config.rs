@@ -116,80 +116,12 @@ pub fn resolve(file: Result<Option<ConfigFile>, String>, env: EnvLookup) -> Reso
         }
     };
     let mut overrides = Vec::new();
-
-    let env_profile = env_value(env, PROFILE);
-    let file_profile = file.as_ref().and_then(|f| f.active_profile.clone());
-    if let (Some(chosen), Some(written)) = (&env_profile, &file_profile)
-        && chosen != written
-    {
-        overrides.push(format!(
-            "{PROFILE}='{chosen}' from the environment replaces active_profile '{written}' from the config file"
-        ));
-    }
-    let wanted_profile = env_profile.clone().or(file_profile);
-
-    let mut usable_file = file;
-    let mut active_profile = None;
-    if let Some(name) = wanted_profile {
-        let selected_by = if env_profile.is_some() {
-            PROFILE
-        } else {
-            "active_profile"
-        };
-        match usable_file.as_ref().map(|f| f.profile(&name)) {
-            Some(Some(profile)) if profile.enable => active_profile = Some(profile.clone()),
-            Some(Some(_)) => {
-                config_error = Some(format!(
-                    "Profile '{name}' (selected by {selected_by}) is disabled (\"enable\": false). \
-                     Running on defaults; enable it in the config file or choose another profile."
-                ));
-                usable_file = None;
-            }
-            Some(None) => {
-                let known: Vec<&str> = usable_file
-                    .iter()
-                    .flat_map(|f| f.profiles.iter().map(|p| p.name.as_str()))
-                    .collect();
-                config_error = Some(format!(
-                    "Profile '{name}' (selected by {selected_by}) is not defined in the config file. \
-                     Known profiles: {}. Running on defaults.",
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                ));
-                usable_file = None;
-            }
-            None if config_error.is_none() => {
-                config_error = Some(format!(
-                    "Profile '{name}' (selected by {selected_by}) cannot be used: there is no \
-                     config file. Running on defaults."
-                ));
-            }
-            None => {}
-        }
-    }
-
+    let (usable_file, active_profile) =
+        choose_profile(file, env, &mut config_error, &mut overrides);
     let mut values = BTreeMap::new();
     for setting in settings::SETTINGS {
         let name = setting.name;
-        let from_file = usable_file
-            .as_ref()
-            .and_then(|f| f.settings.get(name).cloned());
-        let from_profile = active_profile.as_ref().and_then(|p| {
-            let value = if name == TOOLS {
-                Some(p.tools.clone()).filter(|t| !t.trim().is_empty())
-            } else {
-                p.settings.get(name).cloned()
-            };
-            value.map(|v| (v, Source::Profile(p.name.clone())))
-        });
-        let below_env = match (from_profile, &from_file) {
-            (Some(found), _) => Some(found),
-            (None, Some(v)) => Some((v.clone(), Source::File)),
-            (None, None) => None,
-        };
+        let below_env = below_environment(name, usable_file.as_ref(), active_profile.as_ref());
         let resolved = match (env_value(env, name), below_env) {
             (Some(from_env), lower) => {
                 if let Some((lower_value, lower_source)) = lower
@@ -207,13 +139,100 @@ pub fn resolve(file: Result<Option<ConfigFile>, String>, env: EnvLookup) -> Reso
         };
         values.insert(name, resolved);
     }
-
     Resolution {
         values,
         active_profile: active_profile.map(|p| p.name),
         config_error,
         overrides,
     }
+}
+
+/// The profile the environment or the file selects, and the file still
+/// usable with it. A profile that is disabled or not defined sets the file
+/// aside (the server runs on defaults and says why in `config_error`); an
+/// environment choice that replaces the file's is an override.
+fn choose_profile(
+    file: Option<ConfigFile>,
+    env: EnvLookup,
+    config_error: &mut Option<String>,
+    overrides: &mut Vec<String>,
+) -> (Option<ConfigFile>, Option<Profile>) {
+    let env_profile = env_value(env, PROFILE);
+    let file_profile = file.as_ref().and_then(|f| f.active_profile.clone());
+    if let (Some(chosen), Some(written)) = (&env_profile, &file_profile)
+        && chosen != written
+    {
+        overrides.push(format!(
+            "{PROFILE}='{chosen}' from the environment replaces active_profile '{written}' from the config file"
+        ));
+    }
+    let Some(name) = env_profile.clone().or(file_profile) else {
+        return (file, None);
+    };
+    let selected_by = if env_profile.is_some() {
+        PROFILE
+    } else {
+        "active_profile"
+    };
+    match file.as_ref().map(|f| f.profile(&name)) {
+        Some(Some(profile)) if profile.enable => {
+            let profile = profile.clone();
+            (file, Some(profile))
+        }
+        Some(Some(_)) => {
+            *config_error = Some(format!(
+                "Profile '{name}' (selected by {selected_by}) is disabled (\"enable\": false). \
+                 Running on defaults; enable it in the config file or choose another profile."
+            ));
+            (None, None)
+        }
+        Some(None) => {
+            let known: Vec<&str> = file
+                .iter()
+                .flat_map(|f| f.profiles.iter().map(|p| p.name.as_str()))
+                .collect();
+            *config_error = Some(format!(
+                "Profile '{name}' (selected by {selected_by}) is not defined in the config file. \
+                 Known profiles: {}. Running on defaults.",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ));
+            (None, None)
+        }
+        None => {
+            if config_error.is_none() {
+                *config_error = Some(format!(
+                    "Profile '{name}' (selected by {selected_by}) cannot be used: there is no \
+                     config file. Running on defaults."
+                ));
+            }
+            (None, None)
+        }
+    }
+}
+
+/// A setting's value below the environment: the active profile's, else
+/// the file's, with where it came from.
+fn below_environment(
+    name: &str,
+    file: Option<&ConfigFile>,
+    profile: Option<&Profile>,
+) -> Option<(String, Source)> {
+    let from_profile = profile.and_then(|p| {
+        let value = if name == TOOLS {
+            Some(p.tools.clone()).filter(|t| !t.trim().is_empty())
+        } else {
+            p.settings.get(name).cloned()
+        };
+        value.map(|v| (v, Source::Profile(p.name.clone())))
+    });
+    from_profile.or_else(|| {
+        file.and_then(|f| f.settings.get(name).cloned())
+            .map(|v| (v, Source::File))
+    })
 }
 
 /// Finds the config file: `WAMCP_CONFIG_FILE`, else the per-user file

@@ -308,6 +308,43 @@ fn http_setup(args: &ServeArgs, env: EnvLookup) -> Result<Option<HttpSetup>, Str
     Ok(Some((listen, Some(token), Some(path))))
 }
 
+/// The async runtime. stdio serves one client: one thread runs the
+/// protocol and the tools' async parts, and blocking work (file walks,
+/// reads) goes to a pool whose threads start when first needed. HTTP may
+/// serve several (`multi`).
+fn runtime(multi: bool) -> std::io::Result<tokio::runtime::Runtime> {
+    if multi {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .max_blocking_threads(BLOCKING_THREADS)
+            .build()
+    }
+}
+
+/// Serves one client over stdio until it goes away.
+async fn serve_stdio(ctx: Arc<ServerContext>) -> Result<(), Box<dyn std::error::Error>> {
+    let gone = ctx.session.client_gone.clone();
+    let service = match WamcpServer::new(ctx)
+        .serve(wamcp::stdio::transport(gone))
+        .await
+    {
+        Ok(service) => service,
+        // stdin closed before a client said anything (Ctrl-D at a
+        // terminal, a client that gave up): a normal end, not a failure.
+        Err(
+            rmcp::service::ServerInitializeError::ConnectionClosed(_)
+            | rmcp::service::ServerInitializeError::ExpectedInitializeRequest(None),
+        ) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    service.waiting().await?;
+    Ok(())
+}
+
 fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
     let http = match http_setup(&args, env) {
         Ok(http) => http,
@@ -336,19 +373,7 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
         wamcp_fs::leftovers::keep_journal(data.join("written-dirs.txt"));
     }
     let roots = ctx.places.run_roots();
-    // stdio serves one client: one thread runs the protocol and the tools'
-    // async parts, and blocking work (file walks, reads) goes to a pool
-    // whose threads start when first needed. HTTP may serve several.
-    let runtime = match http {
-        Some(_) => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build(),
-        None => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .max_blocking_threads(BLOCKING_THREADS)
-            .build(),
-    };
-    let runtime = match runtime {
+    let runtime = match runtime(http.is_some()) {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("wamcp: cannot start the async runtime: {e}");
@@ -367,22 +392,7 @@ fn serve(args: ServeArgs, env: EnvLookup, cwd: &Path) -> ExitCode {
                 .await
                 .map_err(Into::into);
         }
-        let gone = ctx.session.client_gone.clone();
-        let service = match WamcpServer::new(ctx)
-            .serve(wamcp::stdio::transport(gone))
-            .await
-        {
-            Ok(service) => service,
-            // stdin closed before a client said anything (Ctrl-D at a
-            // terminal, a client that gave up): a normal end, not a failure.
-            Err(
-                rmcp::service::ServerInitializeError::ConnectionClosed(_)
-                | rmcp::service::ServerInitializeError::ExpectedInitializeRequest(None),
-            ) => return Ok(()),
-            Err(e) => return Err(e.into()),
-        };
-        service.waiting().await?;
-        Ok::<_, Box<dyn std::error::Error>>(())
+        serve_stdio(ctx).await
     }));
     // The client is gone: a worker stuck in a system call (a hung network
     // drive, a program that ignores its kill) must not keep the process alive.

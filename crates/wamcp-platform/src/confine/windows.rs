@@ -240,6 +240,18 @@ fn system_cmd() -> io::Result<String> {
 /// this process's standard handles, environment and directory; returns its
 /// exit code.
 pub fn run_restricted(capability: &str, program: &str, args: &[String]) -> io::Result<u32> {
+    let own = own_token()?;
+    let capability = Sid::parse(capability)?;
+    let mut logon = logon_sid(own.0)?;
+    let restricted = restricted_token(&own, &capability, logon.as_deref_mut())?;
+    let (application, mut line) = command_line(program, args)?;
+    let (process, _thread) = start_as(&restricted, &application, &mut line)?;
+    exit_code(&process)
+}
+
+/// This process's own token, opened with the access needed to derive the
+/// restricted token from it.
+fn own_token() -> io::Result<Handle> {
     let mut own: HANDLE = null_mut();
     let access = TOKEN_DUPLICATE | TOKEN_QUERY | TOKEN_ASSIGN_PRIMARY | TOKEN_ADJUST_DEFAULT;
     // SAFETY: the current-process pseudo-handle needs no closing and `own`
@@ -247,14 +259,21 @@ pub fn run_restricted(capability: &str, program: &str, args: &[String]) -> io::R
     if unsafe { OpenProcessToken(GetCurrentProcess(), access, &mut own) } == 0 {
         return Err(io::Error::last_os_error());
     }
-    let own = Handle(own);
-    let capability = Sid::parse(capability)?;
-    let mut logon = logon_sid(own.0)?;
+    Ok(Handle(own))
+}
+
+/// A write-restricted copy of `own` whose restricting SIDs are
+/// `capability` and, when the token has one, the `logon` SID.
+fn restricted_token(
+    own: &Handle,
+    capability: &Sid,
+    logon: Option<&mut [u8]>,
+) -> io::Result<Handle> {
     let mut restricting = vec![SID_AND_ATTRIBUTES {
         Sid: capability.0,
         Attributes: 0,
     }];
-    if let Some(logon) = logon.as_mut() {
+    if let Some(logon) = logon {
         restricting.push(SID_AND_ATTRIBUTES {
             Sid: logon.as_mut_ptr().cast(),
             Attributes: 0,
@@ -280,7 +299,12 @@ pub fn run_restricted(capability: &str, program: &str, args: &[String]) -> io::R
     if made == 0 {
         return Err(io::Error::last_os_error());
     }
-    let restricted = Handle(restricted);
+    Ok(Handle(restricted))
+}
+
+/// The application to start and its command line, both NUL-terminated
+/// UTF-16 (the line writable, as `CreateProcessAsUserW` requires).
+fn command_line(program: &str, args: &[String]) -> io::Result<(Vec<u16>, Vec<u16>)> {
     // A batch file is started the way the standard library starts one:
     // the system's cmd.exe, with arguments it cannot read as commands.
     let (application, line) = if is_batch_file(program) {
@@ -290,8 +314,12 @@ pub fn run_restricted(capability: &str, program: &str, args: &[String]) -> io::R
     } else {
         (program.to_string(), windows_command_line(program, args))
     };
-    let application = wide(&application);
-    let mut line = wide(&line);
+    Ok((wide(&application), wide(&line)))
+}
+
+/// Starts `application` with `line` under `token`, with this process's
+/// standard handles and no window; returns the process and thread handles.
+fn start_as(token: &Handle, application: &[u16], line: &mut [u16]) -> io::Result<(Handle, Handle)> {
     // SAFETY: GetStdHandle only reads this process's standard handles; they
     // are lent to the child, never closed here.
     let (input, output, error) = unsafe {
@@ -311,13 +339,13 @@ pub fn run_restricted(capability: &str, program: &str, args: &[String]) -> io::R
     };
     let mut info = PROCESS_INFORMATION::default();
     // Handles are inherited so the program writes to the server's pipes.
-    // SAFETY: `restricted` is an open primary token; `application` is
+    // SAFETY: `token` is an open primary token; `application` is
     // NUL-terminated and `line` a writable NUL-terminated buffer, as the
     // call requires; `startup` and `info` are live, and the two handles it
     // returns are owned by `Handle`s right after.
     let started = unsafe {
         CreateProcessAsUserW(
-            restricted.0,
+            token.0,
             application.as_ptr(),
             line.as_mut_ptr(),
             null(),
@@ -333,8 +361,12 @@ pub fn run_restricted(capability: &str, program: &str, args: &[String]) -> io::R
     if started == 0 {
         return Err(io::Error::last_os_error());
     }
-    let (process, _thread) = (Handle(info.hProcess), Handle(info.hThread));
-    // SAFETY: `process` is an open handle owned here until the function ends.
+    Ok((Handle(info.hProcess), Handle(info.hThread)))
+}
+
+/// Waits for `process` to end and returns its exit code.
+fn exit_code(process: &Handle) -> io::Result<u32> {
+    // SAFETY: `process` is an open handle owned by the caller until it ends.
     unsafe { WaitForSingleObject(process.0, INFINITE) };
     let mut code = 0u32;
     // SAFETY: `process` is still open and `code` a writable u32.

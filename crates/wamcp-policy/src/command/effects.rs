@@ -343,25 +343,38 @@ fn git_loss(args: &[Word], exists: &dyn Fn(&str) -> bool) -> Option<String> {
     if GIT_RISKY.contains(&sub) && sub != "checkout" && could_be_an_option(rest.args) {
         return why("has an argument known only when it runs (a variable, a substitution, a glob)");
     }
+    subcommand_loss(sub, &rest, &args[..at], &under)
+}
+
+/// The table of what each git subcommand `sub` destroys, given the words
+/// after it (`rest`) and git's own options before it (`global`); `under`
+/// says whether a path names something where `-C` points.
+fn subcommand_loss(
+    sub: &str,
+    rest: &Options<'_>,
+    global: &[Word],
+    under: &dyn Fn(&str) -> bool,
+) -> Option<String> {
+    let why = |what: &str| Some(format!("git {sub} {what}"));
     match sub {
         "reset" if rest.long("--hard") => why("--hard discards every uncommitted change"),
-        "checkout" => checkout_loss(&rest, &under).and_then(why),
+        "checkout" => checkout_loss(rest, under).and_then(why),
         "restore" => {
             let staged_only = rest.either('S', "--staged") && !rest.either('W', "--worktree");
             (!staged_only).then(|| "git restore overwrites changes in the work tree".to_string())
         }
         "clean"
-            if (rest.either('f', "--force") || no_force_needed(&args[..at]))
+            if (rest.either('f', "--force") || no_force_needed(global))
                 && !rest.either('n', "--dry-run") =>
         {
             why("deletes untracked files, which git never had")
         }
-        "push" if push_rewrites(&rest) => why("rewrites or deletes history on the remote"),
-        "branch" if branch_loss(&rest) => why("deletes or overwrites a branch"),
-        "stash" if matches!(first_word(&rest), Some("clear" | "drop")) => {
+        "push" if push_rewrites(rest) => why("rewrites or deletes history on the remote"),
+        "branch" if branch_loss(rest) => why("deletes or overwrites a branch"),
+        "stash" if matches!(first_word(rest), Some("clear" | "drop")) => {
             why("deletes stashed work")
         }
-        "reflog" if matches!(first_word(&rest), Some("expire" | "delete")) => {
+        "reflog" if matches!(first_word(rest), Some("expire" | "delete")) => {
             why("deletes the record that brings lost commits back")
         }
         "gc" if rest
@@ -381,14 +394,14 @@ fn git_loss(args: &[Word], exists: &dyn Fn(&str) -> bool) -> Option<String> {
         {
             why("deletes files from the work tree")
         }
-        "worktree" if first_word(&rest) == Some("remove") && rest.either('f', "--force") => {
+        "worktree" if first_word(rest) == Some("remove") && rest.either('f', "--force") => {
             why("remove --force deletes a work tree with its changes")
         }
         "update-ref" if rest.short('d') => why("-d deletes a ref"),
         "tag" if rest.either('d', "--delete") => why("deletes a tag"),
         "filter-branch" | "filter-repo" => why("rewrites the repository's history"),
         "checkout-index" if rest.either('f', "--force") => why("overwrites work-tree files"),
-        "submodule" if first_word(&rest) == Some("deinit") && rest.either('f', "--force") => {
+        "submodule" if first_word(rest) == Some("deinit") && rest.either('f', "--force") => {
             why("deinit --force deletes submodule work trees with their changes")
         }
         "config"
@@ -813,37 +826,13 @@ pub fn nested(words: &[Word], stdin: Option<&str>) -> Vec<Nested> {
         return Vec::new();
     };
     let name = program(first);
-    let joined = |from: &[Word]| {
-        from.iter()
-            .map(|w| w.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
     if let Some((_, valued)) = WRAPPERS.iter().find(|(w, _)| *w == name) {
         return after_options(args, valued)
             .map_or_else(Vec::new, |rest| vec![Nested::Command(rest.to_vec())]);
     }
     match name.as_str() {
-        "command"
-            if args
-                .first()
-                .is_some_and(|a| a.text == "-v" || a.text == "-V") =>
-        {
-            Vec::new()
-        }
-        "command" => {
-            after_options(args, &[]).map_or_else(Vec::new, |r| vec![Nested::Command(r.to_vec())])
-        }
-        "env" => match args
-            .iter()
-            .position(|a| matches!(a.text.as_str(), "-S" | "--split-string"))
-        {
-            Some(at) => args
-                .get(at + 1)
-                .map(|script| vec![Nested::Script(script.text.clone(), Dialect::Posix)])
-                .unwrap_or_default(),
-            None => env_command(args).map_or_else(Vec::new, |r| vec![Nested::Command(r.to_vec())]),
-        },
+        "command" => command_builtin(args),
+        "env" => env_nested(args),
         "flock" => flock_command(args),
         "script" => shell_script(args)
             .map(|s| vec![Nested::Script(s, Dialect::Posix)])
@@ -852,40 +841,10 @@ pub fn nested(words: &[Word], stdin: Option<&str>) -> Vec<Nested> {
         "timeout" => after_options(args, &["-s", "-k", "--signal", "--kill-after"])
             .and_then(|r| r.get(1..))
             .map_or_else(Vec::new, |r| vec![Nested::Command(r.to_vec())]),
-        "xargs" => after_options(
-            args,
-            &[
-                "-I",
-                "-d",
-                "-E",
-                "-L",
-                "-n",
-                "-P",
-                "-s",
-                "-a",
-                "--max-args",
-                "--delimiter",
-                "--max-lines",
-                "--max-procs",
-                "--arg-file",
-                "--max-chars",
-            ],
-        )
-        .map_or_else(Vec::new, |r| {
-            let mut command = r.to_vec();
-            command.push(Word {
-                text: "$(input)".into(),
-                dynamic: true,
-                quoted: false,
-            });
-            vec![Nested::Command(command)]
-        }),
+        "xargs" => xargs_command(args),
         "find" => find_commands(args),
         "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "fish" => shell_input(args, stdin),
-        "eval" if args.iter().any(|a| a.dynamic) => vec![Nested::Unseen(
-            "eval runs text known only when it runs".into(),
-        )],
-        "eval" => vec![Nested::Script(joined(args), Dialect::Posix)],
+        "eval" => eval_script(args),
         "source" | "."
             if args
                 .first()
@@ -905,20 +864,7 @@ pub fn nested(words: &[Word], stdin: Option<&str>) -> Vec<Nested> {
             .map(|r| vec![Nested::Script(joined(r), Dialect::Posix)])
             .unwrap_or_default(),
         "pwsh" | "powershell" => powershell_script(args),
-        "invoke-expression" | "iex"
-            if args.is_empty()
-                || args
-                    .iter()
-                    .any(|a| a.dynamic && !a.quoted || a.text.starts_with('$')) =>
-        {
-            vec![Nested::Unseen(
-                "it runs text known only when it runs".into(),
-            )]
-        }
-        "invoke-expression" | "iex" => vec![Nested::Script(
-            joined(args).trim_start_matches("-Command ").to_string(),
-            Dialect::PowerShell,
-        )],
+        "invoke-expression" | "iex" => invoke_expression(args),
         "cmd" => args
             .iter()
             .position(|a| matches!(a.text.to_ascii_lowercase().as_str(), "/c" | "/k" | "/r"))
@@ -926,6 +872,99 @@ pub fn nested(words: &[Word], stdin: Option<&str>) -> Vec<Nested> {
             .unwrap_or_default(),
         _ => Vec::new(),
     }
+}
+
+/// Words joined by single spaces, as a script a shell reads again.
+fn joined(from: &[Word]) -> String {
+    from.iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `command x`: runs `x`; `command -v x` and `-V` only say what `x` is.
+fn command_builtin(args: &[Word]) -> Vec<Nested> {
+    if args
+        .first()
+        .is_some_and(|a| a.text == "-v" || a.text == "-V")
+    {
+        return Vec::new();
+    }
+    after_options(args, &[]).map_or_else(Vec::new, |r| vec![Nested::Command(r.to_vec())])
+}
+
+/// `env -S 'script'` runs a script; `env [options] command` a command.
+fn env_nested(args: &[Word]) -> Vec<Nested> {
+    match args
+        .iter()
+        .position(|a| matches!(a.text.as_str(), "-S" | "--split-string"))
+    {
+        Some(at) => args
+            .get(at + 1)
+            .map(|script| vec![Nested::Script(script.text.clone(), Dialect::Posix)])
+            .unwrap_or_default(),
+        None => env_command(args).map_or_else(Vec::new, |r| vec![Nested::Command(r.to_vec())]),
+    }
+}
+
+/// xargs's options that take a value.
+const XARGS_VALUED: &[&str] = &[
+    "-I",
+    "-d",
+    "-E",
+    "-L",
+    "-n",
+    "-P",
+    "-s",
+    "-a",
+    "--max-args",
+    "--delimiter",
+    "--max-lines",
+    "--max-procs",
+    "--arg-file",
+    "--max-chars",
+];
+
+/// `xargs cmd`: runs `cmd` with more arguments, read from its input.
+fn xargs_command(args: &[Word]) -> Vec<Nested> {
+    after_options(args, XARGS_VALUED).map_or_else(Vec::new, |r| {
+        let mut command = r.to_vec();
+        command.push(Word {
+            text: "$(input)".into(),
+            dynamic: true,
+            quoted: false,
+        });
+        vec![Nested::Command(command)]
+    })
+}
+
+/// `eval words`: the words joined are a script, unless one is known only
+/// when it runs.
+fn eval_script(args: &[Word]) -> Vec<Nested> {
+    if args.iter().any(|a| a.dynamic) {
+        return vec![Nested::Unseen(
+            "eval runs text known only when it runs".into(),
+        )];
+    }
+    vec![Nested::Script(joined(args), Dialect::Posix)]
+}
+
+/// `Invoke-Expression`: its arguments are a PowerShell script, unless it
+/// has none (it runs its input) or one is known only when it runs.
+fn invoke_expression(args: &[Word]) -> Vec<Nested> {
+    if args.is_empty()
+        || args
+            .iter()
+            .any(|a| a.dynamic && !a.quoted || a.text.starts_with('$'))
+    {
+        return vec![Nested::Unseen(
+            "it runs text known only when it runs".into(),
+        )];
+    }
+    vec![Nested::Script(
+        joined(args).trim_start_matches("-Command ").to_string(),
+        Dialect::PowerShell,
+    )]
 }
 
 /// The arguments after a wrapper's own options (`valued` take a value).

@@ -491,29 +491,8 @@ impl<'a> Walk<'a> {
         argv: &[Arg],
         mut i: usize,
     ) {
-        if let Some(network) = cmd.network {
-            self.network.command = network;
-        }
-        if let Some((decision, why)) = &cmd.decision {
-            let at = i.saturating_sub(1);
-            self.note(*decision, at, &argv[at].text, why.clone());
-            if self.stopped() {
-                return;
-            }
-        }
-        if let Some(id) = &cmd.delegate {
-            self.delegate(id, argv, i);
+        if !self.enter(cmd, argv, i) {
             return;
-        }
-        match cmd.args {
-            Args::Rest => return,
-            Args::Data => {
-                for (index, arg) in argv.iter().enumerate().skip(i) {
-                    self.trust_path(index, &arg.text);
-                }
-                return;
-            }
-            _ => {}
         }
         let mut scope: Vec<&Cmd> = parents.to_vec();
         scope.push(cmd);
@@ -527,13 +506,7 @@ impl<'a> Walk<'a> {
                 positionals.extend(i + 1..argv.len());
                 break;
             }
-            if g.response_files && text.len() > 1 && text.starts_with('@') {
-                self.note(
-                    Decision::Prompt,
-                    i,
-                    text,
-                    "a response file holds more options, which cannot be checked".into(),
-                );
+            if self.response_file(g, i, text) {
                 i += 1;
                 continue;
             }
@@ -555,41 +528,15 @@ impl<'a> Walk<'a> {
                 }
                 continue;
             }
-            if positionals.is_empty() && !cmd.children.is_empty() {
-                if let Some(&index) = cmd.subcommands.get(text) {
-                    let sub = &cmd.children[index];
-                    let parents: Vec<&Cmd> = if sub.inherit {
-                        scope.clone()
-                    } else {
-                        Vec::new()
-                    };
-                    self.run(g, sub, &parents, argv, i + 1);
-                    return;
-                }
-                if cmd.subcommand_required {
-                    self.note(
-                        Decision::Prompt,
-                        i,
-                        text,
-                        format!("'{text}' is not a subcommand the {} grammar knows", g.id),
-                    );
-                    return;
-                }
+            if positionals.is_empty()
+                && !cmd.children.is_empty()
+                && self.subcommand(g, cmd, &scope, argv, i)
+            {
+                return;
             }
             positionals.push(i);
-            if !matches!(cmd.args, Args::Free | Args::Rest) {
-                self.trust_path(i, text);
-            }
-            match &cmd.args {
-                Args::Any => {}
-                Args::None => self.note(
-                    Decision::Prompt,
-                    i,
-                    text,
-                    "an argument the grammar does not expect here".into(),
-                ),
-                Args::Free | Args::Rest | Args::Data => break,
-                Args::Table(t) => self.value(g, t, i, text),
+            if !self.positional(g, cmd, i, text) {
+                break;
             }
             i += 1;
         }
@@ -598,17 +545,111 @@ impl<'a> Walk<'a> {
         }
     }
 
+    /// What `cmd` decides before any of its words is read: the network, its
+    /// own decision, a delegation to another grammar, and words it takes
+    /// whole (`Rest`, `Data`). `false` when nothing is left to walk.
+    fn enter(&mut self, cmd: &Cmd, argv: &[Arg], i: usize) -> bool {
+        if let Some(network) = cmd.network {
+            self.network.command = network;
+        }
+        if let Some((decision, why)) = &cmd.decision {
+            let at = i.saturating_sub(1);
+            self.note(*decision, at, &argv[at].text, why.clone());
+            if self.stopped() {
+                return false;
+            }
+        }
+        if let Some(id) = &cmd.delegate {
+            self.delegate(id, argv, i);
+            return false;
+        }
+        match cmd.args {
+            Args::Rest => return false,
+            Args::Data => {
+                for (index, arg) in argv.iter().enumerate().skip(i) {
+                    self.trust_path(index, &arg.text);
+                }
+                return false;
+            }
+            _ => {}
+        }
+        true
+    }
+
+    /// Notes `argv[index]` when it is a response file (`@file`), whose
+    /// options cannot be checked; whether it was one.
+    fn response_file(&mut self, g: &Grammar, index: usize, text: &str) -> bool {
+        let is = g.response_files && text.len() > 1 && text.starts_with('@');
+        if is {
+            self.note(
+                Decision::Prompt,
+                index,
+                text,
+                "a response file holds more options, which cannot be checked".into(),
+            );
+        }
+        is
+    }
+
+    /// The first positional of a command with subcommands: walks the
+    /// subcommand it names, or notes that a required one is not known.
+    /// `true` when the walk of `cmd` ends here.
+    fn subcommand(
+        &mut self,
+        g: &'a Grammar,
+        cmd: &'a Cmd,
+        scope: &[&'a Cmd],
+        argv: &[Arg],
+        i: usize,
+    ) -> bool {
+        let text = argv[i].text.as_str();
+        if let Some(&index) = cmd.subcommands.get(text) {
+            let sub = &cmd.children[index];
+            let parents: Vec<&Cmd> = if sub.inherit {
+                scope.to_vec()
+            } else {
+                Vec::new()
+            };
+            self.run(g, sub, &parents, argv, i + 1);
+            return true;
+        }
+        if cmd.subcommand_required {
+            self.note(
+                Decision::Prompt,
+                i,
+                text,
+                format!("'{text}' is not a subcommand the {} grammar knows", g.id),
+            );
+            return true;
+        }
+        false
+    }
+
+    /// Judges the positional `argv[i]` by `cmd`'s `args` setting; `false`
+    /// when the words from here on are not judged one by one (`Free`,
+    /// `Rest`, `Data`).
+    fn positional(&mut self, g: &Grammar, cmd: &Cmd, i: usize, text: &str) -> bool {
+        if !matches!(cmd.args, Args::Free | Args::Rest) {
+            self.trust_path(i, text);
+        }
+        match &cmd.args {
+            Args::Any => {}
+            Args::None => self.note(
+                Decision::Prompt,
+                i,
+                text,
+                "an argument the grammar does not expect here".into(),
+            ),
+            Args::Free | Args::Rest | Args::Data => return false,
+            Args::Table(t) => self.value(g, t, i, text),
+        }
+        true
+    }
+
     /// The words after `--`, or the rest of a command handed on.
     fn rest(&mut self, g: &Grammar, args: &Args, argv: &[Arg], from: usize) {
         for (index, arg) in argv.iter().enumerate().skip(from) {
-            if g.response_files && arg.text.len() > 1 && arg.text.starts_with('@') {
-                self.note(
-                    Decision::Prompt,
-                    index,
-                    &arg.text,
-                    "a response file holds more options, which cannot be checked".into(),
-                );
-            }
+            self.response_file(g, index, &arg.text);
             match args {
                 Args::Any | Args::Free | Args::Rest | Args::Data => {}
                 Args::None => self.note(

@@ -144,31 +144,21 @@ impl Lexer<'_> {
         self.end_command();
     }
 
+    /// Reads what starts at `c`. The arms are tried in order and the first
+    /// that matches decides, so a dialect's special case comes before the
+    /// general one.
     fn step(&mut self, c: char) {
         let ps = self.dialect == Dialect::PowerShell;
         let posix = self.dialect == Dialect::Posix;
         let cmd = self.dialect == Dialect::Cmd;
         match c {
-            ' ' | '\t' | '\r' => {
-                self.end_word();
-                self.at += 1;
-            }
-            '\n' => {
-                self.end_command();
-                self.at += 1;
-                self.skip_heredoc_bodies();
-            }
+            ' ' | '\t' | '\r' => self.separate_words(),
+            '\n' => self.newline(),
             '\\' if posix => self.escape(),
             '`' if ps => self.escape(),
             '^' if cmd => self.escape(),
             '`' if posix => self.backtick_substitution(),
-            '#' if self.word.is_none() && !cmd => {
-                if ps && self.peek(1) == Some('>') {
-                    self.at += 1;
-                } else {
-                    self.comment();
-                }
-            }
+            '#' if self.word.is_none() && !cmd => self.hash(ps),
             '<' if ps && self.peek(1) == Some('#') => self.block_comment(),
             '\'' if !cmd => self.single_quoted(),
             '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' if ps => self.single_quoted(),
@@ -179,10 +169,7 @@ impl Lexer<'_> {
             '@' if ps && self.word.is_none() && matches!(self.peek(1), Some('\'' | '"')) => {
                 self.here_string()
             }
-            '@' if ps && self.peek(1) == Some('(') => {
-                self.at += 1;
-                self.substitution('(', ')');
-            }
+            '@' if ps && self.peek(1) == Some('(') => self.prefixed_substitution(),
             ';' | '|' | '&' => self.operator(c),
             // `(( x = 1 << 2 ))` is arithmetic, not a here-doc.
             '(' if posix
@@ -194,47 +181,74 @@ impl Lexer<'_> {
                 self.balanced('(', ')');
             }
             // `<(cmd)` and `>(cmd)`: process substitution.
-            '<' | '>' if posix && self.peek(1) == Some('(') => {
-                self.at += 1;
-                self.substitution('(', ')');
-            }
-            ',' if ps => {
-                self.end_word();
-                self.at += 1;
-            }
+            '<' | '>' if posix && self.peek(1) == Some('(') => self.prefixed_substitution(),
+            ',' if ps => self.separate_words(),
             // In PowerShell `(...)` after a command's first word is an
             // argument computed by a pipeline, not the end of the command.
             '(' if ps && (self.word.is_some() || !self.command.words.is_empty()) => {
                 self.substitution('(', ')');
             }
-            '(' | ')' => {
-                self.end_command();
-                self.at += 1;
-            }
-            '{' | '}' if ps => {
-                self.end_command();
-                self.at += 1;
-            }
+            '(' | ')' => self.separate_commands(),
+            '{' | '}' if ps => self.separate_commands(),
             '{' if posix && self.word.is_none() && self.next_is_space(1) => {
-                self.end_command();
-                self.at += 1;
+                self.separate_commands()
             }
             '}' if posix && self.word.is_none() && self.command.words.is_empty() => {
-                self.end_command();
-                self.at += 1;
+                self.separate_commands()
             }
             '>' | '<' => self.redirection(c),
-            '*' | '?' | '[' if posix || ps => {
-                let word = self.word();
-                word.text.push(c);
-                word.dynamic = true;
-                self.at += 1;
-            }
+            '*' | '?' | '[' if posix || ps => self.glob(c),
             c => {
                 self.word().text.push(c);
                 self.at += 1;
             }
         }
+    }
+
+    /// A blank (or PowerShell's `,`): ends the word and steps over it.
+    fn separate_words(&mut self) {
+        self.end_word();
+        self.at += 1;
+    }
+
+    /// A bracket or brace that ends the command: ends it and steps over it.
+    fn separate_commands(&mut self) {
+        self.end_command();
+        self.at += 1;
+    }
+
+    /// A newline: ends the command, then skips the bodies of the here-docs
+    /// opened on the line it ends.
+    fn newline(&mut self) {
+        self.end_command();
+        self.at += 1;
+        self.skip_heredoc_bodies();
+    }
+
+    /// `#` where a word would start: a comment, except PowerShell's `#>`,
+    /// whose `#` is stepped over.
+    fn hash(&mut self, ps: bool) {
+        if ps && self.peek(1) == Some('>') {
+            self.at += 1;
+        } else {
+            self.comment();
+        }
+    }
+
+    /// `@(...)`, `<(...)` or `>(...)`: steps over the sign, then reads the
+    /// substitution.
+    fn prefixed_substitution(&mut self) {
+        self.at += 1;
+        self.substitution('(', ')');
+    }
+
+    /// An unquoted glob character: part of the word, which only the shell
+    /// will know.
+    fn glob(&mut self, c: char) {
+        let word = self.word();
+        word.text.push(c);
+        word.dynamic = true;
+        self.at += 1;
     }
 
     fn next_is_space(&self, offset: usize) -> bool {

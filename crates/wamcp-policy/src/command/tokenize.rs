@@ -51,7 +51,6 @@ fn is_dash(c: char) -> bool {
 /// Splits `command` into arguments, or refuses it.
 pub fn tokenize(command: &str) -> Result<Vec<Arg>, Refused> {
     let chars: Vec<char> = command.chars().collect();
-    let refuse = |construct: &'static str, at: usize| Err(Refused { construct, at });
     let mut args = Vec::new();
     let mut i = 0;
     while i < chars.len() {
@@ -61,103 +60,125 @@ pub fn tokenize(command: &str) -> Result<Vec<Arg>, Refused> {
             continue;
         }
         // A new token starts here.
-        let start = i;
-        let mut text = String::new();
-        let mut quoted = false;
-        let mut after_quote = false;
-        while i < chars.len() {
-            let c = chars[i];
-            if c == ' ' || c == '\t' {
-                break;
-            }
-            if after_quote && !is_single_quote(c) && !is_double_quote(c) {
-                return refuse(
-                    "text glued after a closing quote (PowerShell may split it into two arguments)",
-                    i,
-                );
-            }
-            match c {
-                '\n' | '\r' => return refuse("a line break, which separates statements", i),
-                ';' => return refuse("';', which separates statements", i),
-                '|' => return refuse("'|', a pipeline", i),
-                '&' => return refuse("'&', a call operator or command chain", i),
-                '>' | '<' => return refuse("a redirection", i),
-                '(' | ')' => {
-                    return refuse(
-                        "parentheses, which PowerShell evaluates as an expression",
-                        i,
-                    );
-                }
-                '{' | '}' => return refuse("braces, a script block", i),
-                '$' => return refuse("'$', a variable or subexpression", i),
-                ',' => return refuse("',' outside quotes, which builds an array", i),
-                '@' if i == start => {
-                    return refuse(
-                        "'@' at the start of an argument (splatting, array or here-string)",
-                        i,
-                    );
-                }
-                '#' if i == start => {
-                    return refuse("'#' at the start of an argument, which starts a comment", i);
-                }
-                '`' => {
-                    let Some(&next) = chars.get(i + 1) else {
-                        return refuse("a backtick at the end, a line continuation", i);
-                    };
-                    // Outside quotes only an escaped punctuation mark is unambiguous.
-                    if next.is_alphanumeric() || next.is_whitespace() || next.is_control() {
-                        return refuse("a backtick escape outside quotes", i);
-                    }
-                    // An escaped character is still a character: found by fuzzing.
-                    check_quoted_char(next, i + 1)?;
-                    text.push(next);
-                    quoted = true;
-                    i += 2;
-                    continue;
-                }
-                c if is_single_quote(c) => {
-                    i = single_quoted(&chars, i, &mut text)?;
-                    quoted = true;
-                    after_quote = true;
-                    continue;
-                }
-                c if is_double_quote(c) => {
-                    i = double_quoted(&chars, i, &mut text)?;
-                    quoted = true;
-                    after_quote = true;
-                    continue;
-                }
-                '\0' => return refuse("a NUL character", i),
-                c if is_invisible(c) => {
-                    return refuse("an invisible formatting character (bidi or zero-width)", i);
-                }
-                c if c.is_control() || (c.is_whitespace() && c != ' ') => {
-                    return refuse(
-                        "a control or unusual whitespace character outside quotes",
-                        i,
-                    );
-                }
-                c if is_dash(c) && i == start => text.push('-'),
-                c => text.push(c),
-            }
-            i += 1;
-        }
-        if !quoted && text == "--%" {
-            return refuse("'--%', the stop-parsing token", start);
-        }
-        args.push(Arg { text, quoted });
+        let (arg, next) = token(&chars, i)?;
+        args.push(arg);
+        i = next;
     }
+    check_command_name(&args)?;
+    Ok(args)
+}
+
+/// Reads the argument that starts at `start`; returns it with the index of
+/// the blank (or the end) after it.
+fn token(chars: &[char], start: usize) -> Result<(Arg, usize), Refused> {
+    let refuse = |construct: &'static str, at: usize| Err(Refused { construct, at });
+    let mut i = start;
+    let mut text = String::new();
+    let mut quoted = false;
+    let mut after_quote = false;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == ' ' || c == '\t' {
+            break;
+        }
+        if after_quote && !is_single_quote(c) && !is_double_quote(c) {
+            return refuse(
+                "text glued after a closing quote (PowerShell may split it into two arguments)",
+                i,
+            );
+        }
+        match c {
+            '`' => {
+                text.push(escaped_outside_quotes(chars, i)?);
+                quoted = true;
+                i += 2;
+                continue;
+            }
+            c if is_single_quote(c) => {
+                i = single_quoted(chars, i, &mut text)?;
+                quoted = true;
+                after_quote = true;
+                continue;
+            }
+            c if is_double_quote(c) => {
+                i = double_quoted(chars, i, &mut text)?;
+                quoted = true;
+                after_quote = true;
+                continue;
+            }
+            c => text.push(unquoted(c, i, start)?),
+        }
+        i += 1;
+    }
+    if !quoted && text == "--%" {
+        return refuse("'--%', the stop-parsing token", start);
+    }
+    Ok((Arg { text, quoted }, i))
+}
+
+/// A character outside quotes as the argument holds it (a dash that starts
+/// a parameter becomes `-`), or the refusal of what PowerShell would make
+/// of it. Quotes and backticks are read by the caller.
+fn unquoted(c: char, i: usize, start: usize) -> Result<char, Refused> {
+    let refuse = |construct: &'static str| Err(Refused { construct, at: i });
+    match c {
+        '\n' | '\r' => refuse("a line break, which separates statements"),
+        ';' => refuse("';', which separates statements"),
+        '|' => refuse("'|', a pipeline"),
+        '&' => refuse("'&', a call operator or command chain"),
+        '>' | '<' => refuse("a redirection"),
+        '(' | ')' => refuse("parentheses, which PowerShell evaluates as an expression"),
+        '{' | '}' => refuse("braces, a script block"),
+        '$' => refuse("'$', a variable or subexpression"),
+        ',' => refuse("',' outside quotes, which builds an array"),
+        '@' if i == start => {
+            refuse("'@' at the start of an argument (splatting, array or here-string)")
+        }
+        '#' if i == start => refuse("'#' at the start of an argument, which starts a comment"),
+        '\0' => refuse("a NUL character"),
+        c if is_invisible(c) => refuse("an invisible formatting character (bidi or zero-width)"),
+        c if c.is_control() || (c.is_whitespace() && c != ' ') => {
+            refuse("a control or unusual whitespace character outside quotes")
+        }
+        c if is_dash(c) && i == start => Ok('-'),
+        c => Ok(c),
+    }
+}
+
+/// The character a backtick at `i` (outside quotes) escapes, or its refusal.
+fn escaped_outside_quotes(chars: &[char], i: usize) -> Result<char, Refused> {
+    let Some(&next) = chars.get(i + 1) else {
+        return Err(Refused {
+            construct: "a backtick at the end, a line continuation",
+            at: i,
+        });
+    };
+    // Outside quotes only an escaped punctuation mark is unambiguous.
+    if next.is_alphanumeric() || next.is_whitespace() || next.is_control() {
+        return Err(Refused {
+            construct: "a backtick escape outside quotes",
+            at: i,
+        });
+    }
+    // An escaped character is still a character: found by fuzzing.
+    check_quoted_char(next, i + 1)?;
+    Ok(next)
+}
+
+/// The refusals that depend on the first argument, the command's name.
+fn check_command_name(args: &[Arg]) -> Result<(), Refused> {
+    let refuse = |construct: &'static str| Err(Refused { construct, at: 0 });
     if let Some(first) = args.first() {
         // A quoted path to a program ("C:/Program Files/Git/bin/git.exe") is
         // run as argv, never by PowerShell, so only a quoted bare name is odd.
         if first.quoted && !first.text.contains(['/', '\\']) {
-            return refuse("a quoted command name (it needs the '&' call operator)", 0);
+            return refuse("a quoted command name (it needs the '&' call operator)");
         }
         if first.text == "." {
-            return refuse("'.', the dot-source operator", 0);
+            return refuse("'.', the dot-source operator");
         }
     }
-    Ok(args)
+    Ok(())
 }
 
 /// Reads a single-quoted string starting at `open`; returns the index after
@@ -210,65 +231,14 @@ fn double_quoted(chars: &[char], open: usize, text: &mut String) -> Result<usize
                 }
             }
             Some('`') => {
-                let Some(&next) = chars.get(i + 1) else {
-                    return Err(Refused {
-                        construct: "an unterminated double-quoted string",
-                        at: open,
-                    });
-                };
-                let escaped = match next {
-                    'n' => '\n',
-                    't' => '\t',
-                    'r' => '\r',
-                    'a' => '\u{7}',
-                    'b' => '\u{8}',
-                    'f' => '\u{c}',
-                    'v' => '\u{b}',
-                    'e' => '\u{1b}',
-                    '0' => {
-                        return Err(Refused {
-                            construct: "a `0 NUL escape",
-                            at: i,
-                        });
-                    }
-                    'u' => {
-                        return Err(Refused {
-                            construct: "a `u{} Unicode escape",
-                            at: i,
-                        });
-                    }
-                    c if c.is_alphanumeric() => {
-                        return Err(Refused {
-                            construct: "an unknown backtick escape",
-                            at: i,
-                        });
-                    }
-                    c => c,
-                };
-                check_quoted_char(next, i + 1)?;
-                text.push(escaped);
+                text.push(escaped_in_double_quotes(chars, open, i)?);
                 i += 2;
             }
             Some('$') => {
                 // "$5" and "a $ b" are literal; "$x", "$(...)", "${x}", "$_" expand.
-                match chars.get(i + 1) {
-                    None => {
-                        return Err(Refused {
-                            construct: "an unterminated double-quoted string",
-                            at: open,
-                        });
-                    }
-                    Some(&n) if n == ' ' || n == '\t' || is_double_quote(n) => {
-                        text.push('$');
-                        i += 1;
-                    }
-                    Some(_) => {
-                        return Err(Refused {
-                            construct: "'$' in double quotes, which PowerShell expands",
-                            at: i,
-                        });
-                    }
-                }
+                check_literal_dollar(chars, open, i)?;
+                text.push('$');
+                i += 1;
             }
             Some(&c) => {
                 check_quoted_char(c, i)?;
@@ -276,6 +246,65 @@ fn double_quoted(chars: &[char], open: usize, text: &mut String) -> Result<usize
                 i += 1;
             }
         }
+    }
+}
+
+/// The character a backtick at `i` escapes inside the double-quoted string
+/// opened at `open`, or its refusal.
+fn escaped_in_double_quotes(chars: &[char], open: usize, i: usize) -> Result<char, Refused> {
+    let Some(&next) = chars.get(i + 1) else {
+        return Err(Refused {
+            construct: "an unterminated double-quoted string",
+            at: open,
+        });
+    };
+    let escaped = match next {
+        'n' => '\n',
+        't' => '\t',
+        'r' => '\r',
+        'a' => '\u{7}',
+        'b' => '\u{8}',
+        'f' => '\u{c}',
+        'v' => '\u{b}',
+        'e' => '\u{1b}',
+        '0' => {
+            return Err(Refused {
+                construct: "a `0 NUL escape",
+                at: i,
+            });
+        }
+        'u' => {
+            return Err(Refused {
+                construct: "a `u{} Unicode escape",
+                at: i,
+            });
+        }
+        c if c.is_alphanumeric() => {
+            return Err(Refused {
+                construct: "an unknown backtick escape",
+                at: i,
+            });
+        }
+        c => c,
+    };
+    check_quoted_char(next, i + 1)?;
+    Ok(escaped)
+}
+
+/// Refuses a `$` at `i`, inside the double-quoted string opened at `open`,
+/// that PowerShell would expand; one before a blank or the closing quote
+/// is literal.
+fn check_literal_dollar(chars: &[char], open: usize, i: usize) -> Result<(), Refused> {
+    match chars.get(i + 1) {
+        None => Err(Refused {
+            construct: "an unterminated double-quoted string",
+            at: open,
+        }),
+        Some(&n) if n == ' ' || n == '\t' || is_double_quote(n) => Ok(()),
+        Some(_) => Err(Refused {
+            construct: "'$' in double quotes, which PowerShell expands",
+            at: i,
+        }),
     }
 }
 

@@ -240,6 +240,8 @@ fn entries(table: &Value, section: &'static str) -> Vec<Server> {
         .collect()
 }
 
+/// One entry, as structure: its problems are collected in the order they
+/// are checked.
 fn server(name: &str, entry: &Value, section: &'static str) -> Server {
     let mut problems = Vec::new();
     let empty = Map::new();
@@ -258,7 +260,43 @@ fn server(name: &str, entry: &Value, section: &'static str) -> Server {
     let has_command = command.is_some();
     let has_url = url.is_some();
     let has_env = env.is_some_and(|e| e.as_object().is_none_or(|m| !m.is_empty()));
-    let transport = match kind.and_then(Value::as_str) {
+    let transport = transport_of(kind, has_command, has_url, &mut problems);
+    if kind.is_some_and(|k| !k.is_string()) {
+        problems.push("the type is not a string".into());
+    }
+    let arg_count = count_args(args, &mut problems);
+    if env.is_some_and(|e| {
+        !e.as_object()
+            .is_some_and(|m| m.values().all(Value::is_string))
+    }) {
+        problems.push("env is not an object of strings".into());
+    }
+    check_endpoint(transport, command, url, &mut problems);
+    Server {
+        name: crate::text::shown(name),
+        section,
+        valid: problems.is_empty(),
+        transport,
+        arg_count,
+        has_command,
+        has_url,
+        has_env,
+        problems,
+        identity: Some(identity(entry, transport)),
+        program: command.and_then(Value::as_str).map(program_name),
+        serves_files: serves_files(name, args),
+    }
+}
+
+/// The transport an entry's `type` names, else the one its command or URL
+/// implies; an unknown name is a problem.
+fn transport_of(
+    kind: Option<&Value>,
+    has_command: bool,
+    has_url: bool,
+    problems: &mut Vec<String>,
+) -> &'static str {
+    match kind.and_then(Value::as_str) {
         Some("stdio") => "stdio",
         Some("http" | "streamable-http" | "streamableHttp") => "http",
         Some("sse") => "sse",
@@ -269,11 +307,13 @@ fn server(name: &str, entry: &Value, section: &'static str) -> Server {
         None if has_command => "stdio",
         None if has_url => "http",
         None => "unknown",
-    };
-    if kind.is_some_and(|k| !k.is_string()) {
-        problems.push("the type is not a string".into());
     }
-    let arg_count = match args {
+}
+
+/// How many arguments `args` holds; a list with a non-string, or no list,
+/// is a problem.
+fn count_args(args: Option<&Value>, problems: &mut Vec<String>) -> usize {
+    match args {
         None => 0,
         Some(Value::Array(items)) => {
             if items.iter().any(|a| !a.is_string()) {
@@ -285,13 +325,18 @@ fn server(name: &str, entry: &Value, section: &'static str) -> Server {
             problems.push("args is not a list".into());
             0
         }
-    };
-    if env.is_some_and(|e| {
-        !e.as_object()
-            .is_some_and(|m| m.values().all(Value::is_string))
-    }) {
-        problems.push("env is not an object of strings".into());
     }
+}
+
+/// Whether the transport has what it needs: a command for stdio, an http
+/// or https URL for http and sse, one of them when the transport is
+/// unknown (said only when nothing else is wrong).
+fn check_endpoint(
+    transport: &str,
+    command: Option<&Value>,
+    url: Option<&Value>,
+    problems: &mut Vec<String>,
+) {
     fn text(v: Option<&Value>) -> Option<&str> {
         v.and_then(Value::as_str)
             .map(str::trim)
@@ -314,11 +359,14 @@ fn server(name: &str, entry: &Value, section: &'static str) -> Server {
         "unknown" if problems.is_empty() => problems.push("neither a command nor a url".into()),
         _ => {}
     }
-    let program = command.and_then(Value::as_str).map(program_name);
+}
+
+/// Whether the entry's name or arguments say it serves files.
+fn serves_files(name: &str, args: Option<&Value>) -> bool {
     // The reference filesystem server and its ports are published as
     // `...server-filesystem` (npm, PyPI); a path that merely contains the
     // word is not one.
-    let serves_files = name.to_ascii_lowercase().contains("filesystem")
+    name.to_ascii_lowercase().contains("filesystem")
         || args
             .and_then(Value::as_array)
             .into_iter()
@@ -328,21 +376,7 @@ fn server(name: &str, entry: &Value, section: &'static str) -> Server {
                 let a = a.to_ascii_lowercase();
                 let package = a.split('@').find(|p| !p.is_empty()).unwrap_or(&a);
                 package.ends_with("server-filesystem") || package.ends_with("mcp-filesystem")
-            });
-    Server {
-        name: crate::text::shown(name),
-        section,
-        valid: problems.is_empty(),
-        transport,
-        arg_count,
-        has_command,
-        has_url,
-        has_env,
-        problems,
-        identity: Some(identity(entry, transport)),
-        program,
-        serves_files,
-    }
+            })
 }
 
 fn program_name(command: &str) -> String {

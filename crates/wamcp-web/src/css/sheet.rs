@@ -263,7 +263,39 @@ impl Sheets {
             self.tests = self.limit;
             return None;
         }
-        let value = element.value();
+        let candidates = self.candidates(element.value(), ancestors);
+        if self.tests + candidates.len() > self.limit {
+            self.tests = self.limit;
+            return None;
+        }
+        self.tests += candidates.len();
+        let mut context = MatchingContext::new(
+            MatchingMode::Normal,
+            None,
+            &mut self.caches,
+            if self.quirks {
+                QuirksMode::Quirks
+            } else {
+                QuirksMode::NoQuirks
+            },
+            NeedsSelectorFlags::No,
+            MatchingForInvalidation::No,
+        );
+        let matched: Vec<&Rule> = candidates
+            .into_iter()
+            .map(|at| &self.rules[at])
+            .filter(|rule| matches_selector(&rule.selector, 0, None, &element, &mut context))
+            .collect();
+        let style = cascade(&matched, inline);
+        self.spent += started.elapsed();
+        Some(style)
+    }
+
+    /// The rules that may match an element, in sheet order, each once:
+    /// those indexed under none of its keys, under its id, a class, an
+    /// attribute or its tag, less those whose ancestor or scope key none
+    /// of its `ancestors` has.
+    fn candidates(&self, value: &scraper::node::Element, ancestors: &Ancestors) -> Vec<usize> {
         let mut candidates: Vec<usize> = self.anywhere.clone();
         if let Some(id) = value.id()
             && let Some(rules) = self.by_id.get(&id.to_ascii_lowercase())
@@ -295,45 +327,27 @@ impl Sheets {
                 .flatten()
                 .all(|key| ancestors.has(key))
         });
-        if self.tests + candidates.len() > self.limit {
-            self.tests = self.limit;
-            return None;
-        }
-        self.tests += candidates.len();
-        let mut context = MatchingContext::new(
-            MatchingMode::Normal,
-            None,
-            &mut self.caches,
-            if self.quirks {
-                QuirksMode::Quirks
-            } else {
-                QuirksMode::NoQuirks
-            },
-            NeedsSelectorFlags::No,
-            MatchingForInvalidation::No,
-        );
-        let matched: Vec<&Rule> = candidates
-            .into_iter()
-            .map(|at| &self.rules[at])
-            .filter(|rule| matches_selector(&rule.selector, 0, None, &element, &mut context))
-            .collect();
-        let inline = super::inline_declarations(inline);
-        let from_sheets = matched.iter().flat_map(|rule| {
-            rule.declarations.iter().enumerate().map(move |(at, d)| {
-                let rank = Rank {
-                    important: d.2,
-                    inline: false,
-                    layer: Rank::layer_weight(rule.layer, d.2),
-                    specificity: rule.selector.specificity(),
-                    order: rule.order + at as u64,
-                };
-                (rank, d)
-            })
-        });
-        let style = Style::cascade(from_sheets.chain(inline.iter().map(|(rank, d)| (*rank, d))));
-        self.spent += started.elapsed();
-        Some(style)
+        candidates
     }
+}
+
+/// The style the `matched` rules' declarations and the element's `inline`
+/// ones give, each ranked as the cascade orders it.
+fn cascade(matched: &[&Rule], inline: &str) -> Style {
+    let inline = super::inline_declarations(inline);
+    let from_sheets = matched.iter().flat_map(|rule| {
+        rule.declarations.iter().enumerate().map(move |(at, d)| {
+            let rank = Rank {
+                important: d.2,
+                inline: false,
+                layer: Rank::layer_weight(rule.layer, d.2),
+                specificity: rule.selector.specificity(),
+                order: rule.order + at as u64,
+            };
+            (rank, d)
+        })
+    });
+    Style::cascade(from_sheets.chain(inline.iter().map(|(rank, d)| (*rank, d))))
 }
 
 /// Rule indexes, most selective first.

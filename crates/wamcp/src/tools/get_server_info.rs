@@ -42,23 +42,42 @@ fn absent_here(ctx: &ServerContext) -> Value {
     })
 }
 
-/// The report, as a JSON object in a stable field order.
+/// The report, as a JSON object in a stable field order: each part in
+/// turn, their fields in the order they were always shown.
 pub fn server_info(ctx: &ServerContext) -> Value {
+    let parts = [
+        tools(ctx),
+        configuration(ctx),
+        places(ctx),
+        web(ctx),
+        commands(ctx),
+        confinement(ctx),
+    ];
+    Value::Object(parts.into_iter().flatten().collect())
+}
+
+/// `value`'s fields; nothing for a value that is not an object.
+fn fields(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// A path list as the report shows it.
+fn paths(list: &[std::path::PathBuf]) -> Vec<String> {
+    list.iter().map(|p| p.display().to_string()).collect()
+}
+
+/// Which tools are registered, and why groups are as they are.
+fn tools(ctx: &ServerContext) -> Map<String, Value> {
     let names = |groups: &[Group]| groups.iter().map(|g| g.name()).collect::<Vec<_>>();
-    let paths = |list: &[std::path::PathBuf]| {
-        list.iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-    };
     let registered: Vec<&str> = ctx.registered.iter().map(|t| t.name).collect();
     let by_group: Map<String, Value> = registry::tools_by_group()
         .into_iter()
         .map(|(g, tools)| (g.name().to_string(), json!(tools)))
         .collect();
-    let web_search = registered.contains(&"web_search");
-    let grants = ctx.file_grants();
-    let sandbox = ctx.sandbox.status();
-    let mut info = json!({
+    fields(json!({
         "name": "wamcp",
         "version": env!("CARGO_PKG_VERSION"),
         "transport": ctx.transport,
@@ -70,11 +89,24 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         "tools_by_group": by_group,
         "tool_groups_error": ctx.groups.error,
         "posture_warning": ctx.groups.posture_warning(),
+    }))
+}
+
+/// Where the configuration came from, and what in it was set aside.
+fn configuration(ctx: &ServerContext) -> Map<String, Value> {
+    fields(json!({
         "config_file": ctx.places.config_file.as_ref().map(|p| p.display().to_string()),
         "config_error": ctx.resolution.config_error,
         "config_overrides": ctx.resolution.overrides,
         "setting_warnings": ctx.setting_warnings,
         "active_profile": ctx.resolution.active_profile,
+    }))
+}
+
+/// Where tools may write, the download limits, and where the roots came
+/// from.
+fn places(ctx: &ServerContext) -> Map<String, Value> {
+    fields(json!({
         "download_root": ctx.places.download_root.display().to_string(),
         "network_policy": {
             "allowed_hosts": ALLOWED_NETWORK_HOSTS,
@@ -94,6 +126,13 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         "project_roots_configured": ctx.places.project_roots_configured,
         "adopted_workspace": ctx.places.adopted_workspace.as_ref().map(|p| p.display().to_string()),
         "workspace_note": ctx.places.workspace_note,
+    }))
+}
+
+/// Which hosts the web tools reach, and how more are granted.
+fn web(ctx: &ServerContext) -> Map<String, Value> {
+    let grants = ctx.file_grants();
+    fields(json!({
         "web_research": ctx.groups.contains(Group::Research),
         "web_research_env_var": settings::WEB_RESEARCH,
         "documentation_hosts": ctx.documentation_hosts,
@@ -104,57 +143,45 @@ pub fn server_info(ctx: &ServerContext) -> Value {
         "session_granted_hosts": ctx.session.session_grants(),
         "host_consent": ctx.host_consent,
         "host_grant_persist": ctx.host_grant_persist,
-        "web_search": web_search,
+        "web_search": ctx.registered.iter().any(|t| t.name == "web_search"),
         "search_backend": ctx.search_backend,
         "search_budget_seconds": ctx.search_budget.as_secs(),
+    }))
+}
+
+/// The command rules, the platform's absent tools, the desktop's lists and
+/// the client's roots.
+fn commands(ctx: &ServerContext) -> Map<String, Value> {
+    let roots = ctx.places.client_roots();
+    fields(json!({
         "command_rules_file": ctx.places.command_rules_file.as_ref().map(|p| p.display().to_string()),
         "command_rules_errors": ctx.command_rules().errors,
-    });
-    let roots = ctx.places.client_roots();
-    info["tools_not_on_this_platform"] = absent_here(ctx);
-    info["desktop"] = json!({
-        "apps": ctx.services.desktop_apps,
-        "processes": ctx.services.desktop_processes,
-    });
-    info["client_roots"] = json!({
-        "enabled": ctx.client_roots_enabled,
-        "env_var": settings::CLIENT_ROOTS,
-        "accepted": paths(&roots.accepted),
-        "refused": roots.refused,
-        "problem": roots.problem,
-    });
-    // Added apart: one json! literal this long exceeds the macro's recursion.
-    let confinement = [
-        ("command_sandbox", json!(sandbox.mode.as_str())),
-        (
-            "command_confinement",
-            json!(sandbox.mechanism.as_deref().unwrap_or("none")),
-        ),
-        ("command_confinement_detail", json!(sandbox.detail)),
-        ("command_writable", json!(ctx.sandbox.caches().entries)),
-        ("command_writable_system", json!(SYSTEM_WRITABLE)),
-        (
-            "capabilities_file",
-            json!(
-                ctx.places
-                    .capabilities_file
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-            ),
-        ),
-        ("capabilities_errors", json!(ctx.catalog().errors)),
-        (
-            "audit_log_dir",
-            json!(
-                ctx.services
-                    .audit
-                    .as_ref()
-                    .map(|a| a.dir().display().to_string())
-            ),
-        ),
-    ];
-    if let Some(object) = info.as_object_mut() {
-        object.extend(confinement.map(|(k, v)| (k.to_string(), v)));
-    }
-    info
+        "tools_not_on_this_platform": absent_here(ctx),
+        "desktop": {
+            "apps": ctx.services.desktop_apps,
+            "processes": ctx.services.desktop_processes,
+        },
+        "client_roots": {
+            "enabled": ctx.client_roots_enabled,
+            "env_var": settings::CLIENT_ROOTS,
+            "accepted": paths(&roots.accepted),
+            "refused": roots.refused,
+            "problem": roots.problem,
+        },
+    }))
+}
+
+/// How commands are confined, the capability catalog, and the trail.
+fn confinement(ctx: &ServerContext) -> Map<String, Value> {
+    let sandbox = ctx.sandbox.status();
+    fields(json!({
+        "command_sandbox": sandbox.mode.as_str(),
+        "command_confinement": sandbox.mechanism.as_deref().unwrap_or("none"),
+        "command_confinement_detail": sandbox.detail,
+        "command_writable": ctx.sandbox.caches().entries,
+        "command_writable_system": SYSTEM_WRITABLE,
+        "capabilities_file": ctx.places.capabilities_file.as_ref().map(|p| p.display().to_string()),
+        "capabilities_errors": ctx.catalog().errors,
+        "audit_log_dir": ctx.services.audit.as_ref().map(|a| a.dir().display().to_string()),
+    }))
 }
