@@ -569,25 +569,66 @@ mod tests {
     }
 
     /// A tree that keeps forking is frozen and killed: none of it is left,
-    /// orphans included.
+    /// orphans included. Ended as the supervisor ends it: from a subreaper
+    /// (a forked child of the test, so no other test's process is in its
+    /// tree), which walks and reaps until nothing is left. A walk alone,
+    /// from a process that is no subreaper, can lose a child forked while
+    /// its parent was being killed to init on a loaded machine.
     #[test]
     fn a_growing_tree_is_ended_whole() {
         let marker = format!("1000.{}", std::process::id());
-        let script = format!("sh -c 'while :; do sleep {marker} & done' & sleep {marker} & wait");
-        let mut child = std::process::Command::new("sh")
-            .args(["-c", &script])
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        end_tree(child.id() as libc::pid_t);
-        let _ = child.kill();
-        let _ = child.wait();
-        let wanted = format!("sleep\0{marker}\0");
+        // The forking loop leaves the command's process group (which the
+        // supervisor ends with one signal), so only the walk can end it. It
+        // stops by itself after 3000 children, so a broken walk fails the
+        // test instead of filling the machine.
+        let script = format!(
+            "setsid sh -c 'i=0; while [ $i -lt 3000 ]; do sleep {marker} & i=$((i+1)); done; wait' & \
+             sleep {marker} & wait"
+        );
+        let (sh, flag) = (c"/bin/sh", c"-c");
+        let script = std::ffi::CString::new(script).unwrap();
+        let argv = [
+            sh.as_ptr(),
+            flag.as_ptr(),
+            script.as_ptr(),
+            std::ptr::null(),
+        ];
+        // SAFETY: the forked child calls only system calls and the
+        // supervisor's ending, which allocates nothing (it is written for
+        // a fork that never execs); the strings it passes to execv were
+        // made before the fork and outlive it.
+        let ender = unsafe {
+            match libc::fork() {
+                0 => {
+                    // A walk that never ends the tree fails, not hangs.
+                    libc::alarm(30);
+                    libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+                    let tree = libc::fork();
+                    if tree == 0 {
+                        libc::setpgid(0, 0);
+                        libc::execv(sh.as_ptr(), argv.as_ptr());
+                        libc::_exit(127);
+                    }
+                    let pause = libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 300_000_000,
+                    };
+                    libc::nanosleep(&pause, std::ptr::null_mut());
+                    super::super::end_all(tree, false);
+                    libc::_exit(0);
+                }
+                pid => pid,
+            }
+        };
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        unsafe { libc::waitpid(ender, &mut status, 0) };
         let alive: Vec<u32> = std::fs::read_dir("/proc")
             .unwrap()
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
             .filter(|pid: &u32| {
-                std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == wanted.as_bytes())
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&marker))
                     && stat(*pid as libc::pid_t).is_some_and(|(state, _)| state != b'Z')
             })
             .collect();
@@ -596,6 +637,10 @@ mod tests {
             // with stopped processes when the assertion fails.
             unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
         }
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the ending did not finish: {status:#x}"
+        );
         assert!(alive.is_empty(), "left alive or stopped: {alive:?}");
     }
 }
