@@ -22,6 +22,7 @@
 //! write.
 
 use crate::paths::{input_path, io_error};
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::workspace::PathStyle;
@@ -152,6 +153,39 @@ fn locate(raw: &str, cwd: &Path, scope: &WriteScope, fs: &dyn FsView) -> Result<
         .recover("Pass the file to write, inside a writable root (see get_server_info)."));
     }
     let joined = input_path(raw, cwd)?;
+    let parts = check_names_as_written(raw, &joined)?;
+    let (resolved, tail) = resolve_existing(raw, &joined, fs)?;
+    let Placement {
+        path,
+        dir,
+        missing_dirs,
+    } = place(resolved, &tail);
+    let text = path.display().to_string();
+    require_within_roots(raw, &text, scope)?;
+    let resolved_parts = check_names_as_resolved(raw, &text, &path, scope)?;
+    if fs.is_dir(&path) {
+        return Err(
+            ToolError::new(ErrorType::PathIsNotFile, format!("'{raw}' is a directory."))
+                .with_path(raw),
+        );
+    }
+    let exists = fs.exists(&path);
+    // Judged on the text as given and as resolved: a link named `cfg` that
+    // points into `.git` is `.git`.
+    let guarded = agent_trust_file(&resolved_parts).or_else(|| agent_trust_file(&parts));
+    Ok(Target {
+        path,
+        dir,
+        missing_dirs,
+        exists,
+        guarded,
+    })
+}
+
+/// Steps 1 and 2: the form and name rules on the raw text, then on the
+/// path it joins to (`joined`), then the trust-file names as written.
+/// Answers the components of `joined`.
+fn check_names_as_written(raw: &str, joined: &Path) -> Result<Vec<String>, ToolError> {
     // The raw text first: joining `\x` or `C:x` to the working directory
     // would silently pick a drive, hiding that the argument is ambiguous.
     split_for_write(raw, STYLE).map_err(|r| refusal(raw, r))?;
@@ -163,9 +197,19 @@ fn locate(raw: &str, cwd: &Path, scope: &WriteScope, fs: &dyn FsView) -> Result<
     if is_protected_name(&parts) {
         return Err(protected(raw));
     }
+    Ok(parts)
+}
 
+/// Step 3: walks `joined` from its root, canonicalising each existing
+/// component and stepping `..` up from the resolved directory. Answers the
+/// resolved existing part and the names after it that do not exist yet.
+fn resolve_existing(
+    raw: &str,
+    joined: &Path,
+    fs: &dyn FsView,
+) -> Result<(PathBuf, Vec<OsString>), ToolError> {
     let mut resolved = PathBuf::new();
-    let mut tail: Vec<std::ffi::OsString> = Vec::new();
+    let mut tail: Vec<OsString> = Vec::new();
     let components: Vec<Component> = joined.components().collect();
     for (index, component) in components.iter().enumerate() {
         let last = index + 1 == components.len();
@@ -185,46 +229,75 @@ fn locate(raw: &str, cwd: &Path, scope: &WriteScope, fs: &dyn FsView) -> Result<
             Component::Normal(name) if !tail.is_empty() => tail.push(name.to_os_string()),
             Component::Normal(name) => {
                 let candidate = resolved.join(name);
-                match fs.entry_is_dir_or_link(&candidate) {
-                    Ok(dir_or_link) => {
-                        if !last && !dir_or_link {
-                            return Err(ToolError::new(
-                                ErrorType::InvalidPath,
-                                format!(
-                                    "'{}' is a file, so it cannot contain '{raw}'.",
-                                    candidate.display()
-                                ),
-                            )
-                            .with_path(raw));
-                        }
-                        resolved = fs.canonical(&candidate).map_err(|_| {
-                            ToolError::new(
-                                ErrorType::WritePathNotAllowed,
-                                format!(
-                                    "'{}' is a link whose target does not exist; writing through it would create a file \
-                                     wherever it points.",
-                                    candidate.display()
-                                ),
-                            )
-                            .with_path(raw)
-                            .recover("Write to the intended path directly.")
-                        })?;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        tail.push(name.to_os_string())
-                    }
-                    Err(e) => return Err(io_error(raw, &candidate, &e, ErrorType::WriteFailed)),
+                match enter_existing(raw, &candidate, last, fs)? {
+                    Some(canonical) => resolved = canonical,
+                    None => tail.push(name.to_os_string()),
                 }
             }
         }
     }
+    Ok((resolved, tail))
+}
 
+/// One component of step 3: `candidate` resolved through any link,
+/// junction or short name, or `None` when nothing exists there. Refuses a
+/// file that is not `last` (it cannot contain the rest) and a dangling link.
+fn enter_existing(
+    raw: &str,
+    candidate: &Path,
+    last: bool,
+    fs: &dyn FsView,
+) -> Result<Option<PathBuf>, ToolError> {
+    match fs.entry_is_dir_or_link(candidate) {
+        Ok(dir_or_link) => {
+            if !last && !dir_or_link {
+                return Err(ToolError::new(
+                    ErrorType::InvalidPath,
+                    format!(
+                        "'{}' is a file, so it cannot contain '{raw}'.",
+                        candidate.display()
+                    ),
+                )
+                .with_path(raw));
+            }
+            let canonical = fs.canonical(candidate).map_err(|_| {
+                ToolError::new(
+                    ErrorType::WritePathNotAllowed,
+                    format!(
+                        "'{}' is a link whose target does not exist; writing through it would create a file \
+                         wherever it points.",
+                        candidate.display()
+                    ),
+                )
+                .with_path(raw)
+                .recover("Write to the intended path directly.")
+            })?;
+            Ok(Some(canonical))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error(raw, candidate, &e, ErrorType::WriteFailed)),
+    }
+}
+
+/// Where a resolved write lands.
+struct Placement {
+    /// The destination file.
+    path: PathBuf,
+    /// Its directory.
+    dir: PathBuf,
+    /// Directories to create, outermost first.
+    missing_dirs: Vec<PathBuf>,
+}
+
+/// The destination: the resolved existing part with the missing names
+/// (`tail`) appended below it.
+fn place(resolved: PathBuf, tail: &[OsString]) -> Placement {
     let dir_existing = if tail.is_empty() {
         resolved.parent().map(Path::to_path_buf).unwrap_or_default()
     } else {
         resolved.clone()
     };
-    let mut path = resolved.clone();
+    let mut path = resolved;
     let mut missing_dirs = Vec::new();
     for (i, name) in tail.iter().enumerate() {
         path.push(name);
@@ -233,12 +306,20 @@ fn locate(raw: &str, cwd: &Path, scope: &WriteScope, fs: &dyn FsView) -> Result<
         }
     }
     let dir = path.parent().map(Path::to_path_buf).unwrap_or(dir_existing);
-    let text = path.display().to_string();
+    Placement {
+        path,
+        dir,
+        missing_dirs,
+    }
+}
 
+/// Step 4: refuses the resolved destination `text` unless it is inside a
+/// writable root, compared component by component.
+fn require_within_roots(raw: &str, text: &str, scope: &WriteScope) -> Result<(), ToolError> {
     if !scope
         .roots
         .iter()
-        .any(|root| is_within(&text, &root.display().to_string(), STYLE))
+        .any(|root| is_within(text, &root.display().to_string(), STYLE))
     {
         let roots: Vec<String> = scope
             .roots
@@ -250,7 +331,7 @@ fn locate(raw: &str, cwd: &Path, scope: &WriteScope, fs: &dyn FsView) -> Result<
             format!("'{raw}' resolves to '{text}', which is outside every writable root."),
         )
         .with_path(raw)
-        .detail("resolved", text.clone())
+        .detail("resolved", text.to_string())
         .detail("writable_roots", roots.clone())
         .recover(if roots.is_empty() {
             "No writable root exists. The user can list the project in WAMCP_PROJECT_ROOTS."
@@ -262,27 +343,23 @@ fn locate(raw: &str, cwd: &Path, scope: &WriteScope, fs: &dyn FsView) -> Result<
             )
         }));
     }
-    let (_, resolved_parts) = split_for_write(&text, STYLE).map_err(|r| refusal(raw, r))?;
-    if is_protected_name(&resolved_parts) || scope.protected.iter().any(|p| same_path(p, &path)) {
+    Ok(())
+}
+
+/// Step 5: trust files again, on the resolved destination `path` (`text`
+/// as text): by name, and the server's own wherever they live. Answers the
+/// components of `text`.
+fn check_names_as_resolved(
+    raw: &str,
+    text: &str,
+    path: &Path,
+    scope: &WriteScope,
+) -> Result<Vec<String>, ToolError> {
+    let (_, resolved_parts) = split_for_write(text, STYLE).map_err(|r| refusal(raw, r))?;
+    if is_protected_name(&resolved_parts) || scope.protected.iter().any(|p| same_path(p, path)) {
         return Err(protected(raw));
     }
-    if fs.is_dir(&path) {
-        return Err(
-            ToolError::new(ErrorType::PathIsNotFile, format!("'{raw}' is a directory."))
-                .with_path(raw),
-        );
-    }
-    let exists = fs.exists(&path);
-    // Judged on the text as given and as resolved: a link named `cfg` that
-    // points into `.git` is `.git`.
-    let guarded = agent_trust_file(&resolved_parts).or_else(|| agent_trust_file(&parts));
-    Ok(Target {
-        path,
-        dir,
-        missing_dirs,
-        exists,
-        guarded,
-    })
+    Ok(resolved_parts)
 }
 
 fn refusal(raw: &str, refusal: Refusal) -> ToolError {

@@ -57,16 +57,7 @@ pub fn edit_file(
     cwd: &Path,
     scope: &WriteScope,
 ) -> Result<String, ToolError> {
-    if old_string.is_empty() {
-        return Err(ToolError::new(ErrorType::InvalidEdit, "old_string is empty.")
-            .with_path(raw)
-            .recover("Pass the exact text to replace, including indentation; use write_file to create a file."));
-    }
-    let old = old_string.replace("\r\n", "\n");
-    let new = new_string.replace("\r\n", "\n");
-    if old == new {
-        return Err(no_op(raw));
-    }
+    let change = Change::checked(raw, old_string, new_string, replace_all)?;
     let target = resolve_for_write(raw, cwd, scope)?;
     if !target.exists {
         return Err(not_found(raw, &target.path)
@@ -76,21 +67,75 @@ pub fn edit_file(
     let _held = file_lock::lock(&target.path);
     let (bytes, read_as) = read_for_edit(raw, &target.path)?;
     let (text, encoding) = decode(raw, &bytes)?;
+    let use_crlf = mostly_crlf(&text);
+    let lf_text = text.replace("\r\n", "\n");
+    let offsets = occurrences(raw, &lf_text, &change)?;
+    let first_line = line_of(&lf_text, offsets[0]);
+    let out = apply(raw, &lf_text, &change, use_crlf, encoding)?;
+    ensure_unchanged(raw, &read_as, &target.path)?;
+    commit_bytes(raw, &target, &out, Commit::Replace)?;
+    let count = if replace_all { offsets.len() } else { 1 };
+    Ok(summary(&target.path, count, first_line, use_crlf, encoding))
+}
 
+/// An edit as asked for, its strings in LF space.
+struct Change {
+    old: String,
+    new: String,
+    replace_all: bool,
+}
+
+impl Change {
+    /// The edit with its line endings normalised, refused when `old_string`
+    /// is empty or the edit would change nothing.
+    fn checked(
+        raw: &str,
+        old_string: &str,
+        new_string: &str,
+        replace_all: bool,
+    ) -> Result<Change, ToolError> {
+        if old_string.is_empty() {
+            return Err(ToolError::new(ErrorType::InvalidEdit, "old_string is empty.")
+                .with_path(raw)
+                .recover("Pass the exact text to replace, including indentation; use write_file to create a file."));
+        }
+        let old = old_string.replace("\r\n", "\n");
+        let new = new_string.replace("\r\n", "\n");
+        if old == new {
+            return Err(no_op(raw));
+        }
+        Ok(Change {
+            old,
+            new,
+            replace_all,
+        })
+    }
+}
+
+/// Whether CRLF is the file's dominant line ending, restored on every line
+/// after the edit.
+fn mostly_crlf(text: &str) -> bool {
     let crlf = text.matches("\r\n").count();
     let bare_lf = text.matches('\n').count() - crlf;
-    let use_crlf = crlf > bare_lf;
-    let lf_text = text.replace("\r\n", "\n");
+    crlf > bare_lf
+}
 
-    let offsets: Vec<usize> = lf_text.match_indices(&old).map(|(i, _)| i).collect();
-    let line_of = |offset: usize| lf_text[..offset].matches('\n').count() + 1;
+/// The 1-based line of `text` that `offset` falls on.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset].matches('\n').count() + 1
+}
+
+/// Where `change.old` occurs in `lf_text`, at least once; more than once
+/// only with `replace_all`, since otherwise which one is meant is a guess.
+fn occurrences(raw: &str, lf_text: &str, change: &Change) -> Result<Vec<usize>, ToolError> {
+    let offsets: Vec<usize> = lf_text.match_indices(&change.old).map(|(i, _)| i).collect();
     match offsets.len() {
-        0 => return Err(not_found_in_file(raw, &lf_text, &old)),
-        n if n > 1 && !replace_all => {
+        0 => return Err(not_found_in_file(raw, lf_text, &change.old)),
+        n if n > 1 && !change.replace_all => {
             let lines: Vec<String> = offsets
                 .iter()
                 .take(5)
-                .map(|&o| line_of(o).to_string())
+                .map(|&o| line_of(lf_text, o).to_string())
                 .collect();
             return Err(ToolError::new(
                 ErrorType::EditStringNotUnique,
@@ -102,11 +147,23 @@ pub fn edit_file(
         }
         _ => {}
     }
-    let first_line = line_of(offsets[0]);
-    let edited = if replace_all {
-        lf_text.replace(&old, &new)
+    Ok(offsets)
+}
+
+/// The file's new bytes: `change` applied in LF space, then the file's
+/// line ending and encoding restored; refused when nothing changes or the
+/// result is over the cap.
+fn apply(
+    raw: &str,
+    lf_text: &str,
+    change: &Change,
+    use_crlf: bool,
+    encoding: Encoding,
+) -> Result<Vec<u8>, ToolError> {
+    let edited = if change.replace_all {
+        lf_text.replace(&change.old, &change.new)
     } else {
-        lf_text.replacen(&old, &new, 1)
+        lf_text.replacen(&change.old, &change.new, 1)
     };
     if edited == lf_text {
         return Err(no_op(raw));
@@ -120,9 +177,14 @@ pub fn edit_file(
     if out.len() > MAX_EDIT_BYTES {
         return Err(too_large(raw, out.len()));
     }
+    Ok(out)
+}
+
+/// Refuses the commit when the file on disk is no longer what was read.
+fn ensure_unchanged(raw: &str, read_as: &Snapshot, path: &Path) -> Result<(), ToolError> {
     // Another program may have written the file since it was read here;
     // replacing it now would silently drop that change.
-    if !read_as.still_current(&target.path) {
+    if !read_as.still_current(path) {
         return Err(ToolError::new(
             ErrorType::FileChanged,
             format!("'{raw}' changed on disk while it was being edited; nothing was written."),
@@ -132,9 +194,18 @@ pub fn edit_file(
             "Read the file again with read_file, then repeat the edit against what it holds now.",
         ));
     }
-    commit_bytes(raw, &target, &out, Commit::Replace)?;
+    Ok(())
+}
 
-    let count = if replace_all { offsets.len() } else { 1 };
+/// The answer after a commit: where the edit landed and what of the file's
+/// shape was kept.
+fn summary(
+    path: &Path,
+    count: usize,
+    first_line: usize,
+    use_crlf: bool,
+    encoding: Encoding,
+) -> String {
     let place = if count == 1 {
         format!("1 replacement at line {first_line}")
     } else {
@@ -147,10 +218,10 @@ pub fn edit_file(
         Encoding::Utf16Le => ", UTF-16 LE kept",
         Encoding::Utf16Be => ", UTF-16 BE kept",
     };
-    Ok(format!(
+    format!(
         "EDITED: {} ({place}, {ending} preserved{kept})",
-        target.path.display()
-    ))
+        path.display()
+    )
 }
 
 fn decode(raw: &str, bytes: &[u8]) -> Result<(String, Encoding), ToolError> {

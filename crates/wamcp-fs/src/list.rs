@@ -3,7 +3,8 @@
 use crate::budget::Budget;
 use crate::paths::{input_path, io_error, require_directory, sort_paths};
 use std::fmt::Write;
-use std::path::Path;
+use std::fs::{DirEntry, ReadDir};
+use std::path::{Path, PathBuf};
 use wamcp_policy::error::ErrorType;
 use wamcp_policy::error::ToolError;
 use wamcp_policy::limits::MAX_DIRECTORY_ENTRIES;
@@ -25,47 +26,89 @@ pub fn list_directory(
     require_directory(path_arg, &dir)?;
     let entries = std::fs::read_dir(&dir)
         .map_err(|e| io_error(path_arg, &dir, &e, ErrorType::DirectoryReadFailed))?;
-    let mut dirs = Vec::new();
-    let mut files = Vec::new();
-    let mut unreadable = 0usize;
-    let mut out_of_time = false;
+    let listing = collect_entries(entries, budget);
+    Ok(render_listing(dir, &listing, budget))
+}
+
+/// One directory's entries as read: names split into directories and
+/// files, each sorted, and what could not be read.
+struct Listing {
+    dirs: Vec<String>,
+    files: Vec<String>,
+    /// Entries the directory stream failed to yield.
+    unreadable: usize,
+    /// The budget ran out before the stream ended.
+    out_of_time: bool,
+}
+
+/// Reads `entries` into a [`Listing`], stopping when `budget` runs out,
+/// then sorts each kind case-insensitively.
+fn collect_entries(entries: ReadDir, budget: &dyn Budget) -> Listing {
+    let mut listing = Listing {
+        dirs: Vec::new(),
+        files: Vec::new(),
+        unreadable: 0,
+        out_of_time: false,
+    };
     for (read, entry) in entries.enumerate() {
         // The clock is read every few thousand entries: it is cheap, not free.
         if read % 4096 == 4095 && budget.exhausted(0) {
-            out_of_time = true;
+            listing.out_of_time = true;
             break;
         }
         let Ok(entry) = entry else {
-            unreadable += 1;
+            listing.unreadable += 1;
             continue;
         };
         let name = entry.file_name().to_string_lossy().into_owned();
-        // A link to a directory lists as a directory; a broken link as a file.
-        let is_dir = match entry.file_type() {
-            Ok(t) if t.is_symlink() => entry.path().is_dir(),
-            Ok(t) => t.is_dir(),
-            Err(_) => false,
-        };
-        if is_dir {
-            dirs.push(name)
+        if lists_as_dir(&entry) {
+            listing.dirs.push(name)
         } else {
-            files.push(name)
+            listing.files.push(name)
         }
     }
-    sort_paths(&mut dirs);
-    sort_paths(&mut files);
+    sort_paths(&mut listing.dirs);
+    sort_paths(&mut listing.files);
+    listing
+}
 
+/// Whether `entry` is listed among the directories.
+fn lists_as_dir(entry: &DirEntry) -> bool {
+    // A link to a directory lists as a directory; a broken link as a file.
+    match entry.file_type() {
+        Ok(t) if t.is_symlink() => entry.path().is_dir(),
+        Ok(t) => t.is_dir(),
+        Err(_) => false,
+    }
+}
+
+/// The answer: the directory's resolved path, at most
+/// `MAX_DIRECTORY_ENTRIES` entries (directories first), then a line saying
+/// how complete the listing is.
+fn render_listing(dir: PathBuf, listing: &Listing, budget: &dyn Budget) -> String {
     let shown_path = dunce::canonicalize(&dir).unwrap_or(dir);
     let mut out = format!("DIRECTORY: {}\n", shown_path.display());
-    let total = dirs.len() + files.len();
-    let listed = dirs
+    let listed = listing
+        .dirs
         .iter()
         .map(|d| ("[dir ]", d))
-        .chain(files.iter().map(|f| ("[file]", f)));
+        .chain(listing.files.iter().map(|f| ("[file]", f)));
     for (tag, name) in listed.take(MAX_DIRECTORY_ENTRIES) {
         let _ = writeln!(out, "  {tag} {name}");
     }
-    if out_of_time {
+    write_completeness(&mut out, listing, budget);
+    if listing.unreadable > 0 {
+        let _ = writeln!(out, "{} entries could not be read.", listing.unreadable);
+    }
+    out
+}
+
+/// The line after the entries: why the listing is incomplete, or how many
+/// entries there are.
+fn write_completeness(out: &mut String, listing: &Listing, budget: &dyn Budget) {
+    let (dirs, files) = (&listing.dirs, &listing.files);
+    let total = dirs.len() + files.len();
+    if listing.out_of_time {
         let _ = writeln!(
             out,
             "[INCOMPLETE: the time budget of {} ran out after reading {total} entries ({} directories, {} \
@@ -87,8 +130,4 @@ pub fn list_directory(
     } else {
         let _ = writeln!(out, "{total} entr{}", if total == 1 { "y" } else { "ies" });
     }
-    if unreadable > 0 {
-        let _ = writeln!(out, "{unreadable} entries could not be read.");
-    }
-    Ok(out)
 }

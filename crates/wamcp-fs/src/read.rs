@@ -76,8 +76,52 @@ pub fn read_file_within(
     scan: &Scan,
 ) -> Result<String, ToolError> {
     let path = input_path(path_arg, cwd)?;
-    let meta = std::fs::metadata(&path)
-        .map_err(|e| io_error(path_arg, &path, &e, ErrorType::ReadFailed))?;
+    let file = open_file(path_arg, &path)?;
+    let start = start_line.max(1) as u64;
+    let requested_lines = max_lines;
+    let (max_lines, capped) = clamp_request(max_lines, DEFAULT_READ_LINES as u64);
+    let meter = Arc::new(Meter::new(scan));
+    let fail = Failure {
+        path_arg,
+        scan,
+        meter: &meter,
+    };
+    let mut reader = open_sniffed(file, &meter, scan, &fail)?;
+    let window = read_window(&mut reader, &meter, &fail, start, max_lines)?;
+    let (total, beyond) = count_total(&mut reader, &meter, path_arg, &window)?;
+    if window.shown == 0 {
+        return nothing_shown(path_arg, start, total);
+    }
+    let Window {
+        mut out,
+        shown,
+        stop,
+        ..
+    } = window;
+    let ending = Ending {
+        path_arg,
+        start,
+        last_shown: start + shown.saturating_sub(1),
+        total,
+        beyond,
+        stop,
+    };
+    let mut notes = Vec::new();
+    if capped {
+        notes.push(cap_note(max_lines, requested_lines));
+    }
+    notes.extend(ending.note(capped, scan));
+    for note in notes {
+        out.push_str(&format!("[{note}]\n"));
+    }
+    Ok(out)
+}
+
+/// Opens the file `path_arg` names, refusing a directory (saying what to
+/// use instead) and anything that is not a regular file.
+fn open_file(path_arg: &str, path: &Path) -> Result<File, ToolError> {
+    let meta =
+        std::fs::metadata(path).map_err(|e| io_error(path_arg, path, &e, ErrorType::ReadFailed))?;
     if meta.is_dir() {
         return Err(ToolError::new(
             ErrorType::PathIsNotFile,
@@ -88,116 +132,199 @@ pub fn read_file_within(
             "Use list_directory to see its contents, or find_files to locate a file by name.",
         ));
     }
-    let file = crate::regular::open_regular(&path)
-        .map_err(|e| io_error(path_arg, &path, &e, ErrorType::ReadFailed))?;
-    let start = start_line.max(1) as u64;
-    let requested_lines = max_lines;
-    let (max_lines, capped) = clamp_request(max_lines, DEFAULT_READ_LINES as u64);
-    let meter = Arc::new(Meter::new(scan));
+    crate::regular::open_regular(path)
+        .map_err(|e| io_error(path_arg, path, &e, ErrorType::ReadFailed))
+}
+
+/// Wraps `file` in a metered text reader and refuses it when its first
+/// bytes show it is not text.
+fn open_sniffed<'a>(
+    file: File,
+    meter: &Arc<Meter>,
+    scan: &Scan<'a>,
+    fail: &Failure,
+) -> Result<Box<dyn BufRead + 'a>, ToolError> {
     let metered = Metered {
         file,
         meter: meter.clone(),
         cancelled: scan.cancelled,
     };
-    let failed = |e: std::io::Error| match Meter::why(&e) {
-        Some(Cut::Cancelled) => cancelled(),
-        Some(Cut::Time) => too_slow(path_arg, scan.time, line_no_seen(&meter)),
-        Some(Cut::Binary) => binary_after(path_arg, line_no_seen(&meter)),
-        _ => read_failed(path_arg, &e),
-    };
-    let (mut reader, utf8) = open_text(metered).map_err(failed)?;
+    let (mut reader, utf8) = open_text(metered).map_err(|e| fail.of(e))?;
     // Past the first buffer, a NUL byte in UTF-8 means binary data: a
     // sparse file's hole reads as zeros, terabytes of them for free.
     meter.nul_is_binary.store(utf8, Ordering::Relaxed);
-    let sample = reader.fill_buf().map_err(failed)?;
+    let sample = reader.fill_buf().map_err(|e| fail.of(e))?;
     let sample = &sample[..sample.len().min(SNIFF_BYTES)];
     if sample.contains(&0) {
-        return Err(not_text(path_arg, sample));
+        return Err(not_text(fail.path_arg, sample));
     }
+    Ok(reader)
+}
 
-    let mut out = String::new();
-    let mut line = Vec::new();
-    let mut line_no: u64 = 0;
-    let mut shown: u64 = 0;
-    let mut stop = Stop::EndOfFile;
-    loop {
-        line.clear();
-        // At most one budget (and a byte) of a line is kept: a file with no
-        // line breaks (a sparse one is terabytes of zeros for free) must not
-        // be held in memory whole.
-        let n = std::io::Read::take(&mut reader, MAX_READ_BYTES as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .map_err(failed)?;
-        if n == 0 {
-            break;
+/// Turns an error from the [`Metered`] reader into the refusal for it:
+/// the cut the [`Meter`] made, or the read error itself.
+struct Failure<'a> {
+    path_arg: &'a str,
+    scan: &'a Scan<'a>,
+    meter: &'a Meter,
+}
+
+impl Failure<'_> {
+    /// The refusal for `e`.
+    fn of(&self, e: std::io::Error) -> ToolError {
+        match Meter::why(&e) {
+            Some(Cut::Cancelled) => cancelled(),
+            Some(Cut::Time) => too_slow(self.path_arg, self.scan.time, line_no_seen(self.meter)),
+            Some(Cut::Binary) => binary_after(self.path_arg, line_no_seen(self.meter)),
+            _ => read_failed(self.path_arg, &e),
         }
-        // A line that runs into binary data (a hole) ends where it does.
-        let (rest, turns_binary) = if line.last() != Some(&b'\n') && n > MAX_READ_BYTES {
-            match skip_line(&mut reader) {
-                Ok(rest) => (rest, false),
-                Err((rest, e)) if Meter::why(&e) == Some(Cut::Binary) && line_no + 1 >= start => {
-                    (rest, true)
-                }
-                Err((_, e)) => return Err(failed(e)),
-            }
+    }
+}
+
+/// The lines read for the answer, and where reading them stopped.
+struct Window {
+    /// The lines shown, each ending in `\n`.
+    out: String,
+    /// The number of the last line read; after [`Stop::Bytes`], of the
+    /// last one shown (the line that did not fit was read too).
+    line_no: u64,
+    /// How many lines `out` holds.
+    shown: u64,
+    stop: Stop,
+}
+
+impl Window {
+    /// Ends the window at a line that does not fit in what is left of the
+    /// byte budget; `bytes` is the line's whole length.
+    fn stop_short(&mut self, text: &str, bytes: usize, turns_binary: bool) {
+        if self.shown == 0 {
+            // One line larger than the whole budget: show its head rather than nothing.
+            let cut = floor_char_boundary(text, MAX_READ_BYTES - 1);
+            self.out.push_str(&text[..cut]);
+            self.out.push('\n');
+            self.shown = 1;
+            self.stop = Stop::LineCut {
+                line: self.line_no,
+                bytes,
+                kept: cut,
+                turns_binary,
+            };
         } else {
-            (0, false)
-        };
-        line_no += 1;
-        meter.lines.store(line_no, Ordering::Relaxed);
-        if line_no < start {
+            self.stop = Stop::Bytes;
+            self.line_no -= 1;
+        }
+    }
+}
+
+/// Reads lines until the window from line `start` holds `max_lines`
+/// lines, the per-call byte budget is spent, or the file ends.
+fn read_window(
+    reader: &mut dyn BufRead,
+    meter: &Meter,
+    fail: &Failure,
+    start: u64,
+    max_lines: u64,
+) -> Result<Window, ToolError> {
+    let mut window = Window {
+        out: String::new(),
+        line_no: 0,
+        shown: 0,
+        stop: Stop::EndOfFile,
+    };
+    let mut line = Vec::new();
+    while let Some((rest, turns_binary)) =
+        next_line(reader, &mut line, fail, window.line_no + 1 >= start)?
+    {
+        window.line_no += 1;
+        meter.lines.store(window.line_no, Ordering::Relaxed);
+        if window.line_no < start {
             continue;
         }
-        let text = match std::str::from_utf8(&line) {
-            Ok(text) => text,
-            // Cut inside a character by the cap above: keep what is whole.
-            Err(e) if rest > 0 && e.error_len().is_none() => {
-                std::str::from_utf8(&line[..e.valid_up_to()]).unwrap_or_default()
-            }
-            Err(_) => return Err(not_text(path_arg, &line)),
-        };
-        let text = text.strip_suffix('\n').unwrap_or(text);
-        let text = text.strip_suffix('\r').unwrap_or(text);
-        if out.len() + text.len() + 1 > MAX_READ_BYTES {
-            if shown == 0 {
-                // One line larger than the whole budget: show its head rather than nothing.
-                let cut = floor_char_boundary(text, MAX_READ_BYTES - 1);
-                out.push_str(&text[..cut]);
-                out.push('\n');
-                shown = 1;
-                stop = Stop::LineCut {
-                    line: line_no,
-                    bytes: line.len() + rest,
-                    kept: cut,
-                    turns_binary,
-                };
-            } else {
-                stop = Stop::Bytes;
-                line_no -= 1;
-            }
+        let text = line_text(fail.path_arg, &line, rest)?;
+        if window.out.len() + text.len() + 1 > MAX_READ_BYTES {
+            window.stop_short(text, line.len() + rest, turns_binary);
             break;
         }
-        out.push_str(text);
-        out.push('\n');
-        shown += 1;
-        if shown == max_lines {
-            stop = Stop::Lines;
+        window.out.push_str(text);
+        window.out.push('\n');
+        window.shown += 1;
+        if window.shown == max_lines {
+            window.stop = Stop::Lines;
             break;
         }
     }
+    Ok(window)
+}
 
-    let last_shown = start + shown.saturating_sub(1);
+/// Reads the next line into `line`, or answers `None` at the end of the
+/// file. Answers how many bytes of the line were skipped past what was
+/// kept, and whether it ran into binary data; `in_window` says whether the
+/// line is one to show, where binary data ends the line rather than the read.
+fn next_line(
+    reader: &mut dyn BufRead,
+    line: &mut Vec<u8>,
+    fail: &Failure,
+    in_window: bool,
+) -> Result<Option<(usize, bool)>, ToolError> {
+    line.clear();
+    // At most one budget (and a byte) of a line is kept: a file with no
+    // line breaks (a sparse one is terabytes of zeros for free) must not
+    // be held in memory whole.
+    let n = std::io::Read::take(&mut *reader, MAX_READ_BYTES as u64 + 1)
+        .read_until(b'\n', line)
+        .map_err(|e| fail.of(e))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    // A line that runs into binary data (a hole) ends where it does.
+    if line.last() != Some(&b'\n') && n > MAX_READ_BYTES {
+        match skip_line(reader) {
+            Ok(rest) => Ok(Some((rest, false))),
+            Err((rest, e)) if Meter::why(&e) == Some(Cut::Binary) && in_window => {
+                Ok(Some((rest, true)))
+            }
+            Err((_, e)) => Err(fail.of(e)),
+        }
+    } else {
+        Ok(Some((0, false)))
+    }
+}
+
+/// The text of a line [`next_line`] read, without its line break; `rest`
+/// is how many bytes of it were skipped.
+fn line_text<'l>(path_arg: &str, line: &'l [u8], rest: usize) -> Result<&'l str, ToolError> {
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text,
+        // Cut inside a character by the cap in `next_line`: keep what is whole.
+        Err(e) if rest > 0 && e.error_len().is_none() => {
+            std::str::from_utf8(&line[..e.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => return Err(not_text(path_arg, line)),
+    };
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    Ok(text.strip_suffix('\r').unwrap_or(text))
+}
+
+/// The file's line count once the window is read, and why counting
+/// stopped early if it did: exact when reading reached the end, else the
+/// rest is counted within the [`Scan`], a lower bound when it runs out.
+fn count_total(
+    reader: &mut dyn BufRead,
+    meter: &Meter,
+    path_arg: &str,
+    window: &Window,
+) -> Result<(u64, Option<Cut>), ToolError> {
     // Lines already read past the window (the one that did not fit) plus the rest.
-    let read_past = match stop {
+    let read_past = match window.stop {
         Stop::EndOfFile => None,
-        Stop::Bytes => Some(line_no + 1),
-        Stop::Lines | Stop::LineCut { .. } => Some(line_no),
+        Stop::Bytes => Some(window.line_no + 1),
+        Stop::Lines | Stop::LineCut { .. } => Some(window.line_no),
     };
     let total = match read_past {
-        None => Total::Exact(line_no),
+        None => Total::Exact(window.line_no),
         Some(known) => {
             meter.start_counting();
-            match count_lines(&mut reader) {
+            match count_lines(reader) {
                 Ok(more) => Total::Exact(known + more),
                 Err((more, e)) => match Meter::why(&e) {
                     Some(Cut::Cancelled) => return Err(cancelled()),
@@ -207,83 +334,112 @@ pub fn read_file_within(
             }
         }
     };
-    let (total, beyond) = match total {
+    Ok(match total {
         Total::Exact(n) => (n, None),
         Total::AtLeast(n, cut) => (n, Some(cut)),
-    };
-    if shown == 0 {
-        if total == 0 {
-            return Ok(format!("[{path_arg} is empty: 0 lines]\n"));
+    })
+}
+
+/// The answer when no line is shown: the file is empty, or `start` is
+/// past its end.
+fn nothing_shown(path_arg: &str, start: u64, total: u64) -> Result<String, ToolError> {
+    if total == 0 {
+        return Ok(format!("[{path_arg} is empty: 0 lines]\n"));
+    }
+    Err(ToolError::new(
+        ErrorType::StartLineOutOfRange,
+        format!("start_line {start} is past the end of '{path_arg}', which has {total} lines."),
+    )
+    .with_path(path_arg)
+    .detail("total_lines", total)
+    .recover(format!("Use a start_line between 1 and {total}.")))
+}
+
+/// The note for a `max_lines` outside `1..=DEFAULT_READ_LINES`.
+fn cap_note(max_lines: u64, requested_lines: i64) -> String {
+    if max_lines == 1 {
+        format!("max_lines below 1 reads one line; asked for {requested_lines}.")
+    } else {
+        format!("max_lines is limited to {DEFAULT_READ_LINES} per call.")
+    }
+}
+
+/// The call that reads on from line `from`.
+fn next_call(path_arg: &str, from: u64) -> String {
+    format!("read_file(path={}, start_line={from})", quoted(path_arg))
+}
+
+/// Where a read that showed lines ended, for the note after them.
+struct Ending<'a> {
+    path_arg: &'a str,
+    /// The first line shown.
+    start: u64,
+    /// The last line shown.
+    last_shown: u64,
+    /// The file's line count; a lower bound when `beyond` is set.
+    total: u64,
+    /// Why counting the lines stopped before the end, if it did.
+    beyond: Option<Cut>,
+    stop: Stop,
+}
+
+impl Ending<'_> {
+    /// The note saying which lines were shown and how to read on, if one is
+    /// needed; `capped` says whether `max_lines` was clamped.
+    fn note(&self, capped: bool, scan: &Scan) -> Option<String> {
+        let (start, last_shown, total) = (self.start, self.last_shown, self.total);
+        let of = match self.beyond {
+            None => total.to_string(),
+            Some(cut) => format!("more than {total} ({})", cut.counted(scan)),
+        };
+        let continues = self.beyond.is_some() || last_shown < total;
+        match self.stop {
+            Stop::EndOfFile if start > 1 || capped => Some(format!(
+                "Lines {start}-{last_shown} of {total}; this is the end of the file."
+            )),
+            Stop::EndOfFile => None,
+            Stop::Lines | Stop::Bytes if continues => {
+                let why = if matches!(self.stop, Stop::Bytes) {
+                    " (the 256 KiB per-call limit)"
+                } else {
+                    ""
+                };
+                Some(format!(
+                    "Showing lines {start}-{last_shown} of {of}{why}. The file continues: call {}.",
+                    next_call(self.path_arg, last_shown + 1)
+                ))
+            }
+            Stop::Lines | Stop::Bytes => Some(format!(
+                "Lines {start}-{last_shown} of {total}; this is the end of the file."
+            )),
+            Stop::LineCut {
+                line,
+                bytes,
+                kept,
+                turns_binary,
+            } => Some(self.line_cut_note(line, bytes, kept, turns_binary)),
         }
-        return Err(ToolError::new(
-            ErrorType::StartLineOutOfRange,
-            format!("start_line {start} is past the end of '{path_arg}', which has {total} lines."),
-        )
-        .with_path(path_arg)
-        .detail("total_lines", total)
-        .recover(format!("Use a start_line between 1 and {total}.")));
     }
 
-    let next = |from: u64| format!("read_file(path={}, start_line={from})", quoted(path_arg));
-    let mut notes = Vec::new();
-    if capped {
-        notes.push(if max_lines == 1 {
-            format!("max_lines below 1 reads one line; asked for {requested_lines}.")
+    /// The note for a single line longer than the byte budget, of which
+    /// only the head was shown.
+    fn line_cut_note(&self, line: u64, bytes: usize, kept: usize, turns_binary: bool) -> String {
+        if turns_binary {
+            return format!(
+                "Line {line} is more than {bytes} bytes long and then turns to binary data (NUL bytes); only its \
+                 first {kept} bytes are shown (256 KiB per call)."
+            );
+        }
+        let rest = if line < self.total || self.beyond.is_some() {
+            format!(" Later lines: call {}.", next_call(self.path_arg, line + 1))
         } else {
-            format!("max_lines is limited to {DEFAULT_READ_LINES} per call.")
-        });
+            String::new()
+        };
+        format!(
+            "Line {line} is {bytes} bytes long; only its first {kept} bytes are shown (256 KiB per call). \
+             Use search_files to find text inside it.{rest}"
+        )
     }
-    let of = match beyond {
-        None => total.to_string(),
-        Some(cut) => format!("more than {total} ({})", cut.counted(scan)),
-    };
-    let continues = beyond.is_some() || last_shown < total;
-    match stop {
-        Stop::EndOfFile if start > 1 || capped => notes.push(format!(
-            "Lines {start}-{last_shown} of {total}; this is the end of the file."
-        )),
-        Stop::EndOfFile => {}
-        Stop::Lines | Stop::Bytes if continues => {
-            let why = if matches!(stop, Stop::Bytes) {
-                " (the 256 KiB per-call limit)"
-            } else {
-                ""
-            };
-            notes.push(format!(
-                "Showing lines {start}-{last_shown} of {of}{why}. The file continues: call {}.",
-                next(last_shown + 1)
-            ));
-        }
-        Stop::Lines | Stop::Bytes => notes.push(format!(
-            "Lines {start}-{last_shown} of {total}; this is the end of the file."
-        )),
-        Stop::LineCut {
-            turns_binary: true,
-            line,
-            bytes,
-            kept,
-        } => notes.push(format!(
-            "Line {line} is more than {bytes} bytes long and then turns to binary data (NUL bytes); only its \
-             first {kept} bytes are shown (256 KiB per call)."
-        )),
-        Stop::LineCut {
-            line, bytes, kept, ..
-        } => {
-            let rest = if line < total || beyond.is_some() {
-                format!(" Later lines: call {}.", next(line + 1))
-            } else {
-                String::new()
-            };
-            notes.push(format!(
-                "Line {line} is {bytes} bytes long; only its first {kept} bytes are shown (256 KiB per call). \
-                 Use search_files to find text inside it.{rest}"
-            ));
-        }
-    }
-    for note in notes {
-        out.push_str(&format!("[{note}]\n"));
-    }
-    Ok(out)
 }
 
 /// The number of lines, or a lower bound when counting was cut short.

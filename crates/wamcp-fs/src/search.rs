@@ -18,7 +18,7 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use std::fmt::Write;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use wamcp_policy::error::{ErrorType, ToolError};
@@ -55,133 +55,269 @@ struct FileResult {
 /// Searches the files under `req.path` within `bounds`,
 /// in path order, and says what it did not search.
 pub fn search_files(req: &SearchRequest, cwd: &Path, bounds: &Bounds) -> Result<String, ToolError> {
-    if req.pattern.is_empty() {
-        return Err(
-            ToolError::new(ErrorType::InvalidPattern, "The pattern is empty.")
-                .recover("Pass the text to find; use find_files to list files by name."),
-        );
-    }
-    let matcher = build_matcher(req)?;
-    let globs = NameGlobs::parse(req.file_glob)?;
-    let path_arg = if req.path.trim().is_empty() {
-        "."
-    } else {
-        req.path
-    };
-    let root = input_path(path_arg, cwd)?;
-    require_directory(path_arg, &root)?;
-    let (limit, capped) = clamp_request(req.max_results, MAX_SEARCH_MATCHES as u64);
-    let limit = limit as usize;
-
+    let query = Query::checked(req, cwd)?;
     let walk = walk_files(
-        &root,
-        &|rel, name| globs.as_ref().is_none_or(|g| g.matches(rel, name)),
+        &query.root,
+        &|rel, name| query.globs.as_ref().is_none_or(|g| g.matches(rel, name)),
         bounds,
     );
-    let files = &walk.files;
     // From here the counter reports files searched, not listed.
     bounds.progress.store(0, Ordering::Relaxed);
     let (results, budget_cut) = if walk.cut_short {
         (Vec::new(), true)
     } else {
-        search_in_order(&root, files, &matcher, limit, bounds)
+        search_in_order(
+            &query.root,
+            &walk.files,
+            &query.matcher,
+            query.limit,
+            bounds,
+        )
     };
+    let outcome = Outcome {
+        req,
+        scope: format!("under {}", query.root.display()),
+        listed: walk.files.len(),
+        listing_cut: walk.cut_short,
+        budget_cut,
+        tally: Tally::of(&walk.files, &results, query.limit, walk.unreadable.clone()),
+    };
+    Ok(render(&outcome, &query, bounds))
+}
 
-    // Cut at the first file whose matches take the total past the limit, so the
-    // answer depends on the sorted file list alone, never on thread timing.
-    let mut out = String::new();
-    let (mut shown, mut matched_files, mut searched) = (0usize, 0usize, 0usize);
-    let (mut binary, mut unreadable, mut large) = (0usize, walk.unreadable.clone(), Vec::new());
-    let mut truncated = false;
-    let mut last_searched: Option<&str> = None;
-    for (rel, result) in files.iter().zip(&results) {
-        let Some(result) = result else { break };
-        last_searched = Some(rel.as_str());
-        searched += 1;
-        if result.binary {
-            binary += 1;
-            continue;
+/// A search request checked and ready to run.
+struct Query {
+    matcher: RegexMatcher,
+    /// The file-name filter; `None` keeps every file.
+    globs: Option<NameGlobs>,
+    /// The directory searched, resolved.
+    root: PathBuf,
+    /// Matching lines shown at most.
+    limit: usize,
+    /// Whether `max_results` was outside its range and clamped.
+    capped: bool,
+}
+
+impl Query {
+    /// Checks the pattern, the globs and the directory of `req`, in that
+    /// order, and clamps its match limit.
+    fn checked(req: &SearchRequest, cwd: &Path) -> Result<Query, ToolError> {
+        if req.pattern.is_empty() {
+            return Err(
+                ToolError::new(ErrorType::InvalidPattern, "The pattern is empty.")
+                    .recover("Pass the text to find; use find_files to list files by name."),
+            );
         }
-        if let Some(reason) = &result.unreadable {
-            unreadable.push(format!("{rel} ({reason})"));
-            continue;
-        }
-        if result.larger_than_cap {
-            large.push(rel.as_str());
-        }
-        if !result.matches.is_empty() {
-            matched_files += 1;
-        }
-        for (line, text) in &result.matches {
-            if shown == limit {
-                truncated = true;
+        let matcher = build_matcher(req)?;
+        let globs = NameGlobs::parse(req.file_glob)?;
+        let path_arg = if req.path.trim().is_empty() {
+            "."
+        } else {
+            req.path
+        };
+        let root = input_path(path_arg, cwd)?;
+        require_directory(path_arg, &root)?;
+        let (limit, capped) = clamp_request(req.max_results, MAX_SEARCH_MATCHES as u64);
+        Ok(Query {
+            matcher,
+            globs,
+            root,
+            limit: limit as usize,
+            capped,
+        })
+    }
+}
+
+/// What the searched prefix of the files holds, up to the match limit.
+struct Tally<'a> {
+    /// The matching lines shown, as `(file, line number, text)`.
+    lines: Vec<(&'a str, u64, &'a str)>,
+    /// Files with at least one match.
+    matched_files: usize,
+    /// Files searched, the binary and unreadable ones included.
+    searched: usize,
+    /// Binary files skipped.
+    binary: usize,
+    /// Paths not listed or not searched, as `path (reason)`.
+    unreadable: Vec<String>,
+    /// Files searched only up to `MAX_GREP_FILE_BYTES`.
+    large: Vec<&'a str>,
+    /// More matches exist than are shown.
+    truncated: bool,
+    /// The last file searched, in path order.
+    last_searched: Option<&'a str>,
+}
+
+impl<'a> Tally<'a> {
+    /// Counts `results` (one per file of `files`) in path order, keeping at
+    /// most `limit` matching lines; `unreadable` is what the walk could not list.
+    fn of(
+        files: &'a [String],
+        results: &'a [Option<FileResult>],
+        limit: usize,
+        unreadable: Vec<String>,
+    ) -> Tally<'a> {
+        let mut tally = Tally {
+            lines: Vec::new(),
+            matched_files: 0,
+            searched: 0,
+            binary: 0,
+            unreadable,
+            large: Vec::new(),
+            truncated: false,
+            last_searched: None,
+        };
+        // Cut at the first file whose matches take the total past the limit, so the
+        // answer depends on the sorted file list alone, never on thread timing.
+        for (rel, result) in files.iter().zip(results) {
+            let Some(result) = result else { break };
+            tally.last_searched = Some(rel.as_str());
+            tally.searched += 1;
+            if result.binary {
+                tally.binary += 1;
+                continue;
+            }
+            if let Some(reason) = &result.unreadable {
+                tally.unreadable.push(format!("{rel} ({reason})"));
+                continue;
+            }
+            if result.larger_than_cap {
+                tally.large.push(rel.as_str());
+            }
+            if !result.matches.is_empty() {
+                tally.matched_files += 1;
+            }
+            for (line, text) in &result.matches {
+                if tally.lines.len() == limit {
+                    tally.truncated = true;
+                    break;
+                }
+                tally.lines.push((rel.as_str(), *line, text.as_str()));
+            }
+            if tally.truncated {
                 break;
             }
-            let _ = writeln!(out, "{rel}:{line}: {text}");
-            shown += 1;
         }
-        if truncated {
-            break;
-        }
+        tally
     }
+}
 
-    let scope = format!("under {}", root.display());
+/// A finished search, as its answer describes it.
+struct Outcome<'a> {
+    req: &'a SearchRequest<'a>,
+    /// Where the search looked, as the answer says it: `under <root>`.
+    scope: String,
+    /// Files the walk listed.
+    listed: usize,
+    /// The time budget ran out while the files were listed, so none was searched.
+    listing_cut: bool,
+    /// The time budget ran out, listing or searching.
+    budget_cut: bool,
+    tally: Tally<'a>,
+}
+
+/// The answer: the matching lines, a line saying how complete they are,
+/// then what was clamped or skipped.
+fn render(outcome: &Outcome, query: &Query, bounds: &Bounds) -> String {
+    let tally = &outcome.tally;
+    let mut out = String::new();
+    for (rel, line, text) in &tally.lines {
+        let _ = writeln!(out, "{rel}:{line}: {text}");
+    }
+    write_completeness(&mut out, outcome, bounds);
+    // Said only when the clamp cut the answer: otherwise it is noise.
+    if query.capped && tally.truncated {
+        let _ = writeln!(
+            out,
+            "(max_results {} is outside 1-{MAX_SEARCH_MATCHES}; used {}.)",
+            outcome.req.max_results, query.limit
+        );
+    }
+    write_skipped(&mut out, tally);
+    out
+}
+
+/// The line after the matches: whether they are all there are, and if not
+/// why not.
+fn write_completeness(out: &mut String, outcome: &Outcome, bounds: &Bounds) {
+    let tally = &outcome.tally;
+    let shown = tally.lines.len();
     // Out of time before the match cap: the counts below would read as totals.
-    let out_of_time = budget_cut && !truncated;
-    if out_of_time && walk.cut_short {
-        let _ = writeln!(
-            out,
-            "[INCOMPLETE: the time budget of {} ran out while listing the files {scope} ({} found so far), \
-             so nothing was searched. Narrow path or file_glob; the user can raise WAMCP_SEARCH_BUDGET_SECONDS.]",
-            bounds.budget.describe(),
-            files.len()
-        );
-    } else if out_of_time {
-        let reached =
-            last_searched.map_or(".", |rel| rel.rsplit_once('/').map_or(".", |(dir, _)| dir));
-        let _ = writeln!(
-            out,
-            "[INCOMPLETE: the time budget of {} ran out after searching the first {searched} of {} files {scope}, \
-             in path order, up to '{reached}/'. {shown} match{} found in those files; the rest were not searched, \
-             so this is not a total. Narrow path or file_glob to search them.]",
-            bounds.budget.describe(),
-            files.len(),
-            if shown == 1 { " was" } else { "es were" }
-        );
-    } else if truncated {
+    let out_of_time = outcome.budget_cut && !tally.truncated;
+    if out_of_time {
+        write_out_of_time(out, outcome, bounds);
+    } else if tally.truncated {
         let _ = writeln!(
             out,
             "[Showing the first {shown} matches, in path order. The result is INCOMPLETE: there are more \
              matches, so these lines must not be counted as a total. Narrow pattern, path or file_glob to see the rest.]"
         );
     } else if shown == 0 {
-        let _ = writeln!(
-            out,
-            "No matches for {} in {searched} files {scope}.",
-            quoted(req.pattern)
-        );
-        if !req.regex && looks_like_regex(req.pattern) {
-            out.push_str(
-                "The pattern contains regex syntax but was searched literally: retry with regex=true if you meant a regex.\n",
-            );
-        }
-        out.push_str(SKIPPED_HINT);
+        write_no_matches(out, outcome);
     } else {
+        let matched_files = tally.matched_files;
         let _ = writeln!(
             out,
-            "{shown} match{} in {matched_files} file{} (searched {searched} files {scope}).",
+            "{shown} match{} in {matched_files} file{} (searched {} files {}).",
             if shown == 1 { "" } else { "es" },
-            if matched_files == 1 { "" } else { "s" }
+            if matched_files == 1 { "" } else { "s" },
+            tally.searched,
+            outcome.scope
         );
     }
-    // Said only when the clamp cut the answer: otherwise it is noise.
-    if capped && truncated {
+}
+
+/// Says where the time budget ran out: while listing (nothing searched) or
+/// after a path-order prefix of the files.
+fn write_out_of_time(out: &mut String, outcome: &Outcome, bounds: &Bounds) {
+    let (tally, scope) = (&outcome.tally, &outcome.scope);
+    if outcome.listing_cut {
         let _ = writeln!(
             out,
-            "(max_results {} is outside 1-{MAX_SEARCH_MATCHES}; used {limit}.)",
-            req.max_results
+            "[INCOMPLETE: the time budget of {} ran out while listing the files {scope} ({} found so far), \
+             so nothing was searched. Narrow path or file_glob; the user can raise WAMCP_SEARCH_BUDGET_SECONDS.]",
+            bounds.budget.describe(),
+            outcome.listed
+        );
+        return;
+    }
+    let (searched, shown) = (tally.searched, tally.lines.len());
+    let reached = tally
+        .last_searched
+        .map_or(".", |rel| rel.rsplit_once('/').map_or(".", |(dir, _)| dir));
+    let _ = writeln!(
+        out,
+        "[INCOMPLETE: the time budget of {} ran out after searching the first {searched} of {} files {scope}, \
+         in path order, up to '{reached}/'. {shown} match{} found in those files; the rest were not searched, \
+         so this is not a total. Narrow path or file_glob to search them.]",
+        bounds.budget.describe(),
+        outcome.listed,
+        if shown == 1 { " was" } else { "es were" }
+    );
+}
+
+/// Says nothing matched, and why a literal search that looks like a regex
+/// may have missed.
+fn write_no_matches(out: &mut String, outcome: &Outcome) {
+    let req = outcome.req;
+    let _ = writeln!(
+        out,
+        "No matches for {} in {} files {}.",
+        quoted(req.pattern),
+        outcome.tally.searched,
+        outcome.scope
+    );
+    if !req.regex && looks_like_regex(req.pattern) {
+        out.push_str(
+            "The pattern contains regex syntax but was searched literally: retry with regex=true if you meant a regex.\n",
         );
     }
+    out.push_str(SKIPPED_HINT);
+}
+
+/// Says which files were skipped or searched only in part.
+fn write_skipped(out: &mut String, tally: &Tally) {
+    let binary = tally.binary;
     if binary > 0 {
         let _ = writeln!(
             out,
@@ -189,6 +325,7 @@ pub fn search_files(req: &SearchRequest, cwd: &Path, bounds: &Bounds) -> Result<
             if binary == 1 { " was" } else { "s were" }
         );
     }
+    let large = &tally.large;
     if !large.is_empty() {
         let mib = MAX_GREP_FILE_BYTES / (1024 * 1024);
         let _ = writeln!(
@@ -196,11 +333,10 @@ pub fn search_files(req: &SearchRequest, cwd: &Path, bounds: &Bounds) -> Result<
             "Only the first {mib} MiB of {} larger file{} searched: {}.",
             large.len(),
             if large.len() == 1 { " was" } else { "s were" },
-            name_some(&large, 3)
+            name_some(large, 3)
         );
     }
-    append_unreadable(&mut out, &unreadable);
-    Ok(out)
+    append_unreadable(out, &tally.unreadable);
 }
 
 fn build_matcher(req: &SearchRequest) -> Result<RegexMatcher, ToolError> {
