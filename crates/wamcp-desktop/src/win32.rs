@@ -628,8 +628,7 @@ impl Windowing for Win32 {
 
     fn trusted_program(&self, programs: &ProgramSearch, path: &Path) -> bool {
         // The folder named, and the one a link there leads to.
-        programs.is_trusted_program(path)
-            && std::fs::canonicalize(path).is_ok_and(|target| programs.is_trusted_program(&target))
+        programs.is_trusted_file(path)
     }
 
     fn find_program(&self, programs: &ProgramSearch, name: &str) -> Option<PathBuf> {

@@ -157,6 +157,16 @@ pub struct InstallPlan {
 }
 
 impl InstallPlan {
+    /// The same plan, with programs found by `programs` from now on: the
+    /// search is made again after the user's answer, which may have taken
+    /// minutes while the writable places changed.
+    pub fn searching(&self, programs: ProgramSearch) -> InstallPlan {
+        InstallPlan {
+            programs,
+            ..self.clone()
+        }
+    }
+
     /// The plan for installing `id` from
     /// `source`, with the manager looked up now.
     pub fn new(source: Source, id: &str, programs: ProgramSearch) -> InstallPlan {

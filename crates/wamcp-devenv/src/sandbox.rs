@@ -560,6 +560,15 @@ fn windows_sandbox_exe() -> Option<PathBuf> {
 }
 
 impl SandboxPlan {
+    /// The same plan, with programs found by `programs` from now on (see
+    /// [`crate::packages::InstallPlan::searching`]).
+    pub fn searching(&self, programs: ProgramSearch) -> SandboxPlan {
+        SandboxPlan {
+            programs,
+            ..self.clone()
+        }
+    }
+
     /// Plans `command` in `environment` for the project `project`.
     /// Payload rules run for real on every platform.
     pub fn new(

@@ -58,7 +58,7 @@ impl Sources for System {
     }
 
     fn trusted_program(&self, path: &Path) -> bool {
-        self.programs.is_trusted_program(path)
+        self.programs.is_trusted_file(path)
     }
 
     fn text_file(&self, path: &Path) -> io::Result<String> {

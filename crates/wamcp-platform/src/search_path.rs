@@ -59,6 +59,14 @@ impl ProgramSearch {
             .is_some_and(|dir| is_trusted(dir, &self.distrusted))
     }
 
+    /// Whether the program file `path` (absolute), named by the user or a
+    /// catalog rather than found on `PATH`, may be started: it lies outside
+    /// every directory the agent can write, and so does the file a link
+    /// there leads to.
+    pub fn is_trusted_file(&self, path: &Path) -> bool {
+        self.is_trusted_program(path) && self.lands_outside_writable(path)
+    }
+
     /// Where `name` would be found on the child `PATH`: directory by
     /// directory, and on Windows each directory tried with the extensions
     /// of [`program_file_names`] (`npm` finds `npm.cmd`, never the
@@ -309,6 +317,10 @@ mod tests {
         std::os::unix::fs::symlink(&planted, trusted.join("tool")).unwrap();
         let search = ProgramSearch::distrusting(vec![writable.clone()]);
         assert!(!search.lands_outside_writable(&trusted.join("tool")));
+        // Named by path (a catalog's absolute program): the link's target
+        // decides too, not only the folder it is named in.
+        assert!(!search.is_trusted_file(&trusted.join("tool")));
+        assert!(!search.is_trusted_file(&planted));
         assert!(search.lands_outside_writable(&std::env::current_exe().unwrap()));
         assert!(ProgramSearch::default().lands_outside_writable(&trusted.join("tool")));
     }

@@ -174,6 +174,10 @@ pub async fn probe_output(
         return Err(format!("{program} is not on the PATH"));
     };
     let mut command = tokio::process::Command::new(path);
+    // The probe's own children find programs as commands do.
+    if let Some(child_path) = search.child_path() {
+        command.env("PATH", child_path);
+    }
     command
         .args(args)
         .stdin(std::process::Stdio::null())

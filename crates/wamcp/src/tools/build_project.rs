@@ -46,18 +46,15 @@ impl ToolDef for BuildProject {
             timeout_seconds: p.timeout_seconds,
             working_directory: p.working_directory.as_deref(),
         };
-        let roots = ctx.places.run_roots();
-        let projects = ctx.places.projects_among(&roots);
-        let policy = ctx.command_policy(&roots, &projects);
         let progress = call.progress(format!("building with {}", p.command));
-        let building = super::with_approval(&call, &p.command, |approval| {
-            build_project(
-                &request,
-                &policy,
-                &ctx.session.builds,
-                approval,
-                progress.as_ref().map(|f| f as Progress),
-            )
+        let (request, progress) = (&request, progress.as_ref().map(|f| f as Progress));
+        let building = super::with_approval(&call, &p.command, |approval| async move {
+            // The places and the program search as they are for this run
+            // (see run_powershell).
+            let roots = ctx.places.run_roots();
+            let projects = ctx.places.projects_among(&roots);
+            let policy = ctx.command_policy(&roots, &projects);
+            build_project(request, &policy, &ctx.session.builds, approval, progress).await
         });
         call.unless_cancelled(building).await.map(ToolOutput::Text)
     }

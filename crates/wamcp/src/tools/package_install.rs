@@ -146,8 +146,9 @@ impl Approvable for Install {
         // after it was abandoned, must not describe the machine as it was.
         call.ctx.session.env_cache.invalidate();
         let progress = call.progress(format!("installing {}", self.plan.id));
-        self.plan
-            .execute(progress.as_ref().map(|f| f as Progress))
-            .await
+        // Programs are looked up as the places are now: a root the client
+        // added while the user was being asked is distrusted too.
+        let plan = self.plan.searching(call.ctx.program_search());
+        plan.execute(progress.as_ref().map(|f| f as Progress)).await
     }
 }

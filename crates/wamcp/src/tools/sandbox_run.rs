@@ -248,8 +248,9 @@ impl Approvable for SandboxRunPlan {
     async fn execute(&self, call: &ToolCall) -> (Value, Entry) {
         let progress = call.progress(format!("running in {}", self.plan.environment.name()));
         let bundles = Self::bundles(call);
-        self.plan
-            .execute(bundles.as_deref(), progress.as_ref().map(|f| f as Progress))
+        // The child's PATH as the places are now (see package_install).
+        let plan = self.plan.searching(call.ctx.program_search());
+        plan.execute(bundles.as_deref(), progress.as_ref().map(|f| f as Progress))
             .await
     }
 }
