@@ -164,7 +164,7 @@ impl Policy<'_> {
         let program = if cfg!(windows) {
             windows_program(program, &args, &self.search)?
         } else {
-            program
+            unix_program(program, &self.search)
         };
         let cwd = working_directory(asked_dir, "working_directory", self.cwd, self.projects)?;
         let confinement = self.sandbox.confinement(self.roots, network)?;
@@ -180,6 +180,19 @@ impl Policy<'_> {
             search: self.search.clone(),
         })
     }
+}
+
+/// The file to start for `program` on Unix: a name is found here on the
+/// child's `PATH` by the search, which skips a file that is a link into a
+/// place the agent writes (`execvp` would follow it); a path, or a name
+/// found nowhere, is left for the launch (which then reports it).
+fn unix_program(program: String, search: &ProgramSearch) -> String {
+    if program.contains('/') {
+        return program;
+    }
+    search
+        .find_program(&program)
+        .map_or(program, |found| found.display().to_string())
 }
 
 /// The file Windows will start for `program`, found once here (the launch

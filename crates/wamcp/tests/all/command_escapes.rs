@@ -389,6 +389,39 @@ async fn a_program_named_by_its_path_runs_unless_it_lives_in_a_root() {
     client.close().await;
 }
 
+/// A program found by name is the one the search trusts, not the one
+/// `execvp` would take: a link in a trusted `PATH` folder that leads into
+/// the project (as `npm link` makes) is passed over for the real program.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_name_on_path_that_links_into_a_root_is_passed_over() {
+    if !have("git") {
+        return;
+    }
+    let (sandbox, project) = Sandbox::with_project();
+    let planted = project.join("git");
+    std::fs::write(&planted, "#!/bin/sh\ntouch planted\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let tools = sandbox.root().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::os::unix::fs::symlink(&planted, tools.join("git")).unwrap();
+    let path = format!(
+        "{}:{}",
+        tools.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let client = sandbox.set("PATH", path).connect().await;
+    let text = client
+        .call_text("run_powershell", json!({"command": "git --version"}))
+        .await;
+    assert!(text.contains("git version"), "{text}");
+    assert!(!project.join("planted").exists(), "the linked program ran");
+    client.close().await;
+}
+
 /// A confined command can rewrite the project's own `.git/config` and
 /// hooks (Landlock cannot make them read-only inside a writable root). The
 /// programs they name must not run when git runs through wamcp: fsmonitor
