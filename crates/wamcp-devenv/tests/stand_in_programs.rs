@@ -269,7 +269,7 @@ async fn installs_are_run_and_verified(state: &Path) {
         let (again, _) = plan.execute(None).await;
         assert_eq!(
             again["verification"], "the package was already installed and still is",
-            "{source:?}"
+            "{source:?}: {again}"
         );
     }
     take_log(state);
