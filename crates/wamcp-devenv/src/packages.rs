@@ -152,27 +152,15 @@ pub struct InstallPlan {
     pub executable: Option<PathBuf>,
     /// That file's identity, which the run must still match after approval.
     pub identity: Option<Identity>,
-    /// Where the manager and its checks are found.
-    pub programs: ProgramSearch,
 }
 
 impl InstallPlan {
-    /// The same plan, with programs found by `programs` from now on: the
-    /// search is made again after the user's answer, which may have taken
-    /// minutes while the writable places changed.
-    pub fn searching(&self, programs: ProgramSearch) -> InstallPlan {
-        InstallPlan {
-            programs,
-            ..self.clone()
-        }
-    }
-
-    /// The plan for installing `id` from
-    /// `source`, with the manager looked up now.
-    pub fn new(source: Source, id: &str, programs: ProgramSearch) -> InstallPlan {
+    /// The plan for installing `id` from `source`, with the manager
+    /// looked up now by `programs`.
+    pub fn new(source: Source, id: &str, programs: &ProgramSearch) -> InstallPlan {
         let argv = source.install(id, is_root());
         // `sudo` is what starts for apt: its identity is the one reviewed.
-        let executable = manager(&programs, &argv[0]);
+        let executable = manager(programs, &argv[0]);
         let identity = executable.as_ref().and_then(|p| identity(p).ok());
         InstallPlan {
             source,
@@ -180,7 +168,6 @@ impl InstallPlan {
             argv,
             executable,
             identity,
-            programs,
         }
     }
 
@@ -216,18 +203,12 @@ impl InstallPlan {
 
     /// Whether the package is listed as installed now; `None` when the
     /// check itself could not run.
-    async fn installed(&self) -> Option<bool> {
+    async fn installed(&self, programs: &ProgramSearch) -> Option<bool> {
         let argv = self.source.verify(&self.id);
-        let program = manager(&self.programs, &argv[0])?;
-        let out = run(
-            &self.programs,
-            &program,
-            &argv,
-            Duration::from_secs(60),
-            None,
-        )
-        .await
-        .ok()?;
+        let program = manager(programs, &argv[0])?;
+        let out = run(programs, &program, &argv, Duration::from_secs(60), None)
+            .await
+            .ok()?;
         if out.timed_out {
             return None;
         }
@@ -237,8 +218,15 @@ impl InstallPlan {
         )
     }
 
-    /// Runs the install (approval already given) and verifies it.
-    pub async fn execute(&self, progress: Option<Progress<'_>>) -> (Value, Entry) {
+    /// Runs the install (approval already given) and verifies it, with the
+    /// checks found and the installer's PATH set by `programs`: made again
+    /// after the user's answer, which may have taken minutes while the
+    /// writable places changed.
+    pub async fn execute(
+        &self,
+        programs: &ProgramSearch,
+        progress: Option<Progress<'_>>,
+    ) -> (Value, Entry) {
         let started = Instant::now();
         let Some(program) = &self.executable else {
             let mut view = self.view("unavailable");
@@ -246,8 +234,8 @@ impl InstallPlan {
             return (view, self.audit(Outcome::NotExecuted, None, "unavailable"));
         };
         if let Some(check) = self.source.exact_name_check(&self.id) {
-            let named = match manager(&self.programs, &check[0]) {
-                Some(p) => run(&self.programs, &p, &check, Duration::from_secs(60), None)
+            let named = match manager(programs, &check[0]) {
+                Some(p) => run(programs, &p, &check, Duration::from_secs(60), None)
                     .await
                     .ok(),
                 None => None,
@@ -270,9 +258,9 @@ impl InstallPlan {
                 );
             }
         }
-        let before = self.installed().await;
+        let before = self.installed(programs).await;
         let out = match run(
-            &self.programs,
+            programs,
             program,
             &self.argv,
             Duration::from_secs(INSTALL_TIMEOUT_SECONDS),
@@ -290,7 +278,7 @@ impl InstallPlan {
                 );
             }
         };
-        let after = self.installed().await;
+        let after = self.installed(programs).await;
         let stderr = out.stderr.render();
         let used_sudo = self.argv[0] == "sudo";
         let (status, outcome, finding) = judge(

@@ -515,8 +515,6 @@ pub struct SandboxPlan {
     pub payload: Option<Payload>,
     /// The payload paths as the call gave them.
     pub payload_paths: Vec<String>,
-    /// Where `wsl` and `devcontainer` are found.
-    pub programs: ProgramSearch,
 }
 
 /// Whether the project has its own Dev Container configuration: a regular
@@ -560,23 +558,15 @@ fn windows_sandbox_exe() -> Option<PathBuf> {
 }
 
 impl SandboxPlan {
-    /// The same plan, with programs found by `programs` from now on (see
-    /// [`crate::packages::InstallPlan::searching`]).
-    pub fn searching(&self, programs: ProgramSearch) -> SandboxPlan {
-        SandboxPlan {
-            programs,
-            ..self.clone()
-        }
-    }
-
-    /// Plans `command` in `environment` for the project `project`.
-    /// Payload rules run for real on every platform.
+    /// Plans `command` in `environment` for the project `project`, with
+    /// `wsl` or `devcontainer` found by `programs`. Payload rules run for
+    /// real on every platform.
     pub fn new(
         environment: Environment,
         project: &Path,
         command: &str,
         paths: &[String],
-        programs: ProgramSearch,
+        programs: &ProgramSearch,
     ) -> Result<SandboxPlan, String> {
         let shown = project.display().to_string();
         let mut plan = SandboxPlan {
@@ -589,7 +579,6 @@ impl SandboxPlan {
             unavailable: None,
             payload: None,
             payload_paths: paths.to_vec(),
-            programs,
         };
         if environment != Environment::WindowsSandbox && !paths.is_empty() {
             return Err("payload_paths are only for windows_sandbox (untrusted_windows)".into());
@@ -598,7 +587,7 @@ impl SandboxPlan {
             Environment::Wsl => {
                 plan.argv = wsl_argv(&shown, command);
                 plan.executable = if cfg!(windows) {
-                    plan.programs.find_program("wsl")
+                    programs.find_program("wsl")
                 } else {
                     None
                 };
@@ -613,7 +602,7 @@ impl SandboxPlan {
             Environment::DevContainer => {
                 plan.argv = devcontainer_argv(&shown, command);
                 let config = has_devcontainer_config(project);
-                plan.executable = plan.programs.find_program("devcontainer");
+                plan.executable = programs.find_program("devcontainer");
                 plan.unavailable = if !config {
                     Some(
                         "the project has no .devcontainer/devcontainer.json or .devcontainer.json"
@@ -688,8 +677,11 @@ impl SandboxPlan {
 
     /// Runs the approved plan: WSL and Dev Container to completion, Windows
     /// Sandbox staged and launched (its result is not observable from here).
+    /// The child's PATH comes from `programs`, made again after the user's
+    /// answer.
     pub async fn execute(
         &self,
+        programs: &ProgramSearch,
         bundles: Option<&Path>,
         progress: Option<Progress<'_>>,
     ) -> (Value, Entry) {
@@ -712,7 +704,7 @@ impl SandboxPlan {
             keep_head: 0,
             keep_tail: TAIL_CHARS * 4,
             confinement: None,
-            search: self.programs.clone(),
+            search: programs.clone(),
         };
         let not_started = |reason: String| {
             let mut view = self.view("failed");
@@ -726,7 +718,7 @@ impl SandboxPlan {
             spec.program = match wamcp_exec::command::windows_program(
                 spec.program.clone(),
                 &spec.args,
-                &self.programs,
+                programs,
             ) {
                 Ok(p) => p,
                 Err(e) => return not_started(e.message),

@@ -246,12 +246,12 @@ async fn installs_are_run_and_verified(state: &Path) {
         (Source::Apt, "fake-tool"),
     ] {
         take_log(state);
-        let plan = InstallPlan::new(source, id, Default::default());
+        let plan = InstallPlan::new(source, id, &Default::default());
         assert!(
             plan.executable.is_some(),
             "{source:?}: the stand-in is on PATH"
         );
-        let (view, entry) = plan.execute(None).await;
+        let (view, entry) = plan.execute(&Default::default(), None).await;
         assert_eq!(view["status"], "completed", "{source:?}: {view}");
         assert_eq!(view["installed_before"], false, "{source:?}");
         assert_eq!(view["installed_after"], true, "{source:?}");
@@ -266,7 +266,7 @@ async fn installs_are_run_and_verified(state: &Path) {
             install_calls(source, id, as_root),
             "{source:?}"
         );
-        let (again, _) = plan.execute(None).await;
+        let (again, _) = plan.execute(&Default::default(), None).await;
         assert_eq!(
             again["verification"], "the package was already installed and still is",
             "{source:?}: {again}"
@@ -295,9 +295,15 @@ async fn wsl_runs_the_command_or_says_why_not(work: &Path, state: &Path) {
     let project = work.join("project");
     std::fs::create_dir_all(&project).unwrap();
     let command = "make test && echo \"done\" 'quoted'";
-    let plan =
-        SandboxPlan::new(Environment::Wsl, &project, command, &[], Default::default()).unwrap();
-    let (view, _) = plan.execute(None, None).await;
+    let plan = SandboxPlan::new(
+        Environment::Wsl,
+        &project,
+        command,
+        &[],
+        &Default::default(),
+    )
+    .unwrap();
+    let (view, _) = plan.execute(&Default::default(), None, None).await;
     if cfg!(windows) {
         assert_eq!(view["status"], "completed", "{view}");
         let echoed: Value =
@@ -322,7 +328,7 @@ async fn windows_sandbox_launches_the_staged_bundle_or_says_why_not(work: &Path,
         &project,
         "setup.exe /quiet",
         &list,
-        Default::default(),
+        &Default::default(),
     )
     .unwrap();
     assert_eq!(
@@ -331,7 +337,9 @@ async fn windows_sandbox_launches_the_staged_bundle_or_says_why_not(work: &Path,
         "the payload is checked for real everywhere"
     );
     let bundles = work.join("bundles");
-    let (view, _) = plan.execute(Some(&bundles), None).await;
+    let (view, _) = plan
+        .execute(&Default::default(), Some(&bundles), None)
+        .await;
     if cfg!(windows) {
         assert_eq!(view["status"], "launched", "{view}");
         let bundle = PathBuf::from(view["cleanup_path"].as_str().unwrap());

@@ -476,13 +476,11 @@ fn protected_dirs(env: EnvLookup) -> ProtectedDirs {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_folder_overlapping_a_writable_root_either_way_is_found() {
-        let tmp = tempfile::tempdir().unwrap();
-        let base = dunce::canonicalize(tmp.path()).unwrap();
-        let (root, elsewhere) = (base.join("project"), base.join("data"));
+    /// A stdio context in `base` whose one project root is `base/project`
+    /// (made here), with no caches and a home of its own.
+    fn context_with_project(base: &Path) -> (ServerContext, PathBuf) {
+        let root = base.join("project");
         std::fs::create_dir_all(&root).unwrap();
-        std::fs::create_dir_all(&elsewhere).unwrap();
         let roots = root.display().to_string();
         let home = base.join("home").display().to_string();
         let env = move |name: &str| match name {
@@ -491,7 +489,17 @@ mod tests {
             "HOME" | "USERPROFILE" => Some(home.clone()),
             _ => None,
         };
-        let ctx = ServerContext::new(Startup::read(&env, &base), &env, &base, "stdio");
+        let ctx = ServerContext::new(Startup::read(&env, base), &env, base, "stdio");
+        (ctx, root)
+    }
+
+    #[test]
+    fn a_folder_overlapping_a_writable_root_either_way_is_found() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = dunce::canonicalize(tmp.path()).unwrap();
+        let (ctx, root) = context_with_project(&base);
+        let elsewhere = base.join("data");
+        std::fs::create_dir_all(&elsewhere).unwrap();
         let places = &ctx.places;
         let inside = root.join("bundles");
         assert_eq!(
@@ -509,18 +517,9 @@ mod tests {
     fn a_client_root_once_taken_stays_distrusted_for_program_lookups() {
         let tmp = tempfile::tempdir().unwrap();
         let base = dunce::canonicalize(tmp.path()).unwrap();
-        let (project, client) = (base.join("project"), base.join("client"));
-        std::fs::create_dir_all(&project).unwrap();
+        let (ctx, project) = context_with_project(&base);
+        let client = base.join("client");
         std::fs::create_dir_all(&client).unwrap();
-        let roots = project.display().to_string();
-        let home = base.join("home").display().to_string();
-        let env = move |name: &str| match name {
-            "WAMCP_PROJECT_ROOTS" => Some(roots.clone()),
-            "WAMCP_COMMAND_WRITABLE" => Some("none".into()),
-            "HOME" | "USERPROFILE" => Some(home.clone()),
-            _ => None,
-        };
-        let ctx = ServerContext::new(Startup::read(&env, &base), &env, &base, "stdio");
         let uri = url::Url::from_directory_path(&client).unwrap().to_string();
         ctx.set_client_roots(&[uri]);
         assert!(ctx.places.writable_roots().contains(&client));

@@ -299,7 +299,7 @@ fn plans_validate_for_real_and_say_what_is_unavailable_here() {
         &root,
         "tool.exe",
         &paths(&["bin"]),
-        Default::default(),
+        &Default::default(),
     )
     .unwrap();
     let view = plan.view(if plan.unavailable.is_some() {
@@ -315,7 +315,7 @@ fn plans_validate_for_real_and_say_what_is_unavailable_here() {
             Some("Windows Sandbox exists only on Windows")
         );
         let wsl =
-            SandboxPlan::new(Environment::Wsl, &root, "make", &[], Default::default()).unwrap();
+            SandboxPlan::new(Environment::Wsl, &root, "make", &[], &Default::default()).unwrap();
         assert_eq!(
             wsl.unavailable.as_deref(),
             Some("WSL exists only on Windows")
@@ -326,7 +326,7 @@ fn plans_validate_for_real_and_say_what_is_unavailable_here() {
         &root,
         "npm test",
         &[],
-        Default::default(),
+        &Default::default(),
     )
     .unwrap();
     assert!(
@@ -340,7 +340,7 @@ fn plans_validate_for_real_and_say_what_is_unavailable_here() {
             &root,
             "x",
             &[],
-            Default::default()
+            &Default::default()
         )
         .unwrap_err()
         .contains("needs payload_paths")
@@ -351,7 +351,7 @@ fn plans_validate_for_real_and_say_what_is_unavailable_here() {
             &root,
             "x",
             &paths(&["bin"]),
-            Default::default()
+            &Default::default()
         )
         .unwrap_err()
         .contains("only for windows_sandbox")

@@ -67,6 +67,19 @@ fn confined() -> Sandbox {
     Sandbox::new(SandboxMode::Auto, Caches::default())
 }
 
+/// The policy of a server whose only root, and project, is `root`.
+fn project_policy<'a>(root: &'a PathBuf, rules: &'a RuleSet, sandbox: &'a Sandbox) -> Policy<'a> {
+    let roots = std::slice::from_ref(root);
+    Policy {
+        cwd: root,
+        roots,
+        projects: roots,
+        rules,
+        sandbox,
+        search: Default::default(),
+    }
+}
+
 /// A build with the project as its only root and the built-in rules.
 async fn build_in(
     p: &Project,
@@ -79,17 +92,8 @@ async fn build_in(
         timeout_seconds: 300,
         working_directory,
     };
-    let roots = std::slice::from_ref(&p.root);
-    let rules = RuleSet::builtin();
-    let sandbox = confined();
-    let policy = Policy {
-        cwd: &p.root,
-        roots,
-        projects: roots,
-        rules: &rules,
-        sandbox: &sandbox,
-        search: Default::default(),
-    };
+    let (rules, sandbox) = (RuleSet::builtin(), confined());
+    let policy = project_policy(&p.root, &rules, &sandbox);
     build_project(&request, &policy, builds, Approval::NotAsked, None)
         .await
         .map_err(Refusal::into_error)
@@ -380,19 +384,8 @@ async fn shader(
         spirv: false,
         working_directory: None,
     };
-    let (roots, rules, sandbox) = (
-        std::slice::from_ref(&p.root),
-        RuleSet::builtin(),
-        confined(),
-    );
-    let policy = Policy {
-        cwd: &p.root,
-        roots,
-        projects: roots,
-        rules: &rules,
-        sandbox: &sandbox,
-        search: Default::default(),
-    };
+    let (rules, sandbox) = (RuleSet::builtin(), confined());
+    let policy = project_policy(&p.root, &rules, &sandbox);
     compile_shader(&request, &policy, sink).await
 }
 

@@ -92,12 +92,7 @@ pub trait Approvable {
     async fn still_ready(&self, call: &ToolCall) -> Option<Stop>;
     /// Runs the plan to its end: the answer and its record.
     async fn execute(&self, call: &ToolCall) -> (Value, Entry);
-}
 
-impl<P: Approvable + ?Sized> ApprovableExt for P {}
-
-/// Answers built from any plan.
-pub trait ApprovableExt: Approvable {
     /// A stop with `status`, the reason shown, and the trail's detail.
     fn stop(&self, status: Status, reason: impl Into<String>, detail: &str) -> Stop {
         let mut view = self.view(status);

@@ -1,6 +1,6 @@
 //! `capability_run`: plan or run one catalog capability.
 
-use super::approval::{Approvable, ApprovableExt, Question, Status, Stop, drive};
+use super::approval::{Approvable, Question, Status, Stop, drive};
 use crate::registry::{Hints, HookClass, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;

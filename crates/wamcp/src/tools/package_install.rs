@@ -1,7 +1,7 @@
 //! `package_install`: plan, then (with the user's yes) install one exact
 //! package, and verify it.
 
-use super::approval::{Approvable, ApprovableExt, Question, Status, Stop, drive};
+use super::approval::{Approvable, Question, Status, Stop, drive};
 use crate::registry::{Hints, HookClass, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -71,7 +71,7 @@ impl ToolDef for PackageInstall {
         let (source, id) = (p.source, p.package_id.clone());
         let programs = call.ctx.program_search();
         let plan = blocking(Self::NAME, move || {
-            Ok(InstallPlan::new(source, &id, programs))
+            Ok(InstallPlan::new(source, &id, &programs))
         })
         .await?;
         let install = Install {
@@ -148,7 +148,9 @@ impl Approvable for Install {
         let progress = call.progress(format!("installing {}", self.plan.id));
         // Programs are looked up as the places are now: a root the client
         // added while the user was being asked is distrusted too.
-        let plan = self.plan.searching(call.ctx.program_search());
-        plan.execute(progress.as_ref().map(|f| f as Progress)).await
+        let programs = call.ctx.program_search();
+        self.plan
+            .execute(&programs, progress.as_ref().map(|f| f as Progress))
+            .await
     }
 }

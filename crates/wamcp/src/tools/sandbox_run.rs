@@ -1,7 +1,7 @@
 //! `sandbox_run`: a command in WSL, the project's Dev Container, or
 //! Windows Sandbox, chosen by what isolation the work needs.
 
-use super::approval::{Approvable, ApprovableExt, Question, Status, Stop, drive};
+use super::approval::{Approvable, Question, Status, Stop, drive};
 use crate::registry::{Hints, HookClass, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -106,7 +106,7 @@ impl ToolDef for SandboxRun {
                 &project,
                 &command,
                 &paths,
-                ctx.program_search(),
+                &ctx.program_search(),
             )
             .map_err(|e| invalid(format!("{e}.")))
         })
@@ -249,8 +249,13 @@ impl Approvable for SandboxRunPlan {
         let progress = call.progress(format!("running in {}", self.plan.environment.name()));
         let bundles = Self::bundles(call);
         // The child's PATH as the places are now (see package_install).
-        let plan = self.plan.searching(call.ctx.program_search());
-        plan.execute(bundles.as_deref(), progress.as_ref().map(|f| f as Progress))
+        let programs = call.ctx.program_search();
+        self.plan
+            .execute(
+                &programs,
+                bundles.as_deref(),
+                progress.as_ref().map(|f| f as Progress),
+            )
             .await
     }
 }
