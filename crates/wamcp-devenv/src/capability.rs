@@ -62,7 +62,7 @@ impl Catalog {
     /// it is not read, and counts as a mistake, so nothing runs until the
     /// user moves it.
     pub fn load_trusted(file: Option<PathBuf>, writable: &[PathBuf]) -> Catalog {
-        let Some(place) = file
+        let Some(held) = file
             .as_deref()
             .and_then(|path| wamcp_platform::paths::holding(path, writable))
         else {
@@ -70,10 +70,9 @@ impl Catalog {
         };
         let mut catalog = Catalog::load(None);
         catalog.errors.push(format!(
-            "{} is inside {}, where commands can write; it is not read, and no capability runs until \
-             the user moves it outside the writable roots and caches",
+            "{} is {held}; it is not read, and no capability runs until the user moves it outside the \
+             writable roots and caches",
             file.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
-            place.display()
         ));
         catalog.user_file = file;
         catalog

@@ -15,12 +15,11 @@ pub fn with_user_rules(mut rules: RuleSet, file: Option<&Path>, writable: &[Path
     };
     // Fail closed: dropping rules a command could rewrite would also drop
     // the restrictions they add, so nothing runs until the file moves.
-    if let Some(place) = holding(path, writable) {
+    if let Some(held) = holding(path, writable) {
         rules.block(format!(
-            "the rules file {} is inside {}, where commands can write; no command runs until the user \
-             moves it outside the writable roots and caches",
-            path.display(),
-            place.display()
+            "the rules file {} is {held}; no command runs until the user moves it outside the writable \
+             roots and caches",
+            path.display()
         ));
         return rules;
     }

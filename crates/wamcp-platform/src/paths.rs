@@ -37,11 +37,9 @@ pub fn resolve_lenient(path: &Path) -> Option<PathBuf> {
 
 /// `path` as its nearest ancestor that resolves places it, whatever
 /// stopped the deeper ones (absence, a loop, a name too long, a file where
-/// a folder should be), for comparing a file wamcp itself names (its
-/// config, rules, catalog, grants) with the places commands write. A
-/// name that no longer resolves as a whole must still be judged where its
-/// resolvable part leads: compared as written, a trust file behind a link
-/// into a root would look outside it.
+/// a folder should be): for naming places (roots, caches, the folders
+/// wamcp keeps) in the form the checks compare. Whether a trust file may
+/// be read is decided by [`holding`], which refuses what this would guess.
 pub fn resolved(path: &Path) -> PathBuf {
     let mut missing = Vec::new();
     let mut at = path;
@@ -69,10 +67,45 @@ pub fn inside(path: &Path, root: &Path) -> bool {
     )
 }
 
-/// The first of `places` (resolved) that holds `path`, resolved now.
-pub fn holding<'a>(path: &Path, places: &'a [PathBuf]) -> Option<&'a PathBuf> {
-    let path = resolved(path);
-    places.iter().find(|place| inside(&path, place))
+/// Why a file wamcp trusts (its config, rules, catalog, grants) may not be
+/// read: a command could rewrite it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Held<'a> {
+    /// It lies inside this place commands write.
+    In(&'a PathBuf),
+    /// No resolver can place it (a link loop, a name too long, `..` past a
+    /// missing folder), so it may lie anywhere, a writable place included:
+    /// a command can build such a path in the project while the kernel
+    /// still opens the file through it.
+    Unplaceable,
+}
+
+impl std::fmt::Display for Held<'_> {
+    /// The clause after "the file is".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Held::In(place) => write!(f, "inside {}, where commands can write", place.display()),
+            Held::Unplaceable => f.write_str(
+                "at a path that cannot be resolved (a link loop, a name too long, or `..` past a missing \
+                 folder), which may be where commands can write",
+            ),
+        }
+    }
+}
+
+/// Whether the trust file `path`, resolved now, lies where a command could
+/// rewrite it: inside one of `places` (resolved), or where it cannot be
+/// placed at all. Resolved strictly ([`resolve_lenient`]): climbing past
+/// a failure to the nearest resolvable folder would judge a path the agent
+/// made unresolvable by its spelling, and trust it.
+pub fn holding<'a>(path: &Path, places: &'a [PathBuf]) -> Option<Held<'a>> {
+    let Some(path) = resolve_lenient(path) else {
+        return Some(Held::Unplaceable);
+    };
+    places
+        .iter()
+        .find(|place| inside(&path, place))
+        .map(Held::In)
 }
 
 /// The first of `places` (resolved) that holds `path` or lies inside it.
@@ -98,7 +131,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn a_name_that_stops_resolving_is_judged_where_its_ancestor_leads() {
+    fn a_trust_file_that_cannot_be_resolved_is_not_trusted() {
         let tmp = tempfile::tempdir().unwrap();
         let base = resolve_existing(tmp.path()).unwrap();
         let root = base.join("root");
@@ -108,7 +141,20 @@ mod tests {
         std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
         let file = base.join("alias").join("loop").join("config.json");
         assert_eq!(resolve_lenient(&file), None);
-        assert_eq!(holding(&file, std::slice::from_ref(&root)), Some(&root));
+        let places = std::slice::from_ref(&root);
+        assert_eq!(holding(&file, places), Some(Held::Unplaceable));
+        // A name too long to resolve, and `..` past a folder that is not
+        // there: both spellings a command can make the config's take.
+        let long = base.join("a".repeat(300)).join("config.json");
+        assert_eq!(holding(&long, places), Some(Held::Unplaceable));
+        let past = base.join("missing").join("..").join("config.json");
+        assert_eq!(holding(&past, places), Some(Held::Unplaceable));
+        // An ordinary file outside, existing or not, is trusted.
+        assert_eq!(holding(&base.join("config.json"), places), None);
+        assert_eq!(
+            holding(&base.join("alias").join("..").join("c.json"), places),
+            None
+        );
     }
 
     #[test]
@@ -117,7 +163,7 @@ mod tests {
         let base = resolve_existing(tmp.path()).unwrap();
         let (root, other) = (base.join("root"), base.join("other"));
         let places = vec![root.clone()];
-        assert_eq!(holding(&root.join("a/b"), &places), Some(&root));
+        assert_eq!(holding(&root.join("a/b"), &places), Some(Held::In(&root)));
         assert_eq!(holding(&base, &places), None);
         assert_eq!(holding(&other, &places), None);
         assert_eq!(overlapping(&base, places.clone()), Some(root.clone()));

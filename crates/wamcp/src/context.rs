@@ -170,12 +170,11 @@ impl ServerContext {
     /// command can write.
     fn config_in_writable_place(&self) -> Option<String> {
         let file = self.places.config_file.as_ref()?;
-        let place = self.places.writable_place_holding(file)?;
+        let held = self.places.untrusted_because(file)?;
         Some(format!(
-            "The config file {} is inside {}, where commands can write; it was not used. Move it outside the \
-             writable roots (for example to the per-user location) or name one there with WAMCP_CONFIG_FILE.",
-            file.display(),
-            place.display()
+            "The config file {} is {held}; it was not used. Move it outside the writable roots (for example \
+             to the per-user location) or name one there with WAMCP_CONFIG_FILE.",
+            file.display()
         ))
     }
 
@@ -199,12 +198,11 @@ impl ServerContext {
     pub fn file_grants(&self) -> Result<Vec<String>, String> {
         let file = &self.places.granted_hosts_file;
         // A grants file inside a root could be rewritten by any command.
-        if let Some(place) = self.places.writable_place_holding(file) {
+        if let Some(held) = self.places.untrusted_because(file) {
             return Err(format!(
-                "{} is inside {}, where commands can write, so it grants nothing; \
-                 move it outside the writable roots (WAMCP_ALLOWED_HOSTS_FILE)",
-                file.display(),
-                place.display()
+                "{} is {held}, so it grants nothing; move it outside the writable roots \
+                 (WAMCP_ALLOWED_HOSTS_FILE)",
+                file.display()
             ));
         }
         crate::hostgrants::read(file)

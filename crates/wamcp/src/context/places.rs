@@ -158,10 +158,10 @@ impl Places {
         overlapping(path, self.command_writable_places())
     }
 
-    /// The writable place `file` lies in, if any: a trust file there is one
-    /// a confined command may rewrite.
-    pub fn writable_place_holding(&self, file: &Path) -> Option<PathBuf> {
-        holding(file, &self.command_writable_places()).cloned()
+    /// Why the trust file `file` may be one a confined command rewrites
+    /// (it lies in a writable place, or cannot be placed), if it may.
+    pub fn untrusted_because(&self, file: &Path) -> Option<String> {
+        holding(file, &self.command_writable_places()).map(|held| held.to_string())
     }
 
     /// Directories whose programs are never looked up by name: every
