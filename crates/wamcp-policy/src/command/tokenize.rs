@@ -35,11 +35,11 @@ impl fmt::Display for Refused {
 }
 
 /// Quote characters PowerShell accepts: ASCII and typographic.
-fn is_single_quote(c: char) -> bool {
+pub(super) fn is_single_quote(c: char) -> bool {
     matches!(c, '\'' | '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}')
 }
 
-fn is_double_quote(c: char) -> bool {
+pub(super) fn is_double_quote(c: char) -> bool {
     matches!(c, '"' | '\u{201C}' | '\u{201D}' | '\u{201E}')
 }
 
@@ -50,7 +50,15 @@ fn is_dash(c: char) -> bool {
 
 /// Splits `command` into arguments, or refuses it.
 pub fn tokenize(command: &str) -> Result<Vec<Arg>, Refused> {
-    let chars: Vec<char> = command.chars().collect();
+    let args = tokenize_values(command)?;
+    check_command_name(&args)?;
+    Ok(args)
+}
+
+/// Splits `text` into values that are no command (a variable's value), by
+/// the same rules: a quoted first word is plain data here.
+pub fn tokenize_values(text: &str) -> Result<Vec<Arg>, Refused> {
+    let chars: Vec<char> = text.chars().collect();
     let mut args = Vec::new();
     let mut i = 0;
     while i < chars.len() {
@@ -64,7 +72,6 @@ pub fn tokenize(command: &str) -> Result<Vec<Arg>, Refused> {
         args.push(arg);
         i = next;
     }
-    check_command_name(&args)?;
     Ok(args)
 }
 
@@ -106,6 +113,7 @@ fn token(chars: &[char], start: usize) -> Result<(Arg, usize), Refused> {
                 after_quote = true;
                 continue;
             }
+            '@' if i == start && is_package_scope(&chars[i..]) => text.push('@'),
             c => text.push(unquoted(c, i, start)?),
         }
         i += 1;
@@ -114,6 +122,19 @@ fn token(chars: &[char], start: usize) -> Result<(Arg, usize), Refused> {
         return refuse("'--%', the stop-parsing token", start);
     }
     Ok((Arg { text, quoted }, i))
+}
+
+/// Whether `word` starts like an npm package scope (`@types/node`): a name
+/// and a slash, which no splat, array or here-string can start with. The
+/// word is passed as text (and quoted when it goes to PowerShell).
+fn is_package_scope(word: &[char]) -> bool {
+    let name = word[1..]
+        .iter()
+        .take_while(|c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '.' | '_' | '~')
+        })
+        .count();
+    name > 0 && word.get(1 + name) == Some(&'/')
 }
 
 /// A character outside quotes as the argument holds it (a dash that starts
