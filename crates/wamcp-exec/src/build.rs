@@ -106,7 +106,7 @@ pub async fn build_project(
     progress: Option<Progress<'_>>,
 ) -> Result<String, Refusal> {
     not_a_build_driver(req.command)?;
-    let mut spec = policy.plan(
+    let mut spec = policy.plan_one(
         req.command,
         req.working_directory,
         approval,

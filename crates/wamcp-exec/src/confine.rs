@@ -13,6 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use wamcp_platform::confine::{Scope, Support};
+use wamcp_policy::command::posture::Posture;
 use wamcp_policy::command::sandbox::{Caches, SandboxMode};
 use wamcp_policy::error::{ErrorType, ToolError};
 
@@ -221,6 +222,16 @@ impl Sandbox {
                 detail,
             }
         })
+    }
+
+    /// How commands are judged here: by their effects where this OS layer
+    /// bounds writes and network and wamcp verified it on this platform,
+    /// else by the grammars alone.
+    pub fn posture(&self) -> Posture {
+        match self.status().mechanism.is_some() && self.confiner.verified() {
+            true => Posture::Confined,
+            false => Posture::Grammars,
+        }
     }
 
     /// How one command runs: confined to the roots, its temp directory and

@@ -26,13 +26,28 @@ use std::path::{Path, PathBuf};
 pub struct ProgramSearch {
     /// Directories (resolved) whose programs are never looked up by name.
     distrusted: Vec<PathBuf>,
+    /// The project's own program folders (`node_modules/.bin`, a `.venv`'s
+    /// `bin`), searched first: set only for a command that runs confined
+    /// without network, where a program the agent wrote can do no more
+    /// than the agent's own script.
+    local: Vec<PathBuf>,
 }
 
 impl ProgramSearch {
     /// A search that never finds a program in `distrusted` (resolved) or
     /// below it. The default distrusts only relative `PATH` entries.
     pub fn distrusting(distrusted: Vec<PathBuf>) -> ProgramSearch {
-        ProgramSearch { distrusted }
+        ProgramSearch {
+            distrusted,
+            local: Vec::new(),
+        }
+    }
+
+    /// This search with the project's own program folders `local` searched
+    /// first and put first on the child's `PATH`.
+    pub fn with_local(mut self, local: Vec<PathBuf>) -> ProgramSearch {
+        self.local = local;
+        self
     }
 
     /// The `PATH` for a child: the current one, plus registry entries it
@@ -44,8 +59,11 @@ impl ProgramSearch {
         #[cfg(not(windows))]
         let extra: Vec<OsString> = Vec::new();
         let merged = merge(&current, &extra)?;
-        let kept: Vec<PathBuf> = std::env::split_paths(&merged)
-            .filter(|dir| is_trusted(dir, &self.distrusted))
+        let kept: Vec<PathBuf> = self
+            .local
+            .iter()
+            .cloned()
+            .chain(std::env::split_paths(&merged).filter(|dir| is_trusted(dir, &self.distrusted)))
             .collect();
         std::env::join_paths(kept).ok()
     }
@@ -81,7 +99,13 @@ impl ProgramSearch {
         std::env::split_paths(&path)
             .filter(|dir| !dir.as_os_str().is_empty())
             .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
-            .find(|candidate| is_program(candidate) && self.lands_outside_writable(candidate))
+            .find(|candidate| {
+                is_program(candidate)
+                    && (self.lands_outside_writable(candidate)
+                        || candidate
+                            .parent()
+                            .is_some_and(|d| self.local.iter().any(|l| l == d)))
+            })
     }
 
     /// A program file in a trusted directory may itself be a link into a

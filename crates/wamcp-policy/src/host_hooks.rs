@@ -15,7 +15,7 @@ use std::path::Path;
 
 mod shell;
 
-pub use shell::{argv_verdict, shell_verdict};
+pub use shell::{argv_effects, argv_verdict, shell_verdict};
 
 /// The hook events `wamcp hook` answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

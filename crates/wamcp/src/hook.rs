@@ -14,7 +14,7 @@ use crate::registry::HookClass;
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use wamcp_exec::command::{Approval, Refusal, check};
+use wamcp_exec::command::{Approval, Judge, Refusal, check};
 use wamcp_policy::command::shell_line::Dialect;
 use wamcp_policy::devenv::safety::Safety;
 use wamcp_policy::host_hooks::{
@@ -287,13 +287,12 @@ fn trust_write_verdict(ctx: &ServerContext, raw: &str) -> Verdict {
 /// command run in `place`: refused, asked about, or neither.
 fn command_verdict(ctx: &ServerContext, command: &str, place: &Path) -> Verdict {
     let roots = ctx.places.run_roots();
-    match check(
-        command,
-        ctx.command_rules(),
-        Approval::NotAsked,
-        &roots,
-        place,
-    ) {
+    let judge = Judge {
+        rules: ctx.command_rules(),
+        roots: &roots,
+        posture: ctx.sandbox.posture(),
+    };
+    match check(command, &judge, Approval::NotAsked, place) {
         Ok(_) => Verdict::Nothing,
         Err(Refusal::NeedsApproval(question)) => Verdict::Ask(format!(
             "wamcp asks the user before running this command: {}",

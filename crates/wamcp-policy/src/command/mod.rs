@@ -17,6 +17,7 @@ pub mod grammar;
 pub mod hardening;
 pub mod line;
 pub mod payload;
+pub mod posture;
 pub mod rules;
 pub mod sandbox;
 pub mod shell_line;

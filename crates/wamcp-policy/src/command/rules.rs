@@ -109,9 +109,24 @@ struct RuleFile {
     grammars: Vec<serde_json::Value>,
 }
 
+/// What decided a verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A grammar of the program's options.
+    Grammar,
+    /// A rule (the built-in cmdlet rule, or the user's).
+    Rule,
+    /// Nothing knows the program.
+    Nothing,
+    /// The rule files cannot be trusted: everything is refused.
+    Blocked,
+}
+
 /// The verdict on one command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
+    /// What decided it.
+    pub source: Source,
     /// Whether the command runs, is asked about or is refused.
     pub decision: Decision,
     /// The grammar or rule that decided, or `None` when nothing knows the program.
@@ -374,6 +389,7 @@ impl RuleSet {
     /// Decides on an already tokenised command.
     pub fn judge(&self, argv: &[Arg]) -> Verdict {
         let refused = Verdict {
+            source: Source::Nothing,
             decision: Decision::Forbidden,
             rule: None,
             justification: "the program is not on the allowlist".into(),
@@ -383,6 +399,7 @@ impl RuleSet {
         };
         if let Some(why) = &self.blocked {
             return Verdict {
+                source: Source::Blocked,
                 rule: Some(BLOCKED_RULES.into()),
                 justification: why.clone(),
                 ..refused
@@ -407,6 +424,7 @@ impl RuleSet {
             revoked |= rule.network == Some(false);
             if verdict.as_ref().is_none_or(|v| rule.decision > v.decision) {
                 verdict = Some(Verdict {
+                    source: Source::Rule,
                     decision: rule.decision,
                     rule: Some(rule.id.clone()),
                     justification: rule.justification.clone(),
@@ -449,6 +467,7 @@ fn grammar_verdict(grammar: &Grammar, judgement: Judgement) -> Verdict {
     let network = judgement.network;
     match judgement.finding {
         None => Verdict {
+            source: Source::Grammar,
             decision: Decision::Allow,
             rule: Some(grammar.id.clone()),
             justification: format!("every argument is one the {} grammar knows", grammar.id),
@@ -457,6 +476,7 @@ fn grammar_verdict(grammar: &Grammar, judgement: Judgement) -> Verdict {
             network,
         },
         Some(f) => Verdict {
+            source: Source::Grammar,
             decision: f.decision,
             rule: Some(grammar.id.clone()),
             justification: f.why,

@@ -31,7 +31,7 @@ pub fn shell_verdict(
     exists: &dyn Fn(&str) -> bool,
 ) -> Verdict {
     let mut judge = Judge {
-        rules,
+        rules: Some(rules),
         exists,
         verdict: Verdict::Nothing,
     };
@@ -50,7 +50,30 @@ pub fn argv_verdict(argv: &[&str], rules: &RuleSet, exists: &dyn Fn(&str) -> boo
         })
         .collect();
     let mut judge = Judge {
-        rules,
+        rules: Some(rules),
+        exists,
+        verdict: Verdict::Nothing,
+    };
+    judge.words(&words, None, &Place::default(), 0);
+    judge.verdict
+}
+
+/// What `argv` does that no OS layer bounds, without the grammars' view
+/// of its options: work destroyed (also by a command it runs in turn, as
+/// `sh -c 'git clean -fdx'`), a file written that runs programs later, a
+/// script nobody can read. For a command that runs confined, where the
+/// options themselves are no question.
+pub fn argv_effects(argv: &[Arg], exists: &dyn Fn(&str) -> bool) -> Verdict {
+    let words: Vec<Word> = argv
+        .iter()
+        .map(|a| Word {
+            text: a.text.clone(),
+            dynamic: false,
+            quoted: a.quoted,
+        })
+        .collect();
+    let mut judge = Judge {
+        rules: None,
         exists,
         verdict: Verdict::Nothing,
     };
@@ -151,7 +174,8 @@ impl Place {
 }
 
 struct Judge<'a> {
-    rules: &'a RuleSet,
+    /// The grammars' view of options; `None` judges effects only.
+    rules: Option<&'a RuleSet>,
     exists: &'a dyn Fn(&str) -> bool,
     verdict: Verdict,
 }
@@ -264,6 +288,9 @@ impl Judge<'_> {
     /// program: what they forbid is denied, what a user's rule asks about
     /// is asked (a grammar's unknown option is no opinion here).
     fn rules_say(&mut self, words: &[Word], shown: &str) {
+        let Some(rules) = self.rules else {
+            return;
+        };
         let argv: Vec<Arg> = words
             .iter()
             .map(|w| Arg {
@@ -271,9 +298,8 @@ impl Judge<'_> {
                 quoted: w.quoted,
             })
             .collect();
-        let ruled = self.rules.judge(&argv);
-        let grammar = self
-            .rules
+        let ruled = rules.judge(&argv);
+        let grammar = rules
             .grammars()
             .for_program(&program_name(&words[0].text))
             .map(|g| g.id.clone());

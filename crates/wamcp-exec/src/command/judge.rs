@@ -1,0 +1,416 @@
+//! The policy half of `run_powershell`: the line's idioms, then each
+//! command's tokens, grammars and rules in the server's posture, what it
+//! would destroy, payloads, and the program it names.
+
+use super::{Question, Refusal};
+use std::path::{Path, PathBuf};
+use wamcp_policy::command::effects::loss;
+use wamcp_policy::command::filter::Filter;
+use wamcp_policy::command::hardening::child_env;
+use wamcp_policy::command::line::{Join, Line, Stderr, Step, parse_line};
+use wamcp_policy::command::payload::encoded_script;
+use wamcp_policy::command::posture::{
+    CONFINED_RULE, Posture, confined_verdict, env_refusal, instead,
+};
+use wamcp_policy::command::rules::{Decision, RuleSet, Verdict, program_name};
+use wamcp_policy::command::shell_line::Word;
+use wamcp_policy::command::tokenize::{Arg, to_powershell};
+use wamcp_policy::error::{ErrorType, ToolError};
+use wamcp_policy::host_hooks::{Verdict as Effect, argv_effects};
+use wamcp_policy::limits::MAX_COMMAND_CHARS;
+
+/// Whether the user approved this very command (for rules that ask).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Approval {
+    /// Nobody asked yet: a command that needs the user's yes is refused
+    /// with a question.
+    NotAsked,
+    /// The user said yes to this very command.
+    Granted,
+}
+
+/// What commands are judged by.
+#[derive(Clone, Copy)]
+pub struct Judge<'a> {
+    /// The grammars and rules.
+    pub rules: &'a RuleSet,
+    /// The writable roots, resolved.
+    pub roots: &'a [PathBuf],
+    /// How the OS layer bounds what runs.
+    pub posture: Posture,
+}
+
+/// What the policy lets run: exactly this program, arguments and added
+/// environment.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Checked {
+    /// The program's name, or its resolved path when one was named.
+    pub program: String,
+    /// The arguments, unquoted, exactly as the program receives them.
+    pub args: Vec<String>,
+    /// Variables that harden the program, then those the line set.
+    pub env: Vec<(String, String)>,
+    /// Whether the command may use the network.
+    pub network: bool,
+    /// Whether the project's own program folders are searched first (a
+    /// command that runs confined without network).
+    pub local_programs: bool,
+}
+
+/// One checked command of a line, with what wamcp does around it.
+#[derive(Debug)]
+pub struct CheckedStep {
+    /// What runs.
+    pub checked: Checked,
+    /// When it runs.
+    pub join: Join,
+    /// `timeout N`: at most this many seconds.
+    pub timeout: Option<u64>,
+    /// Where its standard error goes.
+    pub stderr: Stderr,
+    /// The filters its output goes through.
+    pub filters: Vec<Filter>,
+    /// The command as the model wrote it, for the answer.
+    pub shown: String,
+}
+
+/// A checked line.
+#[derive(Debug)]
+pub struct CheckedLine {
+    /// The line's leading `cd`, relative to the call's directory.
+    pub dir: Option<String>,
+    /// Its commands, in order.
+    pub steps: Vec<CheckedStep>,
+    /// Whether it is one command with nothing around it.
+    pub plain: bool,
+}
+
+pub(super) fn not_allowed(why: String) -> ToolError {
+    ToolError::new(ErrorType::CommandNotAllowed, why).recover(
+        "Run programs with plain arguments; put text with special characters in single quotes. wamcp itself \
+         performs 'a && b', 'a; b', 'a || b', a leading 'cd DIR &&', 'NAME=value cmd', '2>&1', '2>$null', and \
+         '| head', '| tail', '| grep', '| Select-String', '| wc -l' on the output; no shell runs the line.",
+    )
+}
+
+/// The name a command that destroys work asks under.
+pub const LOSES_WORK: &str = "loses-work";
+
+/// The work `argv` would destroy for good, judged in `place` (where its
+/// relative paths lead).
+fn loses_work(argv: &[Arg], place: &Path) -> Option<String> {
+    let words: Vec<Word> = argv
+        .iter()
+        .map(|a| Word {
+            text: a.text.clone(),
+            dynamic: false,
+            quoted: a.quoted,
+        })
+        .collect();
+    loss(&words, &|path| place.join(path).exists())
+}
+
+/// The policy half: the line and then each command in it, judged in
+/// `place` (the call's directory; a leading `cd` moves on from there).
+/// Nothing runs unless every command may: a refusal anywhere refuses the
+/// line, and one question covers it.
+pub fn check(
+    command: &str,
+    judge: &Judge<'_>,
+    approval: Approval,
+    place: &Path,
+) -> Result<CheckedLine, Refusal> {
+    let line = parse(command).map_err(|e| in_posture(e, judge.posture))?;
+    let plain = line.is_plain();
+    let place = line
+        .dir
+        .as_ref()
+        .map_or(place.to_path_buf(), |d| place.join(d));
+    let mut question = None;
+    let mut steps = Vec::new();
+    for step in line.steps {
+        let shown = shown(&step.argv);
+        let (checked, asks) =
+            check_step(&step, judge, &place).map_err(|e| in_posture(e, judge.posture))?;
+        question = question.or(asks);
+        steps.push(CheckedStep {
+            checked,
+            join: step.join,
+            timeout: step.timeout,
+            stderr: step.stderr,
+            filters: step.filters,
+            shown,
+        });
+    }
+    match question {
+        Some(question) if approval == Approval::NotAsked => Err(Refusal::NeedsApproval(question)),
+        _ => Ok(CheckedLine {
+            dir: line.dir,
+            steps,
+            plain,
+        }),
+    }
+}
+
+/// A refusal that says which posture judged it.
+fn in_posture(error: ToolError, posture: Posture) -> ToolError {
+    if error.kind != ErrorType::CommandNotAllowed {
+        return error;
+    }
+    error
+        .detail("posture", posture.as_str())
+        .recover(posture.explain())
+}
+
+fn shown(argv: &[Arg]) -> String {
+    wamcp_policy::text::shown_argv(&argv.iter().map(|a| a.text.clone()).collect::<Vec<_>>())
+}
+
+/// The line, or why it is none to judge: empty, too long, or holding
+/// shell syntax wamcp does not perform.
+fn parse(command: &str) -> Result<Line, ToolError> {
+    if command.trim().is_empty() {
+        return Err(ToolError::new(
+            ErrorType::InvalidCommand,
+            "The command is empty.",
+        ));
+    }
+    let length = command.chars().count();
+    if length > MAX_COMMAND_CHARS {
+        // A policy refusal, not a malformed request: a command this long is
+        // how scripts get smuggled in.
+        return Err(not_allowed(format!(
+            "The command is {length} characters long; commands are limited to {MAX_COMMAND_CHARS}. Run a \
+             script file the project already has, or split the work into several commands."
+        )));
+    }
+    parse_line(command).map_err(|e| not_allowed(format!("{e}.")))
+}
+
+/// One command: its verdict in the posture, what would need the user's
+/// yes, and what runs.
+fn check_step(
+    step: &Step,
+    judge: &Judge<'_>,
+    place: &Path,
+) -> Result<(Checked, Option<Question>), ToolError> {
+    let argv = match judge.posture {
+        Posture::Confined => super::local::installed_package(&step.argv, place, judge.roots)
+            .unwrap_or_else(|| step.argv.clone()),
+        Posture::Grammars => step.argv.clone(),
+    };
+    let verdict = match judge.posture {
+        Posture::Confined => confined_verdict(judge.rules.judge(&argv), &argv),
+        Posture::Grammars => judge.rules.judge(&argv),
+    };
+    let asks = question(&argv, &verdict, place)?;
+    let mut checked = allowed(argv, &verdict, judge, place)?;
+    let strict = judge.posture == Posture::Grammars || checked.network;
+    if let Some((name, why)) = step
+        .env
+        .iter()
+        .find_map(|(name, _)| env_refusal(name, strict).map(|why| (name, why)))
+    {
+        return Err(not_allowed(format!(
+            "The line sets {name} for '{}': {why}.",
+            shown(&step.argv)
+        )));
+    }
+    checked.env.extend(step.env.iter().cloned());
+    Ok((checked, asks))
+}
+
+/// What the user must be asked before `argv` runs, if anything: work that
+/// nothing brings back (`git reset --hard`, `git clean -fdx`, `cmake -E rm
+/// -rf src`), which no grammar option shows, or a `prompt` rule. A command
+/// the confined posture let run is looked into further (`sh -c '...'`, a
+/// copy onto a git hook): what it does is all that is judged of it. A
+/// forbidden command is never asked about.
+fn question(argv: &[Arg], verdict: &Verdict, place: &Path) -> Result<Option<Question>, ToolError> {
+    if verdict.decision == Decision::Forbidden {
+        return Ok(None);
+    }
+    if let Some(why) = loses_work(argv, place) {
+        return Ok(Some(Question::LosesWork { why }));
+    }
+    if verdict.rule.as_deref() == Some(CONFINED_RULE) {
+        let exists = |path: &str| place.join(path).exists();
+        return match argv_effects(argv, &exists) {
+            Effect::Deny(why) => Err(not_allowed(format!("{why}."))),
+            Effect::Ask(why) => Ok(Some(Question::Rule {
+                rule: CONFINED_RULE.into(),
+                why,
+            })),
+            Effect::Nothing | Effect::ProvenPlan => Ok(None),
+        };
+    }
+    Ok(
+        (verdict.decision == Decision::Prompt).then(|| Question::Rule {
+            rule: verdict.rule.clone().unwrap_or_default(),
+            why: verdict.reason(),
+        }),
+    )
+}
+
+/// The rest of the policy: the rules' refusal, encoded payloads, cmdlets,
+/// and the program's own path when one is named.
+fn allowed(
+    argv: Vec<Arg>,
+    verdict: &Verdict,
+    judge: &Judge<'_>,
+    place: &Path,
+) -> Result<Checked, ToolError> {
+    if verdict.decision == Decision::Forbidden {
+        return Err(forbidden(&argv, verdict, judge.rules));
+    }
+    if let Some(arg) = encoded_script(&argv) {
+        return Err(not_allowed(format!(
+            "An argument carries a base64-encoded script ({} characters).",
+            arg.len()
+        )));
+    }
+    let named_by_path = argv[0].text.contains(['/', '\\']);
+    if verdict.cmdlet {
+        if named_by_path {
+            return Err(not_allowed(format!(
+                "'{}' names a cmdlet by path; name it alone.",
+                argv[0].text
+            )));
+        }
+        return powershell_command(&argv);
+    }
+    let mut texts = argv.into_iter().map(|a| a.text);
+    let first = texts.next().unwrap_or_default();
+    let (program, in_root) = match named_by_path {
+        true if judge.posture == Posture::Confined => program_confined(&first, place, judge.roots)?,
+        true => (program_at_path(&first, judge.roots)?, false),
+        false => (first, false),
+    };
+    let network = verdict.network && !in_root;
+    let env = child_env(&program_name(&program), |k| std::env::var(k).ok());
+    Ok(Checked {
+        program,
+        args: texts.collect(),
+        env,
+        network,
+        local_programs: judge.posture == Posture::Confined && !network,
+    })
+}
+
+/// The refusal of a forbidden command, naming the wamcp tool that does
+/// what the program is usually typed for.
+fn forbidden(argv: &[Arg], verdict: &Verdict, rules: &RuleSet) -> ToolError {
+    let program = program_name(&argv[0].text);
+    let error = not_allowed(match &verdict.rule {
+        Some(rule) => format!("Refused by '{rule}': {}.", verdict.reason()),
+        None => format!(
+            "'{program}' is not on the allowlist. Allowed are {} and read-only cmdlets.",
+            rules.known_programs().join(", ")
+        ),
+    });
+    match instead(&program) {
+        Some(what) => error.recover(what),
+        None => error,
+    }
+}
+
+/// A program named by its path: an absolute path to an existing regular
+/// file outside every writable root. A file the agent wrote (a `git.cmd` in
+/// the project) must not pose as the program whose name it borrows.
+fn program_at_path(raw: &str, roots: &[PathBuf]) -> Result<String, ToolError> {
+    refuse_share(raw)?;
+    if !Path::new(raw).is_absolute() {
+        return Err(not_allowed(format!(
+            "'{raw}' names a program by a relative path; name it alone (for example 'git') and it is found on \
+             PATH, or give its absolute path."
+        )));
+    }
+    let resolved = existing_file(raw, Path::new(raw))?;
+    if inside_a_root(&resolved, roots) {
+        return Err(not_allowed(format!(
+            "'{raw}' is inside a writable root, where tools can write files; a program there could be anything \
+             that borrows an allowed name."
+        )));
+    }
+    Ok(resolved.display().to_string())
+}
+
+/// A program named by its path where commands run confined: any existing
+/// file, relative paths taken in `place` (the project's build output, a
+/// `.venv`'s python). One inside a writable root is the agent's as much as
+/// the user's, so it never gets the network whatever its name.
+fn program_confined(
+    raw: &str,
+    place: &Path,
+    roots: &[PathBuf],
+) -> Result<(String, bool), ToolError> {
+    refuse_share(raw)?;
+    let resolved = existing_file(raw, &place.join(raw))?;
+    let in_root = inside_a_root(&resolved, roots);
+    Ok((resolved.display().to_string(), in_root))
+}
+
+/// A share's file can change under the check, and reading it sends the
+/// user's credentials to whoever serves it.
+fn refuse_share(raw: &str) -> Result<(), ToolError> {
+    if raw.starts_with("\\\\") || raw.starts_with("//") {
+        return Err(not_allowed(format!(
+            "'{raw}' names a program on a network share; run programs installed on this machine."
+        )));
+    }
+    Ok(())
+}
+
+fn existing_file(raw: &str, path: &Path) -> Result<PathBuf, ToolError> {
+    dunce::canonicalize(path)
+        .ok()
+        .filter(|p| p.is_file())
+        .ok_or_else(|| not_allowed(format!("'{raw}' is not an existing program file.")))
+}
+
+/// Whether `path` (resolved) is inside one of the writable roots.
+pub(super) fn inside_a_root(path: &Path, roots: &[PathBuf]) -> bool {
+    roots
+        .iter()
+        .any(|root| wamcp_platform::paths::inside(path, root))
+}
+
+/// A cmdlet runs in PowerShell, re-serialised from the checked arguments.
+fn powershell_command(argv: &[Arg]) -> Result<Checked, ToolError> {
+    let shell = powershell().ok_or_else(|| {
+        ToolError::new(
+            ErrorType::PowershellLaunchFailed,
+            "PowerShell (pwsh or powershell) is not installed.",
+        )
+        .recover("Cmdlets need PowerShell; executables such as git or cmake still run.")
+    })?;
+    let script = to_powershell(argv);
+    let args = [
+        "-NoLogo",
+        "-NoProfile",
+        "-NonInteractive",
+        "-Command",
+        &script,
+    ]
+    .map(String::from)
+    .to_vec();
+    Ok(Checked {
+        program: shell,
+        args,
+        env: Vec::new(),
+        network: false,
+        local_programs: false,
+    })
+}
+
+/// pwsh if installed, else Windows PowerShell.
+fn powershell() -> Option<String> {
+    let path = std::env::var_os("PATH")?;
+    for name in ["pwsh", "powershell"] {
+        let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
+        if std::env::split_paths(&path).any(|dir| dir.join(&file).is_file()) {
+            return Some(name.to_string());
+        }
+    }
+    None
+}
