@@ -77,7 +77,7 @@ impl Drop for BuildGuard<'_> {
 /// Judged before the policy, so "not a build driver" is the answer for
 /// any other program; a command that does not even tokenise is left to
 /// the policy.
-fn not_a_build_driver(command: &str) -> Result<(), ToolError> {
+pub fn not_a_build_driver(command: &str) -> Result<(), ToolError> {
     let first = tokenize(command)
         .ok()
         .and_then(|argv| argv.into_iter().next())

@@ -150,14 +150,22 @@ impl Policy<'_> {
         timeout_seconds: u64,
         keep_tail: usize,
     ) -> Result<Plan, Refusal> {
-        let place = asked_dir.map_or_else(|| self.cwd.to_path_buf(), |d| self.cwd.join(d));
-        let line = check(command, &self.judge(), approval, &place)?;
-        let dir = match (&line.dir, asked_dir) {
-            (Some(cd), Some(asked)) => Some(Path::new(asked).join(cd).display().to_string()),
-            (Some(cd), None) => Some(cd.clone()),
-            (None, asked) => asked.map(str::to_string),
+        // Judged where it will run (relative program paths and what a
+        // delete would reach lead there); a bad directory is reported only
+        // after the command, the seed's order.
+        let base = working_directory(asked_dir, "working_directory", self.cwd, self.projects);
+        let place = match &base {
+            Ok(dir) => dir.clone(),
+            Err(_) => asked_dir.map_or_else(|| self.cwd.to_path_buf(), |d| self.cwd.join(d)),
         };
-        let cwd = working_directory(dir.as_deref(), "working_directory", self.cwd, self.projects)?;
+        let line = check(command, &self.judge(), approval, &place)?;
+        let cwd = match &line.dir {
+            None => base?,
+            Some(cd) => {
+                let moved = place.join(cd).display().to_string();
+                working_directory(Some(&moved), "working_directory", self.cwd, self.projects)?
+            }
+        };
         let mut steps = Vec::new();
         for step in line.steps {
             let timeout = step

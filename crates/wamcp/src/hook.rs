@@ -215,6 +215,11 @@ fn verdict(
     match class {
         HookClass::Command => match input["command"].as_str() {
             Some(command) => {
+                if tool == <crate::tools::build_project::BuildProject as crate::registry::ToolDef>::NAME
+                    && let Err(e) = wamcp_exec::build::not_a_build_driver(command)
+                {
+                    return Verdict::Deny(format!("wamcp refuses this build: {}", e.message));
+                }
                 let place = input["working_directory"]
                     .as_str()
                     .map_or_else(|| session.to_path_buf(), |d| session.join(d));

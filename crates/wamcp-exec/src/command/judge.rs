@@ -52,8 +52,10 @@ pub struct Checked {
     pub env: Vec<(String, String)>,
     /// Whether the command may use the network.
     pub network: bool,
-    /// Whether the project's own program folders are searched first (a
-    /// command that runs confined without network).
+    /// Whether the project's own program folders are searched first: a
+    /// command that runs only because it is confined (a program a grammar
+    /// allows is found on the trusted `PATH`, so a planted `.venv/bin/git`
+    /// never answers for git).
     pub local_programs: bool,
 }
 
@@ -293,7 +295,7 @@ fn allowed(
         args: texts.collect(),
         env,
         network,
-        local_programs: judge.posture == Posture::Confined && !network,
+        local_programs: verdict.rule.as_deref() == Some(CONFINED_RULE) && !network,
     })
 }
 
@@ -335,19 +337,27 @@ fn program_at_path(raw: &str, roots: &[PathBuf]) -> Result<String, ToolError> {
     Ok(resolved.display().to_string())
 }
 
-/// A program named by its path where commands run confined: any existing
-/// file, relative paths taken in `place` (the project's build output, a
+/// A program named by its path where commands run confined: any file,
+/// relative paths taken in `place` (the project's build output, a
 /// `.venv`'s python). One inside a writable root is the agent's as much as
-/// the user's, so it never gets the network whatever its name.
+/// the user's, so it never gets the network whatever its name; nor does
+/// one that does not exist yet (`make && ./app`: an earlier command of the
+/// line builds it), whose launch reports it if it never appears.
 fn program_confined(
     raw: &str,
     place: &Path,
     roots: &[PathBuf],
 ) -> Result<(String, bool), ToolError> {
     refuse_share(raw)?;
-    let resolved = existing_file(raw, &place.join(raw))?;
-    let in_root = inside_a_root(&resolved, roots);
-    Ok((resolved.display().to_string(), in_root))
+    let named = place.join(raw);
+    match dunce::canonicalize(&named) {
+        Ok(resolved) if resolved.is_file() => {
+            let in_root = inside_a_root(&resolved, roots);
+            Ok((resolved.display().to_string(), in_root))
+        }
+        Ok(_) => Err(not_allowed(format!("'{raw}' is not a program file."))),
+        Err(_) => Ok((named.display().to_string(), true)),
+    }
 }
 
 /// A share's file can change under the check, and reading it sends the

@@ -310,6 +310,10 @@ fn confined_any_program_runs_without_network_and_grammars_refuse_it() {
         assert!(!checked.network, "{command}");
         assert!(checked.local_programs, "{command}");
         assert!(
+            !p.confined("git status").local_programs,
+            "a grammar's program is never the project's"
+        );
+        assert!(
             p.check(Posture::Grammars, command, Approval::NotAsked)
                 .is_err(),
             "{command}"

@@ -8,4 +8,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod confinement;
+mod everyday;
 mod real_compilers;

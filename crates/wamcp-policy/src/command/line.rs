@@ -345,9 +345,20 @@ fn here_string(chars: &[char], at: usize, quote: char) -> Result<(String, usize)
     Ok((single_quoted(body), chars.len() - after))
 }
 
-/// `text` as one single-quoted argument.
+/// `text` as one single-quoted argument: every character the tokenizer
+/// reads as a single quote (typographic ones too) doubled, so the body can
+/// never end the string early.
 fn single_quoted(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "''"))
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('\'');
+    for c in text.chars() {
+        if is_single_quote(c) {
+            out.push(c);
+        }
+        out.push(c);
+    }
+    out.push('\'');
+    out
 }
 
 /// What one segment does.

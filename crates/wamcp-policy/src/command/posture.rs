@@ -80,6 +80,13 @@ pub fn confined_verdict(verdict: Verdict, argv: &[Arg]) -> Verdict {
     if verdict.source == Source::Nothing && looks_like_cmdlet(&argv[0].text) {
         return verdict;
     }
+    if let Some(why) = outlives_the_command(&program, argv) {
+        return Verdict {
+            rule: verdict.rule.or_else(|| Some(CONFINED_RULE.into())),
+            justification: why.into(),
+            ..verdict
+        };
+    }
     Verdict {
         decision: Decision::Allow,
         rule: Some(CONFINED_RULE.into()),
@@ -88,6 +95,91 @@ pub fn confined_verdict(verdict: Verdict, argv: &[Arg]) -> Verdict {
         network: false,
         ..verdict
     }
+}
+
+/// Why what `argv` does outlives it, where a grammar already objected:
+/// it writes configuration that the user's own later runs read outside
+/// any sandbox (`git config`, `npm config set`, `.git/hooks`, an editor
+/// extension), or it names a folder whose files run programs later. The
+/// OS layer lets a command write inside the roots, so these stay with the
+/// grammar (and where no grammar knows the program, refused).
+fn outlives_the_command(program: &str, argv: &[Arg]) -> Option<&'static str> {
+    const PERSISTS: &[(&[&str], &[&str])] = &[
+        (
+            &["git"],
+            &[
+                "config",
+                "remote",
+                "submodule",
+                "init",
+                "worktree",
+                "credential",
+            ],
+        ),
+        (
+            &["npm", "pnpm", "yarn", "bun"],
+            &[
+                "config",
+                "set",
+                "link",
+                "prefix",
+                "-g",
+                "--global",
+                "--location",
+            ],
+        ),
+        (
+            &[
+                "pip", "pip3", "python", "python3", "py", "uv", "conda", "mamba",
+            ],
+            &["config", "init"],
+        ),
+        (&["cargo"], &["install"]),
+        (&["dotnet"], &["nuget", "dev-certs", "-g", "--global"]),
+        (
+            &["code", "code-insiders", "cursor", "codium"],
+            &["--install-extension"],
+        ),
+    ];
+    let words: Vec<String> = argv[1..]
+        .iter()
+        .map(|a| a.text.to_ascii_lowercase())
+        .take_while(|w| w != "--")
+        .collect();
+    let persists = PERSISTS.iter().any(|(programs, subcommands)| {
+        programs.contains(&program) && words.iter().any(|w| subcommands.contains(&w.as_str()))
+    });
+    if persists {
+        return Some(
+            "it writes configuration that later runs of the tool read outside any sandbox",
+        );
+    }
+    argv.iter().any(|a| mentions_trust_place(&a.text)).then_some(
+        "it names a folder whose files run programs later (.git, .vscode, .claude...), which only the \
+         user's tools and git itself change",
+    )
+}
+
+/// Whether `text` (an argument, a path, inline code) names a trust place
+/// anywhere in it: each run of path characters is compared whole.
+fn mentions_trust_place(text: &str) -> bool {
+    const PLACES: &[&str] = &[
+        ".git",
+        ".vscode",
+        ".claude",
+        ".codex",
+        ".cursor",
+        ".mcp.json",
+        ".gitmodules",
+        ".npmrc",
+        ".gitconfig",
+    ];
+    text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '~')))
+        .any(|word| {
+            let word = word.trim_end_matches(['.', ' ']).to_lowercase();
+            PLACES.contains(&word.as_str())
+        })
+        || crate::write_rules::names_trust_location(text).is_some()
 }
 
 /// Why `program` is refused even confined: it exists to act outside the
@@ -131,6 +223,20 @@ pub fn reaches_outside(program: &str) -> Option<&'static str> {
                 "qemu-system-x86_64",
             ],
             "it drives containers or machines that the sandbox does not confine; use the sandbox tools",
+        ),
+        (
+            &[
+                "curl",
+                "wget",
+                "aria2c",
+                "iwr",
+                "invoke-webrequest",
+                "irm",
+                "invoke-restmethod",
+                "bitsadmin",
+            ],
+            "it fetches from the network, which a command only gets from its grammar: read pages \
+             with fetch_web_page and download with download_file",
         ),
         (
             &[

@@ -108,15 +108,22 @@ fn each_host_and_event_gets_only_the_decisions_it_supports() {
         (
             CLAUDE,
             plain("run_powershell"),
-            json!({"command": "git -c safe.directory=* status"}),
+            json!({"command": "npx cowsay hi"}),
             Some("ask"),
         ),
         // A command that destroys work asks, as run_powershell does.
         (
             CLAUDE,
-            plain("build_project"),
+            plain("run_powershell"),
             json!({"command": "git clean -fdx"}),
             Some("ask"),
+        ),
+        // A build of anything but a build driver is refused, as the server does.
+        (
+            CLAUDE,
+            plain("build_project"),
+            json!({"command": "git clean -fdx"}),
+            Some("deny"),
         ),
         (
             CLAUDE,
@@ -134,7 +141,7 @@ fn each_host_and_event_gets_only_the_decisions_it_supports() {
         (
             CODEX,
             plain("run_powershell"),
-            json!({"command": "git -c safe.directory=* status"}),
+            json!({"command": "npx cowsay hi"}),
             None,
         ),
         // Capabilities: forbidden is denied everywhere; approval-required asks when it runs.
@@ -428,7 +435,7 @@ fn answers_carry_the_reason_in_each_hosts_field() {
         .hook(
             CLAUDE,
             "mcp__wamcp__run_powershell",
-            json!({"command": "git -c safe.directory=* status"}),
+            json!({"command": "npx cowsay hi"}),
         )
         .unwrap();
     let reason = asked["hookSpecificOutput"]["permissionDecisionReason"]
@@ -438,7 +445,7 @@ fn answers_carry_the_reason_in_each_hosts_field() {
         reason.starts_with("wamcp asks the user before running this command: "),
         "{reason}"
     );
-    assert!(reason.contains("safe.directory"), "{reason}");
+    assert!(reason.contains("npx"), "{reason}");
 }
 
 #[test]

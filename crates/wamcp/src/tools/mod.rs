@@ -99,7 +99,9 @@ where
             ),
         )
         .recover("Do not try to reach the same result another way; ask the user what they want.")),
-        Answer::CannotAsk | Answer::Asked => Err(Refusal::NeedsApproval(question).into_error()),
+        Answer::CannotAsk | Answer::Asked => Err(Refusal::NeedsApproval(question)
+            .into_error()
+            .detail("posture", call.ctx.sandbox.posture().as_str())),
     }
 }
 

@@ -11,7 +11,7 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// One program and its arguments, e.g. "git status" or "cmake --build build".
+    /// A command line, e.g. "git status", "cd web && npm test 2>&1 | tail -n 30".
     pub command: String,
     /// Seconds before the command's process tree is killed (1-600).
     #[serde(default = "three_hundred")]
@@ -33,9 +33,9 @@ impl ToolDef for RunPowershell {
     const HOOK: HookClass = HookClass::Command;
     const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Build];
-    const DESCRIPTION: &'static str = "Run one allowed developer command (git, cmake, cargo, python scripts, \
-        compilers, read-only cmdlets) inside a project root and return its output and exit code. No pipelines, \
-        chaining, redirection, variables or inline code.";
+    const DESCRIPTION: &'static str = "Run developer commands (git, cmake, cargo, npm, python, compilers, the \
+        project's own tools) inside a project root and return their output and exit code. wamcp itself performs \
+        &&, ||, ;, a leading cd, VAR=value, 2>&1 and | head/tail/grep/wc -l; no shell runs the line.";
     const HINTS: Hints = Hints::RUNS_PROGRAMS;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

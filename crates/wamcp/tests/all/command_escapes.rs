@@ -173,22 +173,29 @@ async fn one_call_escapes_through_allowed_programs_never_run() {
         usable.push(argv);
     }
 
-    let (sandbox, project) = Sandbox::with_project();
-    seed_project(&project);
-    let outside = sandbox.cwd.join("outside");
-    std::fs::create_dir_all(&outside).unwrap();
-    let client = sandbox.connect().await;
-    for (index, argv) in usable.iter().enumerate() {
-        let canary = outside.join(format!("canary{index}"));
-        let command = command_line(&with_canary(argv, &canary));
-        for tool in ["run_powershell", "build_project"] {
-            let result = client.call(tool, json!({"command": command})).await;
-            assert_eq!(result.is_error, Some(true), "{tool} {command}: {result:?}");
+    // Without the OS layer the grammars refuse every one; with it, a
+    // payload may run, confined, and still writes nothing outside.
+    for mode in ["off", "auto"] {
+        let (sandbox, project) = Sandbox::with_project();
+        seed_project(&project);
+        let outside = sandbox.cwd.join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        let client = sandbox.set("WAMCP_COMMAND_SANDBOX", mode).connect().await;
+        let confined = client.server_info().await["command_posture"] == "confined";
+        for (index, argv) in usable.iter().enumerate() {
+            let canary = outside.join(format!("canary{index}"));
+            let command = command_line(&with_canary(argv, &canary));
+            for tool in ["run_powershell", "build_project"] {
+                let result = client.call(tool, json!({"command": command})).await;
+                if !confined {
+                    assert_eq!(result.is_error, Some(true), "{tool} {command}: {result:?}");
+                }
+            }
+            assert!(!canary.exists(), "escaped ({mode}): {command}");
         }
-        assert!(!canary.exists(), "escaped: {command}");
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{mode}");
+        client.close().await;
     }
-    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
-    client.close().await;
 }
 
 async fn refused(client: &Client, tool: &str, args: serde_json::Value) -> String {
@@ -209,16 +216,20 @@ async fn two_call_escapes_through_git_configuration_never_run() {
     let touch = format!("touch {}", canary.display());
     let client = sandbox.connect().await;
 
-    // Plant through git config, then trigger: both halves refused.
+    // Plant through git config: refused in every posture (what git config
+    // writes outlives the command). The trigger runs nothing it could plant.
     for command in [
         format!("git config alias.zz '!{touch}'"),
         format!("git config core.fsmonitor '{touch}'"),
         format!("git config --add core.sshCommand '{touch}'"),
-        "git zz".to_string(),
     ] {
         let kind = refused(&client, "run_powershell", json!({"command": command})).await;
         assert_eq!(kind, "COMMAND_NOT_ALLOWED", "{command}");
     }
+    let _ = client
+        .call("run_powershell", json!({"command": "git zz"}))
+        .await;
+    assert!(!canary.exists(), "git zz ran a planted alias");
     // Plant through the file tools: git's own files ask, and this client cannot answer.
     for path in [
         "proj/.git/config",
@@ -348,7 +359,7 @@ async fn a_program_named_by_its_path_runs_unless_it_lives_in_a_root() {
     .trim()
     .into();
     std::fs::write(project.join("git"), "#!/bin/sh\ntouch planted\n").unwrap();
-    let client = sandbox.connect().await;
+    let client = sandbox.set("WAMCP_COMMAND_SANDBOX", "off").connect().await;
     let result = client
         .call(
             "run_powershell",
@@ -386,6 +397,55 @@ async fn a_program_named_by_its_path_runs_unless_it_lives_in_a_root() {
         "{error}"
     );
     assert!(!project.join("planted").exists());
+    client.close().await;
+}
+
+/// Where commands run confined, a program in the project runs by its path,
+/// confined, and never with the network its name would get from a grammar:
+/// a planted `git` asked to `fetch` cannot reach a listener on loopback.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn confined_a_program_in_a_root_never_borrows_a_grammars_network() {
+    if !have("python3") {
+        return;
+    }
+    let (sandbox, project) = Sandbox::with_project();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let planted = project.join("git");
+    std::fs::write(
+        &planted,
+        format!(
+            "#!/bin/sh\ntouch ran\npython3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3)\" \
+             && touch connected\n"
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let client = sandbox.connect().await;
+    assert_eq!(client.server_info().await["command_posture"], "confined");
+    for command in [
+        "./git fetch origin",
+        &format!("'{}' push origin main", planted.display()),
+    ] {
+        let result = client
+            .call("run_powershell", json!({"command": command}))
+            .await;
+        assert_eq!(result.is_error, Some(false), "{command}: {result:?}");
+    }
+    assert!(
+        project.join("ran").exists(),
+        "the planted program did not run at all"
+    );
+    assert!(!project.join("connected").exists());
+    assert!(
+        listener.accept().is_err(),
+        "a connection reached the listener"
+    );
     client.close().await;
 }
 

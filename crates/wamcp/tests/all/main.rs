@@ -16,6 +16,7 @@ mod command_escapes;
 mod config_audits;
 mod confinement;
 mod devenv_tools;
+mod everyday;
 mod http;
 mod http_attacks;
 mod mcp;

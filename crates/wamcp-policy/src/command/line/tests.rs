@@ -182,6 +182,11 @@ fn heredoc_and_here_string_messages_are_one_argument() {
         shown(powershell),
         ["First [git] [commit] [-m] [First line\nIt's \"here\" $x]"]
     );
+    let typographic = "git commit -m \"$(cat <<'EOF'\nit\u{2019}s; calc \u{2018}x\nEOF\n)\"";
+    assert_eq!(
+        shown(typographic),
+        ["First [git] [commit] [-m] [it\u{2019}s; calc \u{2018}x]"]
+    );
     let crlf = "git commit -m @'\r\nline\r\n'@";
     assert_eq!(shown(crlf), ["First [git] [commit] [-m] [line]"]);
 }

@@ -65,6 +65,7 @@ fn programs_that_reach_outside_are_refused_with_why() {
         ("systemctl --user start x", "service manager"),
         ("docker run -v /:/h x", "containers"),
         ("ssh host", "other machines"),
+        ("curl https://example.com", "fetch_web_page"),
         ("winget install x", "package_install"),
         ("apt-get install x", "package_install"),
     ] {
@@ -140,5 +141,31 @@ fn unconfined_or_networked_commands_get_only_plain_settings() {
     ] {
         assert!(env_refusal(name, true).is_some(), "{name}");
         assert_eq!(env_refusal(name, false), None, "{name}");
+    }
+}
+
+#[test]
+fn what_outlives_the_command_keeps_the_grammars_word() {
+    let rules = RuleSet::builtin();
+    for command in [
+        "git config core.fsmonitor 'touch x'",
+        "git config alias.zz '!touch x'",
+        "git -C . config --add core.sshCommand x",
+        "python -c \"open('.git/hooks/pre-commit','w')\"",
+        "node -e \"require('fs').writeFileSync('.vscode/tasks.json','')\"",
+        "pnpm config set script-shell x",
+        "make -C .git/hooks",
+        "python -c \"open('.GIT/config','a')\"",
+    ] {
+        let (decision, _, _) = confined(&rules, command);
+        assert_ne!(decision, Decision::Allow, "{command}");
+    }
+    // Names that only look alike run.
+    for command in [
+        "python -c \"print(open('.gitignore').read())\"",
+        "make -C gitlab",
+        "node -e 'x.git'",
+    ] {
+        assert_eq!(confined(&rules, command).0, Decision::Allow, "{command}");
     }
 }

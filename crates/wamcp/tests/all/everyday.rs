@@ -1,0 +1,211 @@
+//! A normal day's work through the real binary, in both postures: where
+//! the OS layer confines commands (Linux), the project's own programs,
+//! build tools without a grammar and inline code run, and the line idioms
+//! are performed by wamcp; with `WAMCP_COMMAND_SANDBOX=off` the grammars
+//! alone decide, as before. Effects, not decisions, are what is checked:
+//! a file the project's build wrote, a canary outside the roots that never
+//! appears.
+
+use crate::common::{self, Sandbox};
+use serde_json::json;
+
+/// A project with a C program built by make and by CMake, a git
+/// repository, and an npm package installed in its `node_modules`.
+fn project() -> (Sandbox, std::path::PathBuf) {
+    let (sandbox, project) = Sandbox::with_project();
+    let write = |file: &str, text: &str| {
+        let path = project.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "hello.c",
+        "#include <stdio.h>\nint main(void){puts(\"hello from the build\");return 0;}\n",
+    );
+    write("Makefile", "hello: hello.c\n\tcc -o hello hello.c\n");
+    write(
+        "CMakeLists.txt",
+        "cmake_minimum_required(VERSION 3.10)\nproject(hi C)\nadd_executable(hi hello.c)\n",
+    );
+    write(
+        "node_modules/greet/package.json",
+        r#"{"name": "greet", "version": "1.0.0", "bin": {"greet": "cli.js"}}"#,
+    );
+    write(
+        "node_modules/greet/cli.js",
+        "#!/usr/bin/env node\nconsole.log('greet ' + process.argv.slice(2).join(' '));\n",
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let cli = project.join("node_modules/greet/cli.js");
+        std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir_all(project.join("node_modules/.bin")).unwrap();
+        std::os::unix::fs::symlink("../greet/cli.js", project.join("node_modules/.bin/greet"))
+            .unwrap();
+    }
+    common::git(&project, &["init", "-q"]);
+    (sandbox, project)
+}
+
+async fn run(client: &common::Client, command: &str) -> Result<String, String> {
+    let result = client
+        .call(
+            "run_powershell",
+            json!({"command": command, "working_directory": "proj"}),
+        )
+        .await;
+    let text = result.content[0].as_text().unwrap().text.clone();
+    match result.is_error {
+        Some(true) => Err(text),
+        _ => Ok(text),
+    }
+}
+
+fn have(program: &str) -> bool {
+    std::process::Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn confined_a_days_work_runs_and_nothing_leaves_the_roots() {
+    if !["cmake", "make", "cc", "node", "python3"]
+        .iter()
+        .all(|p| have(p))
+    {
+        eprintln!(
+            "!!! SKIPPED: cmake, make, cc, node or python3 missing (scripts/test.sh installs them) !!!"
+        );
+        return;
+    }
+    let (sandbox, project) = project();
+    let canary = sandbox.root().join("canary.txt");
+    let client = sandbox.connect().await;
+    assert_eq!(client.server_info().await["command_posture"], "confined");
+    // A build tool without a grammar, then the program it built.
+    let made = run(&client, "make && ./hello").await.unwrap();
+    assert!(made.contains("=== make ==="), "{made}");
+    assert!(made.contains("hello from the build"), "{made}");
+    // CMake configure and build, the project-built executable through a filter.
+    let cmake = run(
+        &client,
+        "cmake -S . -B build 2>&1 | tail -n 3 && cmake --build build",
+    )
+    .await
+    .unwrap();
+    assert!(cmake.contains("--- EXIT CODE: 0 ---"), "{cmake}");
+    assert!(project.join("build/hi").is_file(), "{cmake}");
+    let hi = run(&client, "cd build && ./hi | grep -c hello")
+        .await
+        .unwrap();
+    assert!(
+        hi.starts_with("--- STDOUT after the filters ---\n1\n"),
+        "{hi}"
+    );
+    // A venv the command made, and its own python.
+    let venv = run(
+        &client,
+        "python3 -m venv .venv && .venv/bin/python -c 'import sys; print(sys.prefix)'",
+    )
+    .await
+    .unwrap();
+    assert!(
+        venv.contains(&project.join(".venv").display().to_string()),
+        "{venv}"
+    );
+    // npx of a package the project installed runs it, with no download.
+    let greet = run(&client, "npx greet the day").await.unwrap();
+    assert!(greet.contains("greet the day"), "{greet}");
+    // git with variables and a heredoc message.
+    let commit = "git add hello.c && GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b GIT_COMMITTER_NAME=a \
+                  GIT_COMMITTER_EMAIL=a@b git commit -q -m \"$(cat <<'EOF'\nFirst commit\n\nWith a body.\nEOF\n)\" \
+                  && git log -1 --format=%B";
+    let logged = run(&client, commit).await.unwrap();
+    assert!(logged.contains("First commit\n\nWith a body."), "{logged}");
+    // Inline code runs, confined: it writes in the project, never outside.
+    let code = format!(
+        "python3 -c \"open('inside.txt','w').write('x'); open(r'{}','w').write('x')\"",
+        canary.display()
+    );
+    let wrote = run(&client, &code).await.unwrap();
+    assert!(project.join("inside.txt").is_file(), "{wrote}");
+    assert!(!canary.exists(), "{wrote}");
+    // What loses work still asks (and this client cannot be asked).
+    let reset = run(&client, "git reset --hard").await.unwrap_err();
+    assert!(reset.contains("cannot be undone"), "{reset}");
+    client.close().await;
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn unconfined_the_grammars_alone_decide_as_before() {
+    let (sandbox, project) = project();
+    let client = sandbox.set("WAMCP_COMMAND_SANDBOX", "off").connect().await;
+    assert_eq!(client.server_info().await["command_posture"], "grammars");
+    for command in [
+        "make",
+        "./hello",
+        ".venv/bin/python -V",
+        "python3 -c 'print(1)'",
+        "npx greet x",
+    ] {
+        let refused: serde_json::Value =
+            serde_json::from_str(&run(&client, command).await.unwrap_err()).unwrap();
+        assert_eq!(
+            refused["error"]["posture"], "grammars",
+            "{command}: {refused}"
+        );
+    }
+    // The idioms around allowed commands work here too.
+    let status = run(
+        &client,
+        "git status --short 2>&1 | grep -c Makefile || git status",
+    )
+    .await
+    .unwrap();
+    assert!(
+        status.starts_with(
+            "=== git status --short ===\n--- STDOUT+STDERR after the filters ---\n1\n"
+        ),
+        "{status}"
+    );
+    assert!(
+        status.ends_with("=== git status ===\n(not run: the command before it succeeded)\n"),
+        "{status}"
+    );
+    assert!(!project.join("hello").exists());
+    client.close().await;
+}
+
+/// The same answers a day's line gets from the filters on any platform.
+#[tokio::test]
+async fn filters_and_chains_answer_per_command() {
+    let (sandbox, project) = Sandbox::with_project();
+    common::git(&project, &["init", "-q"]);
+    std::fs::write(project.join("a.txt"), "x").unwrap();
+    let client = sandbox.connect().await;
+    let answer = run(&client, "git status --porcelain | Select-String a.txt; git rev-parse --is-inside-work-tree && git status --porcelain | wc -l")
+        .await
+        .unwrap();
+    assert_eq!(
+        answer,
+        "=== git status --porcelain ===\n--- STDOUT after the filters ---\n?? a.txt\n--- STDERR ---\n\n--- EXIT CODE: 0 ---\n\
+         === git rev-parse --is-inside-work-tree ===\n--- STDOUT ---\ntrue\n--- STDERR ---\n\n--- EXIT CODE: 0 ---\n\
+         === git status --porcelain ===\n--- STDOUT after the filters ---\n1\n--- STDERR ---\n\n--- EXIT CODE: 0 ---\n"
+    );
+    let failed = run(&client, "git status --porcelain | grep nothing-like-this && git status || git rev-parse --is-inside-work-tree")
+        .await
+        .unwrap();
+    assert!(
+        failed.contains("=== git status ===\n(not run: a command before it failed)\n"),
+        "{failed}"
+    );
+    assert!(
+        failed.ends_with("true\n--- STDERR ---\n\n--- EXIT CODE: 0 ---\n"),
+        "{failed}"
+    );
+    client.close().await;
+}
