@@ -123,6 +123,16 @@ const EVERYDAY: &[&str] = &[
     "cargo fmt && cargo clippy && cargo test",
     "ls -la",
     "echo done",
+    "git log -5 | cat",
+    "git branch -a | sort -u",
+    "find . -name '*.cs'",
+    "grep -rn TODO src",
+    "mkdir -p out",
+    "chmod +x build.sh",
+    "powershell -NoProfile -Command Get-Date",
+    "cmd /c build.bat",
+    "gh pr list",
+    "sed -i 's/a/b/' src/main.rs",
 ];
 
 /// What a day's commands must not do unasked, in either posture.

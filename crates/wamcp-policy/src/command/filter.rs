@@ -13,7 +13,7 @@ use regex::{Regex, RegexBuilder};
 
 /// What the filters perform, for refusals.
 pub const PERFORMED: &str = "head, tail, Select-Object -First/-Last, grep, Select-String, findstr, wc -l, \
-                             Measure-Object -Line and Out-Null";
+                             Measure-Object -Line, sort, uniq, cat, more and Out-Null";
 
 /// The largest compiled pattern: a filter never costs the server much.
 const PATTERN_SIZE_LIMIT: usize = 1 << 20;
@@ -40,6 +40,21 @@ pub enum Filter {
     CountLines,
     /// Nothing (`Out-Null`, `> /dev/null` on standard output).
     Discard,
+    /// The text as it is (`| cat`, `| more`, `| Out-String`: typed to keep a
+    /// pager away, which a command without a terminal never starts).
+    Same,
+    /// The lines sorted: numerically (by a leading number), reversed, and
+    /// without repeats, as asked.
+    Sort {
+        /// `-n`: by the number each line starts with.
+        numeric: bool,
+        /// `-r`: largest first.
+        reverse: bool,
+        /// `-u`: each line once.
+        unique: bool,
+    },
+    /// Runs of equal lines as one (`uniq`, `Get-Unique`).
+    Uniq,
 }
 
 impl Filter {
@@ -80,6 +95,17 @@ impl Filter {
             }
             Filter::CountLines => format!("{}\n", text.lines().count()),
             Filter::Discard => String::new(),
+            Filter::Same => text.to_string(),
+            Filter::Sort {
+                numeric,
+                reverse,
+                unique,
+            } => joined(sorted(text, *numeric, *reverse, *unique)),
+            Filter::Uniq => {
+                let mut kept: Vec<&str> = lines.collect();
+                kept.dedup();
+                joined(kept)
+            }
         }
     }
 
@@ -87,6 +113,66 @@ impl Filter {
     pub fn selects(&self) -> bool {
         matches!(self, Filter::Lines { count: false, .. })
     }
+}
+
+/// The lines of `text` in order.
+fn sorted(text: &str, numeric: bool, reverse: bool, unique: bool) -> Vec<&str> {
+    let leading = |line: &str| -> f64 {
+        let trimmed = line.trim_start();
+        let end = trimmed
+            .char_indices()
+            .find(|&(i, c)| !(c.is_ascii_digit() || c == '.' || (i == 0 && c == '-')))
+            .map_or(trimmed.len(), |(i, _)| i);
+        trimmed[..end].parse().unwrap_or(0.0)
+    };
+    let mut lines: Vec<&str> = text.lines().collect();
+    match numeric {
+        true => lines.sort_by(|a, b| leading(a).total_cmp(&leading(b)).then(a.cmp(b))),
+        false => lines.sort(),
+    }
+    if unique {
+        lines.dedup();
+    }
+    if reverse {
+        lines.reverse();
+    }
+    lines
+}
+
+/// `sort` with `-n`, `-r`, `-u` (alone or together), or `Sort-Object`
+/// with `-Unique` and `-Descending`.
+fn sort(args: &[&str]) -> Result<Filter, String> {
+    let (mut numeric, mut reverse, mut unique) = (false, false, false);
+    for arg in args {
+        match arg.to_lowercase().as_str() {
+            "-unique" => unique = true,
+            "-descending" => reverse = true,
+            flags if flags.len() > 1 && flags.starts_with('-') && !flags.starts_with("--") => {
+                for letter in flags[1..].chars() {
+                    match letter {
+                        'n' => numeric = true,
+                        'r' => reverse = true,
+                        'u' => unique = true,
+                        _ => {
+                            return Err(format!(
+                                "'sort -{letter}' is not performed on output (-n, -r and -u are)"
+                            ));
+                        }
+                    }
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "'sort {arg}' sorts files or by fields; wamcp sorts the output by whole lines"
+                ));
+            }
+        }
+    }
+    Ok(Filter::Sort {
+        numeric,
+        reverse,
+        unique,
+    })
 }
 
 /// Reads one pipeline stage, or says why wamcp does not perform it.
@@ -110,6 +196,9 @@ pub fn parse_filter(argv: &[Arg]) -> Result<Filter, String> {
             Ok(Filter::CountLines)
         }
         "out-null" if args.is_empty() => Ok(Filter::Discard),
+        "cat" | "more" | "less" | "out-string" | "out-host" if args.is_empty() => Ok(Filter::Same),
+        "sort" | "sort-object" => sort(&args),
+        "uniq" | "get-unique" if args.is_empty() => Ok(Filter::Uniq),
         _ => Err(format!(
             "'| {}' pipes into a program; wamcp performs only {PERFORMED} on a command's output. Run \
              '{}' as a command of its own",

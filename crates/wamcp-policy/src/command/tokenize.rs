@@ -151,7 +151,9 @@ fn unquoted(c: char, i: usize, start: usize) -> Result<char, Refused> {
         '(' | ')' => refuse("parentheses, which PowerShell evaluates as an expression"),
         '{' | '}' => refuse("braces, a script block"),
         '$' => refuse("'$', a variable or subexpression"),
-        ',' => refuse("',' outside quotes, which builds an array"),
+        // Inside a word a comma is text (`git blame -L 1,20`, as Bash reads
+        // it): no shell sees the argument, and a cmdlet gets it quoted.
+        ',' if i == start => refuse("',' at the start of an argument, which builds an array"),
         '@' if i == start => {
             refuse("'@' at the start of an argument (splatting, array or here-string)")
         }
@@ -480,6 +482,10 @@ mod tests {
             ("python –c", &["python", "-c"]),
             ("python —version", &["python", "-version"]),
             ("ünïcode ärg", &["ünïcode", "ärg"]),
+            (
+                "git blame -L 1,20 a.rs",
+                &["git", "blame", "-L", "1,20", "a.rs"],
+            ),
         ];
         for (command, want) in cases {
             assert_eq!(argv(command), *want, "{command:?}");
@@ -515,7 +521,7 @@ mod tests {
             ("git (calc)", "parentheses"),
             ("git log -n(1+1)", "parentheses"),
             ("git {calc}", "script block"),
-            ("git a,b", "builds an array"),
+            ("git ,b", "builds an array"),
             ("git status #comment", "starts a comment"),
             ("git --% & calc", "stop-parsing"),
             ("git --% x", "stop-parsing"),

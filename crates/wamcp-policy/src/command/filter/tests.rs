@@ -57,6 +57,20 @@ fn each_spelling_does_what_its_program_does() {
         ("wc -l", "5\n"),
         ("Measure-Object -Line", "5\n"),
         ("Out-Null", ""),
+        ("cat", TEXT),
+        ("Out-String", TEXT),
+        (
+            "sort",
+            "Beta error\nalpha\nepsilon (x|y)\nerror: delta\ngamma\n",
+        ),
+        (
+            "sort -r",
+            "gamma\nerror: delta\nepsilon (x|y)\nalpha\nBeta error\n",
+        ),
+        (
+            "Sort-Object -Descending",
+            "gamma\nerror: delta\nepsilon (x|y)\nalpha\nBeta error\n",
+        ),
     ];
     for (stage, want) in cases {
         assert_eq!(filter(stage).apply(TEXT), *want, "{stage}");
@@ -66,7 +80,9 @@ fn each_spelling_does_what_its_program_does() {
 #[test]
 fn what_is_not_performed_is_refused_with_what_is() {
     for (stage, says) in [
-        ("sort", "performs only head, tail"),
+        ("awk '{print $1}'", "performs only head, tail"),
+        ("sort -k 2", "-k"),
+        ("cat file.txt", "performs only"),
         ("xargs rm", "Run 'xargs' as a command of its own"),
         ("head -c 10", "head -c"),
         ("head -n", "plain line count"),
@@ -93,4 +109,23 @@ fn only_a_line_selecting_filter_can_fail() {
     assert!(filter("findstr x").selects());
     assert!(!filter("grep -c x").selects());
     assert!(!filter("head").selects());
+}
+
+#[test]
+fn sort_and_uniq_read_numbers_and_repeats() {
+    let numbers = "10 ten\n9 nine\n10 ten\n-1 minus\n";
+    assert_eq!(
+        filter("sort -n").apply(numbers),
+        "-1 minus\n9 nine\n10 ten\n10 ten\n"
+    );
+    assert_eq!(
+        filter("sort -nu").apply(numbers),
+        "-1 minus\n9 nine\n10 ten\n"
+    );
+    assert_eq!(
+        filter("sort -rn").apply(numbers),
+        "10 ten\n10 ten\n9 nine\n-1 minus\n"
+    );
+    assert_eq!(filter("uniq").apply("a\na\nb\na\n"), "a\nb\na\n");
+    assert_eq!(filter("Sort-Object -Unique").apply("b\na\nb\n"), "a\nb\n");
 }

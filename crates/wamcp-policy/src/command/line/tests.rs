@@ -30,6 +30,7 @@ fn kind(filter: &Filter) -> String {
         } => format!("lines {}{}", if *invert { "!" } else { "" }, matcher),
         Filter::CountLines => "count".into(),
         Filter::Discard => "discard".into(),
+        other => format!("{other:?}"),
     }
 }
 
