@@ -49,7 +49,8 @@ struct Approval {
 #[derive(Deserialize, JsonSchema)]
 struct ApprovalOrAlways {
     allow: bool,
-    /// Remember this answer (written to the grants file).
+    /// Remember this answer from now on (kept in wamcp's own files, outside
+    /// the project).
     #[serde(default)]
     always: bool,
 }

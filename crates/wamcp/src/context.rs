@@ -226,6 +226,22 @@ impl ServerContext {
         hosts
     }
 
+    /// The project a command asked to run in `asked_dir` runs in (its root),
+    /// or `None` when the directory is not in one.
+    pub fn project_of(&self, asked_dir: Option<&str>) -> Option<PathBuf> {
+        let projects = self.places.projects_among(&self.places.run_roots());
+        let dir = wamcp_exec::command::working_directory(
+            asked_dir,
+            "working_directory",
+            &self.places.cwd,
+            &projects,
+        )
+        .ok()?;
+        projects
+            .into_iter()
+            .find(|root| wamcp_platform::paths::inside(&dir, root))
+    }
+
     /// What `run_powershell` and `build_project` decide with, for `roots`
     /// (from [`Places::run_roots`]) and the `projects` among them.
     pub fn command_policy<'a>(

@@ -18,7 +18,7 @@ pub fn read(path: &Path) -> Result<Vec<String>, String> {
     }
 }
 
-fn read_text(path: &Path) -> Result<Option<String>, String> {
+pub(crate) fn read_text(path: &Path) -> Result<Option<String>, String> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", path.display())),
@@ -92,7 +92,7 @@ pub fn init(path: &Path) -> Result<String, String> {
 }
 
 /// Replaces the file atomically, so a reader never sees half of it.
-fn write(path: &Path, text: &str) -> Result<(), String> {
+pub(crate) fn write(path: &Path, text: &str) -> Result<(), String> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())

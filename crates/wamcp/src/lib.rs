@@ -6,6 +6,7 @@
 //! public so the token report in `xtask` and the tests can build the exact
 //! `tools/list` the server sends.
 
+pub mod command_approvals;
 pub mod config;
 pub mod consent;
 pub mod context;

@@ -8,6 +8,7 @@
 //! checked argv (re-serialised canonically when it must go through
 //! PowerShell), never the original text.
 
+pub mod approvals;
 pub mod best_fit;
 pub mod command_line;
 pub mod drivers;

@@ -48,14 +48,20 @@ impl ToolDef for BuildProject {
         };
         let progress = call.progress(format!("building with {}", p.command));
         let (request, progress) = (&request, progress.as_ref().map(|f| f as Progress));
-        let building = super::with_approval(&call, &p.command, |approval| async move {
-            // The places and the program search as they are for this run
-            // (see run_powershell).
-            let roots = ctx.places.run_roots();
-            let projects = ctx.places.projects_among(&roots);
-            let policy = ctx.command_policy(&roots, &projects);
-            build_project(request, &policy, &ctx.session.builds, approval, progress).await
-        });
+        let project = ctx.project_of(p.working_directory.as_deref());
+        let building = super::with_approval(
+            &call,
+            &p.command,
+            project.as_deref(),
+            |approval| async move {
+                // The places and the program search as they are for this run
+                // (see run_powershell).
+                let roots = ctx.places.run_roots();
+                let projects = ctx.places.projects_among(&roots);
+                let policy = ctx.command_policy(&roots, &projects);
+                build_project(request, &policy, &ctx.session.builds, approval, progress).await
+            },
+        );
         call.unless_cancelled(building).await.map(ToolOutput::Text)
     }
 }

@@ -46,7 +46,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use wamcp_exec::command::{Approval, Refusal};
+use wamcp_exec::command::{Approval, Question, Refusal};
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::text::shown;
 
@@ -71,9 +71,17 @@ fn dot() -> String {
 
 /// Runs a command tool; when the command needs the user's yes (a `prompt`
 /// rule, or work nothing brings back), asks through elicitation and runs
-/// again only on a yes. Here, at the tool boundary, a refusal becomes the
-/// model's envelope.
-async fn with_approval<F, Fut>(call: &ToolCall, command: &str, run: F) -> Result<String, ToolError>
+/// again only on a yes. A rule's question can be answered for good, for
+/// the project the command runs in (`project`): the exact line is kept in
+/// the approvals file and the next identical call runs unasked. Work that
+/// cannot be undone is asked about every time. Here, at the tool boundary,
+/// a refusal becomes the model's envelope.
+async fn with_approval<F, Fut>(
+    call: &ToolCall,
+    command: &str,
+    project: Option<&Path>,
+    run: F,
+) -> Result<String, ToolError>
 where
     F: Fn(Approval) -> Fut,
     Fut: Future<Output = Result<String, Refusal>>,
@@ -83,14 +91,32 @@ where
         Err(Refusal::Refused(error)) => return Err(error),
         Err(Refusal::NeedsApproval(question)) => question,
     };
+    let ctx = &call.ctx;
+    let lasting = project.filter(|_| matches!(question, Question::Rule { .. }));
+    if lasting.is_some_and(|p| crate::command_approvals::allowed(ctx, p, command)) {
+        return run(Approval::Granted).await.map_err(Refusal::into_error);
+    }
+    let offer = lasting.is_some() && crate::command_approvals::file(ctx).is_some();
     let asked = format!(
-        "The assistant wants to run:\n\n    {}\n\nThe '{}' rules ask first: {}. Allow it this once?",
+        "The assistant wants to run:\n\n    {}\n\nThe '{}' rules ask first: {}. {}",
         shown(command),
         question.rule(),
-        question.why()
+        question.why(),
+        match offer {
+            true =>
+                "Allow it? Tick 'always' to allow exactly this command in this project from now on.",
+            false => "Allow it this once?",
+        }
     );
-    match call.ask(&asked, false).await {
-        Answer::Yes { .. } => run(Approval::Granted).await.map_err(Refusal::into_error),
+    match call.ask(&asked, offer).await {
+        Answer::Yes { always } => {
+            if let (true, Some(project)) = (always && offer, lasting)
+                && let Err(why) = crate::command_approvals::remember(ctx, project, command)
+            {
+                tracing::warn!("the approval of '{command}' was not kept: {why}");
+            }
+            run(Approval::Granted).await.map_err(Refusal::into_error)
+        }
         Answer::No(how) => Err(ToolError::new(
             ErrorType::CommandNotAllowed,
             format!(
@@ -101,7 +127,7 @@ where
         .recover("Do not try to reach the same result another way; ask the user what they want.")),
         Answer::CannotAsk | Answer::Asked => Err(Refusal::NeedsApproval(question)
             .into_error()
-            .detail("posture", call.ctx.sandbox.posture().as_str())),
+            .detail("posture", ctx.sandbox.posture().as_str())),
     }
 }
 

@@ -47,15 +47,21 @@ impl ToolDef for RunPowershell {
         };
         let progress = call.progress(format!("running {}", p.command));
         let (request, progress) = (&request, progress.as_ref().map(|f| f as Progress));
-        let running = super::with_approval(&call, &p.command, |approval| async move {
-            // The places and the program search as they are for this run:
-            // a root the client added while the user was being asked is
-            // distrusted here too.
-            let roots = ctx.places.run_roots();
-            let projects = ctx.places.projects_among(&roots);
-            let policy = ctx.command_policy(&roots, &projects);
-            run_command(request, &policy, approval, progress).await
-        });
+        let project = ctx.project_of(p.working_directory.as_deref());
+        let running = super::with_approval(
+            &call,
+            &p.command,
+            project.as_deref(),
+            |approval| async move {
+                // The places and the program search as they are for this run:
+                // a root the client added while the user was being asked is
+                // distrusted here too.
+                let roots = ctx.places.run_roots();
+                let projects = ctx.places.projects_among(&roots);
+                let policy = ctx.command_policy(&roots, &projects);
+                run_command(request, &policy, approval, progress).await
+            },
+        );
         call.unless_cancelled(running).await.map(ToolOutput::Text)
     }
 }

@@ -235,6 +235,63 @@ fn a_prompt_rule_asks_the_user_in_both_eras() {
     }
 }
 
+/// "Always" answers a rule's question for good, in that project and for
+/// that exact line: the next identical call runs unasked, another line is
+/// asked again, and work that cannot be undone is asked every time.
+#[test]
+fn always_allows_the_exact_line_in_its_project_from_then_on() {
+    let Some(python) = python() else { return };
+    let (sandbox, project) = Sandbox::with_project();
+    std::fs::write(project.join("deploy.py"), "print('deployed')\n").unwrap();
+    crate::common::git(&project, &["init", "-q"]);
+    let rules = sandbox.cwd.join("rules.json");
+    std::fs::write(
+        &rules,
+        r#"{"rules": [{"id": "ask-deploy", "programs": ["python3"], "when": {"args": ["deploy.py"]},
+           "decision": "prompt", "justification": "deploying changes shared state",
+           "match": ["python3 deploy.py"]}]}"#,
+    )
+    .unwrap();
+    let sandbox = sandbox.set("WAMCP_COMMAND_RULES", rules.display().to_string());
+    let call = |answer: &str, command: &str| {
+        let args = json!({"command": command, "working_directory": "proj"});
+        let (seen, _) = run_script(
+            &python,
+            &sandbox,
+            "mcp_consent.py",
+            &["legacy", answer, "run_powershell", &args.to_string(), BIN],
+        );
+        seen
+    };
+    let first = call("always", "python3 deploy.py");
+    let question = first["questions"][0].as_str().unwrap();
+    assert!(question.contains("Tick 'always'"), "{question}");
+    assert!(
+        first["text"].as_str().unwrap().contains("deployed"),
+        "{first}"
+    );
+    let again = call("no", "python3 deploy.py");
+    assert_eq!(again["questions"], json!([]), "{again}");
+    assert!(
+        again["text"].as_str().unwrap().contains("deployed"),
+        "{again}"
+    );
+    let other = call("no", "python3 deploy.py --dry-run");
+    assert_eq!(other["questions"].as_array().unwrap().len(), 1, "{other}");
+    assert_eq!(other["is_error"], true, "{other}");
+    for _ in 0..2 {
+        let reset = call("always", "git reset --hard");
+        let question = reset["questions"][0].as_str().unwrap();
+        assert!(!question.contains("Tick 'always'"), "{question}");
+    }
+    let kept = std::fs::read_to_string(
+        sandbox
+            .home()
+            .join(".local/share/wamcp/command-approvals.json"),
+    );
+    assert!(kept.is_ok_and(|k| k.contains("python3 deploy.py") && !k.contains("reset")));
+}
+
 /// An approval-required capability asks the user in both eras; only a yes
 /// runs it, and the trail records the question and what followed.
 #[test]
