@@ -198,9 +198,9 @@ fn quoted_end(chars: &[char], open: usize) -> usize {
     let mut i = open + 1;
     while i < chars.len() {
         let c = chars[i];
-        if !single && c == '`' {
-            i += 2;
-        } else if closes(c) && chars.get(i + 1).is_some_and(|&n| closes(n)) {
+        let escaped = !single && c == '`';
+        let doubled = closes(c) && chars.get(i + 1).is_some_and(|&n| closes(n));
+        if escaped || doubled {
             i += 2;
         } else if closes(c) {
             return i + 1;
@@ -238,7 +238,7 @@ fn redirect(chars: &[char], at: usize, segment: &mut Segment) -> Result<usize, L
     }
     let start = i;
     while chars.get(i).is_some_and(|&c| {
-        !matches!(c, ' ' | '\t' | ';' | '|' | '\n' | '<' | '>') && !(c == '&' && i > start)
+        !(matches!(c, ' ' | '\t' | ';' | '|' | '\n' | '<' | '>') || c == '&' && i > start)
     }) {
         i += 1;
     }
