@@ -10,7 +10,7 @@ mod judge;
 mod local;
 mod steps;
 
-pub use judge::{Approval, Checked, CheckedLine, CheckedStep, Judge, LOSES_WORK, check};
+pub use judge::{Approval, Checked, CheckedLine, CheckedStep, Judge, LOSES_WORK, Target, check};
 
 use crate::confine::Sandbox;
 use crate::{Progress, RunSpec};
@@ -25,6 +25,7 @@ use wamcp_policy::command::filter::Filter;
 use wamcp_policy::command::line::{Join, Stderr};
 use wamcp_policy::command::posture::Posture;
 use wamcp_policy::command::rules::RuleSet;
+use wamcp_policy::command::tokenize::Arg;
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::limits::{
     MAX_POWERSHELL_TIMEOUT_SECONDS, MAX_PROCESS_OUTPUT_BYTES, clamp_request,
@@ -183,11 +184,14 @@ impl Policy<'_> {
                 stderr: step.stderr,
                 filters: step.filters,
                 shown: step.shown,
+                argv: step.argv,
+                targets: step.targets,
             });
         }
         Ok(Plan {
             steps,
             plain: line.plain,
+            approved: approval == Approval::Granted,
         })
     }
 
@@ -272,6 +276,9 @@ pub(crate) struct Plan {
     pub steps: Vec<Planned>,
     /// Whether it is one command with nothing around it.
     pub plain: bool,
+    /// Whether the user approved the line (then what it destroys was
+    /// shown and allowed).
+    pub approved: bool,
 }
 
 /// One command of a plan.
@@ -281,6 +288,8 @@ pub(crate) struct Planned {
     pub stderr: Stderr,
     pub filters: Vec<Filter>,
     pub shown: String,
+    pub argv: Vec<Arg>,
+    pub targets: Vec<Target>,
 }
 
 /// The file to start for `program` on Unix: a name is found here on the

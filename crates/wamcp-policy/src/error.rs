@@ -97,6 +97,9 @@ error_types! {
     /// Synthetic input failed, or another
     /// desktop action held the input too long.
     InputFailed => "INPUT_FAILED",
+    /// The tool failed in a way its code never meant to (a bug): the call
+    /// is answered, with what is known, instead of never.
+    InternalError => "INTERNAL_ERROR",
     /// The arguments do not fit the tool's schema
     /// or its rules (a bad target, key notation).
     InvalidArguments => "INVALID_ARGUMENTS",

@@ -8,6 +8,7 @@
 use crate::consent::{Answer, Exchange};
 use crate::context::ServerContext;
 use crate::tools;
+use futures::FutureExt;
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, Tool, ToolAnnotations,
@@ -434,12 +435,14 @@ fn call_erased<T: ToolDef>(call: ToolCall, arguments: JsonObject) -> CallFuture 
             // Dropping the tool's future kills what it started; a call whose
             // effect is over finishes its record and its true answer.
             Ok(params) => {
-                let run = T::run(call, params);
+                // A bug that panics in a tool answers the call with an error
+                // instead of leaving it unanswered for ever.
+                let run = std::panic::AssertUnwindSafe(T::run(call, params)).catch_unwind();
                 tokio::pin!(run);
                 tokio::select! {
-                    out = &mut run => out,
+                    out = &mut run => out.unwrap_or_else(|panic| Err(panicked::<T>(&*panic))),
                     _ = gone.cancelled() => if settled.load(Ordering::SeqCst) {
-                        run.await
+                        run.await.unwrap_or_else(|panic| Err(panicked::<T>(&*panic)))
                     } else {
                         Err(ToolError::new(
                             ErrorType::Cancelled,
@@ -462,6 +465,27 @@ fn call_erased<T: ToolDef>(call: ToolCall, arguments: JsonObject) -> CallFuture 
             Err(error) => failure(T::NAME, &error),
         }
     })
+}
+
+/// The answer of a call whose tool panicked: the panic's message, and
+/// that the same call will fail the same way.
+fn panicked<T: ToolDef>(panic: &(dyn std::any::Any + Send)) -> ToolError {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into());
+    tracing::error!("{} panicked: {what}", T::NAME);
+    ToolError::new(
+        ErrorType::InternalError,
+        format!(
+            "{} failed on a bug in wamcp ({what}); nothing further was done.",
+            T::NAME
+        ),
+    )
+    .recover(
+        "DO NOT retry the identical call: it fails the same way. Tell the user; it is wamcp's bug.",
+    )
 }
 
 fn success(output: ToolOutput) -> CallToolResult {
@@ -549,6 +573,22 @@ fn slim(value: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panic_is_an_answer_that_says_what_and_not_to_retry() {
+        let error = panicked::<crate::tools::run_powershell::RunPowershell>(&"index out of range");
+        assert_eq!(error.kind, ErrorType::InternalError);
+        assert_eq!(
+            error.message,
+            "run_powershell failed on a bug in wamcp (index out of range); nothing further was done."
+        );
+        let owned: Box<dyn std::any::Any + Send> = Box::new(String::from("boom"));
+        assert!(
+            panicked::<crate::tools::run_powershell::RunPowershell>(&*owned)
+                .message
+                .contains("(boom)")
+        );
+    }
 
     #[test]
     fn names_are_unique_and_every_tool_has_a_group_and_prose() {

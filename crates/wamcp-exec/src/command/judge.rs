@@ -4,7 +4,7 @@
 
 use super::{Question, Refusal};
 use std::path::{Path, PathBuf};
-use wamcp_policy::command::effects::loss;
+use wamcp_policy::command::effects::{deletes_files, loss};
 use wamcp_policy::command::filter::Filter;
 use wamcp_policy::command::hardening::child_env;
 use wamcp_policy::command::line::{Join, Line, Stderr, Step, parse_line};
@@ -74,6 +74,68 @@ pub struct CheckedStep {
     pub filters: Vec<Filter>,
     /// The command as the model wrote it, for the answer.
     pub shown: String,
+    /// The words judged, to judge again when an earlier command of the
+    /// line has run.
+    pub argv: Vec<Arg>,
+    /// What each target of a delete was when the line was judged.
+    pub targets: Vec<Target>,
+}
+
+/// A delete's target as the line was judged: what an earlier command of
+/// the line moves or makes there (`mv src build && rm -rf build`) is not
+/// the folder the judgement let go.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Target {
+    path: PathBuf,
+    identity: Option<String>,
+}
+
+impl Target {
+    /// The delete targets of `argv` in `place`, as they are now.
+    pub(super) fn of(argv: &[Arg], place: &Path) -> Vec<Target> {
+        if !deletes(argv) {
+            return Vec::new();
+        }
+        argv[1..]
+            .iter()
+            .filter(|a| !a.text.starts_with('-'))
+            .map(|a| {
+                let path = place.join(a.text.trim_end_matches(['/', '\\']));
+                let identity = identity(&path);
+                Target { path, identity }
+            })
+            .collect()
+    }
+
+    /// Why the target is no longer what was judged, if it is not.
+    pub(super) fn changed(&self) -> Option<String> {
+        (identity(&self.path) != self.identity).then(|| {
+            format!(
+                "'{}' is not what it was when the line was read: a command before it moved or made it",
+                self.path.display()
+            )
+        })
+    }
+}
+
+/// Which file `path` is (not following a last link), or `None` when
+/// nothing is there.
+fn identity(path: &Path) -> Option<String> {
+    let meta = path.symlink_metadata().ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some(format!("{}:{}", meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        Some(format!(
+            "{:?}:{:?}:{}",
+            meta.created().ok(),
+            meta.file_type(),
+            meta.is_dir()
+        ))
+    }
 }
 
 /// A checked line.
@@ -99,8 +161,10 @@ pub(super) fn not_allowed(why: String) -> ToolError {
 pub const LOSES_WORK: &str = "loses-work";
 
 /// The work `argv` would destroy for good, judged in `place` (where its
-/// relative paths lead).
-fn loses_work(argv: &[Arg], place: &Path) -> Option<String> {
+/// relative paths lead) as it is now: also a delete through a link, which
+/// empties what the link points at whatever its name (`build` made a link
+/// to `src`).
+pub(super) fn loses_work(argv: &[Arg], place: &Path) -> Option<String> {
     let words: Vec<Word> = argv
         .iter()
         .map(|a| Word {
@@ -109,7 +173,45 @@ fn loses_work(argv: &[Arg], place: &Path) -> Option<String> {
             quoted: a.quoted,
         })
         .collect();
-    loss(&words, &|path| place.join(path).exists())
+    loss(&words, &|path| place.join(path).exists()).or_else(|| deletes_through_a_link(argv, place))
+}
+
+/// Whether `argv` deletes the files it names.
+fn deletes(argv: &[Arg]) -> bool {
+    let Some(first) = argv.first() else {
+        return false;
+    };
+    let program = program_name(&first.text);
+    deletes_files(&program)
+        || program == "cmake" && argv.iter().any(|a| a.text == "-E")
+        || program == "git" && argv.iter().any(|a| a.text == "rm" || a.text == "clean")
+}
+
+/// A deleting program's target that is, or passes through, a link in
+/// `place`.
+fn deletes_through_a_link(argv: &[Arg], place: &Path) -> Option<String> {
+    if !deletes(argv) {
+        return None;
+    }
+    let through_link = |target: &str| {
+        let mut path = place.to_path_buf();
+        Path::new(target.trim_end_matches(['/', '\\']))
+            .components()
+            .any(|part| {
+                path.push(part);
+                path.symlink_metadata()
+                    .is_ok_and(|m| m.file_type().is_symlink())
+            })
+    };
+    argv[1..]
+        .iter()
+        .find(|a| !a.text.starts_with('-') && through_link(&a.text))
+        .map(|a| {
+            format!(
+                "it deletes through the link '{}', which empties what it points at",
+                a.text
+            )
+        })
 }
 
 /// The policy half: the line and then each command in it, judged in
@@ -142,6 +244,8 @@ pub fn check(
             stderr: step.stderr,
             filters: step.filters,
             shown,
+            targets: Target::of(&step.argv, &place),
+            argv: step.argv,
         });
     }
     match question {
@@ -350,9 +454,16 @@ fn program_confined(
 ) -> Result<(String, bool), ToolError> {
     refuse_share(raw)?;
     let named = place.join(raw);
+    // The name was judged (a link `git` in the project is judged as git);
+    // a name the agent could have made never lends its network to what it
+    // leads to.
+    let holder_in_root = named
+        .parent()
+        .and_then(|dir| dunce::canonicalize(dir).ok())
+        .is_some_and(|dir| inside_a_root(&dir, roots));
     match dunce::canonicalize(&named) {
         Ok(resolved) if resolved.is_file() => {
-            let in_root = inside_a_root(&resolved, roots);
+            let in_root = holder_in_root || inside_a_root(&resolved, roots);
             Ok((resolved.display().to_string(), in_root))
         }
         Ok(_) => Err(not_allowed(format!("'{raw}' is not a program file."))),

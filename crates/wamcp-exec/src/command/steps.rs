@@ -40,6 +40,29 @@ pub(crate) async fn run_plan(
             answer.push_str(&format!("(not run: {why})\n"));
             continue;
         }
+        // What an earlier command changed (a folder moved, a link made) can
+        // make this one destroy work it did not when the line was judged.
+        let now = || {
+            step.targets
+                .iter()
+                .find_map(|t| t.changed())
+                .or_else(|| super::judge::loses_work(&step.argv, &step.spec.cwd))
+        };
+        if !plan.approved
+            && let Some(why) = now()
+        {
+            answer.push_str(&format!("(not run: it would now destroy work: {why})\n"));
+            return Err(ToolError::new(
+                ErrorType::CommandNotAllowed,
+                format!(
+                    "'{}' was not run: after the commands before it, it would destroy work ({why}), which \
+                     needs the user's approval.",
+                    step.shown
+                ),
+            )
+            .recover("Run it in a call of its own, so the user can be asked.")
+            .detail("partial_output", answer));
+        }
         let out = launch(step, progress, &answer).await?;
         let (body, kept_a_line) = body(step, &out);
         answer.push_str(&body);

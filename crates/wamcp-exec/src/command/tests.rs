@@ -223,6 +223,18 @@ fn tempfile_dir() -> PathBuf {
     dunce::canonicalize(dir).unwrap()
 }
 
+/// `path` as the checks name a file they resolved.
+fn canon(path: &Path) -> String {
+    dunce::canonicalize(path).unwrap().display().to_string()
+}
+
+/// An installed npm package's program as npm makes it here (a `.cmd`
+/// shim on Windows).
+fn bin(name: &str) -> String {
+    let suffix = if cfg!(windows) { ".cmd" } else { "" };
+    format!("node_modules/.bin/{name}{suffix}")
+}
+
 /// A project root with a built program, a venv's python and an installed
 /// npm package, as the confined posture finds them.
 struct Project {
@@ -234,12 +246,12 @@ impl Project {
     fn new() -> Project {
         let dir = tempfile_dir();
         let root = dir.join("proj");
-        for (file, _) in [
-            ("build/app", ()),
-            (".venv/bin/python", ()),
-            ("node_modules/.bin/tsc", ()),
-            ("node_modules/@scope/tool/package.json", ()),
-            ("node_modules/.bin/scoped-tool", ()),
+        for file in [
+            "build/app",
+            ".venv/bin/python",
+            &bin("tsc"),
+            "node_modules/@scope/tool/package.json",
+            &bin("scoped-tool"),
         ] {
             let path = root.join(file);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -332,7 +344,7 @@ fn confined_any_program_runs_without_network_and_grammars_refuse_it() {
 fn confined_the_projects_own_programs_run_and_never_get_the_network() {
     let p = Project::new();
     let app = p.confined("./build/app --all");
-    assert_eq!(app.program, p.root.join("build/app").display().to_string());
+    assert_eq!(app.program, canon(&p.root.join("build/app")));
     assert_eq!(app.args, ["--all"]);
     let pip = p.confined(".venv/bin/python -m pip install requests");
     assert!(
@@ -340,20 +352,11 @@ fn confined_the_projects_own_programs_run_and_never_get_the_network() {
         "a program in the project borrows no grammar's network"
     );
     let tsc = p.confined("npx tsc --noEmit");
-    assert_eq!(
-        tsc.program,
-        p.root.join("node_modules/.bin/tsc").display().to_string()
-    );
+    assert_eq!(tsc.program, canon(&p.root.join(bin("tsc"))));
     assert_eq!(tsc.args, ["--noEmit"]);
     assert!(!tsc.network);
     let scoped = p.confined("npm exec @scope/tool -- --fix");
-    assert_eq!(
-        scoped.program,
-        p.root
-            .join("node_modules/.bin/scoped-tool")
-            .display()
-            .to_string()
-    );
+    assert_eq!(scoped.program, canon(&p.root.join(bin("scoped-tool"))));
     assert_eq!(scoped.args, ["--fix"]);
     // A package that is not installed is fetched code: judged as written.
     assert!(

@@ -25,6 +25,9 @@ impl Approvals {
     /// Reads the file's text; a malformed file is an error, and allows
     /// nothing until it is fixed.
     pub fn parse(text: &str) -> Result<Approvals, String> {
+        if !text.trim_start().starts_with('{') {
+            return Err("not a command approvals file: it must be a JSON object".into());
+        }
         serde_json::from_str(text).map_err(|e| format!("not a command approvals file: {e}"))
     }
 

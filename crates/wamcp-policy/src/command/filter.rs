@@ -443,7 +443,10 @@ fn findstr(args: &[&str]) -> Result<Filter, String> {
     let mut words = Vec::new();
     for &arg in args {
         let lower = arg.to_lowercase();
-        if let Some(text) = lower.strip_prefix("/c:").map(|_| &arg[3..]) {
+        if let Some(text) = lower
+            .strip_prefix("/c:")
+            .map(|_| arg.get(3..).unwrap_or_default())
+        {
             m.patterns.push(text.to_string());
             continue;
         }

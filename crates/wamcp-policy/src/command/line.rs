@@ -419,8 +419,12 @@ fn tokens(raw: &str) -> Result<Vec<Arg>, LineError> {
 /// One segment as a statement.
 fn statement(segment: Segment) -> Result<Statement, LineError> {
     let trimmed = segment.raw.trim_start();
-    if trimmed.len() >= 5 && trimmed[..5].eq_ignore_ascii_case("$env:") {
-        return env_statement(&trimmed[5..]).map(Statement::Env);
+    if let Some(rest) = trimmed
+        .get(..5)
+        .filter(|start| start.eq_ignore_ascii_case("$env:"))
+        .map(|_| &trimmed[5..])
+    {
+        return env_statement(rest).map(Statement::Env);
     }
     let argv = tokens(&segment.raw)?;
     let name = argv[0].text.to_lowercase();

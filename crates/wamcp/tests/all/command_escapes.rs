@@ -426,9 +426,28 @@ async fn confined_a_program_in_a_root_never_borrows_a_grammars_network() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
+    // A link named like git that leads to python, which then runs a
+    // project file called `fetch`: judged as git, run as python.
+    let python = Command::new("sh")
+        .args(["-c", "command -v python3"])
+        .output()
+        .unwrap()
+        .stdout;
+    let python = String::from_utf8(python).unwrap();
+    std::fs::create_dir_all(project.join("bin")).unwrap();
+    std::os::unix::fs::symlink(python.trim(), project.join("bin/git")).unwrap();
+    std::fs::write(
+        project.join("fetch"),
+        format!(
+            "import socket\nopen('ran-link', 'w')\nsocket.create_connection(('127.0.0.1', {port}), timeout=3)\n\
+             open('connected', 'w')\n"
+        ),
+    )
+    .unwrap();
     let client = sandbox.connect().await;
     assert_eq!(client.server_info().await["command_posture"], "confined");
     for command in [
+        "bin/git fetch",
         "./git fetch origin",
         &format!("'{}' push origin main", planted.display()),
     ] {

@@ -136,6 +136,25 @@ async fn confined_a_days_work_runs_and_nothing_leaves_the_roots() {
     // What loses work still asks (and this client cannot be asked).
     let reset = run(&client, "git reset --hard").await.unwrap_err();
     assert!(reset.contains("cannot be undone"), "{reset}");
+    // A delete judged harmless when the line was read ("build" is a build's)
+    // is judged again after the commands before it ran: src is kept.
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join("src/work.c"), "int x;\n").unwrap();
+    std::fs::remove_dir_all(project.join("build")).unwrap();
+    for line in [
+        "ln -s src build && rm -rf build/",
+        "mv src build && rm -rf build",
+    ] {
+        let stopped = run(&client, line).await.unwrap_err();
+        assert!(stopped.contains("would destroy work"), "{line}: {stopped}");
+        let kept = ["src/work.c", "build/work.c"]
+            .iter()
+            .any(|f| project.join(f).is_file());
+        assert!(kept, "{line}");
+        if project.join("build").is_symlink() {
+            std::fs::remove_file(project.join("build")).unwrap();
+        }
+    }
     client.close().await;
 }
 
@@ -180,32 +199,72 @@ async fn unconfined_the_grammars_alone_decide_as_before() {
     client.close().await;
 }
 
-/// The same answers a day's line gets from the filters on any platform.
+/// The idioms around allowed programs, on every platform and in both
+/// postures (under Wine: the grammars posture, through `npm.cmd`): each
+/// command's part of the answer, the filters applied, a chain that stops
+/// where its operator says, and a line refused whole.
 #[tokio::test]
-async fn filters_and_chains_answer_per_command() {
-    let (sandbox, project) = Sandbox::with_project();
-    common::git(&project, &["init", "-q"]);
-    std::fs::write(project.join("a.txt"), "x").unwrap();
-    let client = sandbox.connect().await;
-    let answer = run(&client, "git status --porcelain | Select-String a.txt; git rev-parse --is-inside-work-tree && git status --porcelain | wc -l")
+async fn the_idioms_answer_per_command_in_both_postures() {
+    for mode in ["auto", "off"] {
+        let (sandbox, _project) = Sandbox::with_project();
+        let path = crate::run_tools::shim_tools(&sandbox);
+        let client = sandbox
+            .set("PATH", path)
+            .set("WAMCP_COMMAND_SANDBOX", mode)
+            .connect()
+            .await;
+        let answer = run(
+            &client,
+            "npm run build -- one && npm run build -- two 2>&1 | findstr two",
+        )
         .await
         .unwrap();
-    assert_eq!(
-        answer,
-        "=== git status --porcelain ===\n--- STDOUT after the filters ---\n?? a.txt\n--- STDERR ---\n\n--- EXIT CODE: 0 ---\n\
-         === git rev-parse --is-inside-work-tree ===\n--- STDOUT ---\ntrue\n--- STDERR ---\n\n--- EXIT CODE: 0 ---\n\
-         === git status --porcelain ===\n--- STDOUT after the filters ---\n1\n--- STDERR ---\n\n--- EXIT CODE: 0 ---\n"
-    );
-    let failed = run(&client, "git status --porcelain | grep nothing-like-this && git status || git rev-parse --is-inside-work-tree")
-        .await
-        .unwrap();
-    assert!(
-        failed.contains("=== git status ===\n(not run: a command before it failed)\n"),
-        "{failed}"
-    );
-    assert!(
-        failed.ends_with("true\n--- STDERR ---\n\n--- EXIT CODE: 0 ---\n"),
-        "{failed}"
-    );
-    client.close().await;
+        let sections: Vec<&str> = answer.split("=== ").collect();
+        assert_eq!(sections.len(), 3, "{mode}: {answer}");
+        assert!(
+            sections[1].starts_with("npm run build -- one ===\n--- STDOUT ---\n"),
+            "{answer}"
+        );
+        assert!(
+            sections[1].contains("npm-args: run build -- one"),
+            "{answer}"
+        );
+        assert!(
+            sections[2].starts_with(
+                "npm run build -- two ===\n--- STDOUT+STDERR after the filters ---\nnpm-args: run build -- two\n--- STDERR ---\n(merged into the output above)\n"
+            ),
+            "{mode}: {answer}"
+        );
+        assert!(answer.ends_with("--- EXIT CODE: 0 ---\n"), "{answer}");
+        let stopped = run(&client, "npm run build -- one | findstr nothing && npm run build -- two || npm run build -- three")
+            .await
+            .unwrap();
+        assert!(
+            stopped
+                .contains("=== npm run build -- two ===\n(not run: a command before it failed)\n"),
+            "{stopped}"
+        );
+        assert!(
+            stopped.contains("npm-args: run build -- three"),
+            "{stopped}"
+        );
+        let counted = run(&client, "npm run build -- x | Measure-Object -Line")
+            .await
+            .unwrap();
+        let lines = if cfg!(windows) { "3" } else { "1" };
+        assert!(
+            counted.starts_with(&format!("--- STDOUT after the filters ---\n{lines}\n")),
+            "{counted}"
+        );
+        if mode == "off" {
+            let refused = run(&client, "npm run build -- one && calc")
+                .await
+                .unwrap_err();
+            assert!(
+                refused.contains("'calc' is not on the allowlist"),
+                "{refused}"
+            );
+        }
+        client.close().await;
+    }
 }
