@@ -11,7 +11,7 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// A command line, e.g. "git status", "cd web && npm test 2>&1 | tail -n 30".
+    /// A command line, e.g. "cd web && npm test | tail -n 30".
     pub command: String,
     /// Seconds before the command's process tree is killed (1-600).
     #[serde(default = "three_hundred")]
@@ -33,9 +33,8 @@ impl ToolDef for RunPowershell {
     const HOOK: HookClass = HookClass::Command;
     const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Build];
-    const DESCRIPTION: &'static str = "Run developer commands (git, cmake, cargo, npm, python, compilers, the \
-        project's own tools) inside a project root and return their output and exit code. wamcp itself performs \
-        &&, ||, ;, a leading cd, VAR=value, 2>&1 and | head/tail/grep/wc -l; no shell runs the line.";
+    const DESCRIPTION: &'static str = "Run developer commands (git, cmake, cargo, npm, python, project tools) \
+        in a project root; returns output and exit code. wamcp itself does &&, ;, cd, VAR=x, 2>&1 and | head/grep.";
     const HINTS: Hints = Hints::RUNS_PROGRAMS;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
