@@ -165,14 +165,7 @@ pub const LOSES_WORK: &str = "loses-work";
 /// empties what the link points at whatever its name (`build` made a link
 /// to `src`).
 pub(super) fn loses_work(argv: &[Arg], place: &Path) -> Option<String> {
-    let words: Vec<Word> = argv
-        .iter()
-        .map(|a| Word {
-            text: a.text.clone(),
-            dynamic: false,
-            quoted: a.quoted,
-        })
-        .collect();
+    let words: Vec<Word> = argv.iter().map(Word::from).collect();
     loss(&words, &|path| place.join(path).exists()).or_else(|| deletes_through_a_link(argv, place))
 }
 

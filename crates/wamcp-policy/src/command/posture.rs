@@ -258,10 +258,7 @@ pub fn reaches_outside(program: &str) -> Option<&'static str> {
             "it changes the machine's installed software; use package_install, which asks the user",
         ),
     ];
-    TABLE
-        .iter()
-        .find(|(names, _)| names.contains(&program))
-        .map(|(_, why)| *why)
+    look_up(TABLE, program)
 }
 
 /// The wamcp tool or parameter that does what `program` is usually typed
@@ -326,10 +323,15 @@ pub fn instead(program: &str) -> Option<&'static str> {
             "Say it in your answer; no command is needed.",
         ),
     ];
-    TABLE
+    look_up(TABLE, program)
+}
+
+/// The text of the first row of `table` that names `program`.
+fn look_up(table: &[(&[&str], &'static str)], program: &str) -> Option<&'static str> {
+    table
         .iter()
         .find(|(names, _)| names.contains(&program))
-        .map(|(_, what)| *what)
+        .map(|(_, text)| *text)
 }
 
 /// `Verb-Noun` with a PowerShell verb: a cmdlet, not a program on PATH.

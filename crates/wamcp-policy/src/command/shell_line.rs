@@ -12,6 +12,8 @@
 //! needless question; reading too little lets a loss through, so where the
 //! two conflict this errs towards seeing commands.
 
+use super::tokenize::Arg;
+
 /// Which shell's quoting and operators apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {
@@ -87,6 +89,18 @@ fn whole_brace_list(text: &str) -> Option<Vec<&str>> {
         return None;
     }
     Some(inner.split(',').filter(|item| !item.is_empty()).collect())
+}
+
+impl From<&Arg> for Word {
+    /// A word wamcp's own tokenizer produced: its value is known, nothing
+    /// is left for a shell to fill in.
+    fn from(arg: &Arg) -> Word {
+        Word {
+            text: arg.text.clone(),
+            dynamic: false,
+            quoted: arg.quoted,
+        }
+    }
 }
 
 impl Word {

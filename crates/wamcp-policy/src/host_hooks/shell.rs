@@ -64,14 +64,7 @@ pub fn argv_verdict(argv: &[&str], rules: &RuleSet, exists: &dyn Fn(&str) -> boo
 /// script nobody can read. For a command that runs confined, where the
 /// options themselves are no question.
 pub fn argv_effects(argv: &[Arg], exists: &dyn Fn(&str) -> bool) -> Verdict {
-    let words: Vec<Word> = argv
-        .iter()
-        .map(|a| Word {
-            text: a.text.clone(),
-            dynamic: false,
-            quoted: a.quoted,
-        })
-        .collect();
+    let words: Vec<Word> = argv.iter().map(Word::from).collect();
     let mut judge = Judge {
         rules: None,
         exists,

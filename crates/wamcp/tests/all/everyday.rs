@@ -11,6 +11,7 @@ use serde_json::json;
 
 /// A project with a C program built by make and by CMake, a git
 /// repository, and an npm package installed in its `node_modules`.
+#[cfg(unix)]
 fn project() -> (Sandbox, std::path::PathBuf) {
     let (sandbox, project) = Sandbox::with_project();
     let write = |file: &str, text: &str| {
@@ -62,6 +63,7 @@ async fn run(client: &common::Client, command: &str) -> Result<String, String> {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn have(program: &str) -> bool {
     std::process::Command::new(program)
         .arg("--version")
