@@ -9,6 +9,7 @@
 mod judge;
 mod local;
 mod steps;
+mod wildcards;
 
 pub use judge::{Approval, Checked, CheckedLine, CheckedStep, Judge, LOSES_WORK, Target, check};
 

@@ -227,7 +227,7 @@ pub fn check(
     let mut steps = Vec::new();
     for step in line.steps {
         let shown = shown(&step.argv);
-        let (checked, asks) =
+        let (checked, asks, judged) =
             check_step(&step, judge, &place).map_err(|e| in_posture(e, judge.posture))?;
         question = question.or(asks);
         steps.push(CheckedStep {
@@ -237,8 +237,8 @@ pub fn check(
             stderr: step.stderr,
             filters: step.filters,
             shown,
-            targets: Target::of(&step.argv, &place),
-            argv: step.argv,
+            targets: Target::of(&judged, &place),
+            argv: judged,
         });
     }
     match question {
@@ -287,23 +287,26 @@ fn parse(command: &str) -> Result<Line, ToolError> {
 }
 
 /// One command: its verdict in the posture, what would need the user's
-/// yes, and what runs.
+/// yes, what runs, and the words judged (wildcards expanded, an installed
+/// package's program in place of its runner).
 fn check_step(
     step: &Step,
     judge: &Judge<'_>,
     place: &Path,
-) -> Result<(Checked, Option<Question>), ToolError> {
+) -> Result<(Checked, Option<Question>, Vec<Arg>), ToolError> {
+    let argv = super::wildcards::expanded(step.argv.clone(), place);
     let argv = match judge.posture {
-        Posture::Confined => super::local::installed_package(&step.argv, place, judge.roots)
-            .unwrap_or_else(|| step.argv.clone()),
-        Posture::Grammars => step.argv.clone(),
+        Posture::Confined => {
+            super::local::installed_package(&argv, place, judge.roots).unwrap_or(argv)
+        }
+        Posture::Grammars => argv,
     };
     let verdict = match judge.posture {
         Posture::Confined => confined_verdict(judge.rules.judge(&argv), &argv),
         Posture::Grammars => judge.rules.judge(&argv),
     };
     let asks = question(&argv, &verdict, place)?;
-    let mut checked = allowed(argv, &verdict, judge, place)?;
+    let mut checked = allowed(argv.clone(), &verdict, judge, place)?;
     let strict = judge.posture == Posture::Grammars || checked.network;
     if let Some((name, why)) = step
         .env
@@ -316,7 +319,7 @@ fn check_step(
         )));
     }
     checked.env.extend(step.env.iter().cloned());
-    Ok((checked, asks))
+    Ok((checked, asks, argv))
 }
 
 /// What the user must be asked before `argv` runs, if anything: work that

@@ -482,3 +482,24 @@ fn refusals_name_the_tool_that_does_the_job() {
         error.message
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn wildcards_are_expanded_before_they_are_judged() {
+    let p = Project::new();
+    for file in ["a.o", "b.o", "-rf", ".hidden.o"] {
+        std::fs::write(p.root.join("build").join(file), "").unwrap();
+    }
+    let rm = p.confined("rm build/*.o");
+    assert_eq!(rm.args, ["build/a.o", "build/b.o"]);
+    // A pattern that matches nothing stays as written, as Bash leaves it.
+    assert_eq!(p.confined("ls *.none").args, ["*.none"]);
+    // Quoted, it is the program's to expand.
+    assert_eq!(p.confined("find . -name '*.o'").args, [".", "-name", "*.o"]);
+    // A file named like an option is judged as one: `rm -rf` asks.
+    let planted = p.check(Posture::Confined, "cd build && rm *", Approval::NotAsked);
+    assert!(
+        matches!(planted, Err(Refusal::NeedsApproval(_))),
+        "{planted:?}"
+    );
+}

@@ -25,3 +25,4 @@ pub mod shell_line;
 pub mod spec;
 pub mod token_plan;
 pub mod tokenize;
+pub mod wildcard;
