@@ -494,6 +494,12 @@ fn wildcards_are_expanded_before_they_are_judged() {
     assert_eq!(rm.args, ["build/a.o", "build/b.o"]);
     // A pattern that matches nothing stays as written, as Bash leaves it.
     assert_eq!(p.confined("ls *.none").args, ["*.none"]);
+    // A leading ~ is the home folder, as Bash reads it.
+    let home = std::env::var("HOME").unwrap();
+    assert_eq!(
+        p.confined("ls ~ ~/x '~/y' a~").args,
+        [home.clone(), format!("{home}/x"), "~/y".into(), "a~".into()]
+    );
     // Quoted, it is the program's to expand.
     assert_eq!(p.confined("find . -name '*.o'").args, [".", "-name", "*.o"]);
     // A file named like an option is judged as one: `rm -rf` asks.

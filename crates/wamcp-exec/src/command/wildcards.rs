@@ -1,5 +1,6 @@
-//! Unquoted wildcards expanded the way Bash would, on Unix hosts, before
-//! the command is judged (the rules see the file names the program gets).
+//! Unquoted wildcards and a leading `~` expanded the way Bash would, on
+//! Unix hosts, before the command is judged (the rules see the file names
+//! the program gets).
 //! On Windows nothing is expanded: PowerShell hands a native program its
 //! wildcards as written, and programs there expand them themselves.
 
@@ -19,7 +20,18 @@ pub fn expanded(argv: Vec<Arg>, place: &Path) -> Vec<Arg> {
     }
     let mut out = Vec::with_capacity(argv.len());
     for (index, arg) in argv.into_iter().enumerate() {
-        if index == 0 || arg.quoted || !is_pattern(&arg.text) {
+        if index == 0 || arg.quoted {
+            out.push(arg);
+            continue;
+        }
+        if let Some(home) = home_of(&arg.text) {
+            out.push(Arg {
+                text: home,
+                quoted: true,
+            });
+            continue;
+        }
+        if !is_pattern(&arg.text) {
             out.push(arg);
             continue;
         }
@@ -29,6 +41,16 @@ pub fn expanded(argv: Vec<Arg>, place: &Path) -> Vec<Arg> {
         }
     }
     out
+}
+
+/// `~` or `~/rest` with the home folder in place of `~`, as Bash reads an
+/// unquoted word (`~user` is left alone).
+fn home_of(word: &str) -> Option<String> {
+    let rest = word
+        .strip_prefix('~')
+        .filter(|r| r.is_empty() || r.starts_with('/'))?;
+    let home = std::env::var("HOME").ok().filter(|h| !h.is_empty())?;
+    Some(format!("{}{rest}", home.trim_end_matches('/')))
 }
 
 /// What `pattern` names in `place`, or `None` when nothing (or too much).
