@@ -180,6 +180,7 @@ fn confinement(ctx: &ServerContext) -> Map<String, Value> {
         "command_confinement_detail": sandbox.detail,
         "command_posture": ctx.sandbox.posture().as_str(),
         "command_posture_detail": ctx.sandbox.posture().explain(),
+        "command_approvals_file": crate::command_approvals::file(ctx).map(|p| p.display().to_string()),
         "command_writable": ctx.sandbox.caches().entries,
         "command_writable_system": SYSTEM_WRITABLE,
         "capabilities_file": ctx.places.capabilities_file.as_ref().map(|p| p.display().to_string()),
