@@ -138,6 +138,7 @@ impl Policy<'_> {
             rules: self.rules,
             roots: self.roots,
             posture: self.posture(),
+            search: &self.search,
         }
     }
 
@@ -365,7 +366,7 @@ pub async fn run_command(
         clamp_request(req.timeout_seconds, MAX_POWERSHELL_TIMEOUT_SECONDS).0,
         TAIL_BYTES,
     )?;
-    Ok(steps::run_plan(&plan, progress).await?)
+    Ok(steps::run_plan(&plan, &policy.judge(), progress).await?)
 }
 
 /// The refusal of every tool that starts a program when no project folder

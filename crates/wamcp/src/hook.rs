@@ -292,10 +292,12 @@ fn trust_write_verdict(ctx: &ServerContext, raw: &str) -> Verdict {
 /// command run in `place`: refused, asked about, or neither.
 fn command_verdict(ctx: &ServerContext, command: &str, place: &Path) -> Verdict {
     let roots = ctx.places.run_roots();
+    let search = ctx.program_search();
     let judge = Judge {
         rules: ctx.command_rules(),
         roots: &roots,
         posture: ctx.sandbox.posture(),
+        search: &search,
     };
     match check(command, &judge, Approval::NotAsked, place) {
         Ok(_) => Verdict::Nothing,

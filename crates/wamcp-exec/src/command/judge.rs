@@ -4,6 +4,7 @@
 
 use super::{Question, Refusal};
 use std::path::{Path, PathBuf};
+use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::command::effects::{deletes_files, loss};
 use wamcp_policy::command::filter::Filter;
 use wamcp_policy::command::hardening::child_env;
@@ -38,6 +39,9 @@ pub struct Judge<'a> {
     pub roots: &'a [PathBuf],
     /// How the OS layer bounds what runs.
     pub posture: Posture,
+    /// Where programs may be trusted: a program in any place a command
+    /// can write (a root, a cache, `/dev/shm`) never gets the network.
+    pub search: &'a ProgramSearch,
 }
 
 /// What the policy lets run: exactly this program, arguments and added
@@ -118,23 +122,50 @@ impl Target {
     }
 }
 
-/// Which file `path` is (not following a last link), or `None` when
-/// nothing is there.
+/// Which file `path` is and what a folder holds (not following a last
+/// link), or `None` when nothing is there: its identity and modification
+/// time, and for a folder those of the folders below it (a bounded walk),
+/// so that work moved into a build folder changes it.
 fn identity(path: &Path) -> Option<String> {
     let meta = path.symlink_metadata().ok()?;
+    let mut seen = stamp(&meta);
+    if meta.is_dir() {
+        let mut budget = MAX_WALKED;
+        let mut folders = vec![path.to_path_buf()];
+        while let Some(folder) = folders.pop() {
+            let Ok(entries) = std::fs::read_dir(&folder) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if budget == 0 {
+                    return Some(seen);
+                }
+                budget -= 1;
+                if let Ok(inner) = entry.path().symlink_metadata()
+                    && inner.is_dir()
+                {
+                    seen.push_str(&stamp(&inner));
+                    folders.push(entry.path());
+                }
+            }
+        }
+    }
+    Some(seen)
+}
+
+/// Entries an identity looks at, at most.
+const MAX_WALKED: usize = 20_000;
+
+fn stamp(meta: &std::fs::Metadata) -> String {
+    let modified = meta.modified().ok();
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        Some(format!("{}:{}", meta.dev(), meta.ino()))
+        format!("{}:{}:{modified:?};", meta.dev(), meta.ino())
     }
     #[cfg(not(unix))]
     {
-        Some(format!(
-            "{:?}:{:?}:{}",
-            meta.created().ok(),
-            meta.file_type(),
-            meta.is_dir()
-        ))
+        format!("{:?}:{modified:?};", meta.created().ok())
     }
 }
 
@@ -229,7 +260,13 @@ pub fn check(
         let shown = shown(&step.argv);
         let (checked, asks, judged) =
             check_step(&step, judge, &place).map_err(|e| in_posture(e, judge.posture))?;
-        question = question.or(asks);
+        // Work that cannot be undone is the question of the whole line,
+        // whatever else asks first: it is never answered for good.
+        question = match (question, asks) {
+            (Some(Question::Rule { .. }), Some(loss @ Question::LosesWork { .. })) => Some(loss),
+            (None, asks) => asks,
+            (kept, _) => kept,
+        };
         steps.push(CheckedStep {
             checked,
             join: step.join,
@@ -296,9 +333,10 @@ fn check_step(
 ) -> Result<(Checked, Option<Question>, Vec<Arg>), ToolError> {
     let argv = super::wildcards::expanded(step.argv.clone(), place);
     let argv = match judge.posture {
-        Posture::Confined => {
-            super::local::installed_package(&argv, place, judge.roots).unwrap_or(argv)
-        }
+        Posture::Confined => as_resolved(
+            super::local::installed_package(&argv, place, judge.roots).unwrap_or(argv),
+            place,
+        ),
         Posture::Grammars => argv,
     };
     let verdict = match judge.posture {
@@ -320,6 +358,48 @@ fn check_step(
     }
     checked.env.extend(step.env.iter().cloned());
     Ok((checked, asks, argv))
+}
+
+/// `argv` with a program named by a path that leads elsewhere (a link
+/// `make` to `rm`, `g` to git) named by where it leads: the rules and the
+/// loss checks judge the program that runs, not the name it was given.
+/// Where commands are not confined such a path is refused instead.
+pub(super) fn as_resolved(mut argv: Vec<Arg>, place: &Path) -> Vec<Arg> {
+    let first = &argv[0].text;
+    if !first.contains(['/', '\\']) {
+        return argv;
+    }
+    if let Ok(resolved) = dunce::canonicalize(place.join(first))
+        && program_name(&resolved.display().to_string()) != program_name(first)
+    {
+        argv[0] = Arg {
+            text: resolved.display().to_string(),
+            quoted: true,
+        };
+    }
+    argv
+}
+
+/// Why `argv`, whose program path an earlier command of the line made
+/// into a link to another program, may not run without the user: the
+/// program it leads to, judged now as it would have been had the link
+/// been there when the line was read. `None` when that one runs unasked.
+pub(super) fn rejudged(argv: &[Arg], judge: &Judge<'_>, place: &Path) -> Option<String> {
+    let typed = argv[0].text.clone();
+    let argv = as_resolved(argv.to_vec(), place);
+    let verdict = match judge.posture {
+        Posture::Confined => confined_verdict(judge.rules.judge(&argv), &argv),
+        Posture::Grammars => judge.rules.judge(&argv),
+    };
+    let shown = || format!("'{typed}' now leads to '{}'", argv[0].text);
+    if verdict.decision != Decision::Allow {
+        return Some(format!("{}, which {}", shown(), verdict.reason()));
+    }
+    match question(&argv, &verdict, place) {
+        Ok(None) => None,
+        Ok(Some(question)) => Some(format!("{}: {}", shown(), question.why())),
+        Err(refused) => Some(format!("{}: {}", shown(), refused.message)),
+    }
 }
 
 /// What the user must be asked before `argv` runs, if anything: work that
@@ -384,8 +464,8 @@ fn allowed(
     let mut texts = argv.into_iter().map(|a| a.text);
     let first = texts.next().unwrap_or_default();
     let (program, in_root) = match named_by_path {
-        true if judge.posture == Posture::Confined => program_confined(&first, place, judge.roots)?,
-        true => (program_at_path(&first, judge.roots)?, false),
+        true if judge.posture == Posture::Confined => program_confined(&first, place, judge)?,
+        true => (program_at_path(&first, judge)?, false),
         false => (first, false),
     };
     let network = verdict.network && !in_root;
@@ -419,7 +499,7 @@ fn forbidden(argv: &[Arg], verdict: &Verdict, rules: &RuleSet) -> ToolError {
 /// A program named by its path: an absolute path to an existing regular
 /// file outside every writable root. A file the agent wrote (a `git.cmd` in
 /// the project) must not pose as the program whose name it borrows.
-fn program_at_path(raw: &str, roots: &[PathBuf]) -> Result<String, ToolError> {
+fn program_at_path(raw: &str, judge: &Judge<'_>) -> Result<String, ToolError> {
     refuse_share(raw)?;
     if !Path::new(raw).is_absolute() {
         return Err(not_allowed(format!(
@@ -428,10 +508,10 @@ fn program_at_path(raw: &str, roots: &[PathBuf]) -> Result<String, ToolError> {
         )));
     }
     let resolved = existing_file(raw, Path::new(raw))?;
-    if inside_a_root(&resolved, roots) {
+    if inside_a_root(&resolved, judge.roots) || !judge.search.is_trusted_file(Path::new(raw)) {
         return Err(not_allowed(format!(
-            "'{raw}' is inside a writable root, where tools can write files; a program there could be anything \
-             that borrows an allowed name."
+            "'{raw}' is inside a writable root or another place commands write, where a program could be \
+             anything that borrows an allowed name."
         )));
     }
     Ok(resolved.display().to_string())
@@ -446,21 +526,17 @@ fn program_at_path(raw: &str, roots: &[PathBuf]) -> Result<String, ToolError> {
 fn program_confined(
     raw: &str,
     place: &Path,
-    roots: &[PathBuf],
+    judge: &Judge<'_>,
 ) -> Result<(String, bool), ToolError> {
     refuse_share(raw)?;
     let named = place.join(raw);
-    // The name was judged (a link `git` in the project is judged as git);
-    // a name the agent could have made never lends its network to what it
-    // leads to.
-    let holder_in_root = named
-        .parent()
-        .and_then(|dir| dunce::canonicalize(dir).ok())
-        .is_some_and(|dir| inside_a_root(&dir, roots));
     match dunce::canonicalize(&named) {
         Ok(resolved) if resolved.is_file() => {
-            let in_root = holder_in_root || inside_a_root(&resolved, roots);
-            Ok((resolved.display().to_string(), in_root))
+            // A name in a place commands write (or a link from one) is the
+            // agent's, whatever it is called.
+            let untrusted =
+                !judge.search.is_trusted_file(&named) || inside_a_root(&resolved, judge.roots);
+            Ok((resolved.display().to_string(), untrusted))
         }
         Ok(_) => Err(not_allowed(format!("'{raw}' is not a program file."))),
         Err(_) => Ok((named.display().to_string(), true)),

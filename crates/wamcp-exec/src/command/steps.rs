@@ -17,6 +17,7 @@ use wamcp_policy::limits::MAX_PROCESS_OUTPUT_BYTES;
 /// Runs `plan` and answers with its output.
 pub(crate) async fn run_plan(
     plan: &Plan,
+    judge: &super::Judge<'_>,
     progress: Option<Progress<'_>>,
 ) -> Result<String, ToolError> {
     let mut answer = String::new();
@@ -42,21 +43,23 @@ pub(crate) async fn run_plan(
         }
         // What an earlier command changed (a folder moved, a link made) can
         // make this one destroy work it did not when the line was judged.
-        let now = || {
-            step.targets
-                .iter()
-                .find_map(|t| t.changed())
-                .or_else(|| super::judge::loses_work(&step.argv, &step.spec.cwd))
+        // What the user approved is what they were shown: a target changed
+        // since is a new question even then, and so is a program path an
+        // earlier command made into a link to another program.
+        let relinked = (super::judge::as_resolved(step.argv.clone(), &step.spec.cwd) != step.argv)
+            .then(|| super::judge::rejudged(&step.argv, judge, &step.spec.cwd))
+            .flatten();
+        let changed = relinked.or_else(|| step.targets.iter().find_map(|t| t.changed()));
+        let lost = || match plan.approved {
+            true => None,
+            false => super::judge::loses_work(&step.argv, &step.spec.cwd),
         };
-        if !plan.approved
-            && let Some(why) = now()
-        {
-            answer.push_str(&format!("(not run: it would now destroy work: {why})\n"));
+        if let Some(why) = changed.or_else(lost) {
+            answer.push_str(&format!("(not run: {why})\n"));
             return Err(ToolError::new(
                 ErrorType::CommandNotAllowed,
                 format!(
-                    "'{}' was not run: after the commands before it, it would destroy work ({why}), which \
-                     needs the user's approval.",
+                    "'{}' was not run: after the commands before it, {why}; that needs the user's approval.",
                     step.shown
                 ),
             )

@@ -13,6 +13,7 @@ fn check_as(
         rules,
         roots,
         posture: Posture::Grammars,
+        search: &ProgramSearch::distrusting(roots.to_vec()),
     };
     check(command, &judge, approval, place)
         .map(|line| line.steps.into_iter().next().unwrap().checked)
@@ -277,6 +278,7 @@ impl Project {
             rules: &rules,
             roots: &roots,
             posture,
+            search: &ProgramSearch::distrusting(roots.to_vec()),
         };
         check(command, &judge, approval, &self.root)
     }
@@ -508,4 +510,46 @@ fn wildcards_are_expanded_before_they_are_judged() {
         matches!(planted, Err(Refusal::NeedsApproval(_))),
         "{planted:?}"
     );
+}
+
+#[test]
+fn a_loss_anywhere_is_the_lines_question() {
+    let p = Project::new();
+    let asked = p.check(
+        Posture::Confined,
+        "npx cowsay hi; git reset --hard",
+        Approval::NotAsked,
+    );
+    match asked {
+        Err(Refusal::NeedsApproval(question)) => assert_eq!(question.rule(), LOSES_WORK),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_program_in_any_place_commands_write_never_gets_the_network() {
+    let p = Project::new();
+    let shared = p.dir.join("shm");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(shared.join("git"), "").unwrap();
+    let rules = RuleSet::builtin();
+    let roots = [p.root.clone()];
+    let search =
+        ProgramSearch::distrusting(vec![p.root.clone(), dunce::canonicalize(&shared).unwrap()]);
+    let command = format!("'{}' fetch origin", shared.join("git").display());
+    for posture in [Posture::Confined, Posture::Grammars] {
+        let judge = Judge {
+            rules: &rules,
+            roots: &roots,
+            posture,
+            search: &search,
+        };
+        match check(&command, &judge, Approval::NotAsked, &p.root) {
+            Ok(line) => {
+                assert_eq!(posture, Posture::Confined);
+                assert!(!line.steps[0].checked.network);
+            }
+            Err(refusal) => assert_eq!(posture, Posture::Grammars, "{refusal:?}"),
+        }
+    }
 }

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use wamcp_exec::command::{Approval, Judge, Refusal, check};
+use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::command::posture::Posture;
 use wamcp_policy::command::rules::RuleSet;
 
@@ -191,6 +192,7 @@ impl Project {
             rules: &rules,
             roots: &roots,
             posture,
+            search: &ProgramSearch::distrusting(roots.to_vec()),
         };
         match check(command, &judge, Approval::NotAsked, Path::new(&self.root())) {
             Ok(_) => "ran",

@@ -419,6 +419,12 @@ fn subcommand_loss(
         "send-pack" if rest.either('f', "--force") || rest.long("--mirror") => {
             why("rewrites history on the remote")
         }
+        "remote"
+            if matches!(first_word(rest), Some("add" | "set-url"))
+                && rest.options().any(|a| a.starts_with("--mirror")) =>
+        {
+            why("--mirror makes every later push to it delete and overwrite the remote's branches")
+        }
         _ => None,
     }
 }

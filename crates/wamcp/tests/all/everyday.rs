@@ -148,7 +148,10 @@ async fn confined_a_days_work_runs_and_nothing_leaves_the_roots() {
         "mv src build && rm -rf build",
     ] {
         let stopped = run(&client, line).await.unwrap_err();
-        assert!(stopped.contains("would destroy work"), "{line}: {stopped}");
+        assert!(
+            stopped.contains("was not run: after the commands before it"),
+            "{line}: {stopped}"
+        );
         let kept = ["src/work.c", "build/work.c"]
             .iter()
             .any(|f| project.join(f).is_file());
@@ -157,6 +160,42 @@ async fn confined_a_days_work_runs_and_nothing_leaves_the_roots() {
             std::fs::remove_file(project.join("build")).unwrap();
         }
     }
+    // Work moved into a build folder that was already there.
+    std::fs::create_dir_all(project.join("out")).unwrap();
+    std::fs::write(project.join("notes.txt"), "mine\n").unwrap();
+    let stopped = run(&client, "mv notes.txt out/ && rm -rf out")
+        .await
+        .unwrap_err();
+    assert!(stopped.contains("is not what it was"), "{stopped}");
+    assert!(project.join("out/notes.txt").is_file());
+    // A link made on the line, named like a harmless program, is judged as
+    // what it leads to: rm, or git writing its configuration.
+    std::fs::create_dir_all(project.join("keep")).unwrap();
+    std::fs::write(project.join("keep/x.c"), "int y;\n").unwrap();
+    for line in [
+        "ln -s /bin/rm make && ./make -rf keep",
+        "ln -s /usr/bin/git g && ./g config core.fsmonitor ./x",
+    ] {
+        let stopped = run(&client, line).await.unwrap_err();
+        assert!(stopped.contains("now leads to"), "{line}: {stopped}");
+    }
+    assert!(project.join("keep/x.c").is_file());
+    let config = std::fs::read_to_string(project.join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{config}");
+    // The same in a second call: judged as rm, which asks; as git, refused.
+    assert!(
+        run(&client, "./make -rf keep")
+            .await
+            .unwrap_err()
+            .contains("cannot be undone")
+    );
+    assert!(
+        run(&client, "./g config core.fsmonitor ./x")
+            .await
+            .unwrap_err()
+            .contains("COMMAND_NOT_ALLOWED")
+    );
+    assert!(project.join("keep/x.c").is_file());
     client.close().await;
 }
 
