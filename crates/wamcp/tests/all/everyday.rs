@@ -65,10 +65,16 @@ async fn run(client: &common::Client, command: &str) -> Result<String, String> {
 
 #[cfg(target_os = "linux")]
 fn have(program: &str) -> bool {
-    std::process::Command::new(program)
+    let found = std::process::Command::new(program)
         .arg("--version")
         .output()
-        .is_ok_and(|o| o.status.success())
+        .is_ok_and(|o| o.status.success());
+    // scripts/test.sh installs every program: there a missing one fails.
+    assert!(
+        found || std::env::var("WAMCP_TEST_STRICT").as_deref() != Ok("1"),
+        "{program} is required under scripts/test.sh"
+    );
+    found
 }
 
 #[cfg(target_os = "linux")]

@@ -283,6 +283,7 @@ fn generated_lines_never_panic_and_yield_tokenizer_words() {
         'l',
     ];
     let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut parsed_lines = 0;
     for _ in 0..20_000 {
         let mut line = String::new();
         state = state
@@ -295,9 +296,11 @@ fn generated_lines_never_panic_and_yield_tokenizer_words() {
                 .wrapping_add(1);
             line.push(ALPHABET[(state >> 33) as usize % ALPHABET.len()]);
         }
+        // Most generated lines are refused; only a parsed one has commands.
         let Ok(parsed) = parse_line(&line) else {
             continue;
         };
+        parsed_lines += 1;
         for step in &parsed.steps {
             let again = tokenize_values(&to_powershell(&step.argv)).unwrap();
             let texts: Vec<_> = again.iter().map(|a| a.text.clone()).collect();
@@ -305,4 +308,8 @@ fn generated_lines_never_panic_and_yield_tokenizer_words() {
             assert_eq!(texts, want, "{line:?}");
         }
     }
+    assert!(
+        parsed_lines > 500,
+        "only {parsed_lines} generated lines parsed: the test checks too little"
+    );
 }
