@@ -20,6 +20,7 @@ mod empty;
 mod file_lock;
 mod find;
 mod globs;
+pub mod journal;
 pub mod leftovers;
 mod list;
 mod paths;

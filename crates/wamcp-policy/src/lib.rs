@@ -22,6 +22,7 @@ pub mod schema;
 pub mod shader;
 pub mod skip;
 pub mod text;
+pub mod undo;
 pub mod url_policy;
 pub mod workspace;
 pub mod write_rules;

@@ -19,35 +19,7 @@
 use super::shell_line::{Dialect, SimpleCommand, Word};
 use crate::write_rules::names_trust_location;
 
-/// Folders a build or a package manager makes again: deleting one loses no
-/// work, so `rm -rf node_modules` asks nothing.
-const REGENERATED: &[&str] = &[
-    "node_modules",
-    "target",
-    "build",
-    "builds",
-    "dist",
-    "out",
-    "bin",
-    "obj",
-    ".venv",
-    "venv",
-    "__pycache__",
-    ".pytest_cache",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".tox",
-    ".next",
-    ".nuxt",
-    ".turbo",
-    ".parcel-cache",
-    ".gradle",
-    ".cache",
-    "coverage",
-    "cmakefiles",
-    "cmake-build-debug",
-    "cmake-build-release",
-];
+use crate::undo::REGENERATED;
 
 /// Whether `program` (as [`program`] names it) deletes the files it is
 /// named: POSIX `rm`, PowerShell's `Remove-Item` and its aliases, cmd's.

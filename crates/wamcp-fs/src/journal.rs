@@ -1,0 +1,561 @@
+//! The undo journal: before a step that can change the roots, what is
+//! needed to put them back; after it, what changed; on `undo`, every
+//! changed path as it was, byte for byte.
+//!
+//! The journal lives in wamcp's data folder, outside every place a command
+//! may write, so nothing a step runs can damage it. It keeps:
+//!
+//! - `blobs/`: file contents by SHA-256, each distinct content once;
+//! - `roots/`: the last record of each root (path, kind, size, mode, hash
+//!   and what `stat` said), so that an unchanged file costs one `stat`;
+//! - `steps/`: one JSON record per step: each changed path before and after;
+//! - `pending/`: the contents a step in progress relies on, so that another
+//!   wamcp evicting at the same time leaves them alone.
+//!
+//! A git repository is recorded as the files it is made of (`.git` with its
+//! refs, reflogs, stash and objects), so a deleted branch, a dropped stash
+//! or an expired reflog comes back like any file. Folders a build makes
+//! again and files over the size cap are left out (named in the step).
+
+mod blobs;
+mod restore;
+mod steps;
+mod tree;
+
+#[cfg(test)]
+mod tests;
+
+pub use restore::Restored;
+pub use steps::{Change, Step};
+pub use tree::Node;
+
+use blobs::Blobs;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+use tree::{Nodes, Scan, Seen, one_path, read_listed};
+
+/// How much the journal keeps.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// The most bytes of copies; the oldest steps go first.
+    pub budget: u64,
+    /// How long a step is kept.
+    pub max_age: Duration,
+    /// The largest file copied.
+    pub file_cap: u64,
+}
+
+/// What a step may change.
+#[derive(Clone, Debug)]
+pub enum Scope {
+    /// Anything under these roots (a command).
+    Roots(Vec<PathBuf>),
+    /// One file under `root` (a file tool), and the folders above it.
+    File {
+        /// The root the file is in.
+        root: PathBuf,
+        /// The file, resolved.
+        file: PathBuf,
+    },
+}
+
+/// What to do when the step's new copies do not fit the budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overflow {
+    /// Keep nothing and say so: the caller asks the user.
+    Refuse,
+    /// The user agreed: keep what fits, list the rest as not kept.
+    KeepWhatFits,
+}
+
+/// A step that does not fit the budget.
+#[derive(Debug)]
+pub struct OverBudget {
+    /// New bytes the step would copy.
+    pub needed: u64,
+    /// The budget.
+    pub budget: u64,
+    /// The largest of the files to copy, with their sizes.
+    pub largest: Vec<(String, u64)>,
+}
+
+/// Why a step could not be begun.
+#[derive(Debug)]
+pub enum BeginError {
+    /// The copies do not fit the budget.
+    OverBudget(OverBudget),
+    /// The journal could not be written.
+    Failed(String),
+}
+
+/// A step in progress: the roots as they were before it.
+pub struct Pending {
+    roots: Vec<PathBuf>,
+    file: Option<PathBuf>,
+    before: Vec<Nodes>,
+    not_kept: Vec<String>,
+    marker: Option<PathBuf>,
+}
+
+/// A recorded step, for the tool's answer.
+#[derive(Debug)]
+pub struct Recorded {
+    /// The step's number.
+    pub id: u64,
+    /// What changed, in a few words.
+    pub summary: String,
+}
+
+/// The journal's size, for `get_server_info`.
+#[derive(Debug)]
+pub struct Usage {
+    /// Bytes of copies kept.
+    pub bytes: u64,
+    /// Steps kept.
+    pub steps: usize,
+}
+
+/// How long a copy a step relies on is spared without a marker naming it.
+const PENDING_SPARED: Duration = Duration::from_secs(24 * 3600);
+
+/// The journal in one folder.
+pub struct Journal {
+    dir: PathBuf,
+    blobs: Blobs,
+    limits: Limits,
+    usage: Mutex<Option<u64>>,
+}
+
+impl Journal {
+    /// Opens (creating) the journal in `dir`, which must be a real folder,
+    /// not a link to one: a link could be swapped to lead into a root.
+    pub fn open(dir: &Path, limits: Limits) -> Result<Journal, String> {
+        if let Ok(meta) = dir.symlink_metadata()
+            && !meta.is_dir()
+        {
+            return Err(format!(
+                "the undo journal folder {} is a link or a file, not a folder",
+                dir.display()
+            ));
+        }
+        for sub in ["", "blobs", "roots", "steps", "pending"] {
+            std::fs::create_dir_all(dir.join(sub)).map_err(|e| {
+                format!(
+                    "the undo journal folder {} cannot be made: {e}",
+                    dir.display()
+                )
+            })?;
+        }
+        let blobs = Blobs::new(dir.join("blobs"));
+        blobs.clear_leftovers(Duration::from_secs(3600));
+        Ok(Journal {
+            dir: dir.to_path_buf(),
+            blobs,
+            limits,
+            usage: Mutex::new(None),
+        })
+    }
+
+    /// The journal's folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Its limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Records the scope as it is before a step.
+    pub fn begin(&self, scope: &Scope, overflow: Overflow) -> Result<Pending, BeginError> {
+        let _lock = self.lock().map_err(BeginError::Failed)?;
+        let (roots, file) = match scope {
+            Scope::Roots(roots) => (roots.clone(), None),
+            Scope::File { root, file } => (vec![root.clone()], Some(file.clone())),
+        };
+        let mut seen: Vec<Seen> = roots
+            .iter()
+            .map(|root| {
+                // A file tool's step reads its one file; only a whole root
+                // needs the last record.
+                let cache = match file {
+                    Some(_) => Nodes::new(),
+                    None => self.load_root(root),
+                };
+                self.scan(root, file.as_deref(), &cache)
+            })
+            .collect();
+        let needed: u64 = seen.iter().flat_map(|s| &s.to_read).map(|f| f.size).sum();
+        let allowance = self.allowance(needed, &seen, overflow)?;
+        let mut stored = 0;
+        for (root, seen) in roots.iter().zip(&mut seen) {
+            stored += read_listed(root, seen, &self.blobs, allowance - stored, OVER_BUDGET);
+        }
+        self.add_usage(stored);
+        let before: Vec<Nodes> = seen.iter().map(|s| s.nodes.clone()).collect();
+        if file.is_none() {
+            for (root, nodes) in roots.iter().zip(&before) {
+                self.save_root(root, nodes);
+            }
+        }
+        let marker = self.mark_pending(&before);
+        Ok(Pending {
+            roots,
+            file,
+            not_kept: seen.into_iter().flat_map(|s| s.not_kept).collect(),
+            before,
+            marker,
+        })
+    }
+
+    /// Records what the step changed; `None` when it changed nothing.
+    /// Copies of the new contents are kept while they fit the budget; past
+    /// it they are recorded by size and time only. Never fails the step:
+    /// an error is the journal's to report.
+    pub fn finish(
+        &self,
+        pending: Pending,
+        tool: &str,
+        what: &str,
+    ) -> Result<Option<Recorded>, String> {
+        let _lock = self.lock()?;
+        if let Some(marker) = &pending.marker {
+            let _ = std::fs::remove_file(marker);
+        }
+        let mut changes = Vec::new();
+        let mut stored = 0;
+        for (i, (root, before)) in pending.roots.iter().zip(&pending.before).enumerate() {
+            let mut seen = self.scan(root, pending.file.as_deref(), before);
+            let allowance = self.limits.budget.saturating_sub(self.usage());
+            stored += read_listed(root, &mut seen, &self.blobs, allowance, OVER_BUDGET);
+            if pending.file.is_none() {
+                self.save_root(root, &seen.nodes);
+            }
+            changes.extend(steps::diff(i, before, &seen.nodes));
+        }
+        self.add_usage(stored);
+        if changes.is_empty() {
+            return Ok(None);
+        }
+        let step = Step {
+            id: self.next_id(),
+            time: now_seconds(),
+            tool: tool.to_string(),
+            what: what.to_string(),
+            roots: pending.roots,
+            changes,
+            not_kept: pending.not_kept,
+        };
+        let text = serde_json::to_vec(&step).map_err(|e| e.to_string())?;
+        let name = steps::file_name(step.id);
+        wamcp_platform::atomic::write_atomically(
+            &self.dir.join("steps"),
+            std::ffi::OsStr::new(&name),
+            &text,
+            wamcp_platform::atomic::Commit::Replace,
+        )
+        .map_err(|e| format!("the step could not be written: {e}"))?;
+        self.evict(step.id);
+        Ok(Some(Recorded {
+            id: step.id,
+            summary: step.summary(),
+        }))
+    }
+
+    /// The steps kept, newest first.
+    pub fn steps(&self) -> Vec<Step> {
+        let mut ids = steps::ids(&self.dir.join("steps"));
+        ids.reverse();
+        ids.into_iter().filter_map(|id| self.step(id)).collect()
+    }
+
+    /// Step `id`, if it is kept.
+    pub fn step(&self, id: u64) -> Option<Step> {
+        let path = self.dir.join("steps").join(steps::file_name(id));
+        let bytes = std::fs::read(path).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// The paths of `step` that changed again since (or where a link now
+    /// stands in the way), each with what is there now.
+    pub fn conflicts(&self, step: &Step) -> Vec<String> {
+        restore::conflicts(step, self.limits.file_cap)
+    }
+
+    /// Puts every path `step` changed back as it was before the step.
+    pub fn restore(&self, step: &Step) -> Restored {
+        restore::apply(step, &self.blobs)
+    }
+
+    /// How much the journal holds now.
+    pub fn usage_now(&self) -> Usage {
+        Usage {
+            bytes: self.usage(),
+            steps: steps::ids(&self.dir.join("steps")).len(),
+        }
+    }
+
+    fn scan(&self, root: &Path, file: Option<&Path>, cache: &Nodes) -> Seen {
+        match file {
+            Some(file) => one_path(root, file, self.limits.file_cap, &self.blobs),
+            None => Scan {
+                root,
+                cap: self.limits.file_cap,
+                cache,
+                blobs: &self.blobs,
+            }
+            .walk(),
+        }
+    }
+
+    /// How many new bytes the step may copy: all it needs when they fit
+    /// (after evicting old steps), else what `overflow` says.
+    fn allowance(&self, needed: u64, seen: &[Seen], overflow: Overflow) -> Result<u64, BeginError> {
+        let budget = self.limits.budget;
+        if self.usage() + needed > budget {
+            self.evict_for(needed);
+        }
+        let free = budget.saturating_sub(self.usage());
+        if needed <= free {
+            return Ok(u64::MAX);
+        }
+        if overflow == Overflow::KeepWhatFits {
+            return Ok(free);
+        }
+        let mut largest: Vec<(String, u64)> = seen
+            .iter()
+            .flat_map(|s| &s.to_read)
+            .map(|f| (f.rel.clone(), f.size))
+            .collect();
+        largest.sort_by(|a, b| b.1.cmp(&a.1));
+        largest.truncate(5);
+        Err(BeginError::OverBudget(OverBudget {
+            needed,
+            budget,
+            largest,
+        }))
+    }
+
+    /// Drops steps past their age, then the oldest while the copies exceed
+    /// the budget, never the step just recorded (`keep`).
+    fn evict(&self, keep: u64) {
+        let now = now_seconds();
+        let max_age = self.limits.max_age.as_secs();
+        let steps_dir = self.dir.join("steps");
+        let mut dropped = false;
+        for id in steps::ids(&steps_dir) {
+            let old = self
+                .step(id)
+                .is_none_or(|s| now.saturating_sub(s.time) > max_age);
+            if id != keep && old {
+                let _ = std::fs::remove_file(steps_dir.join(steps::file_name(id)));
+                dropped = true;
+            }
+        }
+        if dropped || self.usage() > self.limits.budget {
+            self.collect_garbage();
+        }
+        for id in steps::ids(&steps_dir) {
+            if self.usage() <= self.limits.budget || id == keep {
+                break;
+            }
+            let _ = std::fs::remove_file(steps_dir.join(steps::file_name(id)));
+            self.collect_garbage();
+        }
+    }
+
+    /// Drops the oldest steps until `needed` new bytes fit, or none is left.
+    fn evict_for(&self, needed: u64) {
+        let steps_dir = self.dir.join("steps");
+        for id in steps::ids(&steps_dir) {
+            if self.usage() + needed <= self.limits.budget {
+                return;
+            }
+            let _ = std::fs::remove_file(steps_dir.join(steps::file_name(id)));
+            self.collect_garbage();
+        }
+    }
+
+    /// Removes every copy no step, root record or step in progress names.
+    fn collect_garbage(&self) {
+        let mut named: HashSet<String> = HashSet::new();
+        for step in self.steps() {
+            for change in &step.changes {
+                for node in [&change.before, &change.after].into_iter().flatten() {
+                    if let Node::File { hash, .. } = node {
+                        named.insert(hash.clone());
+                    }
+                }
+            }
+        }
+        for nodes in self.all_roots() {
+            named.extend(hashes(&nodes));
+        }
+        named.extend(self.pending_hashes());
+        let mut total = 0;
+        for stored in self.blobs.all() {
+            if named.contains(&stored.hash) {
+                total += stored.size;
+            } else {
+                self.blobs.remove(&stored.hash);
+            }
+        }
+        *self.usage.lock().unwrap_or_else(|p| p.into_inner()) = Some(total);
+    }
+
+    fn usage(&self) -> u64 {
+        let mut usage = self.usage.lock().unwrap_or_else(|p| p.into_inner());
+        *usage.get_or_insert_with(|| self.blobs.all().iter().map(|b| b.size).sum())
+    }
+
+    fn add_usage(&self, bytes: u64) {
+        let now = self.usage() + bytes;
+        *self.usage.lock().unwrap_or_else(|p| p.into_inner()) = Some(now);
+    }
+
+    /// Takes the journal's lock, held across processes (two hosts may run
+    /// a wamcp each) until the returned file is dropped.
+    fn lock(&self) -> Result<std::fs::File, String> {
+        let file = std::fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir.join("lock"))
+            .map_err(|e| format!("the undo journal cannot be locked: {e}"))?;
+        file.lock()
+            .map_err(|e| format!("the undo journal cannot be locked: {e}"))?;
+        Ok(file)
+    }
+
+    fn root_file(&self, root: &Path) -> PathBuf {
+        let key = blobs::hash_of(root.to_string_lossy().as_bytes());
+        self.dir.join("roots").join(format!("{}.json", &key[..16]))
+    }
+
+    fn load_root(&self, root: &Path) -> Nodes {
+        std::fs::read(self.root_file(root))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<RootRecord>(&b).ok())
+            .filter(|r| r.root == root)
+            .map(|r| r.nodes)
+            .unwrap_or_default()
+    }
+
+    fn save_root(&self, root: &Path, nodes: &Nodes) {
+        let record = RootRecordRef { root, nodes };
+        let path = self.root_file(root);
+        if let Ok(text) = serde_json::to_vec(&record) {
+            let _ = wamcp_platform::atomic::write_atomically(
+                &self.dir.join("roots"),
+                path.file_name().unwrap_or_default(),
+                &text,
+                wamcp_platform::atomic::Commit::Replace,
+            );
+        }
+    }
+
+    fn all_roots(&self) -> Vec<Nodes> {
+        std::fs::read_dir(self.dir.join("roots"))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter_map(|e| std::fs::read(e.path()).ok())
+                    .filter_map(|b| serde_json::from_slice::<RootRecord>(&b).ok())
+                    .map(|r| r.nodes)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Names the copies a step in progress relies on.
+    fn mark_pending(&self, before: &[Nodes]) -> Option<PathBuf> {
+        let names: Vec<String> = before.iter().flat_map(hashes).collect();
+        let path = self.dir.join("pending").join(format!(
+            "{}-{}.json",
+            std::process::id(),
+            SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_nanos()
+        ));
+        let text = serde_json::to_vec(&names).ok()?;
+        std::fs::write(&path, text).ok().map(|()| path)
+    }
+
+    /// The copies steps in progress rely on; markers older than a day
+    /// belong to a wamcp that stopped mid-step and are dropped.
+    fn pending_hashes(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        let Ok(entries) = std::fs::read_dir(self.dir.join("pending")) else {
+            return names;
+        };
+        for entry in entries.flatten() {
+            let age = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|m| SystemTime::now().duration_since(m).ok())
+                .unwrap_or_default();
+            if age > PENDING_SPARED {
+                let _ = std::fs::remove_file(entry.path());
+                continue;
+            }
+            if let Some(list) = std::fs::read(entry.path())
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Vec<String>>(&b).ok())
+            {
+                names.extend(list);
+            }
+        }
+        names
+    }
+
+    /// The next step number: one past every number ever given, kept in a
+    /// counter so that a number is never reused after eviction.
+    fn next_id(&self) -> u64 {
+        let counter = self.dir.join("last-step");
+        let last = std::fs::read_to_string(&counter)
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+            .max(
+                steps::ids(&self.dir.join("steps"))
+                    .last()
+                    .copied()
+                    .unwrap_or(0),
+            );
+        let id = last + 1;
+        let _ = std::fs::write(&counter, id.to_string());
+        id
+    }
+}
+
+/// Why a file was not copied when the budget ran out.
+const OVER_BUDGET: &str = "over the undo budget";
+
+fn hashes(nodes: &Nodes) -> impl Iterator<Item = String> + '_ {
+    nodes.values().filter_map(|e| match &e.node {
+        Node::File { hash, .. } => Some(hash.clone()),
+        _ => None,
+    })
+}
+
+#[derive(serde::Deserialize)]
+struct RootRecord {
+    root: PathBuf,
+    nodes: Nodes,
+}
+
+#[derive(serde::Serialize)]
+struct RootRecordRef<'a> {
+    root: &'a Path,
+    nodes: &'a Nodes,
+}
+
+fn now_seconds() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}

@@ -1,0 +1,314 @@
+use super::*;
+use std::collections::BTreeMap;
+
+const MIB: u64 = 1 << 20;
+
+fn limits(budget: u64) -> Limits {
+    Limits {
+        budget,
+        max_age: Duration::from_secs(14 * 86400),
+        file_cap: MIB,
+    }
+}
+
+/// A root and a journal beside it (never inside).
+fn setup(budget: u64) -> (tempfile::TempDir, PathBuf, Journal) {
+    let temp = tempfile::tempdir().unwrap();
+    let root = dunce::canonicalize(temp.path()).unwrap().join("project");
+    std::fs::create_dir(&root).unwrap();
+    let journal = Journal::open(&temp.path().join("journal"), limits(budget)).unwrap();
+    (temp, root, journal)
+}
+
+/// Every path under `root` with its bytes (or `dir`/`link -> x`) and mode.
+fn state(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
+    let mut found = BTreeMap::new();
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            let rel = path.strip_prefix(root).unwrap().display().to_string();
+            let meta = path.symlink_metadata().unwrap();
+            let mode = tree::mode(&meta);
+            if meta.is_dir() {
+                found.insert(rel, (b"dir".to_vec(), mode));
+                folders.push(path);
+            } else if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                found.insert(
+                    rel,
+                    (format!("link -> {}", target.display()).into_bytes(), 0),
+                );
+            } else {
+                found.insert(rel, (std::fs::read(&path).unwrap(), mode));
+            }
+        }
+    }
+    found
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn step_of(journal: &Journal, root: &Path, change: impl FnOnce()) -> Option<Recorded> {
+    let pending = journal
+        .begin(&Scope::Roots(vec![root.to_path_buf()]), Overflow::Refuse)
+        .unwrap();
+    change();
+    journal.finish(pending, "run_powershell", "test").unwrap()
+}
+
+#[test]
+fn a_deleting_step_is_put_back_byte_for_byte() {
+    let (_t, root, journal) = setup(64 * MIB);
+    write(&root, "src/main.rs", "fn main() {}\r\n");
+    write(&root, "src/lib/deep.rs", "// deep\n");
+    write(&root, ".env", "TOKEN=1\n");
+    write(&root, "notes/empty/.keep", "");
+    let before = state(&root);
+    let recorded = step_of(&journal, &root, || {
+        std::fs::remove_dir_all(root.join("src")).unwrap();
+        std::fs::remove_file(root.join(".env")).unwrap();
+        write(&root, "new.txt", "made by the step");
+    })
+    .expect("a step");
+    assert_eq!(recorded.summary, "1 file added, 3 files removed");
+    let step = journal.step(recorded.id).unwrap();
+    assert!(journal.conflicts(&step).is_empty());
+    let restored = journal.restore(&step);
+    assert!(restored.left.is_empty(), "{:?}", restored.left);
+    assert_eq!(state(&root), before);
+}
+
+#[test]
+fn a_step_that_changes_nothing_is_not_kept() {
+    let (_t, root, journal) = setup(64 * MIB);
+    write(&root, "a.txt", "a");
+    assert!(step_of(&journal, &root, || {}).is_none());
+    assert!(journal.steps().is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn modes_and_links_come_back() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_t, root, journal) = setup(64 * MIB);
+    write(&root, "run.sh", "#!/bin/sh\n");
+    std::fs::set_permissions(root.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("run.sh", root.join("link")).unwrap();
+    let before = state(&root);
+    let recorded = step_of(&journal, &root, || {
+        std::fs::set_permissions(root.join("run.sh"), std::fs::Permissions::from_mode(0o600))
+            .unwrap();
+        std::fs::write(root.join("run.sh"), "changed").unwrap();
+        std::fs::remove_file(root.join("link")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("link")).unwrap();
+    })
+    .unwrap();
+    let step = journal.step(recorded.id).unwrap();
+    let restored = journal.restore(&step);
+    assert!(restored.left.is_empty(), "{:?}", restored.left);
+    assert_eq!(state(&root), before);
+}
+
+#[test]
+fn a_path_changed_again_is_a_conflict() {
+    let (_t, root, journal) = setup(64 * MIB);
+    write(&root, "a.txt", "one");
+    let recorded = step_of(&journal, &root, || write(&root, "a.txt", "two")).unwrap();
+    write(&root, "a.txt", "three, by the user");
+    let step = journal.step(recorded.id).unwrap();
+    let conflicts = journal.conflicts(&step);
+    assert_eq!(conflicts.len(), 1, "{conflicts:?}");
+    assert!(
+        conflicts[0].contains("a.txt (changed since)"),
+        "{conflicts:?}"
+    );
+    // Forced, the step's before comes back all the same.
+    assert!(journal.restore(&step).left.is_empty());
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "one");
+}
+
+#[cfg(unix)]
+#[test]
+fn nothing_is_written_through_a_link_that_replaced_a_folder() {
+    let (temp, root, journal) = setup(64 * MIB);
+    let outside = temp.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    write(&root, "src/a.txt", "mine");
+    let recorded = step_of(&journal, &root, || {
+        std::fs::remove_dir_all(root.join("src")).unwrap();
+    })
+    .unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("src")).unwrap();
+    let step = journal.step(recorded.id).unwrap();
+    assert!(
+        journal
+            .conflicts(&step)
+            .iter()
+            .any(|c| c.contains("a link now"))
+    );
+    let restored = journal.restore(&step);
+    assert!(!restored.left.is_empty());
+    assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+}
+
+#[test]
+fn regenerated_folders_are_left_out_and_tracked_ones_kept() {
+    let (_t, root, journal) = setup(64 * MIB);
+    std::fs::create_dir_all(root.join(".git/info")).unwrap();
+    write(&root, ".gitignore", "/target\nnode_modules/\n");
+    write(&root, "target/debug/app", "binary");
+    write(&root, "node_modules/x/index.js", "x");
+    write(&root, "bin/tool.sh", "tracked script");
+    let recorded = step_of(&journal, &root, || {
+        std::fs::remove_dir_all(root.join("target")).unwrap();
+        std::fs::remove_dir_all(root.join("node_modules")).unwrap();
+        std::fs::remove_dir_all(root.join("bin")).unwrap();
+    })
+    .unwrap();
+    assert_eq!(recorded.summary, "1 file removed");
+}
+
+#[test]
+fn an_unchanged_file_is_not_read_again() {
+    let (_t, root, journal) = setup(64 * MIB);
+    write(&root, "a.txt", "a");
+    // Old enough that a change within the clock tick would show.
+    let old = SystemTime::now() - Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(root.join("a.txt"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    step_of(&journal, &root, || write(&root, "b.txt", "b"));
+    let cache = journal.load_root(&root);
+    let seen = Scan {
+        root: &root,
+        cap: MIB,
+        cache: &cache,
+        blobs: &journal.blobs,
+    }
+    .walk();
+    assert!(seen.to_read.iter().all(|f| f.rel != "a.txt"));
+}
+
+#[test]
+fn a_step_over_the_budget_is_refused_until_agreed() {
+    let (_t, root, journal) = setup(1000);
+    write(&root, "big.txt", &"x".repeat(4000));
+    write(&root, "small.txt", "s");
+    let scope = Scope::Roots(vec![root.clone()]);
+    match journal.begin(&scope, Overflow::Refuse) {
+        Err(BeginError::OverBudget(over)) => {
+            assert_eq!(over.needed, 4001);
+            assert_eq!(over.largest[0], ("big.txt".to_string(), 4000));
+        }
+        other => panic!("expected over budget, got {:?}", other.err()),
+    }
+    let pending = journal.begin(&scope, Overflow::KeepWhatFits).unwrap();
+    assert!(pending.not_kept.iter().any(|n| n.starts_with("big.txt")));
+    std::fs::remove_file(root.join("small.txt")).unwrap();
+    let recorded = journal.finish(pending, "t", "t").unwrap().unwrap();
+    let step = journal.step(recorded.id).unwrap();
+    assert!(journal.restore(&step).left.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(root.join("small.txt")).unwrap(),
+        "s"
+    );
+}
+
+#[test]
+fn old_steps_are_evicted_first_under_a_small_budget() {
+    let (_t, root, journal) = setup(10_000);
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        let text = format!("{i}").repeat(3000);
+        ids.push(
+            step_of(&journal, &root, || write(&root, "f.txt", &text))
+                .unwrap()
+                .id,
+        );
+    }
+    let kept: Vec<u64> = journal.steps().iter().map(|s| s.id).collect();
+    assert!(kept.len() < 6 && !kept.is_empty(), "{kept:?}");
+    assert_eq!(kept[0], *ids.last().unwrap());
+    assert!(
+        journal.usage_now().bytes <= 10_000,
+        "{:?}",
+        journal.usage_now()
+    );
+    // The newest step still restores.
+    let newest = journal.step(kept[0]).unwrap();
+    assert!(journal.restore(&newest).left.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(root.join("f.txt")).unwrap(),
+        "4".repeat(3000)
+    );
+}
+
+#[test]
+fn a_file_step_records_its_file_and_the_folders_it_made() {
+    let (_t, root, journal) = setup(64 * MIB);
+    write(&root, "other.txt", "untouched");
+    let file = root.join("a/b/c.txt");
+    let scope = Scope::File {
+        root: root.clone(),
+        file: file.clone(),
+    };
+    let pending = journal.begin(&scope, Overflow::Refuse).unwrap();
+    write(&root, "a/b/c.txt", "new");
+    let recorded = journal
+        .finish(pending, "write_file", "a/b/c.txt")
+        .unwrap()
+        .unwrap();
+    assert_eq!(recorded.summary, "1 file added");
+    let step = journal.step(recorded.id).unwrap();
+    assert!(journal.restore(&step).left.is_empty());
+    assert!(!root.join("a").exists());
+    assert!(root.join("other.txt").exists());
+}
+
+#[test]
+fn a_journal_folder_that_is_a_link_is_refused() {
+    let temp = tempfile::tempdir().unwrap();
+    let real = temp.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    let link = temp.path().join("journal");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    #[cfg(windows)]
+    if std::os::windows::fs::symlink_dir(&real, &link).is_err() {
+        eprintln!("skipped: this Windows cannot make a directory link");
+        return;
+    }
+    let error = Journal::open(&link, limits(MIB)).err().unwrap();
+    assert!(error.contains("is a link or a file"), "{error}");
+}
+
+#[test]
+fn a_damaged_copy_is_never_restored() {
+    let (_t, root, journal) = setup(64 * MIB);
+    write(&root, "a.txt", "original");
+    let recorded = step_of(&journal, &root, || write(&root, "a.txt", "changed")).unwrap();
+    let step = journal.step(recorded.id).unwrap();
+    let Some(Node::File { hash, .. }) = &step.changes[0].before else {
+        panic!("a file before");
+    };
+    let copy = journal
+        .dir()
+        .join("blobs")
+        .join(&hash[..2])
+        .join(&hash[2..]);
+    std::fs::write(copy, "tampered").unwrap();
+    let restored = journal.restore(&step);
+    assert!(restored.left[0].contains("damaged"), "{:?}", restored.left);
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "changed"
+    );
+}

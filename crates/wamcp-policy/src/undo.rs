@@ -1,0 +1,73 @@
+//! What the undo journal keeps, and how much of it.
+//!
+//! The journal copies the files a step could change so that `undo` can put
+//! them back byte for byte. Folders a build or a package manager makes again
+//! are not worth a copy: losing one loses no work (`rm -rf node_modules`
+//! asks nothing for the same reason), and they would dwarf the source.
+
+use crate::limits::MIB;
+
+/// Folders a build or a package manager makes again, lower-case. The
+/// journal leaves them out; deleting one is no loss of work.
+pub const REGENERATED: &[&str] = &[
+    "node_modules",
+    "target",
+    "build",
+    "builds",
+    "dist",
+    "out",
+    "bin",
+    "obj",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+    ".next",
+    ".nuxt",
+    ".turbo",
+    ".parcel-cache",
+    ".gradle",
+    ".cache",
+    "coverage",
+    "cmakefiles",
+    "cmake-build-debug",
+    "cmake-build-release",
+];
+
+/// Whether a folder named `name` is one a build makes again.
+pub fn is_regenerated(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    REGENERATED.contains(&lower.as_str()) || lower.ends_with(".egg-info")
+}
+
+/// The journal's default size, in MiB: room for a copy of a large project
+/// and its history of steps.
+pub const DEFAULT_BUDGET_MIB: u64 = 2048;
+
+/// How many days a step is kept by default.
+pub const DEFAULT_DAYS: u64 = 14;
+
+/// The largest file the journal copies. A bigger one (a database, a
+/// video, a large pack) is listed as not kept.
+pub const FILE_CAP_BYTES: u64 = 64 * MIB;
+
+/// How many steps `undo` lists without arguments.
+pub const LISTED_STEPS: usize = 15;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regenerated_folders_match_in_any_case_and_only_whole() {
+        for name in ["node_modules", "Target", "BUILD", ".venv", "wamcp.egg-info"] {
+            assert!(is_regenerated(name), "{name}");
+        }
+        for name in ["src", "builder", "bins", ".git", "docs", "output", ""] {
+            assert!(!is_regenerated(name), "{name}");
+        }
+    }
+}
