@@ -124,6 +124,8 @@ pub struct Policy<'a> {
     pub sandbox: &'a Sandbox,
     /// Where programs are found, outside every place the agent writes.
     pub search: ProgramSearch,
+    /// Whether the undo journal records each command (see [`Judge`]).
+    pub journaled: bool,
 }
 
 impl Policy<'_> {
@@ -139,6 +141,7 @@ impl Policy<'_> {
             roots: self.roots,
             posture: self.posture(),
             search: &self.search,
+            journaled: self.journaled,
         }
     }
 

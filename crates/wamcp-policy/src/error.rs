@@ -181,6 +181,9 @@ error_types! {
     ShaderCompileTimedOut => "SHADER_COMPILE_TIMED_OUT",
     /// `start_line` is past the end of the file or page.
     StartLineOutOfRange => "START_LINE_OUT_OF_RANGE",
+    /// `undo` was given a step the journal does not hold (never made, or
+    /// evicted).
+    StepNotFound => "STEP_NOT_FOUND",
     /// Several controls match the target, so acting on one would be a guess.
     TargetAmbiguous => "TARGET_AMBIGUOUS",
     /// The control is disabled, so a message to it would do nothing.
@@ -190,6 +193,12 @@ error_types! {
     /// Something else covers the target where the
     /// click would land; nothing was clicked.
     TargetObscured => "TARGET_OBSCURED",
+    /// Paths an `undo` would put back changed again after the step; nothing
+    /// was changed (`force` puts them back all the same).
+    UndoConflict => "UNDO_CONFLICT",
+    /// The undo journal could not record a step (off by a fault, or over its
+    /// budget) and the user did not agree to go on without it.
+    UndoNotRecorded => "UNDO_NOT_RECORDED",
     /// No capability in the catalog has the requested id.
     UnknownCapability => "UNKNOWN_CAPABILITY",
     /// The shader file's extension names no language or stage the tool knows.

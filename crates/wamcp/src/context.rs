@@ -70,6 +70,8 @@ pub struct ServerContext {
     pub session: Session,
     /// What is built on first use.
     pub services: Services,
+    /// The undo journal.
+    pub undo: crate::undo::Undo,
 }
 
 /// What start-up read before building the context.
@@ -142,6 +144,9 @@ impl ServerContext {
         }
         let places = places(&startup, &settings, env, cwd, &sandbox, &mut warnings);
         let audit = places.data_dir.clone().map(AuditLog::new);
+        let undo = crate::undo::Undo::open(places.data_dir.as_deref(), &settings, |dir| {
+            places.writable_place_overlapping(dir)
+        });
         ServerContext {
             transport,
             registered: registry::registered(&groups.groups),
@@ -163,6 +168,7 @@ impl ServerContext {
             search_backend: settings.search_backend,
             places,
             session: Session::default(),
+            undo,
         }
     }
 
@@ -256,6 +262,7 @@ impl ServerContext {
             rules: self.command_rules(),
             sandbox: &self.sandbox,
             search: self.program_search(),
+            journaled: self.undo.journal().is_some(),
         }
     }
 

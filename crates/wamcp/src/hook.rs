@@ -298,6 +298,7 @@ fn command_verdict(ctx: &ServerContext, command: &str, place: &Path) -> Verdict 
         roots: &roots,
         posture: ctx.sandbox.posture(),
         search: &search,
+        journaled: ctx.undo.journal().is_some(),
     };
     match check(command, &judge, Approval::NotAsked, place) {
         Ok(_) => Verdict::Nothing,

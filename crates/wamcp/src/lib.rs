@@ -28,3 +28,4 @@ pub mod settings;
 pub mod stdio;
 pub mod tasks;
 pub mod tools;
+pub mod undo;

@@ -34,6 +34,12 @@ enum Command {
     Hostgrants(HostgrantsArgs),
     /// Print exactly what fetch_web_page would show for an HTML (or text) file.
     Extract(ExtractArgs),
+    /// The undo journal: list the steps (the default), show one, or put one
+    /// back.
+    Undo {
+        #[command(subcommand)]
+        action: Option<UndoAction>,
+    },
     /// Answer a host's permission hook for a wamcp tool call (event JSON on
     /// stdin): claude-pre-tool-use, codex-pre-tool-use, codex-permission-request.
     Hook {
@@ -55,6 +61,21 @@ enum Command {
         capability: String,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         argv: Vec<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum UndoAction {
+    /// The recent steps, newest first.
+    List,
+    /// Every path a step changed.
+    Show { id: u64 },
+    /// Put every path a step changed back as it was before it.
+    Restore {
+        id: u64,
+        /// Also over later changes to the same paths.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -165,6 +186,7 @@ fn main() -> ExitCode {
         Command::Config(args) => report("config", config_command(args, &env, &cwd)),
         Command::Hostgrants(args) => report("hostgrants", hostgrants_command(args, &env, &cwd)),
         Command::Extract(args) => report("extract", extract_command(args)),
+        Command::Undo { action } => report("undo", undo_command(action, &env, &cwd)),
         Command::Hook { event } => match hook_command(&event, &env, &cwd) {
             Ok(()) => ExitCode::SUCCESS,
             // Both hosts read exit code 2 as "blocked, stderr says why";
@@ -222,6 +244,18 @@ fn hostgrants_command(args: HostgrantsArgs, env: EnvLookup, cwd: &Path) -> Resul
         wamcp::hostgrants::list(path)?
     };
     println!("{}", message.trim_end());
+    Ok(())
+}
+
+fn undo_command(action: Option<UndoAction>, env: EnvLookup, cwd: &Path) -> Result<(), String> {
+    use wamcp::undo::Action;
+    let ctx = ServerContext::new(Startup::read(env, cwd), env, cwd, "cli");
+    let action = match action.unwrap_or(UndoAction::List) {
+        UndoAction::List => Action::List,
+        UndoAction::Show { id } => Action::Show(id),
+        UndoAction::Restore { id, force } => Action::Restore { id, force },
+    };
+    println!("{}", wamcp::undo::cli(&ctx, action)?.trim_end());
     Ok(())
 }
 

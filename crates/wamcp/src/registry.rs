@@ -338,6 +338,7 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::search_files::SearchFiles>(),
     entry::<tools::write_file::WriteFile>(),
     entry::<tools::edit_file::EditFile>(),
+    entry::<tools::undo::Undo>(),
     entry::<tools::build_project::BuildProject>(),
     entry::<tools::compile_shader::CompileShader>(),
     entry::<tools::run_powershell::RunPowershell>(),

@@ -48,6 +48,8 @@ pub const DESKTOP_PROCESSES: &str = "WAMCP_DESKTOP_PROCESSES";
 pub const CONFIG_FILE: &str = "WAMCP_CONFIG_FILE";
 pub const PROFILE: &str = "WAMCP_PROFILE";
 pub const LOG: &str = "WAMCP_LOG";
+pub const UNDO_BUDGET: &str = "WAMCP_UNDO_BUDGET_MB";
+pub const UNDO_DAYS: &str = "WAMCP_UNDO_DAYS";
 
 /// The separator of `WAMCP_PROJECT_ROOTS`: `;` on Windows (where `:` is part
 /// of every drive path), `:` elsewhere, as in `PATH`.
@@ -247,15 +249,42 @@ pub const SETTINGS: &[Setting] = &[
     ),
     setting(
         SEARCH_BUDGET,
-        Kind::Seconds {
+        Kind::Whole {
             min: 1,
             max: wamcp_policy::limits::MAX_SEARCH_BUDGET_SECONDS,
             default: wamcp_policy::limits::DEFAULT_SEARCH_BUDGET_SECONDS,
+            unit: "seconds",
         },
         "10",
         "Seconds search_files, find_files, list_directory and list_empty_dirs may take (1 to 600). Within \
          it a search covers every file; past it the answer says how far it got. Another value is reported \
          and the default used.",
+    ),
+    setting(
+        UNDO_BUDGET,
+        Kind::Whole {
+            min: 0,
+            max: 1 << 20,
+            default: wamcp_policy::undo::DEFAULT_BUDGET_MIB,
+            unit: "MiB",
+        },
+        "2048",
+        "MiB the undo journal may keep (in WAMCP_DATA_DIR/undo): before each write, edit, command, build or \
+         shader compile, wamcp copies what the step could change in the project roots (not regenerated \
+         folders such as node_modules or an ignored target, not files over 64 MiB), and undo puts it back. \
+         The oldest steps go first; a step that cannot fit asks you. 0 turns the journal off: nothing can \
+         be undone, and commands that lose work ask first.",
+    ),
+    setting(
+        UNDO_DAYS,
+        Kind::Whole {
+            min: 1,
+            max: 3650,
+            default: wamcp_policy::undo::DEFAULT_DAYS,
+            unit: "days",
+        },
+        "14",
+        "Days the undo journal keeps a step.",
     ),
     Setting {
         name: LOG,

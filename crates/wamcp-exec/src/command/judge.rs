@@ -5,7 +5,7 @@
 use super::{Question, Refusal};
 use std::path::{Path, PathBuf};
 use wamcp_platform::search_path::ProgramSearch;
-use wamcp_policy::command::effects::{deletes_files, loss};
+use wamcp_policy::command::effects::{deletes_files, loss, loss_is_remote};
 use wamcp_policy::command::filter::Filter;
 use wamcp_policy::command::hardening::child_env;
 use wamcp_policy::command::line::{Join, Line, Stderr, Step, parse_line};
@@ -42,6 +42,11 @@ pub struct Judge<'a> {
     /// Where programs may be trusted: a program in any place a command
     /// can write (a root, a cache, `/dev/shm`) never gets the network.
     pub search: &'a ProgramSearch,
+    /// Whether the undo journal records each command: work a command
+    /// destroys inside the roots then comes back with `undo`, so only a
+    /// loss it cannot reach (a remote's history, a path outside the roots)
+    /// needs the user.
+    pub journaled: bool,
 }
 
 /// What the policy lets run: exactly this program, arguments and added
@@ -200,6 +205,54 @@ pub(super) fn loses_work(argv: &[Arg], place: &Path) -> Option<String> {
     loss(&words, &|path| place.join(path).exists()).or_else(|| deletes_through_a_link(argv, place))
 }
 
+/// The work `argv` would destroy that nothing brings back: what
+/// [`loses_work`] finds, unless the undo journal records the command and
+/// the loss is local to the roots.
+pub(super) fn lost_for_good(argv: &[Arg], place: &Path, judge: &Judge<'_>) -> Option<String> {
+    let why = loses_work(argv, place)?;
+    (!undoable(argv, place, judge)).then_some(why)
+}
+
+/// Whether what `argv` destroys comes back with `undo`: the journal
+/// records, the loss is not on a remote, and every path stays in the roots.
+pub(super) fn undoable(argv: &[Arg], place: &Path, judge: &Judge<'_>) -> bool {
+    let words: Vec<Word> = argv.iter().map(Word::from).collect();
+    judge.journaled && !loss_is_remote(&words) && stays_inside(argv, place, judge.roots)
+}
+
+/// Whether every path `argv` could name lies inside `roots`, where the
+/// undo journal records: a plain relative word stays in `place`; a word
+/// that is absolute, climbs with `..`, starts at home or leads through a
+/// link is followed to where it leads (`git -C ../other reset --hard`).
+fn stays_inside(argv: &[Arg], place: &Path, roots: &[PathBuf]) -> bool {
+    argv[1..].iter().all(|arg| {
+        let text = arg
+            .text
+            .split_once('=')
+            .map_or(arg.text.as_str(), |(_, v)| v);
+        let path = place.join(text);
+        let lands = dunce::canonicalize(&path).unwrap_or_else(|_| lexical(&path));
+        let plain = !text.contains(['~', ':']) && !Path::new(text).is_absolute();
+        (plain && !text.contains("..") && lands.starts_with(place))
+            || roots.iter().any(|root| lands.starts_with(root))
+    })
+}
+
+/// `path` with `.` and `..` worked out on the text alone.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// Whether `argv` deletes the files it names.
 fn deletes(argv: &[Arg]) -> bool {
     let Some(first) = argv.first() else {
@@ -343,7 +396,7 @@ fn check_step(
         Posture::Confined => confined_verdict(judge.rules.judge(&argv), &argv),
         Posture::Grammars => judge.rules.judge(&argv),
     };
-    let asks = question(&argv, &verdict, place)?;
+    let asks = question(&argv, &verdict, place, judge)?;
     let mut checked = allowed(argv.clone(), &verdict, judge, place)?;
     let strict = judge.posture == Posture::Grammars || checked.network;
     if let Some((name, why)) = step
@@ -395,7 +448,7 @@ pub(super) fn rejudged(argv: &[Arg], judge: &Judge<'_>, place: &Path) -> Option<
     if verdict.decision != Decision::Allow {
         return Some(format!("{}, which {}", shown(), verdict.reason()));
     }
-    match question(&argv, &verdict, place) {
+    match question(&argv, &verdict, place, judge) {
         Ok(None) => None,
         Ok(Some(question)) => Some(format!("{}: {}", shown(), question.why())),
         Err(refused) => Some(format!("{}: {}", shown(), refused.message)),
@@ -408,11 +461,16 @@ pub(super) fn rejudged(argv: &[Arg], judge: &Judge<'_>, place: &Path) -> Option<
 /// the confined posture let run is looked into further (`sh -c '...'`, a
 /// copy onto a git hook): what it does is all that is judged of it. A
 /// forbidden command is never asked about.
-fn question(argv: &[Arg], verdict: &Verdict, place: &Path) -> Result<Option<Question>, ToolError> {
+fn question(
+    argv: &[Arg],
+    verdict: &Verdict,
+    place: &Path,
+    judge: &Judge<'_>,
+) -> Result<Option<Question>, ToolError> {
     if verdict.decision == Decision::Forbidden {
         return Ok(None);
     }
-    if let Some(why) = loses_work(argv, place) {
+    if let Some(why) = lost_for_good(argv, place, judge) {
         return Ok(Some(Question::LosesWork { why }));
     }
     if verdict.rule.as_deref() == Some(CONFINED_RULE) {

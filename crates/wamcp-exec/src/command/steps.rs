@@ -49,10 +49,17 @@ pub(crate) async fn run_plan(
         let relinked = (super::judge::as_resolved(step.argv.clone(), &step.spec.cwd) != step.argv)
             .then(|| super::judge::rejudged(&step.argv, judge, &step.spec.cwd))
             .flatten();
-        let changed = relinked.or_else(|| step.targets.iter().find_map(|t| t.changed()));
+        // A target an earlier command moved or made is put back by undo
+        // like any other delete, where the journal records.
+        let undoable = super::judge::undoable(&step.argv, &step.spec.cwd, judge);
+        let changed = relinked.or_else(|| {
+            (!undoable)
+                .then(|| step.targets.iter().find_map(|t| t.changed()))
+                .flatten()
+        });
         let lost = || match plan.approved {
             true => None,
-            false => super::judge::loses_work(&step.argv, &step.spec.cwd),
+            false => super::judge::lost_for_good(&step.argv, &step.spec.cwd, judge),
         };
         if let Some(why) = changed.or_else(lost) {
             answer.push_str(&format!("(not run: {why})\n"));

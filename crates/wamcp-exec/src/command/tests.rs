@@ -14,6 +14,7 @@ fn check_as(
         roots,
         posture: Posture::Grammars,
         search: &ProgramSearch::distrusting(roots.to_vec()),
+        journaled: false,
     };
     check(command, &judge, approval, place)
         .map(|line| line.steps.into_iter().next().unwrap().checked)
@@ -279,6 +280,7 @@ impl Project {
             roots: &roots,
             posture,
             search: &ProgramSearch::distrusting(roots.to_vec()),
+            journaled: false,
         };
         check(command, &judge, approval, &self.root)
     }
@@ -543,6 +545,7 @@ fn a_program_in_any_place_commands_write_never_gets_the_network() {
             roots: &roots,
             posture,
             search: &search,
+            journaled: false,
         };
         match check(&command, &judge, Approval::NotAsked, &p.root) {
             Ok(line) => {

@@ -288,6 +288,26 @@ fn is_git_command(word: &str) -> bool {
     )
 }
 
+/// Whether the loss `words` would cause (see [`loss`]) falls on a remote:
+/// a force push, a deleted remote branch, a mirror. Local work can be
+/// brought back by wamcp's undo journal; a remote's history cannot, so
+/// these always need the user. A program or subcommand known only when it
+/// runs could be one of them.
+pub fn loss_is_remote(words: &[Word]) -> bool {
+    let Some((first, args)) = words.split_first() else {
+        return false;
+    };
+    if first.dynamic {
+        return true;
+    }
+    if program(first) != "git" {
+        return false;
+    }
+    git_subcommand(args).is_some_and(|at| {
+        args[at].dynamic || matches!(args[at].text.as_str(), "push" | "send-pack" | "remote")
+    })
+}
+
 fn git_loss(args: &[Word], exists: &dyn Fn(&str) -> bool) -> Option<String> {
     let at = git_subcommand(args)?;
     let sub = args[at].text.as_str();

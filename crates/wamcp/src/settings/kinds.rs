@@ -21,8 +21,13 @@ pub enum Kind {
         values: &'static [&'static str],
         unrecognised: Option<&'static str>,
     },
-    /// Whole seconds within bounds.
-    Seconds { min: u64, max: u64, default: u64 },
+    /// A whole number of `unit`s (seconds, MiB, days) within bounds.
+    Whole {
+        min: u64,
+        max: u64,
+        default: u64,
+        unit: &'static str,
+    },
     /// An absolute path.
     AbsolutePath,
     /// A file; a relative one is taken from the working directory.
@@ -51,12 +56,12 @@ pub fn switch(text: &str) -> Option<bool> {
     }
 }
 
-/// Whole seconds from `min` to `max`.
-pub fn seconds(text: &str, min: u64, max: u64) -> Result<u64, String> {
+/// A whole number of `unit`s from `min` to `max`.
+pub fn whole(text: &str, min: u64, max: u64, unit: &str) -> Result<u64, String> {
     match text.trim().parse::<u64>() {
         Ok(n) if (min..=max).contains(&n) => Ok(n),
         _ => Err(format!(
-            "is not a whole number of seconds from {min} to {max}"
+            "is not a whole number of {unit} from {min} to {max}"
         )),
     }
 }

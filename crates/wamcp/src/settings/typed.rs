@@ -52,6 +52,10 @@ pub struct Settings {
     pub search_budget: Duration,
     pub desktop_apps: Vec<String>,
     pub desktop_processes: Vec<String>,
+    /// The undo journal's size in MiB; 0 turns it off.
+    pub undo_budget_mib: u64,
+    /// How many days the undo journal keeps a step.
+    pub undo_days: u64,
     /// One sentence per value that could not be used as written.
     pub warnings: Vec<String>,
 }
@@ -90,9 +94,11 @@ impl Settings {
                 .unwrap_or(SandboxMode::Require),
             command_writable: r.text(COMMAND_WRITABLE).map(String::from),
             search_backend: r.choice(SEARCH_BACKEND),
-            search_budget: Duration::from_secs(r.seconds(SEARCH_BUDGET)),
+            search_budget: Duration::from_secs(r.whole(SEARCH_BUDGET)),
             desktop_apps: r.list(DESKTOP_APPS),
             desktop_processes: r.list(DESKTOP_PROCESSES),
+            undo_budget_mib: r.whole(UNDO_BUDGET),
+            undo_days: r.whole(UNDO_DAYS),
             warnings: r.warnings,
         }
     }
@@ -184,14 +190,20 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn seconds(&mut self, name: &str) -> u64 {
-        let Some(Kind::Seconds { min, max, default }) = Self::kind(name) else {
+    fn whole(&mut self, name: &str) -> u64 {
+        let Some(Kind::Whole {
+            min,
+            max,
+            default,
+            unit,
+        }) = Self::kind(name)
+        else {
             return 0;
         };
         let Some(raw) = self.text(name) else {
             return default;
         };
-        kinds::seconds(raw, min, max).unwrap_or_else(|problem| {
+        kinds::whole(raw, min, max, unit).unwrap_or_else(|problem| {
             self.warn(name, raw, &problem, &default.to_string());
             default
         })
@@ -326,7 +338,7 @@ mod tests {
                     Kind::Switch { .. }
                         | Kind::SwitchOrAuto
                         | Kind::Choice { .. }
-                        | Kind::Seconds { .. }
+                        | Kind::Whole { .. }
                         | Kind::AbsolutePath
                 )
             })

@@ -62,6 +62,9 @@ impl ToolDef for BuildProject {
                 build_project(request, &policy, &ctx.session.builds, approval, progress).await
             },
         );
-        call.unless_cancelled(building).await.map(ToolOutput::Text)
+        // Recorded outside the cancellation, as run_powershell is.
+        let building = async { call.unless_cancelled(building).await.map(ToolOutput::Text) };
+        let scope = Some(crate::undo::command_scope(ctx));
+        crate::undo::recorded(&call, scope, Self::NAME, &p.command, building).await
     }
 }

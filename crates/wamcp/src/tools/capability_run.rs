@@ -84,9 +84,12 @@ impl ToolDef for CapabilityRun {
         // that costs nothing must not be able to rotate the trail away.
         let prepared = prepared?;
         let run = CapabilityPlan { prepared, request };
-        Ok(ToolOutput::Data(
-            drive(&call, &run, run.request.execute).await,
-        ))
+        let execute = run.request.execute;
+        let driving = async { Ok(ToolOutput::Data(drive(&call, &run, execute).await)) };
+        // A plan changes nothing; a run is a step like any command.
+        let scope = execute.then(|| crate::undo::command_scope(&call.ctx));
+        let what = run.request.capability.clone();
+        crate::undo::recorded(&call, scope, Self::NAME, &what, driving).await
     }
 }
 

@@ -62,7 +62,9 @@ impl ToolDef for CompileShader {
         let projects = ctx.places.projects_among(&roots);
         let policy = ctx.command_policy(&roots, &projects);
         let compiling = compile_shader(&request, &policy, &sink);
-        call.unless_cancelled(compiling).await.map(ToolOutput::Text)
+        let compiling = async { call.unless_cancelled(compiling).await.map(ToolOutput::Text) };
+        let scope = Some(crate::undo::command_scope(ctx));
+        crate::undo::recorded(&call, scope, Self::NAME, &p.source, compiling).await
     }
 }
 

@@ -179,6 +179,7 @@ fn confinement(ctx: &ServerContext) -> Map<String, Value> {
         "command_confinement": sandbox.mechanism.as_deref().unwrap_or("none"),
         "command_confinement_detail": sandbox.detail,
         "command_posture": ctx.sandbox.posture().as_str(),
+        "undo": ctx.undo.info(),
         "command_posture_detail": ctx.sandbox.posture().explain(),
         "command_approvals_file": crate::command_approvals::file(ctx).map(|p| p.display().to_string()),
         "command_writable": ctx.sandbox.caches().entries,

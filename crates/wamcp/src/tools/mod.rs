@@ -35,6 +35,7 @@ pub mod search_files;
 pub mod see;
 pub mod tool_discover;
 pub mod type_text;
+pub mod undo;
 pub mod web_search;
 pub mod windows;
 pub mod workflow_plan;

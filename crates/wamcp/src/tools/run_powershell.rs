@@ -61,6 +61,10 @@ impl ToolDef for RunPowershell {
                 run_command(request, &policy, approval, progress).await
             },
         );
-        call.unless_cancelled(running).await.map(ToolOutput::Text)
+        // Recorded outside the cancellation: a command stopped half-way may
+        // have changed files, and that step can be undone too.
+        let running = async { call.unless_cancelled(running).await.map(ToolOutput::Text) };
+        let scope = Some(crate::undo::command_scope(ctx));
+        crate::undo::recorded(&call, scope, Self::NAME, &p.command, running).await
     }
 }

@@ -32,13 +32,17 @@ impl ToolDef for WriteFile {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let approved = super::approve_trust_write(&call, &p.path).await?;
-        let ctx = call.ctx;
-        blocking(Self::NAME, move || {
-            ctx.with_approved_write_scope(Path::new(&p.path), approved.as_deref(), |scope| {
-                wamcp_fs::write_file(&p.path, &p.content, p.overwrite, &ctx.places.cwd, scope)
+        let scope = crate::undo::file_scope(&call.ctx, &p.path, approved.as_deref());
+        let (ctx, path) = (call.ctx.clone(), p.path.clone());
+        let writing = async move {
+            blocking(Self::NAME, move || {
+                ctx.with_approved_write_scope(Path::new(&p.path), approved.as_deref(), |scope| {
+                    wamcp_fs::write_file(&p.path, &p.content, p.overwrite, &ctx.places.cwd, scope)
+                })
             })
-        })
-        .await
-        .map(ToolOutput::Text)
+            .await
+            .map(ToolOutput::Text)
+        };
+        crate::undo::recorded(&call, scope, Self::NAME, &path, writing).await
     }
 }

@@ -29,4 +29,5 @@ mod run_tools;
 mod sandbox_tools;
 mod stdio_raw;
 mod tasks;
+mod undo;
 mod write_tools;
