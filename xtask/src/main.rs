@@ -15,6 +15,8 @@
 //!   `cargo run --release -p xtask -- bench-search`).
 //! - `bench-confinement [--runs N]`: what OS confinement adds to running
 //!   one command (Linux).
+//! - `bench-undo [--files N [--runs R]]`: what the undo journal adds to a
+//!   step on a project of N files.
 //! - `bench-extract`: `fetch_web_page`'s extraction of a 2 MiB page with
 //!   and without a 2,000-rule style sheet.
 //! - `bench-diagnostics`: the build-output parser in MB/s on a 64 MiB log of
@@ -24,6 +26,7 @@ mod bench_confinement;
 mod bench_diagnostics;
 mod bench_extract;
 mod bench_search;
+mod bench_undo;
 mod settings_table;
 mod startup;
 mod startup_order;
@@ -42,8 +45,9 @@ fn main() -> ExitCode {
         Some("bench-diagnostics") => bench_diagnostics::run(&args[1..]),
         Some("bench-extract") => bench_extract::run(&args[1..]),
         Some("bench-confinement") => bench_confinement::run_bench(&args[1..]),
+        Some("bench-undo") => bench_undo::run(&args[1..]),
         _ => Err("usage: cargo run -p xtask -- tokens [--write-readme | --check] | settings [--write-readme] | bench-startup [--runs N] \
-                  | startup-order | bench-search [--source DIR] | bench-diagnostics | bench-extract | bench-confinement [--runs N]"
+                  | startup-order | bench-search [--source DIR] | bench-diagnostics | bench-extract | bench-confinement [--runs N] | bench-undo [--files N [--runs R]]"
             .into()),
     };
     match result {

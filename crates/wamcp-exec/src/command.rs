@@ -8,6 +8,7 @@
 
 mod judge;
 mod local;
+mod push;
 mod steps;
 mod wildcards;
 

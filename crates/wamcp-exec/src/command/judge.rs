@@ -471,6 +471,10 @@ fn question(
         return Ok(None);
     }
     if let Some(why) = lost_for_good(argv, place, judge) {
+        let why = match super::push::stakes(argv, place, judge.search) {
+            Some(stakes) => format!("{why} ({stakes})"),
+            None => why,
+        };
         return Ok(Some(Question::LosesWork { why }));
     }
     if verdict.rule.as_deref() == Some(CONFINED_RULE) {

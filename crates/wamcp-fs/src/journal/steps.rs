@@ -51,7 +51,7 @@ impl Step {
         let mut git = GitMoves::default();
         for change in &self.changes {
             if let Some(inside) = git_inside(&change.rel) {
-                git.note(inside, change);
+                git.note(inside);
                 continue;
             }
             if change
@@ -105,11 +105,11 @@ struct GitMoves {
     tags: BTreeSet<String>,
     stash: bool,
     packed: bool,
-    other: bool,
+    other: BTreeSet<String>,
 }
 
 impl GitMoves {
-    fn note(&mut self, inside: &str, _change: &Change) {
+    fn note(&mut self, inside: &str) {
         if let Some(branch) = inside.strip_prefix("refs/heads/") {
             self.branches.insert(branch.to_string());
         } else if let Some(tag) = inside.strip_prefix("refs/tags/") {
@@ -119,7 +119,8 @@ impl GitMoves {
         } else if inside == "packed-refs" {
             self.packed = true;
         } else if !inside.starts_with("logs/") {
-            self.other = true;
+            let top = inside.split('/').next().unwrap_or(inside);
+            self.other.insert(top.to_string());
         }
     }
 
@@ -147,8 +148,9 @@ impl GitMoves {
         if self.packed {
             parts.push("packed refs".to_string());
         }
-        if self.other && parts.is_empty() {
-            parts.push("git's records".to_string());
+        if parts.is_empty() && !self.other.is_empty() {
+            let names: Vec<_> = self.other.iter().take(3).map(String::as_str).collect();
+            parts.push(names.join(", "));
         }
         if parts.is_empty() {
             return parts;

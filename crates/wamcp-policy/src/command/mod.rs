@@ -19,6 +19,7 @@ pub mod hardening;
 pub mod line;
 pub mod payload;
 pub mod posture;
+pub mod push;
 pub mod rules;
 pub mod sandbox;
 pub mod shell_line;

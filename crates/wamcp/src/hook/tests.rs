@@ -111,11 +111,18 @@ fn each_host_and_event_gets_only_the_decisions_it_supports() {
             json!({"command": "npx cowsay hi"}),
             Some("ask"),
         ),
-        // A command that destroys work asks, as run_powershell does.
+        // Work the journal brings back runs, as run_powershell runs it; a
+        // remote's history does not come back, so a force push asks.
         (
             CLAUDE,
             plain("run_powershell"),
             json!({"command": "git clean -fdx"}),
+            None,
+        ),
+        (
+            CLAUDE,
+            plain("run_powershell"),
+            json!({"command": "git push --force origin main"}),
             Some("ask"),
         ),
         // A build of anything but a build driver is refused, as the server does.

@@ -104,10 +104,10 @@ mod tests {
 
     #[test]
     fn seconds_and_choices_say_what_they_take() {
-        assert_eq!(seconds(" 30 ", 1, 600), Ok(30));
+        assert_eq!(whole(" 30 ", 1, 600, "seconds"), Ok(30));
         for bad in ["0", "601", "1.5", "-3", "ten"] {
             assert_eq!(
-                seconds(bad, 1, 600),
+                whole(bad, 1, 600, "seconds"),
                 Err("is not a whole number of seconds from 1 to 600".into())
             );
         }

@@ -21,6 +21,9 @@ fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
     if groups.contains(&"edit") {
         tools.extend(["write_file", "edit_file"]);
     }
+    if groups.contains(&"edit") || groups.contains(&"build") {
+        tools.push("undo");
+    }
     if groups.contains(&"build") {
         tools.extend([
             "build_project",

@@ -437,7 +437,10 @@ fn run_hook(sandbox: &Sandbox, event: &str, input: &Value) -> Value {
 async fn a_call_the_host_asked_about_is_not_asked_again() {
     let (sandbox, project) = Sandbox::with_project();
     let data = sandbox.root().join("plugin-data");
-    let sandbox = sandbox.set("WAMCP_DATA_DIR", data.display().to_string());
+    let sandbox = sandbox
+        .set("WAMCP_DATA_DIR", data.display().to_string())
+        // Journal off: these commands lose work for good, so wamcp asks.
+        .set("WAMCP_UNDO_BUDGET_MB", "0");
     common::git(&project, &["init", "-q"]);
     let event = |command: &str, mode: &str| {
         json!({"session_id": "s1", "cwd": project, "permission_mode": mode,
@@ -514,6 +517,8 @@ async fn the_hosts_outcomes_land_in_the_trail() {
     let data = sandbox.root().join("plugin-data");
     let sandbox = sandbox
         .set("WAMCP_DATA_DIR", data.display().to_string())
+        // Journal off: these commands lose work for good, so wamcp asks.
+        .set("WAMCP_UNDO_BUDGET_MB", "0")
         .set("WAMCP_TOOLS", "core,env");
     let report = |event: &str, tool: &str, command: &str, id: &str| {
         json!({"session_id": "sess-1", "cwd": project, "permission_mode": "default",

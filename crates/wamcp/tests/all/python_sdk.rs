@@ -280,7 +280,7 @@ fn always_allows_the_exact_line_in_its_project_from_then_on() {
     assert_eq!(other["questions"].as_array().unwrap().len(), 1, "{other}");
     assert_eq!(other["is_error"], true, "{other}");
     for _ in 0..2 {
-        let reset = call("always", "git reset --hard");
+        let reset = call("always", "git push --force origin main");
         let question = reset["questions"][0].as_str().unwrap();
         assert!(!question.contains("Tick 'always'"), "{question}");
     }
@@ -289,7 +289,7 @@ fn always_allows_the_exact_line_in_its_project_from_then_on() {
             .home()
             .join(".local/share/wamcp/command-approvals.json"),
     );
-    assert!(kept.is_ok_and(|k| k.contains("python3 deploy.py") && !k.contains("reset")));
+    assert!(kept.is_ok_and(|k| k.contains("python3 deploy.py") && !k.contains("push")));
 }
 
 /// An approval-required capability asks the user in both eras; only a yes
@@ -661,4 +661,130 @@ fn client_roots_become_writable_and_follow_list_changes() {
     assert_eq!(report["asked"], 0, "{report}");
     assert_eq!(report["first_info"]["client_roots"]["enabled"], false);
     assert_eq!(report["second_write"]["is_error"], true, "{report}");
+}
+
+/// A bare repository served over git's smart HTTP on loopback; killed on
+/// drop.
+struct GitServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl GitServer {
+    fn start(python: &str, root: &std::path::Path) -> GitServer {
+        use std::io::BufRead;
+        let script = format!("{}/tests/python/git_http.py", env!("CARGO_MANIFEST_DIR"));
+        let mut child = std::process::Command::new(python)
+            .arg(script)
+            .arg(root)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start the git server");
+        let mut port = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut port)
+            .unwrap();
+        let url = format!("http://127.0.0.1:{}/remote.git", port.trim());
+        GitServer { child, url }
+    }
+}
+
+impl Drop for GitServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn git_out(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A push that rewrites the remote's history asks every time, naming the
+/// remote, the branch and the commits it would lose; declined, the remote
+/// (a bare repository behind a loopback smart-HTTP server) is unchanged;
+/// approved, it is rewritten; a fast-forward push asks nothing.
+#[test]
+fn remote_history_is_rewritten_only_with_the_users_yes() {
+    let Some(python) = python() else { return };
+    let (sandbox, project) = Sandbox::with_project();
+    let served = sandbox.root().join("served");
+    std::fs::create_dir(&served).unwrap();
+    crate::common::git(
+        &served,
+        &["init", "-q", "--bare", "-b", "main", "remote.git"],
+    );
+    let server = GitServer::start(&python, &served);
+    let bare = served.join("remote.git");
+    let commit = |text: &str| {
+        std::fs::write(project.join("f.txt"), text).unwrap();
+        crate::common::git(&project, &["add", "-A"]);
+        crate::common::git(&project, &["commit", "-q", "-m", text]);
+    };
+    crate::common::git(&project, &["init", "-q", "-b", "main"]);
+    commit("a");
+    commit("b");
+    crate::common::git(&project, &["remote", "add", "origin", &server.url]);
+    crate::common::git(&project, &["push", "-q", "origin", "main"]);
+    let on_remote = git_out(&bare, &["rev-parse", "main"]);
+    assert_eq!(on_remote, git_out(&project, &["rev-parse", "HEAD"]));
+    crate::common::git(&project, &["reset", "-q", "--hard", "HEAD~1"]);
+    commit("c");
+    let push = |answer: &str, command: &str| {
+        let args = json!({"command": command, "working_directory": "proj"});
+        run_script(
+            &python,
+            &sandbox,
+            "mcp_consent.py",
+            &["legacy", answer, "run_powershell", &args.to_string(), BIN],
+        )
+        .0
+    };
+    for command in [
+        "git push --force origin main",
+        "git push origin +main",
+        "git push origin :main",
+        "git push --delete origin main",
+    ] {
+        let declined = push("no", command);
+        let question = declined["questions"][0].as_str().unwrap_or_default();
+        assert!(
+            question.contains(&format!("remote origin ({})", server.url)),
+            "{command}: {declined}"
+        );
+        let lost = if command.contains('+') || command.contains("force") {
+            "main forced: 1 commits on the remote would be lost"
+        } else {
+            "main deleted: 1 commits on the remote would be lost"
+        };
+        assert!(question.contains(lost), "{command}: {question}");
+        assert!(!question.contains("Tick 'always'"), "{question}");
+        assert_eq!(declined["is_error"], true, "{declined}");
+        assert_eq!(
+            git_out(&bare, &["rev-parse", "main"]),
+            on_remote,
+            "{command}"
+        );
+    }
+    let approved = push("yes", "git push --force origin main");
+    assert_eq!(
+        approved["questions"].as_array().unwrap().len(),
+        1,
+        "{approved}"
+    );
+    let pushed = git_out(&project, &["rev-parse", "HEAD"]);
+    assert_eq!(git_out(&bare, &["rev-parse", "main"]), pushed, "{approved}");
+    commit("d");
+    let forward = push("no", "git push origin main");
+    assert_eq!(forward["questions"], json!([]), "{forward}");
+    assert_eq!(
+        git_out(&bare, &["rev-parse", "main"]),
+        git_out(&project, &["rev-parse", "HEAD"]),
+        "{forward}"
+    );
 }

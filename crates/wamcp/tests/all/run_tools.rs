@@ -486,9 +486,11 @@ async fn capability_run_names_its_cwd_parameter() {
 /// ask gets a refusal, and the work is still there.
 #[tokio::test]
 async fn commands_that_destroy_work_ask_first() {
+    // With the undo journal off, nothing brings the work back: every
+    // command that destroys it asks.
     let (sandbox, project) = Sandbox::with_project();
     std::fs::write(project.join("draft.txt"), "two hours of work\n").unwrap();
-    let client = sandbox.connect().await;
+    let client = sandbox.set("WAMCP_UNDO_BUDGET_MB", "0").connect().await;
     for command in ["git clean -fdx", "git stash clear", "cmake -E rm -rf ."] {
         let error = client
             .error_of("run_powershell", json!({"command": command}))
@@ -502,6 +504,43 @@ async fn commands_that_destroy_work_ask_first() {
             "{command}: {error}"
         );
     }
+    assert_eq!(
+        std::fs::read_to_string(project.join("draft.txt")).unwrap(),
+        "two hours of work\n"
+    );
+    client.close().await;
+}
+
+/// With the journal on, the same delete runs, and undo brings the work back.
+#[tokio::test]
+async fn commands_that_destroy_work_are_undone_when_the_journal_records() {
+    if std::process::Command::new("cmake")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: cmake is not installed");
+        return;
+    }
+    let (sandbox, project) = Sandbox::with_project();
+    std::fs::write(project.join("draft.txt"), "two hours of work\n").unwrap();
+    let client = sandbox.connect().await;
+    let ran = client
+        .call_text(
+            "run_powershell",
+            json!({"command": "cmake -E rm -rf draft.txt", "working_directory": "proj"}),
+        )
+        .await;
+    assert!(!project.join("draft.txt").exists(), "{ran}");
+    let step = ran
+        .rsplit("[step ")
+        .next()
+        .unwrap()
+        .split(':')
+        .next()
+        .unwrap();
+    let step: u64 = step.parse().unwrap();
+    client.call_text("undo", json!({"step": step})).await;
     assert_eq!(
         std::fs::read_to_string(project.join("draft.txt")).unwrap(),
         "two hours of work\n"

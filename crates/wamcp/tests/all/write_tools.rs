@@ -22,7 +22,7 @@ async fn write_then_edit_inside_a_project_root() {
     assert_eq!(
         text,
         format!(
-            "WROTE: {} (16 bytes, new file)",
+            "WROTE: {} (16 bytes, new file)\n[step 1: 1 file added; undo(step=1) puts it back]",
             project.join("src").join("a.cpp").display()
         )
     );
@@ -31,7 +31,9 @@ async fn write_then_edit_inside_a_project_root() {
         .await;
     let text = result.content[0].as_text().unwrap().text.clone();
     assert!(
-        text.ends_with("(1 replacement at line 2, CRLF preserved)"),
+        text.ends_with(
+            "(1 replacement at line 2, CRLF preserved)\n[step 2: 1 file changed; undo(step=2) puts it back]"
+        ),
         "{text}"
     );
     assert_eq!(
