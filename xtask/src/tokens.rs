@@ -33,6 +33,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
             print!("{table}");
             Ok(())
         }
+        Some("--per-tool") => {
+            let mut costs: Vec<(usize, &str)> = registry::TOOLS
+                .iter()
+                .map(|t| {
+                    let json = serde_json::to_string(&t.definition()).unwrap_or_default();
+                    (cl100k.encode_with_special_tokens(&json).len(), t.name)
+                })
+                .collect();
+            costs.sort_by(|a, b| b.cmp(a));
+            for (tokens, name) in costs {
+                println!("{tokens:5}  {name}");
+            }
+            Ok(())
+        }
         Some("--write-readme") => {
             let (path, text) = readme()?;
             let updated = replace_section(&text, &table)?;

@@ -329,7 +329,7 @@ impl Journal {
             .flat_map(|s| &s.to_read)
             .map(|f| (f.rel.clone(), f.size))
             .collect();
-        largest.sort_by(|a, b| b.1.cmp(&a.1));
+        largest.sort_by_key(|f| std::cmp::Reverse(f.1));
         largest.truncate(5);
         Err(BeginError::OverBudget(OverBudget {
             needed,

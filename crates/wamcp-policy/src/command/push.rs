@@ -104,7 +104,8 @@ mod tests {
 
     #[test]
     fn refspecs_force_and_deletes_are_read_as_git_reads_them() {
-        let cases: &[(&[&str], Option<&str>, Vec<Update>, Option<&str>)] = &[
+        type Case<'a> = (&'a [&'a str], Option<&'a str>, Vec<Update>, Option<&'a str>);
+        let cases: &[Case] = &[
             (
                 &["--force", "origin", "main"],
                 Some("origin"),

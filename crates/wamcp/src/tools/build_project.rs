@@ -34,9 +34,8 @@ impl ToolDef for BuildProject {
     const HOOK: HookClass = HookClass::Command;
     const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Build];
-    const DESCRIPTION: &'static str = "Run a build (cmake, ninja, msbuild, dotnet, cargo, compilers, python build \
-        scripts) and get its errors and warnings deduplicated with file, line and code, then a verdict, instead \
-        of the raw log.";
+    const DESCRIPTION: &'static str = "Run a build (cmake, ninja, msbuild, dotnet, cargo, a compiler, a build \
+        script); get its errors and warnings deduplicated with file, line and code, not the raw log.";
     const HINTS: Hints = Hints::RUNS_PROGRAMS;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

@@ -13,21 +13,21 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Shader file: a GLSL stage extension (.vert, .frag, .comp...), .glsl, .hlsl or .fx.
+    /// Shader file: .vert/.frag/.comp..., .glsl, .hlsl or .fx.
     pub source: String,
-    /// Output file; default: the source path plus .spv, .dxil or .cso.
+    /// Output file; default: source plus .spv, .dxil or .cso.
     #[serde(default)]
     pub output: String,
-    /// Stage for a .glsl file: vertex, fragment, compute, geometry, tesscontrol, tesseval, mesh, task, rgen, rchit, rahit, rmiss, rint, rcall.
+    /// Stage for a .glsl file: vertex, fragment, compute, geometry, mesh...
     #[serde(default)]
     pub stage: String,
-    /// Profile for .hlsl/.fx, e.g. ps_6_6, cs_6_0, vs_5_0.
+    /// Profile for .hlsl/.fx, e.g. ps_6_6.
     #[serde(default)]
     pub profile: String,
-    /// For .hlsl: emit SPIR-V for Vulkan instead of DXIL.
+    /// For .hlsl: SPIR-V instead of DXIL.
     #[serde(default)]
     pub spirv: bool,
-    /// Directory relative paths resolve against, inside a writable root.
+    /// Directory relative paths resolve against.
     #[serde(default)]
     pub working_directory: Option<String>,
 }
@@ -38,8 +38,8 @@ impl ToolDef for CompileShader {
     type Params = Params;
     const NAME: &'static str = "compile_shader";
     const GROUPS: &'static [Group] = &[Group::Build];
-    const DESCRIPTION: &'static str = "Compile a GLSL or HLSL shader with glslc, glslangValidator, dxc or fxc (chosen \
-        by extension) and report errors with file and line, or where the output was written.";
+    const DESCRIPTION: &'static str = "Compile a GLSL or HLSL shader (glslc, glslangValidator, dxc or fxc, by \
+        extension); errors come with file and line.";
     const HINTS: Hints = Hints {
         read_only: false,
         destructive: true,

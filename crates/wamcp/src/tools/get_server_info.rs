@@ -20,9 +20,8 @@ impl ToolDef for GetServerInfo {
     type Params = NoParams;
     const NAME: &'static str = "get_server_info";
     const GROUPS: &'static [Group] = &[Group::Core];
-    const DESCRIPTION: &'static str = "Report this server's configuration: tool groups and their tools, \
-        writable roots, allowed hosts, configuration errors. Call it to learn why a tool is missing or a path \
-        or host was refused.";
+    const DESCRIPTION: &'static str = "This server's configuration: tools, writable roots, allowed hosts, \
+        undo journal, errors. Call it to learn why a tool, path or host was refused.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, _params: NoParams) -> Result<ToolOutput, ToolError> {

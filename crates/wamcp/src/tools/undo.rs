@@ -11,10 +11,10 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// The step to put back; omit to list recent steps.
+    /// Step to put back; omit to list steps.
     #[serde(default)]
     pub step: Option<u64>,
-    /// Put it back even over later changes to the same paths.
+    /// Also over later changes to its paths.
     #[serde(default)]
     pub force: bool,
 }
@@ -25,8 +25,8 @@ impl ToolDef for Undo {
     type Params = Params;
     const NAME: &'static str = "undo";
     const GROUPS: &'static [Group] = &[Group::Edit, Group::Build];
-    const DESCRIPTION: &'static str = "List the recorded steps (writes, edits, commands, builds) or put one \
-        back: every file it changed, as it was before, git refs included.";
+    const DESCRIPTION: &'static str = "List recorded steps (writes, edits, commands) or put \
+        one back as it was.";
     const HINTS: Hints = Hints::LOCAL_WRITE;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
