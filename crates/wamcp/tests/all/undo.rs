@@ -329,3 +329,51 @@ async fn the_terminal_lists_shows_and_restores() {
     let (ok, gone) = run(&["undo", "restore", "424242"]);
     assert!(!ok && gone.contains("No step 424242"), "{gone}");
 }
+
+/// On Windows a command's step is recorded and put back like anywhere:
+/// `xcopy /Y` (allowed by a user rule) overwrites a file, `attrib +r`
+/// changes its mode; each comes back.
+#[cfg(windows)]
+#[tokio::test]
+async fn a_windows_command_is_undone() {
+    let (sandbox, project) = Sandbox::with_project();
+    std::fs::create_dir_all(project.join("work")).unwrap();
+    std::fs::create_dir_all(project.join("other")).unwrap();
+    std::fs::write(project.join("work/a.txt"), "mine\r\n").unwrap();
+    std::fs::write(project.join("other/a.txt"), "theirs").unwrap();
+    let rules = sandbox.write(
+        "rules.json",
+        r#"{"rules": [{"id": "copy", "programs": ["xcopy", "attrib"], "decision": "allow",
+            "justification": "copies files"}]}"#,
+    );
+    let client = sandbox
+        .set("WAMCP_COMMAND_RULES", rules.display().to_string())
+        .set("WAMCP_COMMAND_SANDBOX", "off")
+        .in_dir(&project)
+        .connect()
+        .await;
+    let a = project.join("work/a.txt");
+    let copied = client
+        .call_text(
+            "run_powershell",
+            json!({"command": "xcopy other\\a.txt work\\ /Y"}),
+        )
+        .await;
+    assert_eq!(std::fs::read(&a).unwrap(), b"theirs", "{copied}");
+    let undone = client
+        .call_text("undo", json!({"step": step_of(&copied)}))
+        .await;
+    assert!(!undone.contains("Not put back"), "{undone}");
+    assert_eq!(std::fs::read(&a).unwrap(), b"mine\r\n");
+    let marked = client
+        .call_text(
+            "run_powershell",
+            json!({"command": "attrib +r work\\a.txt"}),
+        )
+        .await;
+    assert!(a.metadata().unwrap().permissions().readonly(), "{marked}");
+    client
+        .call_text("undo", json!({"step": step_of(&marked)}))
+        .await;
+    assert!(!a.metadata().unwrap().permissions().readonly());
+}
