@@ -95,7 +95,7 @@ fn make_tree(root: &Path, files: usize) -> Result<(), String> {
             std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         }
         let size = 1024 + (i * 37) % 3072;
-        let text: String = format!("// file {i}\n").repeat(size / 12 + 1);
+        let text: String = format!("// file {i}\n").repeat(size / 8 + 1);
         std::fs::write(dir.join(format!("f{}.txt", i % 100)), &text[..size])
             .map_err(|e| e.to_string())?;
     }

@@ -30,7 +30,7 @@ pub use steps::{Change, Step};
 pub use tree::Node;
 
 use blobs::Blobs;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -126,6 +126,9 @@ pub struct Journal {
     blobs: Blobs,
     limits: Limits,
     usage: Mutex<Option<u64>>,
+    /// Each root's last record as this process read or wrote it, with the
+    /// size and time of its file then.
+    records: Mutex<HashMap<PathBuf, (Option<(u64, SystemTime)>, Nodes)>>,
 }
 
 impl Journal {
@@ -155,6 +158,7 @@ impl Journal {
             blobs,
             limits,
             usage: Mutex::new(None),
+            records: Mutex::new(HashMap::new()),
         })
     }
 
@@ -189,18 +193,37 @@ impl Journal {
             .collect();
         let needed: u64 = seen.iter().flat_map(|s| &s.to_read).map(|f| f.size).sum();
         let allowance = self.allowance(needed, &seen, overflow)?;
+        let read: Vec<Vec<String>> = seen
+            .iter()
+            .map(|s| s.to_read.iter().map(|f| f.rel.clone()).collect())
+            .collect();
         let mut stored = 0;
         for (root, seen) in roots.iter().zip(&mut seen) {
             stored += read_listed(root, seen, &self.blobs, allowance - stored, OVER_BUDGET);
         }
         self.add_usage(stored);
-        let before: Vec<Nodes> = seen.iter().map(|s| s.nodes.clone()).collect();
+        let before: Vec<Nodes> = seen
+            .iter_mut()
+            .map(|s| std::mem::take(&mut s.nodes))
+            .collect();
         if file.is_none() {
             for (root, nodes) in roots.iter().zip(&before) {
                 self.save_root(root, nodes);
             }
         }
-        let marker = self.mark_pending(&before);
+        // The copies this step just made are named by no record yet when
+        // it is a file's step; a whole root's are in its record, unless
+        // another wamcp rewrites that record meanwhile.
+        let fresh: Vec<String> = before
+            .iter()
+            .zip(&read)
+            .flat_map(|(nodes, rels)| rels.iter().filter_map(|rel| nodes.get(rel)))
+            .filter_map(|entry| match &entry.node {
+                Node::File { hash, .. } => Some(hash.clone()),
+                _ => None,
+            })
+            .collect();
+        let marker = self.mark_pending(fresh);
         Ok(Pending {
             roots,
             file,
@@ -299,12 +322,11 @@ impl Journal {
 
     fn scan(&self, root: &Path, file: Option<&Path>, cache: &Nodes) -> Seen {
         match file {
-            Some(file) => one_path(root, file, self.limits.file_cap, &self.blobs),
+            Some(file) => one_path(root, file, self.limits.file_cap),
             None => Scan {
                 root,
                 cap: self.limits.file_cap,
                 cache,
-                blobs: &self.blobs,
             }
             .walk(),
         }
@@ -434,25 +456,50 @@ impl Journal {
         self.dir.join("roots").join(format!("{}.json", &key[..16]))
     }
 
+    /// The last record of `root`: from memory while the file on disk is
+    /// the one this process last read or wrote, else parsed again.
     fn load_root(&self, root: &Path) -> Nodes {
-        std::fs::read(self.root_file(root))
+        let path = self.root_file(root);
+        let stamp = file_stamp(&path);
+        let mut records = self.records.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((kept, nodes)) = records.get(root)
+            && stamp.is_some()
+            && *kept == stamp
+        {
+            return nodes.clone();
+        }
+        let nodes = std::fs::read(&path)
             .ok()
             .and_then(|b| serde_json::from_slice::<RootRecord>(&b).ok())
             .filter(|r| r.root == root)
             .map(|r| r.nodes)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        records.insert(root.to_path_buf(), (stamp, nodes.clone()));
+        nodes
     }
 
+    /// Writes the record of `root`, unless it is the one on disk already.
     fn save_root(&self, root: &Path, nodes: &Nodes) {
-        let record = RootRecordRef { root, nodes };
         let path = self.root_file(root);
-        if let Ok(text) = serde_json::to_vec(&record) {
-            let _ = wamcp_platform::atomic::write_atomically(
+        let mut records = self.records.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((kept, known)) = records.get(root)
+            && kept.is_some()
+            && *kept == file_stamp(&path)
+            && known == nodes
+        {
+            return;
+        }
+        let record = RootRecordRef { root, nodes };
+        if let Ok(text) = serde_json::to_vec(&record)
+            && wamcp_platform::atomic::write_atomically(
                 &self.dir.join("roots"),
                 path.file_name().unwrap_or_default(),
                 &text,
                 wamcp_platform::atomic::Commit::Replace,
-            );
+            )
+            .is_ok()
+        {
+            records.insert(root.to_path_buf(), (file_stamp(&path), nodes.clone()));
         }
     }
 
@@ -470,8 +517,10 @@ impl Journal {
     }
 
     /// Names the copies a step in progress relies on.
-    fn mark_pending(&self, before: &[Nodes]) -> Option<PathBuf> {
-        let names: Vec<String> = before.iter().flat_map(hashes).collect();
+    fn mark_pending(&self, names: Vec<String>) -> Option<PathBuf> {
+        if names.is_empty() {
+            return None;
+        }
         let path = self.dir.join("pending").join(format!(
             "{}-{}.json",
             std::process::id(),
@@ -552,6 +601,12 @@ struct RootRecord {
 struct RootRecordRef<'a> {
     root: &'a Path,
     nodes: &'a Nodes,
+}
+
+/// A file's size and modification time, to tell whether it was rewritten.
+fn file_stamp(path: &Path) -> Option<(u64, SystemTime)> {
+    let meta = path.metadata().ok()?;
+    Some((meta.len(), meta.modified().ok()?))
 }
 
 fn now_seconds() -> u64 {

@@ -1,5 +1,6 @@
 use super::*;
 use std::collections::BTreeMap;
+use std::io::Write;
 
 const MIB: u64 = 1 << 20;
 
@@ -191,7 +192,6 @@ fn an_unchanged_file_is_not_read_again() {
         root: &root,
         cap: MIB,
         cache: &cache,
-        blobs: &journal.blobs,
     }
     .walk();
     assert!(seen.to_read.iter().all(|f| f.rel != "a.txt"));
@@ -288,7 +288,10 @@ fn a_journal_folder_that_is_a_link_is_refused() {
             .is_ok_and(|m| m.file_type().is_symlink())
     {
         // Wine makes the link but reports it as a plain folder (WINE.md).
-        eprintln!("!!! SKIPPED: this system cannot make, or does not report, a directory link !!!");
+        let _ = writeln!(
+            std::io::stderr(),
+            "!!! SKIPPED: this system cannot make, or does not report, a directory link !!!"
+        );
         return;
     }
     let error = Journal::open(&link, limits(MIB)).err().unwrap();

@@ -82,7 +82,7 @@ pub struct Stat {
 }
 
 /// A path's record.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     /// What is there.
     pub node: Node,
@@ -99,7 +99,6 @@ pub(super) struct Scan<'a> {
     pub cap: u64,
     /// The last record of this root, for unchanged files.
     pub cache: &'a Nodes,
-    pub blobs: &'a Blobs,
 }
 
 /// A file to read: its path, what stat said, and its mode.
@@ -179,13 +178,11 @@ impl Scan<'_> {
     /// when too large, else listed to read.
     fn file(&self, rel: String, meta: &std::fs::Metadata, seen: &mut Seen) {
         let stat = stat_of(meta);
+        // The copy a cached record names is there: eviction never removes
+        // a copy a root's record names.
         if let Some(cached) = self.cache.get(&rel)
             && cached.stat == Some(stat)
-            && match &cached.node {
-                Node::File { hash, .. } => self.blobs.has(hash),
-                Node::Unkept { .. } => true,
-                _ => false,
-            }
+            && matches!(cached.node, Node::File { .. } | Node::Unkept { .. })
         {
             seen.nodes.insert(rel, cached.clone());
             return;
@@ -275,7 +272,7 @@ pub(super) fn read_listed(
 
 /// The record of a single path and the folders above it up to `root`:
 /// what a file tool's step needs.
-pub(super) fn one_path(root: &Path, file: &Path, cap: u64, blobs: &Blobs) -> Seen {
+pub(super) fn one_path(root: &Path, file: &Path, cap: u64) -> Seen {
     let mut seen = Seen {
         nodes: Nodes::new(),
         to_read: Vec::new(),
@@ -307,7 +304,6 @@ pub(super) fn one_path(root: &Path, file: &Path, cap: u64, blobs: &Blobs) -> See
                 root,
                 cap,
                 cache: &Nodes::new(),
-                blobs,
             };
             scan.file(key.clone(), &meta, &mut seen);
         } else if meta.file_type().is_symlink() && last {

@@ -1,6 +1,7 @@
 //! run_powershell over MCP: refusals, exact argv delivery, timeouts.
 
 use crate::common;
+use std::io::Write;
 
 use crate::common::Sandbox;
 use serde_json::{Value, json};
@@ -519,7 +520,7 @@ async fn commands_that_destroy_work_are_undone_when_the_journal_records() {
         .output()
         .is_err()
     {
-        eprintln!("SKIPPED: cmake is not installed");
+        let _ = writeln!(std::io::stderr(), "!!! SKIPPED: cmake is not installed !!!");
         return;
     }
     let (sandbox, project) = Sandbox::with_project();

@@ -4,6 +4,7 @@
 use crate::common::{Sandbox, git};
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::Path;
 
 /// A repository with committed, unstaged, staged, untracked and ignored
@@ -99,7 +100,10 @@ fn have_git() -> bool {
 #[tokio::test]
 async fn every_destructive_command_is_put_back_byte_for_byte() {
     if !have_git() {
-        eprintln!("SKIPPED: git is not installed, so no repository can be seeded");
+        let _ = writeln!(
+            std::io::stderr(),
+            "!!! SKIPPED: git is not installed, so no repository can be seeded !!!"
+        );
         return;
     }
     // Confined where the platform confines, and judged by the grammars.
@@ -135,7 +139,10 @@ async fn destructive_commands_undone(sandbox_mode: &str) {
     {
         commands.push("cmake -E rm -rf src");
     } else {
-        eprintln!("SKIPPED (one case): cmake is not installed");
+        let _ = writeln!(
+            std::io::stderr(),
+            "!!! SKIPPED (one case): cmake is not installed !!!"
+        );
     }
     for command in commands {
         reseed(&project);
@@ -376,4 +383,50 @@ async fn a_windows_command_is_undone() {
         .call_text("undo", json!({"step": step_of(&marked)}))
         .await;
     assert!(!a.metadata().unwrap().permissions().readonly());
+}
+
+/// A script the agent wrote deletes the sources; undo brings them back.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_script_the_agent_wrote_is_undone() {
+    let (sandbox, project) = Sandbox::with_project();
+    std::fs::create_dir_all(project.join("src/deep")).unwrap();
+    std::fs::write(project.join("src/main.c"), "int main;\n").unwrap();
+    std::fs::write(project.join("src/deep/x.h"), "#pragma once\n").unwrap();
+    let client = sandbox.in_dir(&project).connect().await;
+    client
+        .call_text(
+            "write_file",
+            json!({"path": "tidy.py", "content": "import shutil\nshutil.rmtree('src')\n"}),
+        )
+        .await;
+    let ran = client
+        .call("run_powershell", json!({"command": "python3 tidy.py"}))
+        .await;
+    let text = ran.content[0].as_text().unwrap().text.clone();
+    if ran.is_error == Some(true) {
+        // Only the grammars posture refuses a script: no OS layer here.
+        assert_ne!(
+            client.server_info().await["command_posture"],
+            "confined",
+            "{text}"
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "!!! SKIPPED: commands are not confined here !!!"
+        );
+        return;
+    }
+    assert!(!project.join("src").exists(), "{text}");
+    client
+        .call_text("undo", json!({"step": step_of(&text)}))
+        .await;
+    assert_eq!(
+        std::fs::read(project.join("src/main.c")).unwrap(),
+        b"int main;\n"
+    );
+    assert_eq!(
+        std::fs::read(project.join("src/deep/x.h")).unwrap(),
+        b"#pragma once\n"
+    );
 }
