@@ -128,8 +128,12 @@ pub struct Journal {
     usage: Mutex<Option<u64>>,
     /// Each root's last record as this process read or wrote it, with the
     /// size and time of its file then.
-    records: Mutex<HashMap<PathBuf, (Option<(u64, SystemTime)>, Nodes)>>,
+    records: Mutex<HashMap<PathBuf, (Option<Stamp>, Nodes)>>,
 }
+
+/// A record file's size and modification time: when both still match, the
+/// copy this process holds is the file's content.
+type Stamp = (u64, SystemTime);
 
 impl Journal {
     /// Opens (creating) the journal in `dir`, which must be a real folder,
@@ -604,7 +608,7 @@ struct RootRecordRef<'a> {
 }
 
 /// A file's size and modification time, to tell whether it was rewritten.
-fn file_stamp(path: &Path) -> Option<(u64, SystemTime)> {
+fn file_stamp(path: &Path) -> Option<Stamp> {
     let meta = path.metadata().ok()?;
     Some((meta.len(), meta.modified().ok()?))
 }

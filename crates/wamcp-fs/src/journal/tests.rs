@@ -1,6 +1,5 @@
 use super::*;
 use std::collections::BTreeMap;
-use std::io::Write;
 
 const MIB: u64 = 1 << 20;
 
@@ -288,6 +287,7 @@ fn a_journal_folder_that_is_a_link_is_refused() {
             .is_ok_and(|m| m.file_type().is_symlink())
     {
         // Wine makes the link but reports it as a plain folder (WINE.md).
+        use std::io::Write;
         let _ = writeln!(
             std::io::stderr(),
             "!!! SKIPPED: this system cannot make, or does not report, a directory link !!!"
