@@ -341,7 +341,7 @@ impl Journal {
     fn allowance(&self, needed: u64, seen: &[Seen], overflow: Overflow) -> Result<u64, BeginError> {
         let budget = self.limits.budget;
         if self.usage() + needed > budget {
-            self.evict_for(needed);
+            self.drop_oldest_until(needed, None);
         }
         let free = budget.saturating_sub(self.usage());
         if needed <= free {
@@ -383,20 +383,15 @@ impl Journal {
         if dropped || self.usage() > self.limits.budget {
             self.collect_garbage();
         }
-        for id in steps::ids(&steps_dir) {
-            if self.usage() <= self.limits.budget || id == keep {
-                break;
-            }
-            let _ = std::fs::remove_file(steps_dir.join(steps::file_name(id)));
-            self.collect_garbage();
-        }
+        self.drop_oldest_until(0, Some(keep));
     }
 
-    /// Drops the oldest steps until `needed` new bytes fit, or none is left.
-    fn evict_for(&self, needed: u64) {
+    /// Drops the oldest steps but `keep` until `needed` more bytes fit in
+    /// the budget, or none is left to drop.
+    fn drop_oldest_until(&self, needed: u64, keep: Option<u64>) {
         let steps_dir = self.dir.join("steps");
         for id in steps::ids(&steps_dir) {
-            if self.usage() + needed <= self.limits.budget {
+            if self.usage() + needed <= self.limits.budget || Some(id) == keep {
                 return;
             }
             let _ = std::fs::remove_file(steps_dir.join(steps::file_name(id)));

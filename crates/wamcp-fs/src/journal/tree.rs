@@ -110,6 +110,7 @@ pub(super) struct ToRead {
 }
 
 /// A scan before the new files are read.
+#[derive(Default)]
 pub(super) struct Seen {
     pub nodes: Nodes,
     pub to_read: Vec<ToRead>,
@@ -124,11 +125,7 @@ impl Scan<'_> {
     /// listed to read.
     pub fn walk(&self) -> Seen {
         let skip = Skip::for_root(self.root);
-        let mut seen = Seen {
-            nodes: Nodes::new(),
-            to_read: Vec::new(),
-            not_kept: Vec::new(),
-        };
+        let mut seen = Seen::default();
         let mut folders = vec![(self.root.to_path_buf(), String::new())];
         while let Some((folder, prefix)) = folders.pop() {
             let Ok(entries) = std::fs::read_dir(&folder) else {
@@ -156,16 +153,7 @@ impl Scan<'_> {
                     seen.nodes.insert(rel.clone(), Entry { node, stat: None });
                     folders.push((path, format!("{rel}/")));
                 } else if meta.file_type().is_symlink() {
-                    let target = std::fs::read_link(&path)
-                        .map(|t| t.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    seen.nodes.insert(
-                        rel,
-                        Entry {
-                            node: Node::Link { target },
-                            stat: None,
-                        },
-                    );
+                    seen.nodes.insert(rel, link(&path));
                 } else {
                     self.file(rel, &meta, &mut seen);
                 }
@@ -273,11 +261,7 @@ pub(super) fn read_listed(
 /// The record of a single path and the folders above it up to `root`:
 /// what a file tool's step needs.
 pub(super) fn one_path(root: &Path, file: &Path, cap: u64) -> Seen {
-    let mut seen = Seen {
-        nodes: Nodes::new(),
-        to_read: Vec::new(),
-        not_kept: Vec::new(),
-    };
+    let mut seen = Seen::default();
     let Ok(rel) = file.strip_prefix(root) else {
         return seen;
     };
@@ -307,21 +291,24 @@ pub(super) fn one_path(root: &Path, file: &Path, cap: u64) -> Seen {
             };
             scan.file(key.clone(), &meta, &mut seen);
         } else if meta.file_type().is_symlink() && last {
-            let target = std::fs::read_link(&path)
-                .map(|t| t.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            seen.nodes.insert(
-                key.clone(),
-                Entry {
-                    node: Node::Link { target },
-                    stat: None,
-                },
-            );
+            seen.nodes.insert(key.clone(), link(&path));
         } else {
             break;
         }
     }
     seen
+}
+
+/// The record of the link at `path` (an unreadable target is recorded
+/// empty, which never matches a later look, so undo sees a conflict).
+fn link(path: &Path) -> Entry {
+    let target = std::fs::read_link(path)
+        .map(|t| t.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Entry {
+        node: Node::Link { target },
+        stat: None,
+    }
 }
 
 /// The node at `path` now (its content hashed, nothing stored), for

@@ -696,15 +696,6 @@ impl Drop for GitServer {
     }
 }
 
-fn git_out(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 /// A push that rewrites the remote's history asks every time, naming the
 /// remote, the branch and the commits it would lose; declined, the remote
 /// (a bare repository behind a loopback smart-HTTP server) is unchanged;
@@ -731,8 +722,11 @@ fn remote_history_is_rewritten_only_with_the_users_yes() {
     commit("b");
     crate::common::git(&project, &["remote", "add", "origin", &server.url]);
     crate::common::git(&project, &["push", "-q", "origin", "main"]);
-    let on_remote = git_out(&bare, &["rev-parse", "main"]);
-    assert_eq!(on_remote, git_out(&project, &["rev-parse", "HEAD"]));
+    let on_remote = common::git_stdout(&bare, &["rev-parse", "main"]);
+    assert_eq!(
+        on_remote,
+        common::git_stdout(&project, &["rev-parse", "HEAD"])
+    );
     crate::common::git(&project, &["reset", "-q", "--hard", "HEAD~1"]);
     commit("c");
     let push = |answer: &str, command: &str| {
@@ -766,7 +760,7 @@ fn remote_history_is_rewritten_only_with_the_users_yes() {
         assert!(!question.contains("Tick 'always'"), "{question}");
         assert_eq!(declined["is_error"], true, "{declined}");
         assert_eq!(
-            git_out(&bare, &["rev-parse", "main"]),
+            common::git_stdout(&bare, &["rev-parse", "main"]),
             on_remote,
             "{command}"
         );
@@ -777,14 +771,18 @@ fn remote_history_is_rewritten_only_with_the_users_yes() {
         1,
         "{approved}"
     );
-    let pushed = git_out(&project, &["rev-parse", "HEAD"]);
-    assert_eq!(git_out(&bare, &["rev-parse", "main"]), pushed, "{approved}");
+    let pushed = common::git_stdout(&project, &["rev-parse", "HEAD"]);
+    assert_eq!(
+        common::git_stdout(&bare, &["rev-parse", "main"]),
+        pushed,
+        "{approved}"
+    );
     commit("d");
     let forward = push("no", "git push origin main");
     assert_eq!(forward["questions"], json!([]), "{forward}");
     assert_eq!(
-        git_out(&bare, &["rev-parse", "main"]),
-        git_out(&project, &["rev-parse", "HEAD"]),
+        common::git_stdout(&bare, &["rev-parse", "main"]),
+        common::git_stdout(&project, &["rev-parse", "HEAD"]),
         "{forward}"
     );
 }

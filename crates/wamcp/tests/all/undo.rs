@@ -1,7 +1,7 @@
 //! The undo journal end to end: real git, the real binary, and every
 //! destructive command users lose work to, each put back byte for byte.
 
-use crate::common::{Sandbox, git};
+use crate::common::{Sandbox, git, git_stdout, have_git};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -68,12 +68,11 @@ fn state(project: &Path) -> (BTreeMap<String, (Vec<u8>, u32)>, String) {
             }
         }
     }
-    let refs = std::process::Command::new("git")
-        .args(["for-each-ref", "--format=%(refname) %(objectname)"])
-        .current_dir(project)
-        .output()
-        .unwrap();
-    (files, String::from_utf8_lossy(&refs.stdout).into_owned())
+    let refs = git_stdout(
+        project,
+        &["for-each-ref", "--format=%(refname) %(objectname)"],
+    );
+    (files, refs)
 }
 
 /// The step id at the end of an answer.
@@ -88,13 +87,6 @@ fn reseed(project: &Path) {
     std::fs::remove_dir_all(project).unwrap();
     std::fs::create_dir(project).unwrap();
     seed(project);
-}
-
-fn have_git() -> bool {
-    std::process::Command::new("git")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 #[tokio::test]

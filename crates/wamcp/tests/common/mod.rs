@@ -397,6 +397,11 @@ pub async fn reviewed(client: &Client, tool: &str, args: Value) -> Value {
 
 /// Runs git in `dir` with a fixed identity, for seeding test repositories.
 pub fn git(dir: &Path, args: &[&str]) {
+    git_stdout(dir, args);
+}
+
+/// Runs git in `dir` like [`git`] and returns its trimmed standard output.
+pub fn git_stdout(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -407,6 +412,15 @@ pub fn git(dir: &Path, args: &[&str]) {
         .output()
         .unwrap();
     assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Whether a git program can be run here (Wine prefixes have none).
+pub fn have_git() -> bool {
+    std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// A fake `winget` (a shell script, or a batch file under Windows) that
