@@ -125,8 +125,8 @@ pub struct Policy<'a> {
     pub sandbox: &'a Sandbox,
     /// Where programs are found, outside every place the agent writes.
     pub search: ProgramSearch,
-    /// Whether the undo journal records each command (see [`Judge`]).
-    pub journaled: bool,
+    /// The roots the undo journal keeps whole (see [`Judge`]).
+    pub journaled: Vec<PathBuf>,
 }
 
 impl Policy<'_> {
@@ -142,7 +142,7 @@ impl Policy<'_> {
             roots: self.roots,
             posture: self.posture(),
             search: &self.search,
-            journaled: self.journaled,
+            journaled: &self.journaled,
         }
     }
 

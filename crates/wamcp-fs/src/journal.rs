@@ -36,6 +36,9 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 use tree::{Nodes, Scan, Seen, one_path, read_listed};
 
+/// How long a step is safe from being dropped to make room.
+pub const PROTECTED: Duration = Duration::from_secs(24 * 3600);
+
 /// How much the journal keeps.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -192,7 +195,7 @@ impl Journal {
                     Some(_) => Nodes::new(),
                     None => self.load_root(root),
                 };
-                self.scan(root, file.as_deref(), &cache)
+                self.scan(root, file.as_deref(), &cache, false)
             })
             .collect();
         let needed: u64 = seen.iter().flat_map(|s| &s.to_read).map(|f| f.size).sum();
@@ -203,7 +206,14 @@ impl Journal {
             .collect();
         let mut stored = 0;
         for (root, seen) in roots.iter().zip(&mut seen) {
-            stored += read_listed(root, seen, &self.blobs, allowance - stored, OVER_BUDGET);
+            stored += read_listed(
+                root,
+                seen,
+                &self.blobs,
+                self.limits.file_cap,
+                allowance - stored,
+                OVER_BUDGET,
+            );
         }
         self.add_usage(stored);
         let before: Vec<Nodes> = seen
@@ -254,9 +264,16 @@ impl Journal {
         let mut changes = Vec::new();
         let mut stored = 0;
         for (i, (root, before)) in pending.roots.iter().zip(&pending.before).enumerate() {
-            let mut seen = self.scan(root, pending.file.as_deref(), before);
+            let mut seen = self.scan(root, pending.file.as_deref(), before, true);
             let allowance = self.limits.budget.saturating_sub(self.usage());
-            stored += read_listed(root, &mut seen, &self.blobs, allowance, OVER_BUDGET);
+            stored += read_listed(
+                root,
+                &mut seen,
+                &self.blobs,
+                self.limits.file_cap,
+                allowance,
+                OVER_BUDGET,
+            );
             if pending.file.is_none() {
                 self.save_root(root, &seen.nodes);
             }
@@ -266,6 +283,8 @@ impl Journal {
         if changes.is_empty() {
             return Ok(None);
         }
+        let mut not_kept = pending.not_kept;
+        self.missing_copies(&mut changes, &mut not_kept);
         let step = Step {
             id: self.next_id(),
             time: now_seconds(),
@@ -273,7 +292,7 @@ impl Journal {
             what: what.to_string(),
             roots: pending.roots,
             changes,
-            not_kept: pending.not_kept,
+            not_kept,
         };
         let text = serde_json::to_vec(&step).map_err(|e| e.to_string())?;
         let name = steps::file_name(step.id);
@@ -302,7 +321,9 @@ impl Journal {
     pub fn step(&self, id: u64) -> Option<Step> {
         let path = self.dir.join("steps").join(steps::file_name(id));
         let bytes = std::fs::read(path).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        serde_json::from_slice::<Step>(&bytes)
+            .ok()
+            .filter(Step::is_sound)
     }
 
     /// The paths of `step` that changed again since (or where a link now
@@ -316,6 +337,27 @@ impl Journal {
         restore::apply(step, &self.blobs)
     }
 
+    /// The roots among `roots` where the journal keeps every file it
+    /// records: where one is over the size cap or could not be kept, a
+    /// loss there would not come back, so commands that lose work are
+    /// judged there as without a journal. A root not recorded yet is
+    /// walked (a `stat` per file, nothing read).
+    pub fn keeping(&self, roots: &[PathBuf]) -> Vec<PathBuf> {
+        roots
+            .iter()
+            .filter(|root| {
+                let nodes = self.load_root(root);
+                if nodes.is_empty() {
+                    return self.scan(root, None, &nodes, false).not_kept.is_empty();
+                }
+                !nodes
+                    .values()
+                    .any(|entry| matches!(entry.node, Node::Unkept { .. }))
+            })
+            .cloned()
+            .collect()
+    }
+
     /// How much the journal holds now.
     pub fn usage_now(&self) -> Usage {
         Usage {
@@ -324,13 +366,14 @@ impl Journal {
         }
     }
 
-    fn scan(&self, root: &Path, file: Option<&Path>, cache: &Nodes) -> Seen {
+    fn scan(&self, root: &Path, file: Option<&Path>, cache: &Nodes, after_step: bool) -> Seen {
         match file {
             Some(file) => one_path(root, file, self.limits.file_cap),
             None => Scan {
                 root,
                 cap: self.limits.file_cap,
                 cache,
+                after_step,
             }
             .walk(),
         }
@@ -364,6 +407,27 @@ impl Journal {
         }))
     }
 
+    /// Marks as not kept every earlier content a change names whose copy
+    /// is gone: another wamcp rewrote the root's record while this step
+    /// ran and evicted the copy. The step then says so instead of
+    /// promising a restore that would fail.
+    fn missing_copies(&self, changes: &mut [Change], not_kept: &mut Vec<String>) {
+        for change in changes {
+            if let Some(Node::File { size, mode, hash }) = &change.before
+                && !self.blobs.has(hash)
+            {
+                let why = "its copy was evicted while the step ran".to_string();
+                not_kept.push(format!("{} ({why})", change.rel));
+                change.before = Some(Node::Unkept {
+                    size: *size,
+                    mode: *mode,
+                    stamp: 0,
+                    why,
+                });
+            }
+        }
+    }
+
     /// Drops steps past their age, then the oldest while the copies exceed
     /// the budget, never the step just recorded (`keep`).
     fn evict(&self, keep: u64) {
@@ -387,11 +451,22 @@ impl Journal {
     }
 
     /// Drops the oldest steps but `keep` until `needed` more bytes fit in
-    /// the budget, or none is left to drop.
+    /// the budget, or none is left to drop. A step younger than
+    /// [`PROTECTED`] is never dropped for room: otherwise a command that
+    /// writes enough new bytes would push out the step that could undo
+    /// what it just destroyed. The step that does not fit then asks.
     fn drop_oldest_until(&self, needed: u64, keep: Option<u64>) {
         let steps_dir = self.dir.join("steps");
+        let now = now_seconds();
         for id in steps::ids(&steps_dir) {
             if self.usage() + needed <= self.limits.budget || Some(id) == keep {
+                return;
+            }
+            // Ids grow with time: the rest are younger still.
+            if self
+                .step(id)
+                .is_some_and(|s| now.saturating_sub(s.time) < PROTECTED.as_secs())
+            {
                 return;
             }
             let _ = std::fs::remove_file(steps_dir.join(steps::file_name(id)));

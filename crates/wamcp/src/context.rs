@@ -262,7 +262,7 @@ impl ServerContext {
             rules: self.command_rules(),
             sandbox: &self.sandbox,
             search: self.program_search(),
-            journaled: self.undo.journal().is_some(),
+            journaled: self.undo.keeping(projects),
         }
     }
 

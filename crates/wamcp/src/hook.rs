@@ -293,12 +293,13 @@ fn trust_write_verdict(ctx: &ServerContext, raw: &str) -> Verdict {
 fn command_verdict(ctx: &ServerContext, command: &str, place: &Path) -> Verdict {
     let roots = ctx.places.run_roots();
     let search = ctx.program_search();
+    let journaled = ctx.undo.keeping(&ctx.places.projects_among(&roots));
     let judge = Judge {
         rules: ctx.command_rules(),
         roots: &roots,
         posture: ctx.sandbox.posture(),
         search: &search,
-        journaled: ctx.undo.journal().is_some(),
+        journaled: &journaled,
     };
     match check(command, &judge, Approval::NotAsked, place) {
         Ok(_) => Verdict::Nothing,

@@ -77,6 +77,15 @@ impl Undo {
         }
     }
 
+    /// The roots among `projects` where the journal keeps every file, so
+    /// a command's loss there comes back with `undo` (none when it is off).
+    pub fn keeping(&self, projects: &[PathBuf]) -> Vec<PathBuf> {
+        match self {
+            Undo::On(journal) => journal.keeping(projects),
+            _ => Vec::new(),
+        }
+    }
+
     /// What `get_server_info` says of it.
     pub fn info(&self) -> serde_json::Value {
         match self {
@@ -163,7 +172,9 @@ where
         Ok(Ok(recorded)) => recorded,
         Ok(Err(why)) | Err(ToolError { message: why, .. }) => {
             tracing::warn!("the undo journal could not record a {tool} step: {why}");
-            None
+            return result
+                .map(|output| unrecorded(output, &why))
+                .map_err(|error| error.detail("undo_not_recorded", why));
         }
     };
     let Some(step) = recorded else {
@@ -270,6 +281,24 @@ fn noted(output: ToolOutput, id: u64, summary: &str) -> ToolOutput {
     }
 }
 
+/// The answer with the news that what the call changed was not recorded
+/// (the disk filled, say): it must not look like a step undo can reach.
+fn unrecorded(output: ToolOutput, why: &str) -> ToolOutput {
+    match output {
+        ToolOutput::Text(text) => ToolOutput::Text(format!(
+            "{}\n[not recorded, cannot be undone: {why}]",
+            text.trim_end()
+        )),
+        ToolOutput::Data(mut value) => {
+            if let Some(object) = value.as_object_mut() {
+                object.insert("undo_not_recorded".into(), why.into());
+            }
+            ToolOutput::Data(value)
+        }
+        other => other,
+    }
+}
+
 /// What `wamcp undo` was asked.
 pub enum Action {
     List,
@@ -292,7 +321,7 @@ pub fn cli(ctx: &ServerContext, action: Action) -> Result<String, String> {
         Undo::Unavailable(why) => return Err(format!("the undo journal is unavailable: {why}")),
     };
     match action {
-        Action::List => Ok(crate::tools::undo::list(journal)),
+        Action::List => Ok(crate::tools::undo::list(journal, &|_| true)),
         Action::Show(id) => {
             let step = journal
                 .step(id)
@@ -300,7 +329,8 @@ pub fn cli(ctx: &ServerContext, action: Action) -> Result<String, String> {
             Ok(show(&step))
         }
         Action::Restore { id, force } => {
-            let step = crate::tools::undo::checked(journal, id, force).map_err(|e| e.message)?;
+            let step = crate::tools::undo::checked(journal, id, force, &|_| true)
+                .map_err(|e| e.message)?;
             let scope = Scope::Roots(step.roots.clone());
             let pending = journal
                 .begin(&scope, Overflow::KeepWhatFits)

@@ -42,11 +42,11 @@ pub struct Judge<'a> {
     /// Where programs may be trusted: a program in any place a command
     /// can write (a root, a cache, `/dev/shm`) never gets the network.
     pub search: &'a ProgramSearch,
-    /// Whether the undo journal records each command: work a command
-    /// destroys inside the roots then comes back with `undo`, so only a
-    /// loss it cannot reach (a remote's history, a path outside the roots)
-    /// needs the user.
-    pub journaled: bool,
+    /// The roots where the undo journal records each command and keeps
+    /// every file: work a command destroys there comes back with `undo`,
+    /// so only a loss it cannot reach (a remote's history, a path outside
+    /// these roots) needs the user. Empty when the journal is off.
+    pub journaled: &'a [PathBuf],
 }
 
 /// What the policy lets run: exactly this program, arguments and added
@@ -213,11 +213,15 @@ pub(super) fn lost_for_good(argv: &[Arg], place: &Path, judge: &Judge<'_>) -> Op
     (!undoable(argv, place, judge)).then_some(why)
 }
 
-/// Whether what `argv` destroys comes back with `undo`: the journal
-/// records, the loss is not on a remote, and every path stays in the roots.
+/// Whether what `argv` destroys comes back with `undo`: the loss is not
+/// on a remote, and the command runs in and every path stays in roots the
+/// journal keeps whole.
 pub(super) fn undoable(argv: &[Arg], place: &Path, judge: &Judge<'_>) -> bool {
     let words: Vec<Word> = argv.iter().map(Word::from).collect();
-    judge.journaled && !loss_is_remote(&words) && stays_inside(argv, place, judge.roots)
+    let kept = judge.journaled;
+    !loss_is_remote(&words)
+        && kept.iter().any(|root| place.starts_with(root))
+        && stays_inside(argv, place, kept)
 }
 
 /// Whether every path `argv` could name lies inside `roots`, where the

@@ -14,7 +14,7 @@ fn check_as(
         roots,
         posture: Posture::Grammars,
         search: &ProgramSearch::distrusting(roots.to_vec()),
-        journaled: false,
+        journaled: &[],
     };
     check(command, &judge, approval, place)
         .map(|line| line.steps.into_iter().next().unwrap().checked)
@@ -215,6 +215,53 @@ fn outright(checked: Result<Checked, Refusal>) -> ToolError {
     }
 }
 
+/// A loss runs unasked only in a root the undo journal keeps whole, from
+/// a place inside it and on paths that stay there: not with the journal
+/// off, not in a root holding a file the journal could not keep (or the
+/// download folder, which it does not record), not on a remote.
+#[test]
+fn a_loss_runs_unasked_only_where_the_journal_keeps_everything() {
+    let rules = RuleSet::builtin();
+    let dir = tempfile_dir().join("journaled");
+    let (kept, other) = (dir.join("kept"), dir.join("other"));
+    for root in [&kept, &other] {
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("README.md"), "x").unwrap();
+    }
+    let roots = [kept.clone(), other.clone()];
+    let search = ProgramSearch::distrusting(roots.to_vec());
+    let asks = |command: &str, place: &Path, journaled: &[PathBuf]| {
+        let judge = Judge {
+            rules: &rules,
+            roots: &roots,
+            posture: Posture::Grammars,
+            search: &search,
+            journaled,
+        };
+        match check(command, &judge, Approval::NotAsked, place) {
+            Ok(_) => false,
+            Err(Refusal::NeedsApproval(question)) if question.rule() == LOSES_WORK => true,
+            Err(other) => panic!("{command}: {other:?}"),
+        }
+    };
+    let journaled = [kept.clone()];
+    for command in [
+        "git reset --hard",
+        "git clean -fdx",
+        "git checkout -- README.md",
+        "git branch -D old",
+        "cmake -E rm -rf src",
+    ] {
+        assert!(!asks(command, &kept, &journaled), "{command}");
+        assert!(asks(command, &other, &journaled), "{command}");
+        assert!(asks(command, &kept, &[]), "{command}");
+    }
+    assert!(asks("cmake -E rm -rf ../other/src", &kept, &journaled));
+    assert!(asks("git -C ../other reset --hard", &kept, &journaled));
+    assert!(asks("git push --force origin main", &kept, &journaled));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn tempfile_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "wamcp-exec-{}-{:?}",
@@ -280,7 +327,7 @@ impl Project {
             roots: &roots,
             posture,
             search: &ProgramSearch::distrusting(roots.to_vec()),
-            journaled: false,
+            journaled: &[],
         };
         check(command, &judge, approval, &self.root)
     }
@@ -545,7 +592,7 @@ fn a_program_in_any_place_commands_write_never_gets_the_network() {
             roots: &roots,
             posture,
             search: &search,
-            journaled: false,
+            journaled: &[],
         };
         match check(&command, &judge, Approval::NotAsked, &p.root) {
             Ok(line) => {

@@ -193,7 +193,7 @@ impl Project {
             roots: &roots,
             posture,
             search: &ProgramSearch::distrusting(roots.to_vec()),
-            journaled: false,
+            journaled: &[],
         };
         match check(command, &judge, Approval::NotAsked, Path::new(&self.root())) {
             Ok(_) => "ran",

@@ -78,7 +78,7 @@ fn project_policy<'a>(root: &'a PathBuf, rules: &'a RuleSet, sandbox: &'a Sandbo
         rules,
         sandbox,
         search: Default::default(),
-        journaled: false,
+        journaled: Vec::new(),
     }
 }
 

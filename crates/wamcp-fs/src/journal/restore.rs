@@ -35,7 +35,7 @@ pub(super) fn conflicts(step: &Step, cap: u64) -> Vec<String> {
         let now = node_now(&path, cap);
         let same = match (&now, &change.after) {
             (None, None) => true,
-            (Some(now), Some(after)) => now.same(after) || unkept_alike(now, after),
+            (Some(now), Some(after)) => now.same(after),
             _ => false,
         };
         if !same {
@@ -43,12 +43,6 @@ pub(super) fn conflicts(step: &Step, cap: u64) -> Vec<String> {
         }
     }
     found
-}
-
-/// A file the journal did not copy is compared by size alone when it is
-/// checked now (its time is not read then).
-fn unkept_alike(now: &Node, after: &Node) -> bool {
-    matches!((now, after), (Node::Unkept { size: a, .. }, Node::Unkept { size: b, .. }) if a == b)
 }
 
 fn describe(node: Option<&Node>) -> &'static str {
@@ -159,7 +153,12 @@ fn put_back(path: &Path, node: Option<&Node>, blobs: &Blobs) -> Result<(), Strin
     match node {
         None => Ok(()),
         Some(Node::Dir { mode }) => {
-            if !path.is_dir() {
+            // Asked without following: a link standing where the folder
+            // was (put there since, and undone with `force`) is removed,
+            // never given the folder's mode.
+            let is_folder = path.symlink_metadata().is_ok_and(|m| m.is_dir());
+            if !is_folder {
+                remove(path).map_err(|e| format!("not made: {e}"))?;
                 std::fs::create_dir(path).map_err(|e| format!("not made: {e}"))?;
             }
             set_mode(path, *mode)
@@ -198,6 +197,13 @@ fn split(path: &Path) -> Result<(PathBuf, &std::ffi::OsStr), String> {
 }
 
 fn set_mode(path: &Path, mode: u32) -> Result<(), String> {
+    // Setting a mode follows a link: one found here now is left alone.
+    if path
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink())
+    {
+        return Err("mode not set: a link stands there now".to_string());
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

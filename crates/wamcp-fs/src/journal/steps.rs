@@ -40,6 +40,22 @@ pub struct Change {
 }
 
 impl Step {
+    /// Whether every change names one of the step's roots and a plain
+    /// path below it: a step file is the journal's own, but one that was
+    /// damaged or forged must not lead a restore anywhere else.
+    pub(super) fn is_sound(&self) -> bool {
+        self.changes.iter().all(|change| {
+            change.root < self.roots.len()
+                && change.rel.split('/').all(|part| {
+                    Path::new(part).components().count() == 1
+                        && matches!(
+                            Path::new(part).components().next(),
+                            Some(std::path::Component::Normal(_))
+                        )
+                })
+        })
+    }
+
     /// The absolute path of `change`.
     pub fn path_of(&self, change: &Change) -> PathBuf {
         absolute(&self.roots[change.root], &change.rel)

@@ -151,9 +151,14 @@ fn nothing_is_written_through_a_link_that_replaced_a_folder() {
             .iter()
             .any(|c| c.contains("a link now"))
     );
+    // Put back anyway (what `force` does): the link goes, not followed.
     let restored = journal.restore(&step);
-    assert!(!restored.left.is_empty());
+    assert!(restored.left.is_empty(), "{:?}", restored.left);
     assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/a.txt")).unwrap(),
+        "mine"
+    );
 }
 
 #[test]
@@ -191,6 +196,7 @@ fn an_unchanged_file_is_not_read_again() {
         root: &root,
         cap: MIB,
         cache: &cache,
+        after_step: false,
     }
     .walk();
     assert!(seen.to_read.iter().all(|f| f.rel != "a.txt"));
@@ -221,6 +227,15 @@ fn a_step_over_the_budget_is_refused_until_agreed() {
     );
 }
 
+/// Makes every kept step look `secs` older.
+fn age_steps(journal: &Journal, secs: u64) {
+    for mut step in journal.steps() {
+        step.time -= secs;
+        let path = journal.dir().join("steps").join(steps::file_name(step.id));
+        std::fs::write(path, serde_json::to_vec(&step).unwrap()).unwrap();
+    }
+}
+
 #[test]
 fn old_steps_are_evicted_first_under_a_small_budget() {
     let (_t, root, journal) = setup(10_000);
@@ -232,6 +247,7 @@ fn old_steps_are_evicted_first_under_a_small_budget() {
                 .unwrap()
                 .id,
         );
+        age_steps(&journal, PROTECTED.as_secs());
     }
     let kept: Vec<u64> = journal.steps().iter().map(|s| s.id).collect();
     assert!(kept.len() < 6 && !kept.is_empty(), "{kept:?}");
@@ -319,4 +335,177 @@ fn a_damaged_copy_is_never_restored() {
         std::fs::read_to_string(root.join("a.txt")).unwrap(),
         "changed"
     );
+}
+
+/// A command that writes enough new bytes cannot push out a recent step
+/// (the one that could undo what it destroyed): the next step that does
+/// not fit is refused, so the user is asked, and the old step still
+/// restores.
+#[test]
+fn churn_does_not_push_out_a_recent_step() {
+    let (_t, root, journal) = setup(10_000);
+    write(&root, "work.txt", &"w".repeat(3000));
+    let lost = step_of(&journal, &root, || {
+        std::fs::remove_file(root.join("work.txt")).unwrap();
+        write(&root, "churn1.bin", &"1".repeat(4000));
+    })
+    .unwrap();
+    write(&root, "churn2.bin", &"2".repeat(6000));
+    let scope = Scope::Roots(vec![root.clone()]);
+    assert!(matches!(
+        journal.begin(&scope, Overflow::Refuse),
+        Err(BeginError::OverBudget(_))
+    ));
+    let pending = journal.begin(&scope, Overflow::KeepWhatFits).unwrap();
+    journal.finish(pending, "t", "t").unwrap();
+    let step = journal.step(lost.id).expect("the step is still kept");
+    assert!(journal.restore(&step).left.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(root.join("work.txt")).unwrap(),
+        "w".repeat(3000)
+    );
+}
+
+/// A folder once recorded stays recorded when the project starts to
+/// ignore it, so a later delete of it comes back; a step that makes the
+/// root a repository does not claim the dependencies it now ignores.
+#[test]
+fn ignoring_a_folder_does_not_hide_it_from_the_journal() {
+    let (_t, root, journal) = setup(64 * MIB);
+    std::fs::create_dir_all(root.join(".git/info")).unwrap();
+    write(&root, "bin/deploy.sh", "tracked script");
+    step_of(&journal, &root, || write(&root, "a.txt", "a")).unwrap();
+    write(&root, ".gitignore", "bin/\n");
+    let recorded = step_of(&journal, &root, || {
+        std::fs::remove_dir_all(root.join("bin")).unwrap();
+    })
+    .expect("the delete is recorded");
+    let step = journal.step(recorded.id).unwrap();
+    assert!(journal.restore(&step).left.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(root.join("bin/deploy.sh")).unwrap(),
+        "tracked script"
+    );
+
+    let (_t, plain, journal) = setup(64 * MIB);
+    write(&plain, "node_modules/x/index.js", "x");
+    write(&plain, "main.js", "m");
+    let recorded = step_of(&journal, &plain, || {
+        std::fs::create_dir_all(plain.join(".git/info")).unwrap();
+    })
+    .unwrap();
+    let step = journal.step(recorded.id).unwrap();
+    assert!(
+        step.changes.iter().all(|c| c.rel.starts_with(".git")),
+        "{:?}",
+        step.changes
+    );
+    assert!(journal.restore(&step).left.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(plain.join("node_modules/x/index.js")).unwrap(),
+        "x"
+    );
+}
+
+/// A file over the size cap changed in place (same size) since the step
+/// is a conflict: putting the step back would destroy the later work.
+#[test]
+fn a_file_not_kept_that_changed_since_is_a_conflict() {
+    let (_t, root, journal) = setup(64 * MIB);
+    let big = "b".repeat(MIB as usize + 1);
+    let recorded = step_of(&journal, &root, || write(&root, "big.db", &big)).unwrap();
+    let later = SystemTime::now() + Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(root.join("big.db"))
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let step = journal.step(recorded.id).unwrap();
+    assert_eq!(journal.conflicts(&step).len(), 1);
+}
+
+/// A step file naming a path outside its root (damaged or forged) is not
+/// a step.
+#[test]
+fn a_step_that_leads_outside_its_root_is_not_read() {
+    let (_t, root, journal) = setup(64 * MIB);
+    let recorded = step_of(&journal, &root, || write(&root, "a.txt", "a")).unwrap();
+    let path = journal
+        .dir()
+        .join("steps")
+        .join(steps::file_name(recorded.id));
+    let text = std::fs::read_to_string(&path).unwrap();
+    for forged in [
+        text.replace("\"a.txt\"", "\"../outside.txt\""),
+        text.replace("\"a.txt\"", "\"\""),
+        text.replace("\"root\":0", "\"root\":7"),
+    ] {
+        assert_ne!(forged, text);
+        std::fs::write(&path, &forged).unwrap();
+        assert!(journal.step(recorded.id).is_none(), "{forged}");
+    }
+}
+
+/// Where a file is over the size cap, the journal does not claim the
+/// root: a loss there would not come back.
+#[test]
+fn a_root_with_a_file_not_kept_is_not_claimed() {
+    let (temp, root, journal) = setup(64 * MIB);
+    let other = dunce::canonicalize(temp.path()).unwrap().join("other");
+    std::fs::create_dir(&other).unwrap();
+    write(&root, "small.txt", "s");
+    write(&other, "big.bin", &"b".repeat(MIB as usize + 1));
+    let both = [root.clone(), other.clone()];
+    assert_eq!(journal.keeping(&both), vec![root.clone()]);
+    step_of(&journal, &other, || write(&other, "x.txt", "x"));
+    assert_eq!(journal.keeping(&both), vec![root.clone()]);
+}
+
+/// A FIFO in the root is neither opened nor recorded: a step around it
+/// finishes, and a restore next to it works.
+#[cfg(unix)]
+#[test]
+fn a_fifo_in_the_root_never_blocks_a_step() {
+    let (_t, root, journal) = setup(64 * MIB);
+    write(&root, "a.txt", "a");
+    let fifo = std::ffi::CString::new(root.join("pipe").display().to_string()).unwrap();
+    let recorded = step_of(&journal, &root, || {
+        // SAFETY: `fifo` is a NUL-terminated path alive for the call.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::fs::remove_file(root.join("a.txt")).unwrap();
+    })
+    .unwrap();
+    assert_eq!(recorded.summary, "1 file removed");
+    let step = journal.step(recorded.id).unwrap();
+    assert!(journal.conflicts(&step).is_empty());
+    assert!(journal.restore(&step).left.is_empty());
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "a");
+}
+
+/// A folder the step removed, where a link to a folder outside stands
+/// now, is made again with `force`: the link goes, and the folder it
+/// pointed at keeps its mode.
+#[cfg(unix)]
+#[test]
+fn a_forced_restore_never_sets_a_mode_through_a_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let (temp, root, journal) = setup(64 * MIB);
+    let outside = temp.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir(root.join("d")).unwrap();
+    std::fs::set_permissions(root.join("d"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let recorded = step_of(&journal, &root, || {
+        std::fs::remove_dir(root.join("d")).unwrap();
+    })
+    .unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("d")).unwrap();
+    let step = journal.step(recorded.id).unwrap();
+    assert_eq!(journal.conflicts(&step).len(), 1);
+    journal.restore(&step);
+    let mode = |p: &Path| p.symlink_metadata().unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode(&outside), 0o755);
+    assert!(root.join("d").symlink_metadata().unwrap().is_dir());
+    assert_eq!(mode(&root.join("d")), 0o777);
 }

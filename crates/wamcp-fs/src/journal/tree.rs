@@ -4,9 +4,11 @@
 //! record costs one `stat`; only a new or changed file is read.
 
 use super::blobs::{Blobs, hash_of};
+use crate::regular::read_small;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::SystemTime;
 use wamcp_policy::undo::is_regenerated;
 
@@ -99,6 +101,8 @@ pub(super) struct Scan<'a> {
     pub cap: u64,
     /// The last record of this root, for unchanged files.
     pub cache: &'a Nodes,
+    /// Whether `cache` is the scan before this very step.
+    pub after_step: bool,
 }
 
 /// A file to read: its path, what stat said, and its mode.
@@ -124,10 +128,10 @@ impl Scan<'_> {
     /// Every path under the root; unchanged files from the cache, the rest
     /// listed to read.
     pub fn walk(&self) -> Seen {
-        let skip = Skip::for_root(self.root);
         let mut seen = Seen::default();
-        let mut folders = vec![(self.root.to_path_buf(), String::new())];
-        while let Some((folder, prefix)) = folders.pop() {
+        let top = Rc::new(Skip::for_repo(self.root));
+        let mut folders = vec![(self.root.to_path_buf(), String::new(), top)];
+        while let Some((folder, prefix, skip)) = folders.pop() {
             let Ok(entries) = std::fs::read_dir(&folder) else {
                 continue;
             };
@@ -146,20 +150,49 @@ impl Scan<'_> {
                     continue;
                 };
                 if meta.is_dir() {
-                    if skip.skips(&path, name) {
+                    if self.leaves_out(&skip, &path, &rel, name) {
                         continue;
                     }
                     let node = Node::Dir { mode: mode(&meta) };
                     seen.nodes.insert(rel.clone(), Entry { node, stat: None });
-                    folders.push((path, format!("{rel}/")));
+                    // A repository inside the root ignores by its own rules.
+                    let skip = match path.join(".git").exists() {
+                        true => Rc::new(Skip::for_repo(&path)),
+                        false => skip.clone(),
+                    };
+                    folders.push((path, format!("{rel}/"), skip));
                 } else if meta.file_type().is_symlink() {
                     seen.nodes.insert(rel, link(&path));
-                } else {
+                } else if meta.is_file() {
                     self.file(rel, &meta, &mut seen);
                 }
+                // A FIFO, socket or device holds nothing to put back, and
+                // opening one could block the journal (and every later
+                // step) for good: it is not recorded.
             }
         }
         seen
+    }
+
+    /// Whether the folder `rel` is left out as one a build makes again.
+    /// Once recorded, a folder stays recorded: a project that starts
+    /// ignoring it (an agent adds `bin/` to `.gitignore`) does not hide
+    /// what is in it from the next step. After a step, what the scan
+    /// before it left out stays out, so a step that makes a root a
+    /// repository does not record every old dependency as made by it
+    /// (and an undo would not remove them).
+    fn leaves_out(&self, skip: &Skip, path: &Path, rel: &str, name: &str) -> bool {
+        if !is_regenerated(name) {
+            return false;
+        }
+        match self.cache.get(rel) {
+            Some(Entry {
+                node: Node::Dir { .. },
+                ..
+            }) => false,
+            _ if self.after_step => true,
+            _ => skip.ignores(path),
+        }
     }
 
     /// The record of one file: from the cache when unchanged, not kept
@@ -172,6 +205,11 @@ impl Scan<'_> {
             && cached.stat == Some(stat)
             && matches!(cached.node, Node::File { .. } | Node::Unkept { .. })
         {
+            // Every step names what it cannot bring back, not only the
+            // first to see it.
+            if let Node::Unkept { why, .. } = &cached.node {
+                seen.not_kept.push(format!("{rel} ({why})"));
+            }
             seen.nodes.insert(rel, cached.clone());
             return;
         }
@@ -212,6 +250,7 @@ pub(super) fn read_listed(
     root: &Path,
     seen: &mut Seen,
     blobs: &Blobs,
+    cap: u64,
     allowance: u64,
     over: &str,
 ) -> u64 {
@@ -219,7 +258,7 @@ pub(super) fn read_listed(
     let mut stored = 0u64;
     for file in std::mem::take(&mut seen.to_read) {
         let path = root.join(&file.rel);
-        let entry = match std::fs::read(&path) {
+        let entry = match read_small(&path, cap) {
             Ok(bytes) => {
                 let hash = hash_of(&bytes);
                 let fits = stored + bytes.len() as u64 <= allowance || blobs.has(&hash);
@@ -288,6 +327,7 @@ pub(super) fn one_path(root: &Path, file: &Path, cap: u64) -> Seen {
                 root,
                 cap,
                 cache: &Nodes::new(),
+                after_step: false,
             };
             scan.file(key.clone(), &meta, &mut seen);
         } else if meta.file_type().is_symlink() && last {
@@ -324,10 +364,13 @@ pub(super) fn node_now(path: &Path, cap: u64) -> Option<Node> {
             target: target.to_string_lossy().into_owned(),
         });
     }
+    if !meta.is_file() {
+        return None;
+    }
     if meta.len() > cap {
         return Some(unkept(stat_of(&meta), mode(&meta), String::new(), false).node);
     }
-    match std::fs::read(path) {
+    match read_small(path, cap) {
         Ok(bytes) => Some(Node::File {
             size: bytes.len() as u64,
             mode: mode(&meta),
@@ -346,7 +389,7 @@ struct Skip {
 }
 
 impl Skip {
-    fn for_root(root: &Path) -> Skip {
+    fn for_repo(root: &Path) -> Skip {
         if !root.join(".git").exists() {
             return Skip { ignore: None };
         }
@@ -358,10 +401,7 @@ impl Skip {
         }
     }
 
-    fn skips(&self, path: &Path, name: &str) -> bool {
-        if !is_regenerated(name) {
-            return false;
-        }
+    fn ignores(&self, path: &Path) -> bool {
         match &self.ignore {
             None => true,
             Some(ignore) => ignore.matched_path_or_any_parents(path, true).is_ignore(),

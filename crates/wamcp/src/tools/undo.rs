@@ -31,14 +31,16 @@ impl ToolDef for Undo {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let journal = journal(&call)?;
+        let projects = call.ctx.places.projects_among(&call.ctx.places.run_roots());
+        let ours = move |step: &Step| step.roots.iter().all(|root| projects.contains(root));
         let Some(id) = p.step else {
             let j = journal.clone();
-            return blocking(Self::NAME, move || Ok(list(&j)))
+            return blocking(Self::NAME, move || Ok(list(&j, &ours)))
                 .await
                 .map(ToolOutput::Text);
         };
         let j = journal.clone();
-        let step = blocking(Self::NAME, move || checked(&j, id, p.force)).await?;
+        let step = blocking(Self::NAME, move || checked(&j, id, p.force, &ours)).await?;
         let scope = Some(Scope::Roots(step.roots.clone()));
         let putting = async move {
             blocking(Self::NAME, move || Ok(put_back(&journal, &step)))
@@ -65,22 +67,25 @@ fn journal(call: &ToolCall) -> Result<Arc<Journal>, ToolError> {
     }
 }
 
-/// The newest steps, one line each.
-pub fn list(journal: &Journal) -> String {
-    let steps = journal.steps();
+/// The newest steps `shown` lets through, one line each. The journal is
+/// the user's, shared by every wamcp they run: an agent sees and puts back
+/// only the steps made in the roots it writes now, the user all of them
+/// (`wamcp undo`).
+pub fn list(journal: &Journal, shown: &dyn Fn(&Step) -> bool) -> String {
+    let steps: Vec<Step> = journal.steps().into_iter().filter(|s| shown(s)).collect();
     if steps.is_empty() {
         return "No steps recorded.".to_string();
     }
-    let shown = wamcp_policy::undo::LISTED_STEPS;
+    let listed = wamcp_policy::undo::LISTED_STEPS;
     let mut text = String::new();
-    for step in steps.iter().take(shown) {
+    for step in steps.iter().take(listed) {
         text.push_str(&line(step));
         text.push('\n');
     }
-    if steps.len() > shown {
+    if steps.len() > listed {
         text.push_str(&format!(
             "({} older steps not shown; undo takes any step by number)\n",
-            steps.len() - shown
+            steps.len() - listed
         ));
     }
     text
@@ -103,12 +108,20 @@ pub fn line(step: &Step) -> String {
     )
 }
 
-/// Step `id`, if it may be put back now.
-pub fn checked(journal: &Journal, id: u64, force: bool) -> Result<Step, ToolError> {
-    let step = journal.step(id).ok_or_else(|| {
+/// Step `id`, if `shown` lets it through and it may be put back now.
+pub fn checked(
+    journal: &Journal,
+    id: u64,
+    force: bool,
+    shown: &dyn Fn(&Step) -> bool,
+) -> Result<Step, ToolError> {
+    let step = journal.step(id).filter(|s| shown(s)).ok_or_else(|| {
         ToolError::new(
             ErrorType::StepNotFound,
-            format!("No step {id} is kept: it was never made, or it was evicted (oldest first)."),
+            format!(
+                "No step {id} is kept for these roots: it was never made here, or it was evicted \
+                 (oldest first)."
+            ),
         )
         .recover("Call undo without arguments to list the steps kept.")
     })?;

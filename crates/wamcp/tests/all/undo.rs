@@ -422,3 +422,40 @@ async fn a_script_the_agent_wrote_is_undone() {
         b"#pragma once\n"
     );
 }
+
+/// The journal is shared by every wamcp the user runs: an agent sees and
+/// puts back only the steps made in the roots it writes now; another
+/// project's steps stay with the agent working there (and the user).
+#[tokio::test]
+async fn an_agent_cannot_undo_another_projects_steps() {
+    let (sandbox, project) = Sandbox::with_project();
+    let other = sandbox.cwd.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let elsewhere = Sandbox {
+        dir: tempfile::tempdir().unwrap(),
+        env: sandbox.env.clone(),
+        cwd: other.clone(),
+    }
+    .set("WAMCP_PROJECT_ROOTS", other.display().to_string());
+    let mine = sandbox.in_dir(&project).connect().await;
+    let theirs = elsewhere.connect().await;
+    let made = theirs
+        .call_text(
+            "write_file",
+            json!({"path": "keep.txt", "content": "theirs"}),
+        )
+        .await;
+    let id = step_of(&made);
+    let listed = mine.call_text("undo", json!({})).await;
+    assert!(!listed.contains("keep.txt"), "{listed}");
+    let refused = mine
+        .error_of("undo", json!({"step": id, "force": true}))
+        .await;
+    assert_eq!(refused["type"], "STEP_NOT_FOUND", "{refused}");
+    assert_eq!(
+        std::fs::read_to_string(other.join("keep.txt")).unwrap(),
+        "theirs"
+    );
+    theirs.call_text("undo", json!({"step": id})).await;
+    assert!(!other.join("keep.txt").exists());
+}
