@@ -346,13 +346,14 @@ impl Journal {
         roots
             .iter()
             .filter(|root| {
-                let nodes = self.load_root(root);
-                if nodes.is_empty() {
-                    return self.scan(root, None, &nodes, false).not_kept.is_empty();
-                }
-                !nodes
-                    .values()
-                    .any(|entry| matches!(entry.node, Node::Unkept { .. }))
+                let recorded = self.with_root(root, |nodes| {
+                    let unkept = |e: &tree::Entry| matches!(e.node, Node::Unkept { .. });
+                    (!nodes.is_empty()).then(|| !nodes.values().any(unkept))
+                });
+                recorded.unwrap_or_else(|| {
+                    let none = Nodes::new();
+                    self.scan(root, None, &none, false).not_kept.is_empty()
+                })
             })
             .cloned()
             .collect()
@@ -533,6 +534,12 @@ impl Journal {
     /// The last record of `root`: from memory while the file on disk is
     /// the one this process last read or wrote, else parsed again.
     fn load_root(&self, root: &Path) -> Nodes {
+        self.with_root(root, Nodes::clone)
+    }
+
+    /// `look` at the last record of `root` (empty when there is none),
+    /// read from disk only when it changed since last read.
+    fn with_root<T>(&self, root: &Path, look: impl FnOnce(&Nodes) -> T) -> T {
         let path = self.root_file(root);
         let stamp = file_stamp(&path);
         let mut records = self.records.lock().unwrap_or_else(|p| p.into_inner());
@@ -540,7 +547,7 @@ impl Journal {
             && stamp.is_some()
             && *kept == stamp
         {
-            return nodes.clone();
+            return look(nodes);
         }
         let nodes = std::fs::read(&path)
             .ok()
@@ -548,8 +555,9 @@ impl Journal {
             .filter(|r| r.root == root)
             .map(|r| r.nodes)
             .unwrap_or_default();
-        records.insert(root.to_path_buf(), (stamp, nodes.clone()));
-        nodes
+        let answer = look(&nodes);
+        records.insert(root.to_path_buf(), (stamp, nodes));
+        answer
     }
 
     /// Writes the record of `root`, unless it is the one on disk already.

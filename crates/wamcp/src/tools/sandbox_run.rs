@@ -115,7 +115,11 @@ impl ToolDef for SandboxRun {
             plan,
             expected: p.expected(),
         };
-        Ok(ToolOutput::Data(drive(&call, &run, p.execute).await))
+        let driving = async { Ok(ToolOutput::Data(drive(&call, &run, p.execute).await)) };
+        // WSL and a Dev Container write the project through their mounts:
+        // a run is a step like any command.
+        let scope = p.execute.then(|| crate::undo::command_scope(&call.ctx));
+        crate::undo::recorded(&call, scope, Self::NAME, &p.command, driving).await
     }
 }
 

@@ -415,6 +415,9 @@ fn a_dev_container_run_is_approved_then_completed() {
     let result: Value = serde_json::from_str(seen["text"].as_str().unwrap()).unwrap();
     assert_eq!(result["status"], "completed", "{result:#}");
     assert_eq!(result["stdout_tail"], "ran\n");
+    // What the container wrote through its mount is a step like any other.
+    assert!(project.join("made-in-container.txt").exists());
+    assert_eq!(result["undo"]["changed"], "1 file added", "{result:#}");
     let logged = std::fs::read_to_string(&log).unwrap();
     assert_eq!(
         logged,

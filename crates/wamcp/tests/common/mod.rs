@@ -499,7 +499,8 @@ pub fn with_fake_devcontainer() -> (Sandbox, PathBuf, PathBuf) {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\" >> '{}'; done\necho ran\n",
+            "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\" >> '{}'; done\n\
+             [ \"$1\" = exec ] && echo built > \"$3/made-in-container.txt\"\necho ran\n",
             log.display()
         ),
     )
