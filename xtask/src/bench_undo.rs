@@ -2,7 +2,9 @@
 //! (100 per folder, 1-4 KiB each, like a source tree), recorded once cold
 //! (every file copied), then warm steps (every file unchanged: one `stat`
 //! each) before and after a command that changes one file, and a file
-//! tool's step (its one file). Medians of alternating runs.
+//! tool's step (its one file), and the question every command's judge
+//! asks (does the journal keep the root whole?). Medians of alternating
+//! runs.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -41,6 +43,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut warm = Vec::new();
     let mut after = Vec::new();
     let mut file_steps = Vec::new();
+    let mut judged = Vec::new();
     for i in 0..runs {
         let text = format!("changed {i}\n");
         let (b, a) = step(&|| {
@@ -59,6 +62,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let _ = std::fs::write(&edited, format!("file step {i}\n"));
         journal.finish(pending, "bench", "bench")?;
         file_steps.push(start.elapsed());
+        let start = Instant::now();
+        journal.keeping(std::slice::from_ref(&root));
+        judged.push(start.elapsed());
     }
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!("undo journal on {files} files ({runs} runs, medians):");
@@ -74,6 +80,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     println!(
         "  a write_file step, whole:      {:.2} ms",
         ms(median(&mut file_steps))
+    );
+    println!(
+        "  is the root kept whole (judge): {:.2} ms",
+        ms(median(&mut judged))
     );
     Ok(())
 }

@@ -132,6 +132,9 @@ pub struct Journal {
     /// Each root's last record as this process read or wrote it, with the
     /// size and time of its file then.
     records: Mutex<HashMap<PathBuf, (Option<Stamp>, Nodes)>>,
+    /// When each step was made, read once: eviction asks after every
+    /// step, and the first step of a large project is a large file.
+    times: Mutex<HashMap<u64, u64>>,
 }
 
 /// A record file's size and modification time: when both still match, the
@@ -166,6 +169,7 @@ impl Journal {
             limits,
             usage: Mutex::new(None),
             records: Mutex::new(HashMap::new()),
+            times: Mutex::new(HashMap::new()),
         })
     }
 
@@ -326,6 +330,17 @@ impl Journal {
             .filter(Step::is_sound)
     }
 
+    /// When step `id` was made (`None`: not kept, or unreadable).
+    fn step_time(&self, id: u64) -> Option<u64> {
+        let mut times = self.times.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(time) = times.get(&id) {
+            return Some(*time);
+        }
+        let time = self.step(id)?.time;
+        times.insert(id, time);
+        Some(time)
+    }
+
     /// The paths of `step` that changed again since (or where a link now
     /// stands in the way), each with what is there now.
     pub fn conflicts(&self, step: &Step) -> Vec<String> {
@@ -438,8 +453,8 @@ impl Journal {
         let mut dropped = false;
         for id in steps::ids(&steps_dir) {
             let old = self
-                .step(id)
-                .is_none_or(|s| now.saturating_sub(s.time) > max_age);
+                .step_time(id)
+                .is_none_or(|time| now.saturating_sub(time) > max_age);
             if id != keep && old {
                 let _ = std::fs::remove_file(steps_dir.join(steps::file_name(id)));
                 dropped = true;
@@ -465,8 +480,8 @@ impl Journal {
             }
             // Ids grow with time: the rest are younger still.
             if self
-                .step(id)
-                .is_some_and(|s| now.saturating_sub(s.time) < PROTECTED.as_secs())
+                .step_time(id)
+                .is_some_and(|time| now.saturating_sub(time) < PROTECTED.as_secs())
             {
                 return;
             }
