@@ -32,7 +32,7 @@ pub use tree::Node;
 use blobs::Blobs;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime};
 use tree::{Nodes, Scan, Seen, one_path, read_listed};
 
@@ -97,7 +97,7 @@ pub enum BeginError {
 pub struct Pending {
     roots: Vec<PathBuf>,
     file: Option<PathBuf>,
-    before: Vec<Nodes>,
+    before: Arc<Vec<Nodes>>,
     not_kept: Vec<String>,
     marker: Option<PathBuf>,
 }
@@ -135,6 +135,9 @@ pub struct Journal {
     /// When each step was made, read once: eviction asks after every
     /// step, and the first step of a large project is a large file.
     times: Mutex<HashMap<u64, u64>>,
+    /// The records before each step in progress here, so eviction by
+    /// another call leaves their copies alone.
+    in_flight: Mutex<Vec<Weak<Vec<Nodes>>>>,
 }
 
 /// A record file's size and modification time: when both still match, the
@@ -170,6 +173,7 @@ impl Journal {
             usage: Mutex::new(None),
             records: Mutex::new(HashMap::new()),
             times: Mutex::new(HashMap::new()),
+            in_flight: Mutex::new(Vec::new()),
         })
     }
 
@@ -242,6 +246,10 @@ impl Journal {
             })
             .collect();
         let marker = self.mark_pending(fresh);
+        let before = Arc::new(before);
+        let mut in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        in_flight.retain(|weak| weak.strong_count() > 0);
+        in_flight.push(Arc::downgrade(&before));
         Ok(Pending {
             roots,
             file,
@@ -267,7 +275,7 @@ impl Journal {
         }
         let mut changes = Vec::new();
         let mut stored = 0;
-        for (i, (root, before)) in pending.roots.iter().zip(&pending.before).enumerate() {
+        for (i, (root, before)) in pending.roots.iter().zip(pending.before.iter()).enumerate() {
             let mut seen = self.scan(root, pending.file.as_deref(), before, true);
             let allowance = self.limits.budget.saturating_sub(self.usage());
             stored += read_listed(
@@ -506,6 +514,14 @@ impl Journal {
             named.extend(hashes(&nodes));
         }
         named.extend(self.pending_hashes());
+        // Every copy a step in progress in this process relies on, also
+        // the unchanged files whose root record another step rewrote.
+        let in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        for before in in_flight.iter().filter_map(Weak::upgrade) {
+            for nodes in before.iter() {
+                named.extend(hashes(nodes));
+            }
+        }
         let mut total = 0;
         for stored in self.blobs.all() {
             if named.contains(&stored.hash) {

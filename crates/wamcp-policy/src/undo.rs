@@ -43,6 +43,20 @@ pub fn is_regenerated(name: &str) -> bool {
     REGENERATED.contains(&lower.as_str()) || lower.ends_with(".egg-info")
 }
 
+/// Names a build uses that a project may also use for its own files
+/// (`src/bin` of a Rust crate, a `build/` of scripts, `out/` of data).
+/// Outside a git repository, whose ignore rules would tell, the journal
+/// leaves a folder of such a name out only at the top of a root.
+pub const MAY_HOLD_SOURCES: &[&str] = &[
+    "bin", "build", "builds", "dist", "out", "obj", "target", "coverage",
+];
+
+/// Whether a folder named `name` may hold a project's own files although
+/// builds use the name.
+pub fn may_hold_sources(name: &str) -> bool {
+    MAY_HOLD_SOURCES.contains(&name.to_ascii_lowercase().as_str())
+}
+
 /// The journal's default size, in MiB: room for a copy of a large project
 /// and its history of steps.
 pub const DEFAULT_BUDGET_MIB: u64 = 2048;
@@ -68,6 +82,12 @@ mod tests {
         }
         for name in ["src", "builder", "bins", ".git", "docs", "output", ""] {
             assert!(!is_regenerated(name), "{name}");
+        }
+        for name in MAY_HOLD_SOURCES {
+            assert!(is_regenerated(name) && may_hold_sources(name), "{name}");
+        }
+        for name in ["node_modules", ".venv", "__pycache__"] {
+            assert!(!may_hold_sources(name), "{name}");
         }
     }
 }

@@ -510,3 +510,78 @@ fn a_forced_restore_never_sets_a_mode_through_a_link() {
     assert!(root.join("d").symlink_metadata().unwrap().is_dir());
     assert_eq!(mode(&root.join("d")), 0o777);
 }
+
+/// Outside a repository, a name builds share with sources is left out
+/// only at the top of the root (`src/bin` is the project's own); a root
+/// inside a repository takes that repository's rules.
+#[test]
+fn sources_under_a_build_name_are_kept_outside_and_below_a_repository() {
+    let (_t, root, journal) = setup(64 * MIB);
+    write(&root, "src/bin/tool.rs", "fn main() {}");
+    write(&root, "bin/app", "built");
+    write(&root, "web/node_modules/x/index.js", "x");
+    let recorded = step_of(&journal, &root, || {
+        std::fs::remove_dir_all(root.join("src")).unwrap();
+        std::fs::remove_dir_all(root.join("bin")).unwrap();
+        std::fs::remove_dir_all(root.join("web")).unwrap();
+    })
+    .unwrap();
+    let step = journal.step(recorded.id).unwrap();
+    let removed: Vec<&str> = step.changes.iter().map(|c| c.rel.as_str()).collect();
+    assert!(removed.contains(&"src/bin/tool.rs"), "{removed:?}");
+    assert!(
+        !removed
+            .iter()
+            .any(|r| r.starts_with("bin") || r.contains("node_modules"))
+    );
+
+    let (_t, repo, _) = setup(64 * MIB);
+    std::fs::create_dir_all(repo.join(".git/info")).unwrap();
+    write(&repo, ".gitignore", "/app/out/\n");
+    let app = repo.join("app");
+    write(&app, "bin/deploy.sh", "tracked");
+    write(&app, "out/data.bin", "built");
+    let journal = Journal::open(&repo.with_file_name("journal2"), limits(64 * MIB)).unwrap();
+    let recorded = step_of(&journal, &app, || {
+        std::fs::remove_dir_all(app.join("bin")).unwrap();
+        std::fs::remove_dir_all(app.join("out")).unwrap();
+    })
+    .unwrap();
+    assert_eq!(recorded.summary, "1 file removed");
+}
+
+/// Another step that rewrites the root's record and evicts while a step
+/// is in progress leaves that step's earlier copies alone.
+#[test]
+fn eviction_meanwhile_keeps_a_running_steps_copies() {
+    let (_t, root, journal) = setup(10_000);
+    let scope = Scope::Roots(vec![root.clone()]);
+    step_of(&journal, &root, || {
+        write(&root, "x.txt", &"x".repeat(3000));
+        // Old enough to be trusted unchanged: the running step will not
+        // read it again, so only the root's record names its copy.
+        std::fs::File::options()
+            .write(true)
+            .open(root.join("x.txt"))
+            .unwrap()
+            .set_modified(SystemTime::now() - Duration::from_secs(60))
+            .unwrap();
+    })
+    .unwrap();
+    age_steps(&journal, PROTECTED.as_secs());
+    let running = journal.begin(&scope, Overflow::Refuse).unwrap();
+    std::fs::remove_file(root.join("x.txt")).unwrap();
+    step_of(&journal, &root, || write(&root, "y.bin", &"y".repeat(6000))).unwrap();
+    age_steps(&journal, PROTECTED.as_secs());
+    write(&root, "z.bin", &"z".repeat(3000));
+    let evicting = journal.begin(&scope, Overflow::KeepWhatFits).unwrap();
+    journal.finish(evicting, "t", "t").unwrap();
+    let recorded = journal.finish(running, "t", "t").unwrap().unwrap();
+    let step = journal.step(recorded.id).unwrap();
+    assert!(step.not_kept.is_empty(), "{:?}", step.not_kept);
+    journal.restore(&step);
+    assert_eq!(
+        std::fs::read_to_string(root.join("x.txt")).unwrap(),
+        "x".repeat(3000)
+    );
+}

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::SystemTime;
-use wamcp_policy::undo::is_regenerated;
+use wamcp_policy::undo::{is_regenerated, may_hold_sources};
 
 /// One thing at a path.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -129,7 +129,7 @@ impl Scan<'_> {
     /// listed to read.
     pub fn walk(&self) -> Seen {
         let mut seen = Seen::default();
-        let top = Rc::new(Skip::for_repo(self.root));
+        let top = Rc::new(Skip::for_root(self.root));
         let mut folders = vec![(self.root.to_path_buf(), String::new(), top)];
         while let Some((folder, prefix, skip)) = folders.pop() {
             let Ok(entries) = std::fs::read_dir(&folder) else {
@@ -191,7 +191,7 @@ impl Scan<'_> {
                 ..
             }) => false,
             _ if self.after_step => true,
-            _ => skip.ignores(path),
+            _ => skip.ignores(path, name, !rel.contains('/')),
         }
     }
 
@@ -381,29 +381,50 @@ pub(super) fn node_now(path: &Path, cap: u64) -> Option<Node> {
 }
 
 /// Which folders a scan leaves out: those a build makes again, where the
-/// project says so. In a git repository a folder of such a name is left
-/// out only when the repository ignores it (a tracked `bin/` of scripts is
-/// kept); elsewhere always.
+/// project says so. In a git repository (the root's own, one the root is
+/// inside, or one inside the root) a folder of such a name is left out
+/// only when the repository ignores it (a tracked `bin/` of scripts is
+/// kept); elsewhere a name a project may also use for its own files
+/// (`bin`, `build`, `out`, ...) only at the top of the root.
 struct Skip {
     ignore: Option<ignore::gitignore::Gitignore>,
 }
 
 impl Skip {
-    fn for_repo(root: &Path) -> Skip {
-        if !root.join(".git").exists() {
-            return Skip { ignore: None };
+    /// The rules for `root`: those of the repository it is in, if any.
+    fn for_root(root: &Path) -> Skip {
+        match root.ancestors().find(|dir| dir.join(".git").exists()) {
+            Some(top) => Skip::for_repo_at(top, root),
+            None => Skip { ignore: None },
         }
-        let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
-        let _ = builder.add(root.join(".gitignore"));
-        let _ = builder.add(root.join(".git").join("info").join("exclude"));
+    }
+
+    /// The rules for the repository whose top folder is `repo`.
+    fn for_repo(repo: &Path) -> Skip {
+        Skip::for_repo_at(repo, repo)
+    }
+
+    /// The rules of the repository at `top`, as they apply under `root`:
+    /// its exclude file and every `.gitignore` from `top` down to `root`.
+    fn for_repo_at(top: &Path, root: &Path) -> Skip {
+        let mut builder = ignore::gitignore::GitignoreBuilder::new(top);
+        let _ = builder.add(top.join(".git").join("info").join("exclude"));
+        let mut folders: Vec<&Path> = root
+            .ancestors()
+            .take_while(|dir| dir.starts_with(top))
+            .collect();
+        folders.reverse();
+        for folder in folders {
+            let _ = builder.add(folder.join(".gitignore"));
+        }
         Skip {
             ignore: builder.build().ok(),
         }
     }
 
-    fn ignores(&self, path: &Path) -> bool {
+    fn ignores(&self, path: &Path, name: &str, top_level: bool) -> bool {
         match &self.ignore {
-            None => true,
+            None => top_level || !may_hold_sources(name),
             Some(ignore) => ignore.matched_path_or_any_parents(path, true).is_ignore(),
         }
     }
