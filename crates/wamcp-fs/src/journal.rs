@@ -102,6 +102,13 @@ pub struct Pending {
     marker: Option<PathBuf>,
 }
 
+impl Pending {
+    /// What the step could not keep, each with the reason.
+    pub fn not_kept(&self) -> &[String] {
+        &self.not_kept
+    }
+}
+
 /// A recorded step, for the tool's answer.
 #[derive(Debug)]
 pub struct Recorded {
@@ -194,6 +201,9 @@ impl Journal {
             Scope::Roots(roots) => (roots.clone(), None),
             Scope::File { root, file } => (vec![root.clone()], Some(file.clone())),
         };
+        if let Some(file) = &file {
+            self.record_before_new_rules(&roots[0], file);
+        }
         let mut seen: Vec<Seen> = roots
             .iter()
             .map(|root| {
@@ -257,6 +267,31 @@ impl Journal {
             before,
             marker,
         })
+    }
+
+    /// Records the whole root first when a file step writes its ignore
+    /// rules and the root has no record yet: otherwise the first record
+    /// would follow rules the agent just wrote (`bin/` added to
+    /// `.gitignore`, then `bin` deleted unrecorded). What does not fit the
+    /// budget is recorded as not kept.
+    fn record_before_new_rules(&self, root: &Path, file: &Path) {
+        let rules = file.file_name().is_some_and(|n| n == ".gitignore")
+            || file.ends_with(Path::new(".git").join("info").join("exclude"));
+        if !rules || !self.with_root(root, |nodes| nodes.is_empty()) {
+            return;
+        }
+        let mut seen = self.scan(root, None, &Nodes::new(), false);
+        let free = self.limits.budget.saturating_sub(self.usage());
+        let stored = read_listed(
+            root,
+            &mut seen,
+            &self.blobs,
+            self.limits.file_cap,
+            free,
+            OVER_BUDGET,
+        );
+        self.add_usage(stored);
+        self.save_root(root, &seen.nodes);
     }
 
     /// Records what the step changed; `None` when it changed nothing.
@@ -353,6 +388,20 @@ impl Journal {
     /// stands in the way), each with what is there now.
     pub fn conflicts(&self, step: &Step) -> Vec<String> {
         restore::conflicts(step, self.limits.file_cap)
+    }
+
+    /// The paths `step` would change that now hold a file over the size
+    /// cap: putting the step back over them could not itself be undone.
+    pub fn unkept_now(&self, step: &Step) -> Vec<String> {
+        step.changes
+            .iter()
+            .map(|change| step.path_of(change))
+            .filter(|path| {
+                path.symlink_metadata()
+                    .is_ok_and(|m| m.is_file() && m.len() > self.limits.file_cap)
+            })
+            .map(|path| path.display().to_string())
+            .collect()
     }
 
     /// Puts every path `step` changed back as it was before the step.

@@ -200,6 +200,16 @@ async fn begin(
     let (j, s) = (journal.clone(), scope.clone());
     let first = blocking(tool, move || Ok(j.begin(&s, Overflow::Refuse))).await?;
     match first {
+        // A file tool's one file over the size cap: overwriting it could
+        // not be undone.
+        Ok(pending) if matches!(scope, Scope::File { .. }) && !pending.not_kept().is_empty() => {
+            let why = format!(
+                "the undo journal cannot keep {}",
+                pending.not_kept().join(", ")
+            );
+            go_on_without(call, tool, what, &why).await?;
+            Ok(Some(pending))
+        }
         Ok(pending) => Ok(Some(pending)),
         Err(BeginError::OverBudget(over)) => {
             go_on_without(call, tool, what, &over_budget(&over)).await?;
@@ -232,7 +242,7 @@ fn over_budget(over: &OverBudget) -> String {
 
 /// Asks the user whether the call may change the roots although the
 /// journal cannot keep (all of) what it would change.
-async fn go_on_without(
+pub(crate) async fn go_on_without(
     call: &ToolCall,
     tool: &str,
     what: &str,

@@ -222,6 +222,38 @@ pub(super) fn undoable(argv: &[Arg], place: &Path, judge: &Judge<'_>) -> bool {
     !loss_is_remote(&words)
         && kept.iter().any(|root| place.starts_with(root))
         && stays_inside(argv, place, kept)
+        && (program_name(&argv[0].text) != "git" || repository_inside(argv, place, kept))
+}
+
+/// Whether the repository git would act on lies whole inside `kept`: its
+/// work tree (a root may be a folder inside a larger repository, whose
+/// `reset --hard` rewrites files beside it) and its git folder (a linked
+/// work tree or submodule keeps refs and objects elsewhere, named by a
+/// `.git` file and a `commondir` file).
+fn repository_inside(argv: &[Arg], place: &Path, kept: &[PathBuf]) -> bool {
+    let inside = |path: &Path| {
+        let path = dunce::canonicalize(path).unwrap_or_else(|_| lexical(path));
+        kept.iter().any(|root| path.starts_with(root))
+    };
+    let dir = argv
+        .windows(2)
+        .filter(|pair| pair[0].text == "-C")
+        .fold(place.to_path_buf(), |dir, pair| dir.join(&pair[1].text));
+    let Some(top) = dir.ancestors().find(|d| d.join(".git").exists()) else {
+        return true;
+    };
+    let dot_git = top.join(".git");
+    let mut git_dirs = vec![dot_git.clone()];
+    if let Ok(text) = std::fs::read_to_string(&dot_git)
+        && let Some(target) = text.trim().strip_prefix("gitdir:")
+    {
+        let named = top.join(target.trim());
+        if let Ok(common) = std::fs::read_to_string(named.join("commondir")) {
+            git_dirs.push(named.join(common.trim()));
+        }
+        git_dirs.push(named);
+    }
+    inside(top) && git_dirs.iter().all(|d| inside(d))
 }
 
 /// Whether every path `argv` could name lies inside `roots`, where the
@@ -230,10 +262,20 @@ pub(super) fn undoable(argv: &[Arg], place: &Path, judge: &Judge<'_>) -> bool {
 /// link is followed to where it leads (`git -C ../other reset --hard`).
 fn stays_inside(argv: &[Arg], place: &Path, roots: &[PathBuf]) -> bool {
     argv[1..].iter().all(|arg| {
+        // The value of `--opt=value` and PowerShell's `-Path:value`.
         let text = arg
             .text
             .split_once('=')
+            .or_else(|| {
+                arg.text
+                    .starts_with('-')
+                    .then(|| arg.text.split_once(':'))
+                    .flatten()
+            })
             .map_or(arg.text.as_str(), |(_, v)| v);
+        if text.starts_with('~') {
+            return false;
+        }
         let path = place.join(text);
         let lands = dunce::canonicalize(&path).unwrap_or_else(|_| lexical(&path));
         let plain = !text.contains(['~', ':']) && !Path::new(text).is_absolute();

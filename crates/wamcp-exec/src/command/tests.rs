@@ -258,7 +258,30 @@ fn a_loss_runs_unasked_only_where_the_journal_keeps_everything() {
     }
     assert!(asks("cmake -E rm -rf ../other/src", &kept, &journaled));
     assert!(asks("git -C ../other reset --hard", &kept, &journaled));
+    assert!(asks("cmake -E rm -rf ~/src", &kept, &journaled));
+    assert!(asks("cmake -E rm -rf '~\\src'", &kept, &journaled));
     assert!(asks("git push --force origin main", &kept, &journaled));
+    // A kept root inside a larger repository, or a work tree whose git
+    // folder is elsewhere: git's losses reach outside it.
+    let repo = dir.join("repo");
+    let app = repo.join("app");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(&app).unwrap();
+    let linked = dir.join("linked");
+    std::fs::create_dir_all(&linked).unwrap();
+    std::fs::write(linked.join(".git"), "gitdir: ../repo/.git/worktrees/l\n").unwrap();
+    for root in [&app, &linked] {
+        let journaled = [root.clone()];
+        assert!(
+            asks("git reset --hard", root, &journaled),
+            "{}",
+            root.display()
+        );
+        assert!(asks("git branch -D old", root, &journaled));
+        assert!(!asks("cmake -E rm -rf src", root, &journaled));
+    }
+    let journaled = [repo.clone()];
+    assert!(!asks("git reset --hard", &app, &journaled));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -166,9 +166,12 @@ fn put_back(path: &Path, node: Option<&Node>, blobs: &Blobs) -> Result<(), Strin
         Some(Node::File { hash, mode, .. }) => {
             let bytes = blobs.get(hash).map_err(|e| format!("not restored: {e}"))?;
             let (dir, name) = split(path)?;
-            if path
-                .symlink_metadata()
-                .is_ok_and(|m| m.permissions().readonly())
+            // Windows will not replace a read-only file; Unix renames over
+            // one, and a mode set here would reach every hard link to it.
+            if cfg!(windows)
+                && path
+                    .symlink_metadata()
+                    .is_ok_and(|m| m.permissions().readonly())
             {
                 set_mode(path, 0o644)?;
             }

@@ -585,3 +585,45 @@ fn eviction_meanwhile_keeps_a_running_steps_copies() {
         "x".repeat(3000)
     );
 }
+
+/// A name that is not UTF-8 cannot be kept: the root is then not claimed
+/// as kept whole.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_name_that_is_not_utf8_keeps_the_root_from_being_claimed() {
+    use std::os::unix::ffi::OsStrExt;
+    let (_t, root, journal) = setup(64 * MIB);
+    write(&root, "a.txt", "a");
+    let odd = root.join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    std::fs::create_dir(&odd).unwrap();
+    std::fs::write(odd.join("work.txt"), "w").unwrap();
+    let both = [root.clone()];
+    assert!(journal.keeping(&both).is_empty());
+    step_of(&journal, &root, || write(&root, "b.txt", "b")).unwrap();
+    assert!(journal.keeping(&both).is_empty());
+}
+
+/// The first record of a root never follows ignore rules a file step is
+/// writing: the root is recorded before.
+#[test]
+fn ignore_rules_written_before_any_command_hide_nothing() {
+    let (_t, root, journal) = setup(64 * MIB);
+    std::fs::create_dir_all(root.join(".git/info")).unwrap();
+    write(&root, "bin/deploy.sh", "tracked script");
+    let rules = Scope::File {
+        root: root.clone(),
+        file: root.join(".gitignore"),
+    };
+    let pending = journal.begin(&rules, Overflow::Refuse).unwrap();
+    write(&root, ".gitignore", "bin/\n");
+    journal.finish(pending, "write_file", ".gitignore").unwrap();
+    let recorded = step_of(&journal, &root, || {
+        std::fs::remove_dir_all(root.join("bin")).unwrap();
+    })
+    .expect("the delete is recorded");
+    journal.restore(&journal.step(recorded.id).unwrap());
+    assert_eq!(
+        std::fs::read_to_string(root.join("bin/deploy.sh")).unwrap(),
+        "tracked script"
+    );
+}

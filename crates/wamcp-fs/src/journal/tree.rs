@@ -138,10 +138,18 @@ impl Scan<'_> {
             for entry in entries.flatten() {
                 let name = entry.file_name();
                 let Some(name) = name.to_str() else {
-                    seen.not_kept.push(format!(
-                        "{} (its name is not UTF-8)",
-                        entry.path().display()
-                    ));
+                    // Recorded under a stand-in name, so the root is not
+                    // taken for kept whole (the judge asks before a loss).
+                    let why = "its name is not UTF-8".to_string();
+                    let rel = format!("{prefix}{}", name.to_string_lossy());
+                    seen.not_kept.push(format!("{rel} ({why})"));
+                    let node = Node::Unkept {
+                        size: 0,
+                        mode: 0,
+                        stamp: 0,
+                        why,
+                    };
+                    seen.nodes.insert(rel, Entry { node, stat: None });
                     continue;
                 };
                 let rel = format!("{prefix}{name}");

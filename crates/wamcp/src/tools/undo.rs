@@ -40,7 +40,19 @@ impl ToolDef for Undo {
                 .map(ToolOutput::Text);
         };
         let j = journal.clone();
-        let step = blocking(Self::NAME, move || checked(&j, id, p.force, &ours)).await?;
+        let (step, big) = blocking(Self::NAME, move || {
+            let step = checked(&j, id, p.force, &ours)?;
+            let big = j.unkept_now(&step);
+            Ok((step, big))
+        })
+        .await?;
+        if !big.is_empty() {
+            let why = format!(
+                "it would replace or remove files too large for the journal to keep: {}",
+                big.join(", ")
+            );
+            crate::undo::go_on_without(&call, Self::NAME, &format!("step {id}"), &why).await?;
+        }
         let scope = Some(Scope::Roots(step.roots.clone()));
         let putting = async move {
             blocking(Self::NAME, move || Ok(put_back(&journal, &step)))

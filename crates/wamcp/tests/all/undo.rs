@@ -459,3 +459,35 @@ async fn an_agent_cannot_undo_another_projects_steps() {
     theirs.call_text("undo", json!({"step": id})).await;
     assert!(!other.join("keep.txt").exists());
 }
+
+/// Overwriting a file too large for the journal, with a write or with a
+/// forced undo, could not be undone: the user is asked, and a client that
+/// cannot ask gets a refusal with the file unchanged.
+#[tokio::test]
+async fn replacing_a_file_the_journal_cannot_keep_asks() {
+    let (sandbox, project) = Sandbox::with_project();
+    let client = sandbox.in_dir(&project).connect().await;
+    let made = client
+        .call_text("write_file", json!({"path": "app.db", "content": "v1"}))
+        .await;
+    let big = vec![b'd'; (64 << 20) + 1];
+    std::fs::write(project.join("app.db"), &big).unwrap();
+    for (tool, args) in [
+        (
+            "write_file",
+            json!({"path": "app.db", "content": "small", "overwrite": true}),
+        ),
+        ("undo", json!({"step": step_of(&made), "force": true})),
+    ] {
+        let refused = client.error_of(tool, args).await;
+        assert_eq!(refused["type"], "UNDO_NOT_RECORDED", "{tool}: {refused}");
+        assert!(
+            refused["message"].as_str().unwrap().contains("app.db"),
+            "{refused}"
+        );
+        assert_eq!(
+            std::fs::metadata(project.join("app.db")).unwrap().len(),
+            big.len() as u64
+        );
+    }
+}
