@@ -154,7 +154,7 @@ impl Scan<'_> {
                 };
                 let rel = format!("{prefix}{name}");
                 let path = entry.path();
-                let Ok(meta) = path.symlink_metadata() else {
+                let Ok(meta) = metadata_of(&entry) else {
                     continue;
                 };
                 if meta.is_dir() {
@@ -435,6 +435,18 @@ impl Skip {
             None => top_level || !may_hold_sources(name),
             Some(ignore) => ignore.matched_path_or_any_parents(path, true).is_ignore(),
         }
+    }
+}
+
+/// What `entry` is, never following a link. On Unix a stat relative to
+/// the open folder (no path lookup). On Windows the file itself is asked:
+/// the listing's copy of its size and times can lag behind a file still
+/// being written, and a stale record would hide a change.
+fn metadata_of(entry: &std::fs::DirEntry) -> std::io::Result<std::fs::Metadata> {
+    if cfg!(unix) {
+        entry.metadata()
+    } else {
+        entry.path().symlink_metadata()
     }
 }
 
