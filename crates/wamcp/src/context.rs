@@ -367,12 +367,7 @@ fn places(
         config_location: startup.config_location.clone(),
         command_rules_file: settings.command_rules.as_ref().map(|p| cwd.join(p)),
         capabilities_file: settings.capabilities_file.as_ref().map(|p| cwd.join(p)),
-        granted_hosts_file: cwd.join(
-            settings
-                .allowed_hosts_file
-                .as_deref()
-                .unwrap_or(Path::new("mcp-allowed-hosts.json")),
-        ),
+        granted_hosts_file: granted_hosts_file(settings, env, cwd),
         wamcp_config_dir: config::user_config_dir(env).map(|d| d.join("wamcp")),
         http_token_file: crate::http::token_file(env),
         audit_files: data_dir
@@ -491,6 +486,21 @@ fn protected_dirs(env: EnvLookup) -> ProtectedDirs {
     ProtectedDirs::for_platform(PathStyle::native(), home_dir(env), |name| {
         env_value(env, name)
     })
+}
+
+/// The grants file: the one `WAMCP_ALLOWED_HOSTS_FILE` names, else the
+/// user's, beside wamcp's config file. Never a file in the working
+/// directory by default: that is usually a project root, where a grants
+/// file grants nothing (a command could write it), so `wamcp hostgrants`
+/// run in a project would write a file the server then ignores.
+fn granted_hosts_file(settings: &Settings, env: EnvLookup, cwd: &Path) -> PathBuf {
+    const NAME: &str = "mcp-allowed-hosts.json";
+    match settings.allowed_hosts_file.as_deref() {
+        Some(named) => cwd.join(named),
+        None => config::user_config_dir(env)
+            .map(|dir| dir.join("wamcp").join(NAME))
+            .unwrap_or_else(|| cwd.join(NAME)),
+    }
 }
 
 #[cfg(test)]

@@ -97,6 +97,8 @@ pub(crate) fn write(path: &Path, text: &str) -> Result<(), String> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    // The user's config folder may not exist yet on a first grant.
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut temp =
         tempfile::NamedTempFile::new_in(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     std::io::Write::write_all(&mut temp, text.as_bytes()).map_err(|e| e.to_string())?;

@@ -231,7 +231,7 @@ fn hook_command(event: &str, env: EnvLookup, cwd: &Path) -> Result<(), String> {
 
 fn hostgrants_command(args: HostgrantsArgs, env: EnvLookup, cwd: &Path) -> Result<(), String> {
     // The same file the server reads: WAMCP_ALLOWED_HOSTS_FILE (environment,
-    // profile or config file), else ./mcp-allowed-hosts.json.
+    // profile or config file), else the user's, beside the config file.
     let ctx = ServerContext::new(Startup::read(env, cwd), env, cwd, "cli");
     let path = &ctx.places.granted_hosts_file;
     let message = if let Some(host) = &args.add {

@@ -163,8 +163,9 @@ pub const SETTINGS: &[Setting] = &[
     setting(
         ALLOWED_HOSTS_FILE,
         Kind::File,
-        "mcp-allowed-hosts.json in the working directory",
-        "The file of hosts you granted fetch_web_page. The model can never write it.",
+        "mcp-allowed-hosts.json beside the user config file",
+        "The file of hosts you granted fetch_web_page (wamcp hostgrants edits it). The model can never \
+         write it; one inside a writable root grants nothing.",
     ),
     setting(
         HOST_CONSENT,

@@ -158,7 +158,8 @@ async fn an_unlisted_host_is_refused_whole_with_the_grant_command() {
 #[tokio::test]
 async fn the_grants_file_is_read_fresh_on_every_call() {
     let sandbox = Sandbox::new();
-    let grants = sandbox.cwd.join("mcp-allowed-hosts.json");
+    let grants = sandbox.grants_file();
+    std::fs::create_dir_all(grants.parent().unwrap()).unwrap();
     let client = sandbox.connect().await;
     let info = client.server_info().await;
     assert_eq!(info["granted_hosts"], json!([]));
@@ -226,8 +227,37 @@ fn hostgrants_cli_edits_the_file_the_server_reads() {
     assert!(err.contains("is not listed"), "{err}");
     let (code, _, _) = run(&["hostgrants", "--remove", "www.redblobgames.com"]);
     assert_eq!(code, Some(0));
-    let text = std::fs::read_to_string(sandbox.cwd.join("mcp-allowed-hosts.json")).unwrap();
+    let text = std::fs::read_to_string(sandbox.grants_file()).unwrap();
     assert!(!text.contains("redblob"), "{text}");
+}
+
+/// Run inside a project, `hostgrants --add` writes the user's grants file
+/// (one in the project would grant nothing), says where, and the server
+/// working in that project reads the grant.
+#[tokio::test]
+async fn a_grant_made_inside_a_project_reaches_the_server() {
+    let (sandbox, project) = Sandbox::with_project();
+    let sandbox = sandbox.in_dir(&project);
+    let out = sandbox
+        .command(&["hostgrants", "--add", "www.redblobgames.com"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        said.contains(&sandbox.grants_file().display().to_string()),
+        "{said}"
+    );
+    assert!(!project.join("mcp-allowed-hosts.json").exists());
+    let client = sandbox.connect().await;
+    let info = client.server_info().await;
+    assert_eq!(
+        info["granted_hosts"],
+        json!(["www.redblobgames.com"]),
+        "{info}"
+    );
+    assert_eq!(info["granted_hosts_error"], Value::Null, "{info}");
+    client.close().await;
 }
 
 #[test]

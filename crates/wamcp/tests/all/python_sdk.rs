@@ -484,7 +484,7 @@ fn an_unlisted_host_becomes_a_question_in_both_eras() {
             ("decline", "0", "URL_NOT_ALLOWED"),
         ] {
             let sandbox = Sandbox::new().set("WAMCP_HOST_GRANT_PERSIST", persist);
-            let grants = sandbox.cwd.join("mcp-allowed-hosts.json");
+            let grants = sandbox.grants_file();
             let (seen, log) = run_script(
                 &python,
                 &sandbox,

@@ -247,6 +247,7 @@ async fn trust_files_inside_a_writable_root_are_not_trusted() {
         .in_dir(&project)
         .set("WAMCP_COMMAND_RULES", "rules.json")
         .set("WAMCP_CONFIG_FILE", "input/config.json")
+        .set("WAMCP_ALLOWED_HOSTS_FILE", "mcp-allowed-hosts.json")
         .connect()
         .await;
     let info = client.server_info().await;

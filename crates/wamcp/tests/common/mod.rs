@@ -100,6 +100,11 @@ impl Sandbox {
         }
     }
 
+    /// The grants file a server in this sandbox reads by default.
+    pub fn grants_file(&self) -> PathBuf {
+        self.user_config().with_file_name("mcp-allowed-hosts.json")
+    }
+
     pub fn set(mut self, key: &str, value: impl Into<String>) -> Sandbox {
         self.env.retain(|(k, _)| k != key);
         self.env.push((key.into(), value.into()));
