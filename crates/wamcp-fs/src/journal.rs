@@ -224,14 +224,7 @@ impl Journal {
             .collect();
         let mut stored = 0;
         for (root, seen) in roots.iter().zip(&mut seen) {
-            stored += read_listed(
-                root,
-                seen,
-                &self.blobs,
-                self.limits.file_cap,
-                allowance - stored,
-                OVER_BUDGET,
-            );
+            stored += self.read_listed(root, seen, allowance - stored);
         }
         self.add_usage(stored);
         let before: Vec<Nodes> = seen
@@ -282,14 +275,7 @@ impl Journal {
         }
         let mut seen = self.scan(root, None, &Nodes::new(), false);
         let free = self.limits.budget.saturating_sub(self.usage());
-        let stored = read_listed(
-            root,
-            &mut seen,
-            &self.blobs,
-            self.limits.file_cap,
-            free,
-            OVER_BUDGET,
-        );
+        let stored = self.read_listed(root, &mut seen, free);
         self.add_usage(stored);
         self.save_root(root, &seen.nodes);
     }
@@ -313,14 +299,7 @@ impl Journal {
         for (i, (root, before)) in pending.roots.iter().zip(pending.before.iter()).enumerate() {
             let mut seen = self.scan(root, pending.file.as_deref(), before, true);
             let allowance = self.limits.budget.saturating_sub(self.usage());
-            stored += read_listed(
-                root,
-                &mut seen,
-                &self.blobs,
-                self.limits.file_cap,
-                allowance,
-                OVER_BUDGET,
-            );
+            stored += self.read_listed(root, &mut seen, allowance);
             if pending.file.is_none() {
                 self.save_root(root, &seen.nodes);
             }
@@ -437,6 +416,13 @@ impl Journal {
             bytes: self.usage(),
             steps: steps::ids(&self.dir.join("steps")).len(),
         }
+    }
+
+    /// Reads and keeps the files `seen` lists, at most `allowance` new
+    /// bytes; answers the bytes newly stored.
+    fn read_listed(&self, root: &Path, seen: &mut Seen, allowance: u64) -> u64 {
+        let cap = self.limits.file_cap;
+        read_listed(root, seen, &self.blobs, cap, allowance, OVER_BUDGET)
     }
 
     fn scan(&self, root: &Path, file: Option<&Path>, cache: &Nodes, after_step: bool) -> Seen {

@@ -273,37 +273,32 @@ fn not_recorded(message: String) -> ToolError {
 
 /// The answer with the step's line (or field) added.
 fn noted(output: ToolOutput, id: u64, summary: &str) -> ToolOutput {
-    match output {
-        ToolOutput::Text(text) => ToolOutput::Text(format!(
-            "{}\n[step {id}: {summary}; undo(step={id}) puts it back]",
-            text.trim_end()
-        )),
-        ToolOutput::Data(mut value) => {
-            if let Some(object) = value.as_object_mut() {
-                object.insert(
-                    "undo".into(),
-                    serde_json::json!({"step": id, "changed": summary}),
-                );
-            }
-            ToolOutput::Data(value)
-        }
-        other => other,
-    }
+    let line = format!("[step {id}: {summary}; undo(step={id}) puts it back]");
+    let field = serde_json::json!({"step": id, "changed": summary});
+    with_news(output, line, "undo", field)
 }
 
 /// The answer with the news that what the call changed was not recorded
 /// (the disk filled, say): it must not look like a step undo can reach.
 fn unrecorded(output: ToolOutput, why: &str) -> ToolOutput {
+    let line = format!("[not recorded, cannot be undone: {why}]");
+    with_news(output, line, "undo_not_recorded", why.into())
+}
+
+/// `output` with `line` after a text answer, or `field` set in a JSON one.
+fn with_news(
+    output: ToolOutput,
+    line: String,
+    field: &str,
+    value: serde_json::Value,
+) -> ToolOutput {
     match output {
-        ToolOutput::Text(text) => ToolOutput::Text(format!(
-            "{}\n[not recorded, cannot be undone: {why}]",
-            text.trim_end()
-        )),
-        ToolOutput::Data(mut value) => {
-            if let Some(object) = value.as_object_mut() {
-                object.insert("undo_not_recorded".into(), why.into());
+        ToolOutput::Text(text) => ToolOutput::Text(format!("{}\n{line}", text.trim_end())),
+        ToolOutput::Data(mut data) => {
+            if let Some(object) = data.as_object_mut() {
+                object.insert(field.into(), value);
             }
-            ToolOutput::Data(value)
+            ToolOutput::Data(data)
         }
         other => other,
     }
