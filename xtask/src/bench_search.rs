@@ -141,10 +141,13 @@ fn unhurried() -> Bounds<'static> {
     static BUDGET: std::sync::LazyLock<Deadline> =
         std::sync::LazyLock::new(|| Deadline::starting_now(Duration::from_secs(3600)));
     static FILES: AtomicUsize = AtomicUsize::new(0);
+    static SECRETS: std::sync::LazyLock<wamcp_fs::Secrets> =
+        std::sync::LazyLock::new(wamcp_fs::Secrets::default);
     Bounds {
         budget: &*BUDGET,
         progress: &FILES,
         threads: None,
+        secrets: &SECRETS,
     }
 }
 

@@ -245,6 +245,12 @@ impl Policy<'_> {
                 c as u32
             ))));
         }
+        // git found by name on the trusted search path, never a program of
+        // the project that calls itself git.
+        let is_git = !local_programs
+            && ["git", "git.exe"]
+                .iter()
+                .any(|name| program.eq_ignore_ascii_case(name));
         let search = match local_programs {
             true => self
                 .search
@@ -257,7 +263,12 @@ impl Policy<'_> {
         } else {
             unix_program(program, &search)
         };
-        let confinement = self.sandbox.confinement(self.roots, network)?;
+        let mut confinement = self.sandbox.confinement(self.roots, network)?;
+        if let Some(confinement) = confinement.as_mut()
+            && is_git
+        {
+            confinement.owned_by_git();
+        }
         Ok(RunSpec {
             program,
             args,

@@ -89,6 +89,9 @@ pub struct Status {
     pub mechanism: Option<String>,
     /// What the mechanism covers here, or why commands run unconfined.
     pub detail: String,
+    /// How commands are kept from secret stores and trust folders, or
+    /// why they are not here.
+    pub private_view: Result<String, String>,
 }
 
 /// The server's confinement: mode, caches and the confiner.
@@ -100,6 +103,9 @@ pub struct Sandbox {
     status: OnceLock<Status>,
     caches_made: OnceLock<()>,
     listeners: Listeners,
+    /// Where credentials live, as configured: hidden from every command
+    /// where the platform gives it a private view.
+    secret_stores: Vec<PathBuf>,
 }
 
 /// The ports `serve --http` listens on unless told otherwise: its default,
@@ -168,7 +174,15 @@ impl Sandbox {
             status: OnceLock::new(),
             caches_made: OnceLock::new(),
             listeners: Listeners::default(),
+            secret_stores: Vec::new(),
         }
+    }
+
+    /// Hides `stores` (secret stores, resolved or as configured) from
+    /// every command.
+    pub fn with_secret_stores(mut self, stores: Vec<PathBuf>) -> Sandbox {
+        self.secret_stores = stores;
+        self
     }
 
     /// Where wamcp servers register the ports they listen on, so that the
@@ -204,7 +218,7 @@ impl Sandbox {
     pub fn status(&self) -> &Status {
         self.status.get_or_init(|| {
             let support = self.confiner.support();
-            let (mechanism, detail) = match (self.mode, support.mechanism) {
+            let (mechanism, detail) = match (self.mode, support.mechanism.clone()) {
                 (SandboxMode::Off, _) => (None, "WAMCP_COMMAND_SANDBOX=off".to_string()),
                 (_, None) => (None, support.detail),
                 (SandboxMode::Auto, Some(_)) if !self.confiner.verified() => (
@@ -216,10 +230,15 @@ impl Sandbox {
                 ),
                 (_, Some(mechanism)) => (Some(mechanism), support.detail),
             };
+            let private_view = match &mechanism {
+                Some(_) => support.private_view,
+                None => Err("commands are not confined".into()),
+            };
             Status {
                 mode: self.mode,
                 mechanism,
                 detail,
+                private_view,
             }
         })
     }
@@ -271,8 +290,19 @@ impl Sandbox {
                 .iter()
                 .filter_map(|p| dunce::canonicalize(p).ok()),
         );
+        let viewed = status.private_view.is_ok();
         Ok(Some(Confinement {
             scope: Scope {
+                hidden: if viewed {
+                    existing(&self.secret_stores)
+                } else {
+                    Vec::new()
+                },
+                read_only: if viewed {
+                    trust_places(roots)
+                } else {
+                    Vec::new()
+                },
                 writable,
                 network,
                 closed_ports: if network {
@@ -296,6 +326,51 @@ impl Sandbox {
     }
 }
 
+/// What commands are told about secret stores and trust folders, for
+/// `get_server_info`.
+impl Sandbox {
+    /// `hidden` with how, or `exposed` with why.
+    pub fn private_view(&self) -> (&'static str, String) {
+        match &self.status().private_view {
+            Ok(how) => ("hidden", how.clone()),
+            Err(why) => ("exposed", why.clone()),
+        }
+    }
+}
+
+/// The places of `stores` that exist, resolved, each once.
+fn existing(stores: &[PathBuf]) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = stores
+        .iter()
+        .filter_map(|p| dunce::canonicalize(p).ok())
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The trust folders and files at the top of each root that exist
+/// (`.git`, `.vscode`, `.mcp.json`...), resolved: what decides what runs
+/// later outside the sandbox, which no confined program but its owner
+/// may change.
+fn trust_places(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let names = wamcp_policy::write_rules::trust_dir_names().chain(TRUST_FILES.iter().copied());
+    let names: Vec<&str> = names.collect();
+    let mut found: Vec<PathBuf> = roots
+        .iter()
+        .flat_map(|root| names.iter().map(move |name| root.join(name)))
+        .filter(|p| p.symlink_metadata().is_ok())
+        .filter_map(|p| dunce::canonicalize(p).ok())
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Files at the top of a root that decide what runs: the submodule list and
+/// an MCP client's server list.
+const TRUST_FILES: &[&str] = &[".gitmodules", ".mcp.json"];
+
 /// One command's confinement; [`crate::run`] adds its temp directory.
 #[derive(Clone, Debug)]
 pub struct Confinement {
@@ -305,6 +380,16 @@ pub struct Confinement {
 }
 
 impl Confinement {
+    /// Lets git change its own folder: a command that is git itself, run
+    /// through its grammar, keeps `.git` writable (the other trust places
+    /// stay read-only).
+    pub fn owned_by_git(&mut self) {
+        self.scope.read_only.retain(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.eq_ignore_ascii_case(".git"))
+        });
+    }
+
     /// Prepares the launch with `temp` (the command's own temp directory)
     /// writable too.
     pub(crate) fn launch(&self, temp: &Path) -> io::Result<Launch> {

@@ -51,4 +51,6 @@ pub struct Bounds<'a> {
     pub progress: &'a AtomicUsize,
     /// Worker threads; `None` for one per CPU.
     pub threads: Option<usize>,
+    /// Places the walk neither lists nor searches.
+    pub secrets: &'a crate::Secrets,
 }

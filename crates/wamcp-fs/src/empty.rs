@@ -1,8 +1,9 @@
 //! `list_empty_dirs`: directories that hold nothing but other empty
 //! directories, deepest first so they can be removed in order.
 
-use crate::budget::Budget;
+use crate::budget::{Bounds, Budget};
 use crate::paths::{input_path, relative, require_directory};
+use crate::secrets::{Secrets, refuse_secret};
 use crate::walk::io_reason;
 use std::fmt::Write;
 use std::fs::ReadDir;
@@ -21,14 +22,13 @@ use wamcp_policy::skip::is_skipped_directory;
 /// cannot be read is never called empty.
 /// A tree too big to walk within `budget` is reported from what was walked:
 /// a directory not fully explored is never called empty.
-pub fn list_empty_dirs(
-    path_arg: &str,
-    cwd: &Path,
-    budget: &dyn Budget,
-) -> Result<String, ToolError> {
+/// Secret stores are never entered: they count as content.
+pub fn list_empty_dirs(path_arg: &str, cwd: &Path, bounds: &Bounds) -> Result<String, ToolError> {
     let root = input_path(path_arg, cwd)?;
     require_directory(path_arg, &root)?;
-    let mut tree = walk_tree(&root, budget);
+    refuse_secret(bounds.secrets, path_arg, &root, "it is not walked")?;
+    let budget = bounds.budget;
+    let mut tree = walk_tree(&root, bounds);
     settle_content(&mut tree.nodes);
     let empty = empty_deepest_first(&tree.nodes, &root);
     Ok(render_empty(&root, &empty, &tree, budget))
@@ -58,7 +58,7 @@ struct Tree {
 /// Walks the directories below `root` within `budget`, marking each that
 /// holds content of its own; a directory it could not read, or did not
 /// reach, is marked as holding content.
-fn walk_tree(root: &Path, budget: &dyn Budget) -> Tree {
+fn walk_tree(root: &Path, bounds: &Bounds) -> Tree {
     // Depth-first with an explicit stack: deep trees must not overflow a thread's stack.
     let mut tree = Tree {
         nodes: vec![Node {
@@ -72,7 +72,7 @@ fn walk_tree(root: &Path, budget: &dyn Budget) -> Tree {
     };
     let mut stack = vec![0usize];
     while let Some(index) = stack.pop() {
-        if budget.exhausted(0) {
+        if bounds.budget.exhausted(0) {
             // Unexplored: they, and so their ancestors, may hold files.
             tree.out_of_time = true;
             tree.nodes[index].has_content = true;
@@ -91,7 +91,7 @@ fn walk_tree(root: &Path, budget: &dyn Budget) -> Tree {
                 continue;
             }
         };
-        read_children(&mut tree.nodes, index, entries, &mut stack);
+        read_children(&mut tree.nodes, index, entries, &mut stack, bounds.secrets);
     }
     tree
 }
@@ -99,14 +99,23 @@ fn walk_tree(root: &Path, budget: &dyn Budget) -> Tree {
 /// Adds the subdirectories of the directory `nodes[index]` to the walk
 /// (`nodes` and `stack`); anything else in it (a file, a link, a skipped
 /// directory, an entry that cannot be read) marks it as holding content.
-fn read_children(nodes: &mut Vec<Node>, index: usize, entries: ReadDir, stack: &mut Vec<usize>) {
+fn read_children(
+    nodes: &mut Vec<Node>,
+    index: usize,
+    entries: ReadDir,
+    stack: &mut Vec<usize>,
+    secrets: &Secrets,
+) {
     for entry in entries {
         let Ok(entry) = entry else {
             nodes[index].has_content = true;
             continue;
         };
         let is_real_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if !is_real_dir || entry.file_name().to_str().is_none_or(is_skipped_directory) {
+        if !is_real_dir
+            || entry.file_name().to_str().is_none_or(is_skipped_directory)
+            || secrets.hides(&entry.path(), &entry.file_name()).is_some()
+        {
             nodes[index].has_content = true;
             continue;
         }

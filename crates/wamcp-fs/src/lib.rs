@@ -27,6 +27,7 @@ mod paths;
 mod read;
 pub mod regular;
 mod search;
+mod secrets;
 mod walk;
 mod write;
 
@@ -40,4 +41,5 @@ pub use find::find_files;
 pub use list::list_directory;
 pub use read::{Scan, read_file, read_file_within, size_hint};
 pub use search::{SearchRequest, search_files};
+pub use secrets::{Secret, Secrets, secret_refusal};
 pub use write::{write_file, write_output};

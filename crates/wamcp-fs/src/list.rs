@@ -1,7 +1,8 @@
 //! `list_directory`: one directory's entries, directories first.
 
-use crate::budget::Budget;
+use crate::budget::{Bounds, Budget};
 use crate::paths::{input_path, io_error, require_directory, sort_paths};
+use crate::secrets::refuse_secret;
 use std::fmt::Write;
 use std::fs::{DirEntry, ReadDir};
 use std::path::{Path, PathBuf};
@@ -12,11 +13,8 @@ use wamcp_policy::limits::MAX_DIRECTORY_ENTRIES;
 /// Lists `path_arg` (blank means the working directory): directories, then
 /// files, each sorted case-insensitively; at most 1000 entries. A directory
 /// too big to read within `budget` is listed from the entries read.
-pub fn list_directory(
-    path_arg: &str,
-    cwd: &Path,
-    budget: &dyn Budget,
-) -> Result<String, ToolError> {
+pub fn list_directory(path_arg: &str, cwd: &Path, bounds: &Bounds) -> Result<String, ToolError> {
+    let budget = bounds.budget;
     let path_arg = if path_arg.trim().is_empty() {
         "."
     } else {
@@ -24,9 +22,10 @@ pub fn list_directory(
     };
     let dir = input_path(path_arg, cwd)?;
     require_directory(path_arg, &dir)?;
+    refuse_secret(bounds.secrets, path_arg, &dir, "it is not listed")?;
     let entries = std::fs::read_dir(&dir)
         .map_err(|e| io_error(path_arg, &dir, &e, ErrorType::DirectoryReadFailed))?;
-    let listing = collect_entries(entries, budget);
+    let listing = collect_entries(entries, bounds);
     Ok(render_listing(dir, &listing, budget))
 }
 
@@ -37,22 +36,25 @@ struct Listing {
     files: Vec<String>,
     /// Entries the directory stream failed to yield.
     unreadable: usize,
+    /// Entries left out because they are secret stores.
+    secret: Vec<String>,
     /// The budget ran out before the stream ended.
     out_of_time: bool,
 }
 
 /// Reads `entries` into a [`Listing`], stopping when `budget` runs out,
 /// then sorts each kind case-insensitively.
-fn collect_entries(entries: ReadDir, budget: &dyn Budget) -> Listing {
+fn collect_entries(entries: ReadDir, bounds: &Bounds) -> Listing {
     let mut listing = Listing {
         dirs: Vec::new(),
         files: Vec::new(),
         unreadable: 0,
+        secret: Vec::new(),
         out_of_time: false,
     };
     for (read, entry) in entries.enumerate() {
         // The clock is read every few thousand entries: it is cheap, not free.
-        if read % 4096 == 4095 && budget.exhausted(0) {
+        if read % 4096 == 4095 && bounds.budget.exhausted(0) {
             listing.out_of_time = true;
             break;
         }
@@ -61,6 +63,14 @@ fn collect_entries(entries: ReadDir, budget: &dyn Budget) -> Listing {
             continue;
         };
         let name = entry.file_name().to_string_lossy().into_owned();
+        if bounds
+            .secrets
+            .hides(&entry.path(), &entry.file_name())
+            .is_some()
+        {
+            listing.secret.push(name);
+            continue;
+        }
         if lists_as_dir(&entry) {
             listing.dirs.push(name)
         } else {
@@ -69,6 +79,7 @@ fn collect_entries(entries: ReadDir, budget: &dyn Budget) -> Listing {
     }
     sort_paths(&mut listing.dirs);
     sort_paths(&mut listing.files);
+    sort_paths(&mut listing.secret);
     listing
 }
 
@@ -99,6 +110,13 @@ fn render_listing(dir: PathBuf, listing: &Listing, budget: &dyn Budget) -> Strin
     write_completeness(&mut out, listing, budget);
     if listing.unreadable > 0 {
         let _ = writeln!(out, "{} entries could not be read.", listing.unreadable);
+    }
+    if !listing.secret.is_empty() {
+        let _ = writeln!(
+            out,
+            "Not listed, as secret stores: {}.",
+            listing.secret.join(", ")
+        );
     }
     out
 }

@@ -32,6 +32,8 @@ pub struct Scan<'a> {
     pub count_bytes: u64,
     /// Whether the caller gave up; checked as the read goes, so it stops early.
     pub cancelled: &'a (dyn Fn() -> bool + Sync),
+    /// Places refused (`SECRET_PATH`); the default refuses nothing.
+    pub secrets: &'a crate::Secrets,
 }
 
 impl Default for Scan<'_> {
@@ -40,9 +42,13 @@ impl Default for Scan<'_> {
             time: Duration::from_secs(READ_SCAN_SECONDS),
             count_bytes: MAX_COUNT_BYTES,
             cancelled: &never,
+            secrets: &NOTHING_SECRET,
         }
     }
 }
+
+static NOTHING_SECRET: std::sync::LazyLock<crate::Secrets> =
+    std::sync::LazyLock::new(crate::Secrets::default);
 
 fn never() -> bool {
     false
@@ -76,6 +82,7 @@ pub fn read_file_within(
     scan: &Scan,
 ) -> Result<String, ToolError> {
     let path = input_path(path_arg, cwd)?;
+    crate::secrets::refuse_secret(scan.secrets, path_arg, &path, "the user did not allow it")?;
     let file = open_file(path_arg, &path)?;
     let start = start_line.max(1) as u64;
     let requested_lines = max_lines;

@@ -56,6 +56,12 @@ struct FileResult {
 /// in path order, and says what it did not search.
 pub fn search_files(req: &SearchRequest, cwd: &Path, bounds: &Bounds) -> Result<String, ToolError> {
     let query = Query::checked(req, cwd)?;
+    let shown = if req.path.trim().is_empty() {
+        "."
+    } else {
+        req.path
+    };
+    crate::secrets::refuse_secret(bounds.secrets, shown, &query.root, "it is not searched")?;
     let walk = walk_files(
         &query.root,
         &|rel, name| query.globs.as_ref().is_none_or(|g| g.matches(rel, name)),

@@ -6,6 +6,7 @@
 
 use crate::budget::Bounds;
 use crate::paths::{relative, sort_paths};
+use crate::secrets::Secrets;
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -32,6 +33,9 @@ pub fn walk_files(
 ) -> Walk {
     let shared = Mutex::new((Vec::new(), Vec::new()));
     let cut_short = AtomicBool::new(false);
+    // The filter must own what it uses: the walker keeps it past this call.
+    let secret = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let (noted, secrets, owned_root) = (secret.clone(), bounds.secrets.clone(), root.to_path_buf());
     let mut builder = Collector {
         root,
         keep,
@@ -44,10 +48,14 @@ pub fn walk_files(
         .hidden(false)
         .follow_links(false)
         .threads(bounds.threads.unwrap_or(0))
-        .filter_entry(|entry| entry.depth() == 0 || !is_pruned(entry))
+        .filter_entry(move |entry| {
+            entry.depth() == 0
+                || !(is_pruned(entry) || is_secret(entry, &owned_root, &secrets, &noted))
+        })
         .build_parallel()
         .visit(&mut builder);
     let (mut files, mut unreadable) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    unreadable.append(&mut secret.lock().unwrap_or_else(|e| e.into_inner()));
     sort_paths(&mut files);
     sort_paths(&mut unreadable);
     Walk {
@@ -60,6 +68,21 @@ pub fn walk_files(
 fn is_pruned(entry: &DirEntry) -> bool {
     entry.file_type().is_some_and(|t| t.is_dir())
         && entry.file_name().to_str().is_some_and(is_skipped_directory)
+}
+
+/// Whether `entry` is a secret store, noted as `path (a secret store: what)`
+/// so the answer says what was left out.
+fn is_secret(entry: &DirEntry, root: &Path, secrets: &Secrets, noted: &Mutex<Vec<String>>) -> bool {
+    let Some(secret) = secrets.hides(entry.path(), entry.file_name()) else {
+        return false;
+    };
+    let line = format!(
+        "{} (a secret store: {})",
+        relative(entry.path(), root),
+        secret.what
+    );
+    noted.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+    true
 }
 
 struct Collector<'a> {

@@ -26,6 +26,12 @@ pub struct Scope {
     /// listeners, which a command must never reach as a client (where the
     /// kernel can refuse it: Landlock ABI 4 on Linux).
     pub closed_ports: Vec<u16>,
+    /// Places it must not see (secret stores): empty in its view. Resolved
+    /// and existing.
+    pub hidden: Vec<PathBuf>,
+    /// Places inside the writable set it may read but not change (trust
+    /// folders). Resolved and existing.
+    pub read_only: Vec<PathBuf>,
 }
 
 /// What this machine can enforce.
@@ -35,6 +41,9 @@ pub struct Support {
     pub mechanism: Option<String>,
     /// Why not, or what the mechanism covers on this kernel.
     pub detail: String,
+    /// How [`Scope::hidden`] and [`Scope::read_only`] are enforced, or why
+    /// they are not here.
+    pub private_view: Result<String, String>,
 }
 
 /// Probes the running system. Cheap: one system call on Linux.
@@ -52,6 +61,7 @@ pub fn support() -> Support {
         Support {
             mechanism: None,
             detail: "no confinement is implemented for this operating system".into(),
+            private_view: Err("not on this operating system".into()),
         }
     }
 }

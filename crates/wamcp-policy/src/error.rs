@@ -172,6 +172,10 @@ error_types! {
     SearchFailed => "SEARCH_FAILED",
     /// The URL policy refused the search engine's own URL.
     SearchUrlNotAllowed => "SEARCH_URL_NOT_ALLOWED",
+    /// The path is a place where credentials live (`~/.ssh`, a browser
+    /// profile, a `.env` file outside the roots), and the user did not
+    /// allow reading it.
+    SecretPath => "SECRET_PATH",
     /// The shader compiler is not on the PATH.
     ShaderCompilerNotFound => "SHADER_COMPILER_NOT_FOUND",
     /// The compiler could not start, or

@@ -19,6 +19,7 @@ pub mod hosts;
 pub mod limits;
 pub mod net_names;
 pub mod schema;
+pub mod secrets;
 pub mod shader;
 pub mod skip;
 pub mod text;

@@ -72,6 +72,9 @@ pub struct ServerContext {
     pub services: Services,
     /// The undo journal.
     pub undo: crate::undo::Undo,
+    /// Where credentials live: refused to the reading tools, hidden from
+    /// confined commands. [`ServerContext::secrets`] adds the roots.
+    secret_stores: wamcp_fs::Secrets,
 }
 
 /// What start-up read before building the context.
@@ -143,6 +146,13 @@ impl ServerContext {
             sandbox = sandbox.with_listener_registry(registry);
         }
         let places = places(&startup, &settings, env, cwd, &sandbox, &mut warnings);
+        let secret_stores = secret_stores(env, &settings, &places, &mut warnings);
+        let sandbox = sandbox.with_secret_stores(
+            secret_stores
+                .listed()
+                .map(|(path, _)| path.to_path_buf())
+                .collect(),
+        );
         let audit = places.data_dir.clone().map(AuditLog::new);
         let undo = crate::undo::Undo::open(places.data_dir.as_deref(), &settings, |dir| {
             places.writable_place_overlapping(dir)
@@ -169,7 +179,14 @@ impl ServerContext {
             places,
             session: Session::default(),
             undo,
+            secret_stores,
         }
+    }
+
+    /// The secret stores, with this moment's roots as the project (whose
+    /// own `.env` files are its to read).
+    pub fn secrets(&self) -> wamcp_fs::Secrets {
+        self.secret_stores.with_roots(self.places.run_roots())
     }
 
     /// Why the loaded config file cannot be trusted, if it lies where a
@@ -479,6 +496,45 @@ fn command_sandbox(env: EnvLookup, settings: &Settings, warnings: &mut Vec<Strin
 /// of the user finds every listener.
 pub fn listener_registry(env: EnvLookup) -> Option<PathBuf> {
     config::wamcp_data_dir(env).map(|dir| dir.join("http-listeners"))
+}
+
+/// The built-in secret stores, `WAMCP_SECRET_PATHS` and wamcp's own HTTP
+/// token. An entry that is not absolute (after `~`) is a warning, never a
+/// guess at what it meant.
+fn secret_stores(
+    env: EnvLookup,
+    settings: &Settings,
+    places: &Places,
+    warnings: &mut Vec<String>,
+) -> wamcp_fs::Secrets {
+    let home = home_dir(env);
+    let mut stores: Vec<(PathBuf, String)> =
+        wamcp_policy::secrets::stores(PathStyle::native(), home.as_deref(), |name| {
+            env_value(env, name)
+        })
+        .into_iter()
+        .map(|s| (PathBuf::from(s.path), s.what))
+        .collect();
+    for entry in &settings.secret_paths {
+        let expanded = match (entry.strip_prefix('~'), &home) {
+            (Some(rest), Some(home)) => {
+                PathBuf::from(home).join(rest.trim_start_matches(['/', '\\']))
+            }
+            _ => PathBuf::from(entry),
+        };
+        if expanded.is_absolute() {
+            stores.push((expanded, "a place the user listed as secret".into()));
+        } else {
+            warnings.push(format!(
+                "{}: '{entry}' is not an absolute path; it is not protected.",
+                settings::SECRET_PATHS
+            ));
+        }
+    }
+    if let Some(token) = &places.http_token_file {
+        stores.push((token.clone(), "wamcp's HTTP bearer token".into()));
+    }
+    wamcp_fs::Secrets::new(stores)
 }
 
 /// The home directory and system folders no root may be.

@@ -115,12 +115,14 @@ impl ToolCall {
             })
         });
         let limit = self.ctx.search_budget;
+        let secrets = self.ctx.secrets();
         let done = blocking(activity, move || {
             let deadline = Deadline::starting_now(limit);
             work(&Bounds {
                 budget: &deadline,
                 progress: &counter,
                 threads: None,
+                secrets: &secrets,
             })
         })
         .await;

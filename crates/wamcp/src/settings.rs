@@ -39,6 +39,7 @@ pub const SEARCH_BACKEND: &str = "WAMCP_SEARCH_BACKEND";
 pub const COMMAND_RULES: &str = "WAMCP_COMMAND_RULES";
 pub const COMMAND_SANDBOX: &str = "WAMCP_COMMAND_SANDBOX";
 pub const COMMAND_WRITABLE: &str = "WAMCP_COMMAND_WRITABLE";
+pub const SECRET_PATHS: &str = "WAMCP_SECRET_PATHS";
 pub const SEARCH_BUDGET: &str = "WAMCP_SEARCH_BUDGET_SECONDS";
 pub const CAPABILITIES_FILE: &str = "WAMCP_CAPABILITIES_FILE";
 pub const DATA_DIR: &str = "WAMCP_DATA_DIR";
@@ -213,6 +214,14 @@ pub const SETTINGS: &[Setting] = &[
          The word default stands for the defaults, none for no cache, ~ for the home directory. An entry \
          that overlaps the home directory itself, PATH, shell start-up files or tool configuration is \
          refused and listed in setting_warnings.",
+    ),
+    setting(
+        SECRET_PATHS,
+        Kind::Paths,
+        "none: only the built-in secret stores (~/.ssh, ~/.aws, credential files, browser profiles...)",
+        "More places where credentials live, separated like WAMCP_PROJECT_ROOTS; ~ is the home directory. \
+         They join the built-in list (which nothing removes): the reading tools refuse them unless the user \
+         allows one read, and confined commands see them empty.",
     ),
     setting(
         CAPABILITIES_FILE,

@@ -15,6 +15,7 @@ impl Confiner for Fake {
         Support {
             mechanism: self.mechanism.map(str::to_string),
             detail: "fake detail".into(),
+            private_view: Err("fake: no private view".into()),
         }
     }
     fn verified(&self) -> bool {

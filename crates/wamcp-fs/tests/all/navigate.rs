@@ -3,7 +3,8 @@
 use std::path::Path;
 use std::sync::atomic::AtomicUsize;
 use wamcp_fs::{
-    Bounds, Budget, SearchRequest, find_files, list_directory, list_empty_dirs, search_files,
+    Bounds, Budget, SearchRequest, Secrets, find_files, list_directory, list_empty_dirs,
+    search_files,
 };
 
 /// A budget that never runs out: these tests are about answers, not time.
@@ -21,11 +22,14 @@ impl Budget for Never {
 
 static FILES_DONE: AtomicUsize = AtomicUsize::new(0);
 
+static NO_SECRETS: std::sync::LazyLock<Secrets> = std::sync::LazyLock::new(Secrets::default);
+
 fn bounds() -> Bounds<'static> {
     Bounds {
         budget: &Never,
         progress: &FILES_DONE,
         threads: None,
+        secrets: &NO_SECRETS,
     }
 }
 use wamcp_policy::error::ErrorType;
@@ -84,7 +88,7 @@ fn list_directory_format() {
         &[("b.txt", b""), ("A.md", b""), ("src/x", b"")],
         &["Docs", "zeta"],
     );
-    let out = list_directory(".", d.path(), &Never).unwrap();
+    let out = list_directory(".", d.path(), &bounds()).unwrap();
     assert_eq!(
         out,
         format!(
@@ -93,14 +97,14 @@ fn list_directory_format() {
         )
     );
     assert_eq!(
-        list_directory("", d.path(), &Never).unwrap(),
+        list_directory("", d.path(), &bounds()).unwrap(),
         out,
         "blank means the working directory"
     );
-    let empty = list_directory("zeta", d.path(), &Never).unwrap();
+    let empty = list_directory("zeta", d.path(), &bounds()).unwrap();
     assert!(empty.ends_with("zeta\n(empty)\n"), "{empty}");
     assert!(
-        list_directory("src", d.path(), &Never)
+        list_directory("src", d.path(), &bounds())
             .unwrap()
             .ends_with("  [file] x\n1 entry\n")
     );
@@ -110,17 +114,21 @@ fn list_directory_format() {
 fn list_directory_refusals_and_cap() {
     let d = tree(&[("f.txt", b"")], &[]);
     assert_eq!(
-        list_directory("f.txt", d.path(), &Never).unwrap_err().kind,
+        list_directory("f.txt", d.path(), &bounds())
+            .unwrap_err()
+            .kind,
         ErrorType::PathIsNotDirectory
     );
     assert_eq!(
-        list_directory("nope", d.path(), &Never).unwrap_err().kind,
+        list_directory("nope", d.path(), &bounds())
+            .unwrap_err()
+            .kind,
         ErrorType::PathNotFound
     );
     for i in 0..1003 {
         std::fs::write(d.path().join(format!("n{i:04}")), b"").unwrap();
     }
-    let out = list_directory(".", d.path(), &Never).unwrap();
+    let out = list_directory(".", d.path(), &bounds()).unwrap();
     assert_eq!(out.lines().filter(|l| l.starts_with("  [")).count(), 1000);
     assert!(out.ends_with("Showing 1000 of 1004 entries (0 directories, 1004 files). The listing is INCOMPLETE; use find_files with a glob to narrow it.\n"), "{out}");
 }
@@ -138,7 +146,7 @@ fn empty_directories_deepest_first() {
             "Build/x/y",
         ],
     );
-    let out = list_empty_dirs(".", d.path(), &Never).unwrap();
+    let out = list_empty_dirs(".", d.path(), &bounds()).unwrap();
     assert_eq!(
         out,
         format!(
@@ -149,29 +157,31 @@ fn empty_directories_deepest_first() {
     );
     // A tree with nothing in it: the root comes last, so the list deletes it all.
     let d = tree(&[], &["only/chain", "other"]);
-    let out = list_empty_dirs(".", d.path(), &Never).unwrap();
+    let out = list_empty_dirs(".", d.path(), &bounds()).unwrap();
     assert!(
         out.ends_with("only/chain\nonly\nother\n.\n4 empty directories\n"),
         "{out}"
     );
     let d = tree(&[], &[]);
     assert!(
-        list_empty_dirs(".", d.path(), &Never)
+        list_empty_dirs(".", d.path(), &bounds())
             .unwrap()
             .ends_with("(deepest first):\n.\n1 empty directory\n")
     );
     let d = tree(&[("x.txt", b"")], &[]);
     assert!(
-        list_empty_dirs(".", d.path(), &Never)
+        list_empty_dirs(".", d.path(), &bounds())
             .unwrap()
             .starts_with("no empty directories found under ")
     );
     assert_eq!(
-        list_empty_dirs("x.txt", d.path(), &Never).unwrap_err().kind,
+        list_empty_dirs("x.txt", d.path(), &bounds())
+            .unwrap_err()
+            .kind,
         ErrorType::PathIsNotDirectory
     );
     assert_eq!(
-        list_empty_dirs("", d.path(), &Never).unwrap_err().kind,
+        list_empty_dirs("", d.path(), &bounds()).unwrap_err().kind,
         ErrorType::InvalidPath
     );
 }
@@ -556,6 +566,7 @@ fn search_with(dir: &Path, pattern: &str, max: i64, budget: &dyn Budget, threads
         budget,
         progress: &progress,
         threads: Some(threads),
+        secrets: &NO_SECRETS,
     };
     search_files(&req, dir, &bounds).unwrap()
 }
@@ -638,6 +649,7 @@ fn a_budget_spent_before_the_walk_ends_is_reported_by_every_walker() {
         budget: &zero,
         progress: &progress,
         threads: Some(2),
+        secrets: &NO_SECRETS,
     };
     let req = SearchRequest {
         pattern: "hit",
@@ -660,7 +672,7 @@ fn a_budget_spent_before_the_walk_ends_is_reported_by_every_walker() {
         out.contains("[INCOMPLETE: the time budget of 0 s ran out while listing; these are "),
         "{out}"
     );
-    let out = list_empty_dirs(".", d.path(), &zero).unwrap();
+    let out = list_empty_dirs(".", d.path(), &bounds).unwrap();
     assert!(
         out.starts_with("no empty directories found under "),
         "{out}"
@@ -674,10 +686,13 @@ fn a_budget_spent_before_the_walk_ends_is_reported_by_every_walker() {
     for i in 0..5000 {
         std::fs::write(big.path().join(format!("{i:05}.txt")), "").unwrap();
     }
-    let out = list_directory(".", big.path(), &zero).unwrap();
+    let out = list_directory(".", big.path(), &bounds).unwrap();
     assert!(out.contains("[INCOMPLETE: the time budget of 0 s ran out after reading 4095 entries (0 directories, 4095 files); the listing is sorted among those only."), "{out}");
     assert_eq!(
-        list_directory(".", d.path(), &zero).unwrap().lines().last(),
+        list_directory(".", d.path(), &bounds)
+            .unwrap()
+            .lines()
+            .last(),
         Some("40 entries")
     );
 }

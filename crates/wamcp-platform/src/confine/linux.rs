@@ -5,6 +5,8 @@
 //! ([`prepare`]); the child, between fork and exec, only makes the three
 //! system calls that apply what was prepared.
 
+mod namespace;
+
 use super::{Scope, Support};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
@@ -61,10 +63,16 @@ pub fn support() -> Support {
         Ok(abi) => Support {
             mechanism: Some("landlock+seccomp".into()),
             detail: format!("Landlock ABI {abi}: {}", covered(abi)),
+            private_view: namespace::probe().map(|()| {
+                "a user and mount namespace per command: secret stores mounted over empty, trust \
+                 folders of the writable roots mounted read-only"
+                    .into()
+            }),
         },
         Err(why) => Support {
             mechanism: None,
             detail: why,
+            private_view: Err("commands are not confined".into()),
         },
     }
 }
@@ -112,6 +120,8 @@ pub struct Prepared {
     /// has the network.
     closed_ports: Option<Arc<OwnedFd>>,
     filters: Vec<&'static BpfProgram>,
+    /// The command's private view, where the system allows one.
+    mounts: Option<namespace::Mounts>,
 }
 
 /// Builds the Landlock ruleset (opening each writable path) and the seccomp
@@ -131,10 +141,16 @@ pub fn prepare(scope: &Scope) -> io::Result<Prepared> {
     } else {
         None
     };
+    let wants_view = !scope.hidden.is_empty() || !scope.read_only.is_empty();
+    let mounts = match wants_view && namespace::probe().is_ok() {
+        true => Some(namespace::Mounts::new(&scope.hidden, &scope.read_only)?),
+        false => None,
+    };
     Ok(Prepared {
         ruleset: Some(ruleset),
         closed_ports,
         filters,
+        mounts,
     })
 }
 
@@ -534,6 +550,11 @@ impl Prepared {
     pub fn enter(&mut self) -> io::Result<()> {
         // Errors are the raw errno: building a message would allocate in a
         // forked child, which can deadlock on a lock another thread held.
+        // The namespace first: its mounts need the capabilities it gives,
+        // which are dropped next, and Landlock then refuses every mount.
+        if let Some(mounts) = &self.mounts {
+            mounts.enter()?;
+        }
         drop_capabilities()?;
         if let Some(ruleset) = self.ruleset.take() {
             match ruleset.restrict_self() {

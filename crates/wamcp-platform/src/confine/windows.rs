@@ -48,6 +48,9 @@ pub fn support() -> Support {
                  enforce access lists, so wamcp's own tests verify the plan and that commands run under the \
                  token, not that Windows refuses the writes"
             .into(),
+        private_view: Err(
+            "Windows commands see secret stores and may change trust folders (no per-command view yet)".into(),
+        ),
     }
 }
 

@@ -48,6 +48,8 @@ pub struct Settings {
     /// `WAMCP_COMMAND_WRITABLE` as written (its words and entries are
     /// judged against the home directory and PATH).
     pub command_writable: Option<String>,
+    /// `WAMCP_SECRET_PATHS` entries as written (`~` not yet expanded).
+    pub secret_paths: Vec<String>,
     pub search_backend: String,
     pub search_budget: Duration,
     pub desktop_apps: Vec<String>,
@@ -93,6 +95,16 @@ impl Settings {
             command_sandbox: SandboxMode::parse(&r.choice(COMMAND_SANDBOX))
                 .unwrap_or(SandboxMode::Require),
             command_writable: r.text(COMMAND_WRITABLE).map(String::from),
+            secret_paths: r
+                .text(SECRET_PATHS)
+                .map(|raw| {
+                    raw.split(super::ROOTS_SEPARATOR)
+                        .map(str::trim)
+                        .filter(|p| !p.is_empty())
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default(),
             search_backend: r.choice(SEARCH_BACKEND),
             search_budget: Duration::from_secs(r.whole(SEARCH_BUDGET)),
             desktop_apps: r.list(DESKTOP_APPS),

@@ -170,6 +170,24 @@ fn commands(ctx: &ServerContext) -> Map<String, Value> {
     }))
 }
 
+/// The places no tool reads, and whether commands see them.
+fn secret_stores(ctx: &ServerContext) -> Value {
+    let secrets = ctx.secrets();
+    let listed: Vec<String> = secrets
+        .listed()
+        .map(|(path, _)| path.display().to_string())
+        .collect();
+    let (commands, how) = ctx.sandbox.private_view();
+    json!({
+        "listed": listed,
+        "env_var": settings::SECRET_PATHS,
+        "reading_tools": "refused (SECRET_PATH) unless the user allows one read; walks leave them out and say so",
+        "commands": commands,
+        "commands_detail": how,
+        "trust_folders_read_only_to_commands": commands == "hidden",
+    })
+}
+
 /// How commands are confined, the capability catalog, and the trail.
 fn confinement(ctx: &ServerContext) -> Map<String, Value> {
     let sandbox = ctx.sandbox.status();
@@ -183,6 +201,7 @@ fn confinement(ctx: &ServerContext) -> Map<String, Value> {
         "command_approvals_file": crate::command_approvals::file(ctx).map(|p| p.display().to_string()),
         "command_writable": ctx.sandbox.caches().entries,
         "command_writable_system": SYSTEM_WRITABLE,
+        "secret_stores": secret_stores(ctx),
         "capabilities_file": ctx.places.capabilities_file.as_ref().map(|p| p.display().to_string()),
         "capabilities_errors": ctx.catalog().errors,
         "audit_log_dir": ctx.services.audit.as_ref().map(|a| a.dir().display().to_string()),

@@ -28,7 +28,7 @@ impl ToolDef for ListDirectory {
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let cwd = call.ctx.places.cwd.clone();
         call.within_search_budget("listing", move |bounds| {
-            wamcp_fs::list_directory(&p.path, &cwd, bounds.budget)
+            wamcp_fs::list_directory(&p.path, &cwd, bounds)
         })
         .await
         .map(ToolOutput::Text)

@@ -26,7 +26,7 @@ impl ToolDef for ListEmptyDirs {
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let cwd = call.ctx.places.cwd.clone();
         call.within_search_budget("walking", move |bounds| {
-            wamcp_fs::list_empty_dirs(&p.path, &cwd, bounds.budget)
+            wamcp_fs::list_empty_dirs(&p.path, &cwd, bounds)
         })
         .await
         .map(ToolOutput::Text)

@@ -1,10 +1,12 @@
 //! `read_file`: a window of a text file, as plain text.
 
+use crate::consent::Answer;
 use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput, blocking};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use wamcp_policy::error::ToolError;
 use wamcp_policy::groups::Group;
+use wamcp_policy::text::shown;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -35,6 +37,7 @@ impl ToolDef for ReadFile {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         let cwd = call.ctx.places.cwd.clone();
+        let secrets = allowed_secrets(&call, &p.path).await?;
         // Reads of small files have a lane of their own, so long scans of
         // big ones (up to 10 s each) never keep a small read waiting.
         let size = {
@@ -55,11 +58,39 @@ impl ToolDef for ReadFile {
             let cancelled = move || asked.is_cancelled() || gone.is_cancelled();
             let scan = wamcp_fs::Scan {
                 cancelled: &cancelled,
+                secrets: &secrets,
                 ..wamcp_fs::Scan::default()
             };
             wamcp_fs::read_file_within(&p.path, &cwd, p.start_line, p.max_lines, &scan)
         })
         .await
         .map(ToolOutput::Text)
+    }
+}
+
+/// The secrets this read is judged against: none when the path is in a
+/// secret store and the user allowed this one read, else the server's.
+/// A refusal, or no way to ask, is `SECRET_PATH`.
+async fn allowed_secrets(call: &ToolCall, raw: &str) -> Result<wamcp_fs::Secrets, ToolError> {
+    let secrets = call.ctx.secrets();
+    let path = call.ctx.places.cwd.join(raw);
+    let (judge, owned) = (secrets.clone(), path.clone());
+    let Some(secret) = blocking("file sizes", move || Ok(judge.secret(&owned))).await? else {
+        return Ok(secrets);
+    };
+    let question = format!(
+        "The assistant wants to read\n\n    {}\n\nwhich is in {} ({}). Allow this one read?",
+        shown(&path.display().to_string()),
+        secret.store.display(),
+        secret.what
+    );
+    match call.ask(&question, false).await {
+        Answer::Yes { .. } => Ok(wamcp_fs::Secrets::default()),
+        Answer::No(how) => Err(wamcp_fs::secret_refusal(raw, &secret, &how)),
+        Answer::CannotAsk | Answer::Asked => Err(wamcp_fs::secret_refusal(
+            raw,
+            &secret,
+            "this client cannot ask the user",
+        )),
     }
 }

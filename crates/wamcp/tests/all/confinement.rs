@@ -9,7 +9,7 @@
 //! what stopped it. Linux only: Landlock.
 #![cfg(target_os = "linux")]
 
-use crate::common::{Client, Sandbox, git};
+use crate::common::{Client, Sandbox, git, git_stdout};
 use serde_json::json;
 use std::io::Read;
 use std::path::PathBuf;
@@ -469,4 +469,106 @@ async fn programs_planted_on_path_inside_a_root_are_never_found() {
         "a planted program ran: {:?}",
         std::fs::read_to_string(&marker)
     );
+}
+
+/// A script that copies keys into the project and plants what runs the next
+/// time git or the editor starts.
+const LEAK_SCRIPT: &str = r#"import os, sys
+home = os.environ["HOME"]
+got = []
+for secret in [".ssh/id_ed25519", ".aws/credentials", ".git-credentials"]:
+    try:
+        got.append(open(os.path.join(home, secret)).read())
+    except OSError as e:
+        got.append("refused: %s" % e)
+open("leak.txt", "w").write("\n".join(got))
+for planted in [".git/hooks/pre-commit", ".vscode/tasks.json", ".mcp.json", ".git/config"]:
+    try:
+        with open(planted, "a") as f:
+            f.write("\nPLANTED\n")
+        print("planted", planted)
+    except OSError as e:
+        print("refused", planted, e)
+"#;
+
+/// Keys and tokens in the home folder, trust files in the project.
+fn plant_secrets(sandbox: &Sandbox, w: &World) {
+    for secret in [".ssh/id_ed25519", ".aws/credentials", ".git-credentials"] {
+        let path = sandbox.home().join(secret);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "CANARY-KEY-51b7\n").unwrap();
+    }
+    w.write(".vscode/tasks.json", "{}\n");
+    w.write(".mcp.json", "{}\n");
+    w.write("leak.py", LEAK_SCRIPT);
+}
+
+/// What the script got and planted.
+fn leaked(w: &World) -> (String, Vec<&'static str>) {
+    let copied = std::fs::read_to_string(w.project.join("leak.txt")).unwrap_or_default();
+    let planted = [
+        ".git/hooks/pre-commit",
+        ".vscode/tasks.json",
+        ".mcp.json",
+        ".git/config",
+    ]
+    .into_iter()
+    .filter(|p| {
+        std::fs::read_to_string(w.project.join(p)).is_ok_and(|text| text.contains("PLANTED"))
+    })
+    .collect();
+    (copied, planted)
+}
+
+#[tokio::test]
+async fn scripts_see_no_secret_and_change_no_trust_folder_while_git_still_commits() {
+    let (sandbox, w) = world("auto");
+    seed(&w);
+    plant_secrets(&sandbox, &w);
+    let client = sandbox.connect().await;
+    let info = client.server_info().await;
+    assert_eq!(info["secret_stores"]["commands"], "hidden", "{info}");
+    let out = run(&client, "run_powershell", "python3 leak.py", "").await;
+    let (copied, planted) = leaked(&w);
+    assert!(!copied.contains("CANARY-KEY"), "{copied}\n{out}");
+    assert!(copied.contains("refused"), "{copied}\n{out}");
+    assert_eq!(planted, Vec::<&str>::new(), "{out}");
+    assert!(out.contains("refused .git/hooks/pre-commit"), "{out}");
+    let cat = run(
+        &client,
+        "run_powershell",
+        "cat ../../home/.ssh/id_ed25519",
+        "",
+    )
+    .await;
+    assert!(!cat.contains("CANARY-KEY"), "{cat}");
+    // git itself still writes its own folder.
+    let commit = run(
+        &client,
+        "run_powershell",
+        "git commit -m after --allow-empty",
+        "",
+    )
+    .await;
+    assert!(commit.contains("EXIT CODE: 0"), "{commit}");
+    assert_eq!(
+        git_stdout(&w.project, &["log", "--format=%s", "-1"]),
+        "after"
+    );
+}
+
+/// Without confinement the same script gets the keys and plants its hooks:
+/// the attack is real, and the private view is what stops it.
+#[tokio::test]
+async fn unconfined_the_same_script_leaks_and_plants() {
+    let (sandbox, w) = world("off");
+    seed(&w);
+    plant_secrets(&sandbox, &w);
+    let client = sandbox.connect().await;
+    let info = client.server_info().await;
+    assert_eq!(info["secret_stores"]["commands"], "exposed", "{info}");
+    let out = run(&client, "run_powershell", "python3 leak.py", "").await;
+    let (copied, planted) = leaked(&w);
+    assert!(copied.contains("CANARY-KEY"), "{copied}\n{out}");
+    assert_eq!(planted.len(), 4, "{planted:?}\n{out}");
 }

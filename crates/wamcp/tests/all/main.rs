@@ -27,6 +27,7 @@ mod python_sdk;
 mod read_tools;
 mod run_tools;
 mod sandbox_tools;
+mod secrets;
 mod stdio_raw;
 mod tasks;
 mod undo;

@@ -1,0 +1,275 @@
+//! Where credentials live: the places no tool reads and no confined command
+//! sees without the user.
+//!
+//! A key that an injected page talks the model into reading is one upload
+//! away from an attacker, so the places are refused by what they are (a
+//! resolved path), not by how a call spells them. The table is data: the
+//! user adds to it (`WAMCP_SECRET_PATHS`), nothing a project writes can
+//! take an entry away.
+
+use crate::workspace::PathStyle;
+
+/// Where an entry of the table is anchored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Base {
+    /// The home folder (`$HOME`, `%USERPROFILE%`).
+    Home,
+    /// `$XDG_CONFIG_HOME`, else `~/.config` (Unix only).
+    Config,
+    /// `%APPDATA%` (Windows only).
+    AppData,
+    /// `%LOCALAPPDATA%` (Windows only).
+    LocalAppData,
+}
+
+/// One place: its base, its path below it (`/`-separated) and what it holds.
+struct Entry(Base, &'static str, &'static str);
+
+const SSH: &str = "SSH keys";
+const CLOUD: &str = "cloud credentials";
+const REGISTRY: &str = "package registry tokens";
+const GIT: &str = "git and GitHub credentials";
+const KEYS: &str = "private keys and passwords";
+const BROWSER: &str = "a browser profile (saved passwords and cookies)";
+
+/// Places on every platform, below the home folder.
+const EVERYWHERE: &[Entry] = &[
+    Entry(Base::Home, ".ssh", SSH),
+    Entry(Base::Home, ".aws", CLOUD),
+    Entry(Base::Home, ".azure", CLOUD),
+    Entry(Base::Home, ".kube", CLOUD),
+    Entry(Base::Home, ".docker/config.json", REGISTRY),
+    Entry(Base::Home, ".git-credentials", GIT),
+    Entry(Base::Home, ".netrc", GIT),
+    Entry(Base::Home, ".npmrc", REGISTRY),
+    Entry(Base::Home, ".pypirc", REGISTRY),
+    Entry(Base::Home, ".cargo/credentials", REGISTRY),
+    Entry(Base::Home, ".cargo/credentials.toml", REGISTRY),
+    Entry(Base::Home, ".gnupg", KEYS),
+    Entry(Base::Home, ".password-store", KEYS),
+    Entry(Base::Home, ".terraform.d/credentials.tfrc.json", CLOUD),
+    Entry(Base::Home, ".config/gcloud", CLOUD),
+    Entry(Base::Home, ".config/gh", GIT),
+];
+
+/// Unix places besides [`EVERYWHERE`].
+const UNIX: &[Entry] = &[
+    Entry(Base::Config, "gcloud", CLOUD),
+    Entry(Base::Config, "gh", GIT),
+    Entry(Base::Config, "hub", GIT),
+    Entry(Base::Config, "google-chrome", BROWSER),
+    Entry(Base::Config, "chromium", BROWSER),
+    Entry(Base::Config, "microsoft-edge", BROWSER),
+    Entry(Base::Config, "BraveSoftware", BROWSER),
+    Entry(Base::Home, ".mozilla", BROWSER),
+    Entry(Base::Home, ".local/share/keyrings", KEYS),
+    Entry(Base::Home, "Library/Keychains", KEYS),
+    Entry(
+        Base::Home,
+        "Library/Application Support/Google/Chrome",
+        BROWSER,
+    ),
+    Entry(Base::Home, "Library/Application Support/Firefox", BROWSER),
+    Entry(
+        Base::Home,
+        "Library/Application Support/Microsoft Edge",
+        BROWSER,
+    ),
+];
+
+/// Windows places besides [`EVERYWHERE`].
+const WINDOWS: &[Entry] = &[
+    Entry(Base::Home, "_netrc", GIT),
+    Entry(Base::AppData, "Microsoft/Credentials", KEYS),
+    Entry(Base::LocalAppData, "Microsoft/Credentials", KEYS),
+    Entry(Base::AppData, "Microsoft/Protect", KEYS),
+    Entry(Base::AppData, "Microsoft/Crypto", KEYS),
+    Entry(Base::AppData, "Microsoft/SystemCertificates/My", KEYS),
+    Entry(Base::AppData, "gcloud", CLOUD),
+    Entry(Base::AppData, "GitHub CLI", GIT),
+    Entry(Base::AppData, "gnupg", KEYS),
+    Entry(Base::AppData, "npm/etc/npmrc", REGISTRY),
+    Entry(Base::AppData, "NuGet/NuGet.Config", REGISTRY),
+    Entry(Base::AppData, "Mozilla/Firefox/Profiles", BROWSER),
+    Entry(Base::LocalAppData, "Google/Chrome/User Data", BROWSER),
+    Entry(Base::LocalAppData, "Microsoft/Edge/User Data", BROWSER),
+    Entry(
+        Base::LocalAppData,
+        "BraveSoftware/Brave-Browser/User Data",
+        BROWSER,
+    ),
+];
+
+/// A place where credentials live, as an absolute path in the platform's
+/// spelling, with what it holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Store {
+    /// The place; it and everything below it are secret.
+    pub path: String,
+    /// What it holds, for the refusal ("SSH keys").
+    pub what: String,
+}
+
+/// The platform's secret stores, reading the base folders through `env`
+/// (`HOME` comes in as `home`). A base that is not set contributes nothing;
+/// a place that does not exist is listed all the same (it may appear later).
+pub fn stores(
+    style: PathStyle,
+    home: Option<&str>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Vec<Store> {
+    let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    let (separator, own) = match style {
+        PathStyle::Windows => ('\\', WINDOWS),
+        PathStyle::Unix => ('/', UNIX),
+    };
+    let config = var("XDG_CONFIG_HOME")
+        .filter(|v| v.starts_with('/'))
+        .or_else(|| home.map(|h| format!("{}/.config", h.trim_end_matches('/'))));
+    let base = |b: Base| -> Option<String> {
+        match b {
+            Base::Home => home.map(str::to_string),
+            Base::Config => config.clone(),
+            Base::AppData => var("APPDATA"),
+            Base::LocalAppData => var("LOCALAPPDATA"),
+        }
+    };
+    let mut out: Vec<Store> = Vec::new();
+    for Entry(b, below, what) in EVERYWHERE.iter().chain(own) {
+        let Some(anchor) = base(*b) else { continue };
+        let path = format!(
+            "{}{separator}{}",
+            anchor.trim_end_matches(['/', '\\']),
+            below.replace('/', &separator.to_string())
+        );
+        if !out.iter().any(|s| s.path == path) {
+            out.push(Store {
+                path,
+                what: (*what).to_string(),
+            });
+        }
+    }
+    out
+}
+
+/// Whether a file name is a dotenv file (`.env`, `.env.local`, `.envrc`),
+/// which holds a project's secrets; the templates committed beside them
+/// (`.env.example`, `.env.sample`, `.env.template`, `.env.dist`) do not.
+pub fn is_env_file(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if !lower.starts_with(".env") {
+        return false;
+    }
+    let templates = [".example", ".sample", ".template", ".dist", ".defaults"];
+    !templates.iter().any(|t| lower.ends_with(t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(stores: &[Store]) -> Vec<&str> {
+        stores.iter().map(|s| s.path.as_str()).collect()
+    }
+
+    #[test]
+    fn unix_stores_sit_below_home_and_the_config_folder() {
+        let stores = stores(PathStyle::Unix, Some("/home/ada"), |name| {
+            (name == "XDG_CONFIG_HOME").then(|| "/cfg".to_string())
+        });
+        let paths = paths(&stores);
+        for expected in [
+            "/home/ada/.ssh",
+            "/home/ada/.aws",
+            "/home/ada/.docker/config.json",
+            "/home/ada/.cargo/credentials.toml",
+            "/home/ada/.config/gh",
+            "/cfg/gh",
+            "/cfg/google-chrome",
+            "/home/ada/.mozilla",
+        ] {
+            assert!(
+                paths.contains(&expected),
+                "{expected} missing from {paths:?}"
+            );
+        }
+        assert!(!paths.iter().any(|p| p.contains("Credentials")));
+        let ssh = stores.iter().find(|s| s.path == "/home/ada/.ssh").unwrap();
+        assert_eq!(ssh.what, "SSH keys");
+    }
+
+    #[test]
+    fn the_config_folder_defaults_below_home_and_is_listed_once() {
+        let stores = stores(PathStyle::Unix, Some("/home/ada/"), |_| None);
+        let listed = paths(&stores);
+        assert_eq!(
+            listed
+                .iter()
+                .filter(|p| **p == "/home/ada/.config/gh")
+                .count(),
+            1
+        );
+        // A relative XDG value is ignored, as the XDG specification says.
+        let relative = super::stores(PathStyle::Unix, Some("/h"), |_| Some("cfg".into()));
+        assert!(paths(&relative).contains(&"/h/.config/gcloud"));
+    }
+
+    #[test]
+    fn windows_stores_use_appdata_and_backslashes() {
+        let stores = stores(
+            PathStyle::Windows,
+            Some(r"C:\Users\Ada"),
+            |name| match name {
+                "APPDATA" => Some(r"C:\Users\Ada\AppData\Roaming".into()),
+                "LOCALAPPDATA" => Some(r"C:\Users\Ada\AppData\Local".into()),
+                _ => None,
+            },
+        );
+        let paths = paths(&stores);
+        for expected in [
+            r"C:\Users\Ada\.ssh",
+            r"C:\Users\Ada\_netrc",
+            r"C:\Users\Ada\.cargo\credentials.toml",
+            r"C:\Users\Ada\AppData\Roaming\Microsoft\Credentials",
+            r"C:\Users\Ada\AppData\Roaming\Microsoft\Protect",
+            r"C:\Users\Ada\AppData\Local\Google\Chrome\User Data",
+        ] {
+            assert!(
+                paths.contains(&expected),
+                "{expected} missing from {paths:?}"
+            );
+        }
+        assert!(!paths.iter().any(|p| p.contains('/')));
+    }
+
+    #[test]
+    fn no_home_and_no_variables_give_no_stores() {
+        assert!(stores(PathStyle::Windows, None, |_| None).is_empty());
+        assert!(stores(PathStyle::Unix, None, |_| Some("  ".into())).is_empty());
+    }
+
+    #[test]
+    fn dotenv_files_but_not_their_templates() {
+        for secret in [
+            ".env",
+            ".env.local",
+            ".ENV.production",
+            ".envrc",
+            ".env.test",
+        ] {
+            assert!(is_env_file(secret), "{secret}");
+        }
+        for other in [
+            "env",
+            "x.env",
+            ".env.example",
+            ".env.Sample",
+            ".env.template",
+            ".env.dist",
+            ".environment.defaults",
+            "environment.ts",
+        ] {
+            assert!(!is_env_file(other), "{other}");
+        }
+    }
+}
