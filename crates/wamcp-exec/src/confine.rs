@@ -103,9 +103,10 @@ pub struct Sandbox {
     status: OnceLock<Status>,
     caches_made: OnceLock<()>,
     listeners: Listeners,
-    /// Where credentials live, as configured: hidden from every command
-    /// where the platform gives it a private view.
-    secret_stores: Vec<PathBuf>,
+    /// Where credentials live, as configured, each with whether git needs
+    /// it: hidden from every command where the platform gives it a private
+    /// view, and from git all but git's own.
+    secret_stores: Vec<(PathBuf, bool)>,
 }
 
 /// The ports `serve --http` listens on unless told otherwise: its default,
@@ -178,9 +179,9 @@ impl Sandbox {
         }
     }
 
-    /// Hides `stores` (secret stores, resolved or as configured) from
-    /// every command.
-    pub fn with_secret_stores(mut self, stores: Vec<PathBuf>) -> Sandbox {
+    /// Hides `stores` (secret stores, resolved or as configured, each with
+    /// whether git needs it to reach a remote) from every command.
+    pub fn with_secret_stores(mut self, stores: Vec<(PathBuf, bool)>) -> Sandbox {
         self.secret_stores = stores;
         self
     }
@@ -291,13 +292,14 @@ impl Sandbox {
                 .filter_map(|p| dunce::canonicalize(p).ok()),
         );
         let viewed = status.private_view.is_ok();
+        let stores = match viewed {
+            true => existing(&self.secret_stores),
+            false => Vec::new(),
+        };
         Ok(Some(Confinement {
+            git_needs: stores.iter().filter(|(_, git)| *git).map(|(p, _)| p.clone()).collect(),
             scope: Scope {
-                hidden: if viewed {
-                    existing(&self.secret_stores)
-                } else {
-                    Vec::new()
-                },
+                hidden: stores.into_iter().map(|(p, _)| p).collect(),
                 read_only: if viewed {
                     trust_places(roots)
                 } else {
@@ -338,11 +340,12 @@ impl Sandbox {
     }
 }
 
-/// The places of `stores` that exist, resolved, each once.
-fn existing(stores: &[PathBuf]) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = stores
+/// The places of `stores` that exist, resolved, each once, with whether
+/// git needs them.
+fn existing(stores: &[(PathBuf, bool)]) -> Vec<(PathBuf, bool)> {
+    let mut found: Vec<(PathBuf, bool)> = stores
         .iter()
-        .filter_map(|p| dunce::canonicalize(p).ok())
+        .filter_map(|(p, git)| Some((dunce::canonicalize(p).ok()?, *git)))
         .collect();
     found.sort();
     found.dedup();
@@ -376,18 +379,22 @@ const TRUST_FILES: &[&str] = &[".gitmodules", ".mcp.json"];
 pub struct Confinement {
     /// What the command may write and reach, besides its temp directory.
     pub scope: Scope,
+    /// The hidden places git needs to reach a remote (keys, credentials).
+    git_needs: Vec<PathBuf>,
     confiner: Arc<dyn Confiner>,
 }
 
 impl Confinement {
-    /// Lets git change its own folder: a command that is git itself, run
-    /// through its grammar, keeps `.git` writable (the other trust places
-    /// stay read-only).
+    /// Lets git change its own folder and use its credentials: a command
+    /// that is git itself, run through its grammar, keeps `.git` writable
+    /// and sees the SSH keys and credential files it pushes and fetches
+    /// with (the other trust places and stores stay out of its reach).
     pub fn owned_by_git(&mut self) {
         self.scope.read_only.retain(|p| {
             !p.file_name()
                 .is_some_and(|n| n.eq_ignore_ascii_case(".git"))
         });
+        self.scope.hidden.retain(|p| !self.git_needs.contains(p));
     }
 
     /// Prepares the launch with `temp` (the command's own temp directory)

@@ -108,6 +108,10 @@ pub struct Store {
     pub path: String,
     /// What it holds, for the refusal ("SSH keys").
     pub what: String,
+    /// Whether git needs it to reach a remote (SSH keys and known hosts,
+    /// git's credential files and the GitHub CLI's token): git, run
+    /// through its grammar, is the one confined program that sees it.
+    pub for_git: bool,
 }
 
 /// The platform's secret stores, reading the base folders through `env`
@@ -146,6 +150,7 @@ pub fn stores(
             out.push(Store {
                 path,
                 what: (*what).to_string(),
+                for_git: [SSH, GIT].contains(what),
             });
         }
     }
@@ -196,6 +201,9 @@ mod tests {
         assert!(!paths.iter().any(|p| p.contains("Credentials")));
         let ssh = stores.iter().find(|s| s.path == "/home/ada/.ssh").unwrap();
         assert_eq!(ssh.what, "SSH keys");
+        assert!(ssh.for_git);
+        let aws = stores.iter().find(|s| s.path == "/home/ada/.aws").unwrap();
+        assert!(!aws.for_git);
     }
 
     #[test]

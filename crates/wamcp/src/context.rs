@@ -32,6 +32,7 @@ use wamcp_policy::command::rules::RuleSet;
 use wamcp_policy::command::sandbox::{Home, refusal, writable_caches};
 use wamcp_policy::groups::{GroupSelection, parse_groups};
 use wamcp_policy::hosts::{ALLOWED_DOC_HOSTS, ALLOWED_NETWORK_HOSTS};
+use wamcp_policy::secrets::Store;
 use wamcp_policy::workspace::{PathStyle, ProtectedDirs};
 
 pub use places::ClientRoots;
@@ -146,13 +147,15 @@ impl ServerContext {
             sandbox = sandbox.with_listener_registry(registry);
         }
         let places = places(&startup, &settings, env, cwd, &sandbox, &mut warnings);
-        let secret_stores = secret_stores(env, &settings, &places, &mut warnings);
+        let stores = secret_stores(env, &settings, &places, &mut warnings);
         let sandbox = sandbox.with_secret_stores(
-            secret_stores
-                .listed()
-                .map(|(path, _)| path.to_path_buf())
+            stores
+                .iter()
+                .map(|s| (PathBuf::from(&s.path), s.for_git))
                 .collect(),
         );
+        let secret_stores =
+            wamcp_fs::Secrets::new(stores.into_iter().map(|s| (PathBuf::from(s.path), s.what)));
         let audit = places.data_dir.clone().map(AuditLog::new);
         let undo = crate::undo::Undo::open(places.data_dir.as_deref(), &settings, |dir| {
             places.writable_place_overlapping(dir)
@@ -506,15 +509,16 @@ fn secret_stores(
     settings: &Settings,
     places: &Places,
     warnings: &mut Vec<String>,
-) -> wamcp_fs::Secrets {
+) -> Vec<Store> {
     let home = home_dir(env);
-    let mut stores: Vec<(PathBuf, String)> =
-        wamcp_policy::secrets::stores(PathStyle::native(), home.as_deref(), |name| {
-            env_value(env, name)
-        })
-        .into_iter()
-        .map(|s| (PathBuf::from(s.path), s.what))
-        .collect();
+    let mut stores = wamcp_policy::secrets::stores(PathStyle::native(), home.as_deref(), |name| {
+        env_value(env, name)
+    });
+    let listed = |path: &Path, what: &str| Store {
+        path: path.display().to_string(),
+        what: what.into(),
+        for_git: false,
+    };
     for entry in &settings.secret_paths {
         let expanded = match (entry.strip_prefix('~'), &home) {
             (Some(rest), Some(home)) => {
@@ -523,7 +527,7 @@ fn secret_stores(
             _ => PathBuf::from(entry),
         };
         if expanded.is_absolute() {
-            stores.push((expanded, "a place the user listed as secret".into()));
+            stores.push(listed(&expanded, "a place the user listed as secret"));
         } else {
             warnings.push(format!(
                 "{}: '{entry}' is not an absolute path; it is not protected.",
@@ -532,9 +536,9 @@ fn secret_stores(
         }
     }
     if let Some(token) = &places.http_token_file {
-        stores.push((token.clone(), "wamcp's HTTP bearer token".into()));
+        stores.push(listed(token, "wamcp's HTTP bearer token"));
     }
-    wamcp_fs::Secrets::new(stores)
+    stores
 }
 
 /// The home directory and system folders no root may be.

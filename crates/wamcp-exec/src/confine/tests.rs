@@ -7,6 +7,8 @@ use std::time::Duration;
 struct Fake {
     mechanism: Option<&'static str>,
     verified: bool,
+    /// Whether it offers a private view (hidden stores, read-only trust).
+    viewed: bool,
     scopes: Mutex<Vec<Scope>>,
 }
 
@@ -15,7 +17,10 @@ impl Confiner for Fake {
         Support {
             mechanism: self.mechanism.map(str::to_string),
             detail: "fake detail".into(),
-            private_view: Err("fake: no private view".into()),
+            private_view: match self.viewed {
+                true => Ok("fake view".into()),
+                false => Err("fake: no private view".into()),
+            },
         }
     }
     fn verified(&self) -> bool {
@@ -172,4 +177,41 @@ fn the_note_comes_only_for_a_confined_refusal() {
     assert!(refusal_note(false, Some(1), "Permission denied").is_none());
     assert!(refusal_note(true, Some(0), "Permission denied").is_none());
     assert!(refusal_note(true, Some(1), "error: undefined reference").is_none());
+}
+
+#[test]
+fn the_private_view_hides_stores_and_trust_places_and_git_keeps_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dunce::canonicalize(dir.path()).unwrap();
+    let (root, ssh, aws) = (base.join("proj"), base.join(".ssh"), base.join(".aws"));
+    for d in [root.join(".git"), root.join(".vscode"), ssh.clone(), aws.clone()] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(root.join(".mcp.json"), "{}").unwrap();
+    let stores = vec![(ssh.clone(), true), (aws.clone(), false), (base.join("none"), false)];
+    let viewed = Fake {
+        viewed: true,
+        ..working()
+    };
+    let (sandbox, _) = fake_sandbox(SandboxMode::Auto, viewed, Vec::new());
+    let sandbox = sandbox.with_secret_stores(stores.clone());
+    let mut confinement = sandbox.confinement(&[root.clone()], true).unwrap().unwrap();
+    assert_eq!(confinement.scope.hidden, [aws.clone(), ssh.clone()]);
+    assert_eq!(
+        confinement.scope.read_only,
+        [root.join(".git"), root.join(".mcp.json"), root.join(".vscode")]
+    );
+    confinement.owned_by_git();
+    assert_eq!(confinement.scope.hidden, [aws]);
+    assert_eq!(
+        confinement.scope.read_only,
+        [root.join(".mcp.json"), root.join(".vscode")]
+    );
+    // Without a private view nothing is promised.
+    let (plain, _) = fake_sandbox(SandboxMode::Auto, working(), Vec::new());
+    let plain = plain.with_secret_stores(stores);
+    let scope = plain.confinement(&[root], false).unwrap().unwrap().scope;
+    assert!(scope.hidden.is_empty() && scope.read_only.is_empty());
+    assert_eq!(plain.private_view().0, "exposed");
+    assert_eq!(sandbox.private_view(), ("hidden", "fake view".to_string()));
 }
