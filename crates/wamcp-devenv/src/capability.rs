@@ -646,7 +646,7 @@ fn answer(p: &Prepared, out: &wamcp_exec::RunOutput, started: Instant) -> (Value
             p.timeout.as_secs()
         ));
     }
-    if let Some(note) = refusal_note(out.confined, out.exit_code, &stderr_text) {
+    if let Some(note) = refusal_note(&out, &stderr_text) {
         view["note"] = Value::String(note);
     }
     let detail = match (out.timed_out, out.exit_code) {

@@ -156,7 +156,7 @@ pub async fn build_project(
     let mut text = builds
         .history
         .report(&root, &driver_identity(&spec.search, &program), &build);
-    if let Some(note) = refusal_note(out.confined, out.exit_code, &output) {
+    if let Some(note) = refusal_note(&out, &output) {
         text = format!("{}\n{note}\n", text.trim_end());
     }
     if out.timed_out {

@@ -26,6 +26,35 @@ pub struct Launch {
     /// Runs in the child between fork and exec (Unix).
     #[cfg(unix)]
     pub pre_exec: Option<PreExec>,
+    /// Where the listener of the command's own network arrives: its
+    /// traffic then goes through the egress proxy (Linux).
+    #[cfg(unix)]
+    pub egress: Option<std::os::fd::OwnedFd>,
+}
+
+/// The port of the egress proxy inside a command's own network: the
+/// network holds nothing else, so any port would do; this one is unusual
+/// enough not to meet a test server the command starts itself.
+pub const EGRESS_PORT: u16 = 39713;
+
+/// wamcp's egress proxy, as the commands' side sees it.
+pub trait Egress: Send + Sync + fmt::Debug {
+    /// Proxies the connections `listener` accepts (the command's network)
+    /// until the returned run is dropped, never to `closed_ports` (wamcp's
+    /// own listeners) on loopback.
+    fn serve(
+        &self,
+        listener: std::net::TcpListener,
+        closed_ports: Vec<u16>,
+    ) -> io::Result<Box<dyn EgressRun>>;
+    /// The hosts commands may reach, for `get_server_info`.
+    fn hosts(&self) -> Vec<String>;
+}
+
+/// One command's use of the proxy; dropping it stops the proxying.
+pub trait EgressRun: Send {
+    /// The hosts the command tried to reach and was refused, each once.
+    fn refused(&self) -> Vec<String>;
 }
 
 /// A hook that runs in the child between fork and exec: system calls only.
@@ -63,8 +92,10 @@ impl Confiner for OsConfiner {
             let mut scope = scope.clone();
             scope.writable.push(temp.to_path_buf());
             let mut prepared = wamcp_platform::confine::prepare(&scope)?;
+            let egress = prepared.take_egress();
             Ok(Launch {
                 pre_exec: Some(Box::new(move || prepared.enter())),
+                egress,
                 ..Launch::default()
             })
         }
@@ -107,6 +138,9 @@ pub struct Sandbox {
     /// it: hidden from every command where the platform gives it a private
     /// view, and from git all but git's own.
     secret_stores: Vec<(PathBuf, bool)>,
+    /// The proxy every command with the network goes through, where the
+    /// platform gives commands a network of their own.
+    egress: Option<Arc<dyn Egress>>,
 }
 
 /// The ports `serve --http` listens on unless told otherwise: its default,
@@ -176,7 +210,21 @@ impl Sandbox {
             caches_made: OnceLock::new(),
             listeners: Listeners::default(),
             secret_stores: Vec::new(),
+            egress: None,
         }
+    }
+
+    /// Sends the traffic of every command with the network through `egress`.
+    pub fn with_egress(mut self, egress: Arc<dyn Egress>) -> Sandbox {
+        self.egress = Some(egress);
+        self
+    }
+
+    /// The hosts commands with the network may reach, or `None` when their
+    /// traffic is not bounded here (no proxy, or no network of their own).
+    pub fn egress_hosts(&self) -> Option<Vec<String>> {
+        let egress = self.egress.as_ref()?;
+        self.status().private_view.is_ok().then(|| egress.hosts())
     }
 
     /// Hides `stores` (secret stores, resolved or as configured, each with
@@ -296,8 +344,19 @@ impl Sandbox {
             true => existing(&self.secret_stores),
             false => Vec::new(),
         };
+        let egress = self.egress.clone().filter(|_| network && viewed);
+        let ports = if network {
+            self.listeners.ports()
+        } else {
+            Vec::new()
+        };
         Ok(Some(Confinement {
-            git_needs: stores.iter().filter(|(_, git)| *git).map(|(p, _)| p.clone()).collect(),
+            git_needs: stores
+                .iter()
+                .filter(|(_, git)| *git)
+                .map(|(p, _)| p.clone())
+                .collect(),
+            egress: egress.clone().map(|proxy| (proxy, ports.clone())),
             scope: Scope {
                 hidden: stores.into_iter().map(|(p, _)| p).collect(),
                 read_only: if viewed {
@@ -307,11 +366,14 @@ impl Sandbox {
                 },
                 writable,
                 network,
-                closed_ports: if network {
-                    self.listeners.ports()
+                // In a network of its own the command cannot reach wamcp's
+                // listeners at all; the proxy keeps them closed.
+                closed_ports: if egress.is_none() {
+                    ports.clone()
                 } else {
                     Vec::new()
                 },
+                egress_port: egress.is_some().then_some(EGRESS_PORT),
             },
             confiner: self.confiner.clone(),
         }))
@@ -381,6 +443,9 @@ pub struct Confinement {
     pub scope: Scope,
     /// The hidden places git needs to reach a remote (keys, credentials).
     git_needs: Vec<PathBuf>,
+    /// The proxy of its network, when it has the network, with the ports
+    /// it keeps closed.
+    egress: Option<(Arc<dyn Egress>, Vec<u16>)>,
     confiner: Arc<dyn Confiner>,
 }
 
@@ -397,6 +462,16 @@ impl Confinement {
         self.scope.hidden.retain(|p| !self.git_needs.contains(p));
     }
 
+    /// Proxies the command's network, accepted on `listener`, when it has
+    /// the network.
+    pub(crate) fn serve_egress(
+        &self,
+        listener: std::net::TcpListener,
+    ) -> Option<io::Result<Box<dyn EgressRun>>> {
+        let (proxy, closed) = self.egress.as_ref()?;
+        Some(proxy.serve(listener, closed.clone()))
+    }
+
     /// Prepares the launch with `temp` (the command's own temp directory)
     /// writable too.
     pub(crate) fn launch(&self, temp: &Path) -> io::Result<Launch> {
@@ -404,9 +479,28 @@ impl Confinement {
     }
 }
 
+/// The lines added to a confined command's output: the hosts the egress
+/// proxy refused, and, for a failed command, where writes go when its
+/// output reads like the system refused one.
+pub fn refusal_note(out: &crate::RunOutput, output: &str) -> Option<String> {
+    let egress = (!out.refused_hosts.is_empty()).then(|| {
+        format!(
+            "[wamcp] The command's connection to {} was refused: commands reach only the hosts this \
+             project uses (get_server_info's command_hosts). If it needs one, the user can add it to \
+             WAMCP_COMMAND_HOSTS.",
+            out.refused_hosts.join(", ")
+        )
+    });
+    let writes = write_refusal_note(out.confined, out.exit_code, output);
+    match (egress, writes) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    }
+}
+
 /// The line added to a failed confined command's output when it reads
 /// like the system refused a write (or a connection).
-pub fn refusal_note(confined: bool, exit_code: Option<i32>, output: &str) -> Option<String> {
+fn write_refusal_note(confined: bool, exit_code: Option<i32>, output: &str) -> Option<String> {
     (confined && wamcp_policy::command::sandbox::looks_refused(exit_code, output)).then(|| {
         "[wamcp] Commands run confined: they write only inside the writable roots, their own temp directory \
          and the caches in get_server_info's command_writable, and reach the network only when their rule \

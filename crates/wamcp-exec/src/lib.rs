@@ -128,6 +128,8 @@ pub struct RunOutput {
     pub elapsed: Duration,
     /// Whether the OS layer confined the run.
     pub confined: bool,
+    /// Hosts the egress proxy refused the command.
+    pub refused_hosts: Vec<String>,
 }
 
 /// Starts `spec` and waits for it, killing the tree at the timeout.
@@ -148,13 +150,28 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         _ => confine::Launch::default(),
     };
     let (program, args) = argv(spec, launch.wrapper)?;
-    let command = command(spec, &program, &args, temp.as_ref().map(|t| t.path()));
     #[cfg(unix)]
-    let confine = launch.pre_exec;
+    let (confine, channel) = (launch.pre_exec, launch.egress);
     #[cfg(windows)]
-    let confine = None;
+    let (confine, channel) = (None, None::<()>);
+    let proxied = channel.is_some();
+    let command = command(
+        spec,
+        &program,
+        &args,
+        temp.as_ref().map(|t| t.path()),
+        proxied,
+    );
     let started = Instant::now();
     let mut child = tree::Tree::spawn(command, confine)?;
+    let egress = match (channel, &spec.confinement) {
+        #[cfg(target_os = "linux")]
+        (Some(channel), Some(confinement)) => {
+            let listener = wamcp_platform::confine::receive_listener(&channel)?;
+            confinement.serve_egress(listener).transpose()?
+        }
+        _ => None,
+    };
     let (keep_head, keep_tail) = (spec.keep_head, spec.keep_tail);
     let (out_state, err_state) = (
         Arc::new(Mutex::new(Ring::new(keep_head, keep_tail))),
@@ -175,6 +192,7 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
         stderr,
         elapsed: started.elapsed(),
         confined: spec.confinement.is_some(),
+        refused_hosts: egress.map(|run| run.refused()).unwrap_or_default(),
     })
 }
 
@@ -213,6 +231,7 @@ fn command(
     program: &str,
     args: &[String],
     temp: Option<&std::path::Path>,
+    proxied: bool,
 ) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(program);
     command
@@ -239,7 +258,34 @@ fn command(
             command.env(name, temp);
         }
     }
+    if proxied {
+        proxy_environment(&mut command);
+    }
     command
+}
+
+/// Points every HTTP client the toolchains use at the egress proxy in the
+/// command's own network: there is no other way out of it, so a client
+/// that ignores these simply cannot connect.
+fn proxy_environment(command: &mut tokio::process::Command) {
+    let proxy = format!("http://127.0.0.1:{}", confine::EGRESS_PORT);
+    for name in [
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "npm_config_proxy",
+        "npm_config_https_proxy",
+        "CARGO_HTTP_PROXY",
+        "PIP_PROXY",
+    ] {
+        command.env(name, &proxy);
+    }
+    for name in ["no_proxy", "NO_PROXY", "npm_config_noproxy"] {
+        command.env_remove(name);
+    }
 }
 
 /// What a stream's reader kept, once the run is over. A grandchild that

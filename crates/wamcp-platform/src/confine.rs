@@ -13,7 +13,7 @@ mod linux;
 pub mod windows;
 
 #[cfg(target_os = "linux")]
-pub use linux::{Prepared, command_filter_count, prepare};
+pub use linux::{Prepared, command_filter_count, prepare, receive_listener};
 
 /// What a confined command may do besides reading and executing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -32,6 +32,10 @@ pub struct Scope {
     /// Places inside the writable set it may read but not change (trust
     /// folders). Resolved and existing.
     pub read_only: Vec<PathBuf>,
+    /// With the network: reach the outside only through wamcp's egress
+    /// proxy, which the command finds at 127.0.0.1 on this port of a
+    /// network of its own (where the platform gives it one).
+    pub egress_port: Option<u16>,
 }
 
 /// What this machine can enforce.

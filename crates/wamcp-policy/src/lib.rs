@@ -11,6 +11,7 @@
 pub mod command;
 pub mod desktop;
 pub mod devenv;
+pub mod egress;
 pub mod error;
 pub mod grants;
 pub mod groups;

@@ -11,6 +11,7 @@ pub mod charset;
 pub mod client;
 pub mod css;
 pub mod download;
+pub mod egress;
 pub mod extract;
 pub mod fence;
 pub mod fetch_raw;

@@ -76,6 +76,9 @@ pub struct ServerContext {
     /// Where credentials live: refused to the reading tools, hidden from
     /// confined commands. [`ServerContext::secrets`] adds the roots.
     secret_stores: wamcp_fs::Secrets,
+    /// The hosts commands with the network may reach; the hosts of each
+    /// client root's remotes join when the root is taken.
+    egress_hosts: wamcp_web::egress::EgressHosts,
 }
 
 /// What start-up read before building the context.
@@ -156,6 +159,13 @@ impl ServerContext {
         );
         let secret_stores =
             wamcp_fs::Secrets::new(stores.into_iter().map(|s| (PathBuf::from(s.path), s.what)));
+        let egress_hosts = crate::egress::hosts(&settings.command_hosts);
+        for root in places.writable_roots() {
+            egress_hosts.add(crate::egress::root_remote_hosts(&root));
+        }
+        let sandbox = sandbox.with_egress(std::sync::Arc::new(crate::egress::CommandEgress(
+            wamcp_web::egress::EgressProxy::new(egress_hosts.clone()),
+        )));
         let audit = places.data_dir.clone().map(AuditLog::new);
         let undo = crate::undo::Undo::open(places.data_dir.as_deref(), &settings, |dir| {
             places.writable_place_overlapping(dir)
@@ -183,6 +193,7 @@ impl ServerContext {
             session: Session::default(),
             undo,
             secret_stores,
+            egress_hosts,
         }
     }
 
@@ -217,6 +228,10 @@ impl ServerContext {
     /// roots become writable.
     pub fn set_client_roots(&self, uris: &[String]) {
         let judged = self.places.judge_client_roots(uris);
+        for root in &judged.accepted {
+            self.egress_hosts
+                .add(crate::egress::root_remote_hosts(root));
+        }
         self.places.store_client_roots(judged);
     }
 

@@ -10,6 +10,7 @@ pub mod command_approvals;
 pub mod config;
 pub mod consent;
 pub mod context;
+pub mod egress;
 pub mod emit;
 pub mod hook;
 pub mod host_approvals;

@@ -40,6 +40,7 @@ pub const COMMAND_RULES: &str = "WAMCP_COMMAND_RULES";
 pub const COMMAND_SANDBOX: &str = "WAMCP_COMMAND_SANDBOX";
 pub const COMMAND_WRITABLE: &str = "WAMCP_COMMAND_WRITABLE";
 pub const SECRET_PATHS: &str = "WAMCP_SECRET_PATHS";
+pub const COMMAND_HOSTS: &str = "WAMCP_COMMAND_HOSTS";
 pub const SEARCH_BUDGET: &str = "WAMCP_SEARCH_BUDGET_SECONDS";
 pub const CAPABILITIES_FILE: &str = "WAMCP_CAPABILITIES_FILE";
 pub const DATA_DIR: &str = "WAMCP_DATA_DIR";
@@ -214,6 +215,14 @@ pub const SETTINGS: &[Setting] = &[
          The word default stands for the defaults, none for no cache, ~ for the home directory. An entry \
          that overlaps the home directory itself, PATH, shell start-up files or tool configuration is \
          refused and listed in setting_warnings.",
+    ),
+    setting(
+        COMMAND_HOSTS,
+        Kind::List(&[',', ';', ' ']),
+        "none: the package registries, GitHub and GitLab, and the hosts of the project's git remotes",
+        "More hosts confined commands with the network may reach, separated by commas, semicolons or \
+         spaces; exact names or IP addresses. Everything else their traffic asks for is refused by \
+         wamcp's egress proxy (Linux).",
     ),
     setting(
         SECRET_PATHS,

@@ -122,7 +122,7 @@ async fn launch(
 fn body(step: &Planned, out: &RunOutput) -> (String, bool) {
     let stdout = out.stdout.render();
     let stderr = out.stderr.render();
-    let note = refusal_note(out.confined, out.exit_code, &stderr)
+    let note = refusal_note(out, &stderr)
         .map(|n| format!("{n}\n"))
         .unwrap_or_default();
     if step.filters.is_empty() && step.stderr == Stderr::Keep {

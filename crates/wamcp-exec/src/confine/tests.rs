@@ -173,10 +173,12 @@ async fn each_run_gets_its_own_temp_directory() {
 
 #[test]
 fn the_note_comes_only_for_a_confined_refusal() {
-    assert!(refusal_note(true, Some(1), "touch: cannot touch '/x': Permission denied").is_some());
-    assert!(refusal_note(false, Some(1), "Permission denied").is_none());
-    assert!(refusal_note(true, Some(0), "Permission denied").is_none());
-    assert!(refusal_note(true, Some(1), "error: undefined reference").is_none());
+    assert!(
+        write_refusal_note(true, Some(1), "touch: cannot touch '/x': Permission denied").is_some()
+    );
+    assert!(write_refusal_note(false, Some(1), "Permission denied").is_none());
+    assert!(write_refusal_note(true, Some(0), "Permission denied").is_none());
+    assert!(write_refusal_note(true, Some(1), "error: undefined reference").is_none());
 }
 
 #[test]
@@ -184,11 +186,20 @@ fn the_private_view_hides_stores_and_trust_places_and_git_keeps_its_own() {
     let dir = tempfile::tempdir().unwrap();
     let base = dunce::canonicalize(dir.path()).unwrap();
     let (root, ssh, aws) = (base.join("proj"), base.join(".ssh"), base.join(".aws"));
-    for d in [root.join(".git"), root.join(".vscode"), ssh.clone(), aws.clone()] {
+    for d in [
+        root.join(".git"),
+        root.join(".vscode"),
+        ssh.clone(),
+        aws.clone(),
+    ] {
         std::fs::create_dir_all(d).unwrap();
     }
     std::fs::write(root.join(".mcp.json"), "{}").unwrap();
-    let stores = vec![(ssh.clone(), true), (aws.clone(), false), (base.join("none"), false)];
+    let stores = vec![
+        (ssh.clone(), true),
+        (aws.clone(), false),
+        (base.join("none"), false),
+    ];
     let viewed = Fake {
         viewed: true,
         ..working()
@@ -199,7 +210,11 @@ fn the_private_view_hides_stores_and_trust_places_and_git_keeps_its_own() {
     assert_eq!(confinement.scope.hidden, [aws.clone(), ssh.clone()]);
     assert_eq!(
         confinement.scope.read_only,
-        [root.join(".git"), root.join(".mcp.json"), root.join(".vscode")]
+        [
+            root.join(".git"),
+            root.join(".mcp.json"),
+            root.join(".vscode")
+        ]
     );
     confinement.owned_by_git();
     assert_eq!(confinement.scope.hidden, [aws]);

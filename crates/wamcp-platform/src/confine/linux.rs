@@ -122,7 +122,11 @@ pub struct Prepared {
     filters: Vec<&'static BpfProgram>,
     /// The command's private view, where the system allows one.
     mounts: Option<namespace::Mounts>,
+    /// Where its network's listener arrives, when it has a network of its own.
+    egress: Option<OwnedFd>,
 }
+
+pub use namespace::receive_listener;
 
 /// Builds the Landlock ruleset (opening each writable path) and the seccomp
 /// filters: the metadata ones always, the network one for a command
@@ -141,16 +145,22 @@ pub fn prepare(scope: &Scope) -> io::Result<Prepared> {
     } else {
         None
     };
-    let wants_view = !scope.hidden.is_empty() || !scope.read_only.is_empty();
-    let mounts = match wants_view && namespace::probe().is_ok() {
-        true => Some(namespace::Mounts::new(&scope.hidden, &scope.read_only)?),
-        false => None,
+    let proxy = scope.egress_port.filter(|_| scope.network);
+    let wants_view = !scope.hidden.is_empty() || !scope.read_only.is_empty() || proxy.is_some();
+    let (mounts, egress) = match wants_view && namespace::probe().is_ok() {
+        true => {
+            let (mounts, egress) =
+                namespace::Mounts::with_network(&scope.hidden, &scope.read_only, proxy)?;
+            (Some(mounts), egress)
+        }
+        false => (None, None),
     };
     Ok(Prepared {
         ruleset: Some(ruleset),
         closed_ports,
         filters,
         mounts,
+        egress,
     })
 }
 
@@ -544,6 +554,12 @@ fn filter(rules: Rules, errno: i32) -> Result<BpfProgram, seccompiler::BackendEr
 }
 
 impl Prepared {
+    /// The parent's end of the channel the command's network listener
+    /// arrives on ([`receive_listener`]), when it has a network of its own.
+    pub fn take_egress(&mut self) -> Option<OwnedFd> {
+        self.egress.take()
+    }
+
     /// Applies the ruleset and the filter to the calling process. Meant for
     /// the child between fork and exec (`pre_exec`): no allocation, three
     /// system calls.

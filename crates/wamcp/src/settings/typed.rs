@@ -38,6 +38,8 @@ pub struct Settings {
     pub workspace_from_cwd: Adopt,
     /// Hosts added to the documentation allowlist.
     pub extra_doc_hosts: Vec<String>,
+    /// `WAMCP_COMMAND_HOSTS`, normalised.
+    pub command_hosts: Vec<String>,
     /// Files as written; relative ones are taken from the working directory.
     pub allowed_hosts_file: Option<PathBuf>,
     pub command_rules: Option<PathBuf>,
@@ -68,16 +70,8 @@ impl Settings {
             resolution,
             warnings: Vec::new(),
         };
-        let mut extra_doc_hosts = Vec::new();
-        if let Some(raw) = r.text(EXTRA_DOC_HOSTS) {
-            let (hosts, errors) = parse_host_list(raw);
-            extra_doc_hosts = hosts;
-            r.warnings.extend(
-                errors
-                    .into_iter()
-                    .map(|e| format!("{EXTRA_DOC_HOSTS}: {e}")),
-            );
-        }
+        let extra_doc_hosts = r.hosts(EXTRA_DOC_HOSTS);
+        let command_hosts = r.hosts(COMMAND_HOSTS);
         Settings {
             tools: r.text(TOOLS).map(String::from),
             web_research: r.switch(WEB_RESEARCH),
@@ -87,6 +81,7 @@ impl Settings {
             download_root: r.absolute(DOWNLOAD_ROOT),
             workspace_from_cwd: r.adopt(WORKSPACE_FROM_CWD),
             extra_doc_hosts,
+            command_hosts,
             allowed_hosts_file: r.text(ALLOWED_HOSTS_FILE).map(PathBuf::from),
             command_rules: r.text(COMMAND_RULES).map(PathBuf::from),
             capabilities_file: r.text(CAPABILITIES_FILE).map(PathBuf::from),
@@ -125,6 +120,17 @@ struct Reader<'a> {
 impl<'a> Reader<'a> {
     fn text(&self, name: &str) -> Option<&'a str> {
         self.resolution.get(name)
+    }
+
+    /// A host list; each entry that is not a host name is a warning.
+    fn hosts(&mut self, name: &str) -> Vec<String> {
+        let Some(raw) = self.text(name) else {
+            return Vec::new();
+        };
+        let (hosts, errors) = parse_host_list(raw);
+        self.warnings
+            .extend(errors.into_iter().map(|e| format!("{name}: {e}")));
+        hosts
     }
 
     fn kind(name: &str) -> Option<Kind> {

@@ -202,6 +202,7 @@ fn confinement(ctx: &ServerContext) -> Map<String, Value> {
         "command_writable": ctx.sandbox.caches().entries,
         "command_writable_system": SYSTEM_WRITABLE,
         "secret_stores": secret_stores(ctx),
+        "command_hosts": ctx.sandbox.egress_hosts(),
         "capabilities_file": ctx.places.capabilities_file.as_ref().map(|p| p.display().to_string()),
         "capabilities_errors": ctx.catalog().errors,
         "audit_log_dir": ctx.services.audit.as_ref().map(|a| a.dir().display().to_string()),

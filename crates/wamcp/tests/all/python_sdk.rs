@@ -668,13 +668,13 @@ fn client_roots_become_writable_and_follow_list_changes() {
 
 /// A bare repository served over git's smart HTTP on loopback; killed on
 /// drop.
-struct GitServer {
+pub(crate) struct GitServer {
     child: std::process::Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl GitServer {
-    fn start(python: &str, root: &std::path::Path) -> GitServer {
+    pub(crate) fn start(python: &str, root: &std::path::Path) -> GitServer {
         use std::io::BufRead;
         let script = format!("{}/tests/python/git_http.py", env!("CARGO_MANIFEST_DIR"));
         let mut child = std::process::Command::new(python)

@@ -13,6 +13,7 @@
 
 use std::ffi::CString;
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -22,6 +23,19 @@ pub struct Mounts {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     steps: Vec<Step>,
+    /// A network of the command's own, when its traffic goes through
+    /// wamcp's egress proxy.
+    network: Option<Network>,
+}
+
+/// A network namespace with only loopback, where 127.0.0.1:`port` is a
+/// listener the child hands to wamcp over `channel` before it runs the
+/// program: every connection the command makes to the outside goes to
+/// wamcp, which decides where it may go. No route leads anywhere else, and
+/// no name resolves (there is no DNS server in it).
+struct Network {
+    channel: OwnedFd,
+    port: u16,
 }
 
 enum Step {
@@ -38,6 +52,16 @@ impl Mounts {
     /// Mounts that hide each of `hidden` and make each of `read_only`
     /// read-only. Paths must be resolved and exist.
     pub fn new(hidden: &[impl AsRef<Path>], read_only: &[impl AsRef<Path>]) -> io::Result<Mounts> {
+        Mounts::with_network(hidden, read_only, None).map(|(mounts, _)| mounts)
+    }
+
+    /// [`Mounts::new`], and with `proxy_port` a network of the command's
+    /// own whose listener on that port reaches the returned channel.
+    pub fn with_network(
+        hidden: &[impl AsRef<Path>],
+        read_only: &[impl AsRef<Path>],
+        proxy_port: Option<u16>,
+    ) -> io::Result<(Mounts, Option<OwnedFd>)> {
         // Read-only binds first: a hidden place is then mounted over
         // whatever view it has.
         let mut steps = Vec::new();
@@ -55,18 +79,31 @@ impl Mounts {
         }
         // SAFETY: no arguments; these cannot fail.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-        Ok(Mounts {
+        let (network, parent) = match proxy_port {
+            Some(port) => {
+                let (parent, channel) = seqpacket_pair()?;
+                (Some(Network { channel, port }), Some(parent))
+            }
+            None => (None, None),
+        };
+        let mounts = Mounts {
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
             steps,
-        })
+            network,
+        };
+        Ok((mounts, parent))
     }
 
     /// Enters a new user and mount namespace and makes the mounts. For the
     /// child between fork and exec: system calls only, errors as errno.
     pub fn enter(&self) -> io::Result<()> {
+        let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
+        if self.network.is_some() {
+            flags |= libc::CLONE_NEWNET;
+        }
         // SAFETY: flags only.
-        if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
+        if unsafe { libc::unshare(flags) } != 0 {
             return Err(io::Error::last_os_error());
         }
         // The same user and group inside as outside: files keep their owner.
@@ -101,8 +138,186 @@ impl Mounts {
                 }
             }
         }
+        if let Some(network) = &self.network {
+            network.hand_over()?;
+        }
         Ok(())
     }
+}
+
+impl Network {
+    /// Brings loopback up, listens on 127.0.0.1:`port` and sends the
+    /// listener to wamcp. System calls only.
+    fn hand_over(&self) -> io::Result<()> {
+        loopback_up()?;
+        // SAFETY: plain socket creation; the descriptor is closed below.
+        let listener =
+            unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+        if listener < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `sockaddr_in` is plain integers; all zeroes is valid.
+        let mut address: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+        address.sin_family = libc::AF_INET as libc::sa_family_t;
+        address.sin_port = self.port.to_be();
+        address.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+        let size = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        // SAFETY: `address` is a valid `sockaddr_in` of `size` bytes and
+        // `listener` an open socket.
+        let done = unsafe {
+            libc::bind(
+                listener,
+                (&address as *const libc::sockaddr_in).cast(),
+                size,
+            ) == 0
+                && libc::listen(listener, 128) == 0
+        };
+        let sent = done && send_descriptor(self.channel.as_raw_fd(), listener);
+        let error = io::Error::last_os_error();
+        // SAFETY: closes the socket made above; wamcp has its own copy.
+        unsafe { libc::close(listener) };
+        match sent {
+            true => Ok(()),
+            false => Err(error),
+        }
+    }
+}
+
+/// Sets `lo` up in the current network namespace.
+fn loopback_up() -> io::Result<()> {
+    // SAFETY: plain socket creation; closed below.
+    let socket = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if socket < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `ifreq` is plain integers and a union of them; zeroes are valid.
+    let mut request: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
+        *slot = *byte as libc::c_char;
+    }
+    // SAFETY: `request` is a valid `ifreq` naming `lo`; the kernel reads and
+    // writes only that structure.
+    let done = unsafe {
+        libc::ioctl(socket, libc::SIOCGIFFLAGS, &mut request) == 0 && {
+            request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            libc::ioctl(socket, libc::SIOCSIFFLAGS, &request) == 0
+        }
+    };
+    let error = io::Error::last_os_error();
+    // SAFETY: closes the socket made above.
+    unsafe { libc::close(socket) };
+    match done {
+        true => Ok(()),
+        false => Err(error),
+    }
+}
+
+/// Sends `fd` over the connected Unix socket `channel`; no allocation.
+fn send_descriptor(channel: libc::c_int, fd: libc::c_int) -> bool {
+    // Room for one descriptor's control message, aligned for `cmsghdr`.
+    #[repr(C, align(8))]
+    struct Control([u8; 64]);
+    let mut control = Control([0; 64]);
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // SAFETY: `msghdr` is plain integers and pointers; zeroes are valid.
+    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
+    message.msg_iov = &mut iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control.0.as_mut_ptr().cast();
+    // SAFETY: CMSG_SPACE only computes a size.
+    message.msg_controllen =
+        unsafe { libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) } as _;
+    // SAFETY: `message` points at `control`, which is large enough for one
+    // header and one descriptor; the macros only compute addresses in it.
+    unsafe {
+        let header = libc::CMSG_FIRSTHDR(&message);
+        (*header).cmsg_level = libc::SOL_SOCKET;
+        (*header).cmsg_type = libc::SCM_RIGHTS;
+        (*header).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(header).cast::<libc::c_int>(), fd);
+        libc::sendmsg(channel, &message, libc::MSG_NOSIGNAL) == 1
+    }
+}
+
+/// A connected pair of Unix sequenced-packet sockets, closed at exec.
+fn seqpacket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors the call returns.
+    let made = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if made != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just returned by the kernel and are
+    // owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Waits up to five seconds for the listener a child sent over `channel`
+/// (it sends before it runs the program, so it is there once the program
+/// started) and takes it.
+pub fn receive_listener(channel: &OwnedFd) -> io::Result<std::net::TcpListener> {
+    let mut poll = libc::pollfd {
+        fd: channel.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid `pollfd`.
+    if unsafe { libc::poll(&mut poll, 1, 5000) } != 1 {
+        return Err(io::Error::other(
+            "the command did not hand over its network",
+        ));
+    }
+    #[repr(C, align(8))]
+    struct Control([u8; 64]);
+    let mut control = Control([0; 64]);
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // SAFETY: zeroes are a valid `msghdr`.
+    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
+    message.msg_iov = &mut iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control.0.as_mut_ptr().cast();
+    message.msg_controllen = control.0.len() as _;
+    // SAFETY: `message` points at buffers that outlive the call.
+    let received =
+        unsafe { libc::recvmsg(channel.as_raw_fd(), &mut message, libc::MSG_CMSG_CLOEXEC) };
+    if received != 1 {
+        return Err(io::Error::other(
+            "the command's network came without a listener",
+        ));
+    }
+    // SAFETY: the kernel filled `control`; the macros walk inside it.
+    let fd = unsafe {
+        let header = libc::CMSG_FIRSTHDR(&message);
+        if header.is_null()
+            || (*header).cmsg_level != libc::SOL_SOCKET
+            || (*header).cmsg_type != libc::SCM_RIGHTS
+        {
+            return Err(io::Error::other(
+                "the command's network came without a listener",
+            ));
+        }
+        std::ptr::read_unaligned(libc::CMSG_DATA(header).cast::<libc::c_int>())
+    };
+    // SAFETY: SCM_RIGHTS gave this process a new descriptor it owns alone.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let listener = std::net::TcpListener::from(owned);
+    listener.set_nonblocking(true)?;
+    Ok(listener)
 }
 
 /// Whether this machine lets an unprivileged process make the namespace

@@ -1,0 +1,311 @@
+//! Where a command with the network may connect: the hosts the project
+//! uses, and nothing else.
+//!
+//! A command granted the network reaches the outside only through wamcp's
+//! egress proxy; these are the proxy's decisions. The hosts are the
+//! registries of the ecosystems the grammars know, the hosts of the git
+//! remotes the project had when wamcp first saw it (a remote the agent adds
+//! later is not one of them), and the ones the user lists.
+
+use crate::hosts::normalize_host;
+
+/// Package registries and the forges that serve git and releases.
+pub const REGISTRY_HOSTS: &[&str] = &[
+    "crates.io",
+    "index.crates.io",
+    "static.crates.io",
+    "static.rust-lang.org",
+    "pypi.org",
+    "files.pythonhosted.org",
+    "registry.npmjs.org",
+    "registry.yarnpkg.com",
+    "api.nuget.org",
+    "globalcdn.nuget.org",
+    "github.com",
+    "api.github.com",
+    "codeload.github.com",
+    "objects.githubusercontent.com",
+    "raw.githubusercontent.com",
+    "release-assets.githubusercontent.com",
+    "gitlab.com",
+];
+
+/// The host a git remote URL names: `https://host/...`, `ssh://user@host:22/...`
+/// and scp-like `user@host:path`. `None` for local paths and `file:` URLs.
+pub fn host_of_git_url(url: &str) -> Option<String> {
+    let url = url.trim();
+    let authority = match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let scheme = scheme.to_ascii_lowercase();
+            if scheme == "file"
+                || !scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            {
+                return None;
+            }
+            rest.split(['/', '?', '#']).next()?
+        }
+        None => {
+            // scp-like: a colon before any slash, and not a drive letter.
+            let (before, _) = url.split_once(':')?;
+            if before.contains('/') || before.len() < 2 {
+                return None;
+            }
+            before
+        }
+    };
+    let host_port = authority.rsplit('@').next()?;
+    let host = match host_port.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next()?,
+        None => host_port.split(':').next()?,
+    };
+    normalize_host(host).ok()
+}
+
+/// The hosts of the remotes (`url` and `pushurl`) a repository's
+/// `.git/config` names, in order, each once.
+pub fn remote_hosts(config: &str) -> Vec<String> {
+    let mut hosts: Vec<String> = Vec::new();
+    let mut in_remote = false;
+    for line in config.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_remote = line.to_ascii_lowercase().starts_with("[remote ");
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let key = key.trim().to_ascii_lowercase();
+        if in_remote && (key == "url" || key == "pushurl") {
+            let value = value.trim().trim_matches('"');
+            if let Some(host) = host_of_git_url(value)
+                && !hosts.contains(&host)
+            {
+                hosts.push(host);
+            }
+        }
+    }
+    hosts
+}
+
+/// What a client asked the proxy for.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ProxyRequest {
+    /// The host, lower-case, without brackets.
+    pub host: String,
+    /// The port (80 when an http:// URL leaves it out).
+    pub port: u16,
+    /// `CONNECT`: a tunnel. Otherwise a plain HTTP request, whose head
+    /// [`ProxyRequest::origin_head`] holds rewritten for the server.
+    pub tunnel: bool,
+    /// For plain HTTP: the request head in origin form, the proxy's own
+    /// headers dropped and `Connection: close` set (one request per
+    /// connection, so a second request cannot name another host).
+    pub origin_head: Option<String>,
+}
+
+/// Reads a request head (up to the blank line) sent to the proxy: a
+/// `CONNECT host:port` or an absolute-form `http://` request.
+pub fn parse_request(head: &str) -> Result<ProxyRequest, String> {
+    let mut lines = head.split("\r\n");
+    let first = lines.next().unwrap_or("");
+    let mut parts = first.split(' ');
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(format!("'{first}' is not an HTTP request line"));
+    };
+    if !version.starts_with("HTTP/1.") {
+        return Err(format!("{version} is not HTTP/1.x"));
+    }
+    if method.eq_ignore_ascii_case("CONNECT") {
+        let (host, port) = split_authority(target, None)?;
+        return Ok(ProxyRequest {
+            host,
+            port,
+            tunnel: true,
+            origin_head: None,
+        });
+    }
+    let Some(rest) = target
+        .get(..7)
+        .filter(|s| s.eq_ignore_ascii_case("http://"))
+        .map(|_| &target[7..])
+    else {
+        return Err(format!(
+            "'{target}' is not an absolute http:// URL (HTTPS goes through CONNECT)"
+        ));
+    };
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let (host, port) = split_authority(authority, Some(80))?;
+    let path = if path.starts_with('?') {
+        format!("/{path}")
+    } else {
+        path.to_string()
+    };
+    let mut out = format!("{method} {path} {version}\r\n");
+    for line in lines.filter(|l| !l.is_empty()) {
+        let name = line
+            .split(':')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        if name.starts_with("proxy-") || name == "connection" || name == "keep-alive" {
+            continue;
+        }
+        out.push_str(line);
+        out.push_str("\r\n");
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    Ok(ProxyRequest {
+        host,
+        port,
+        tunnel: false,
+        origin_head: Some(out),
+    })
+}
+
+/// `host:port` (or `[v6]:port`), with `default` when the port is left out.
+fn split_authority(authority: &str, default: Option<u16>) -> Result<(String, u16), String> {
+    if authority.contains('@') {
+        return Err("credentials in a proxy target are refused".into());
+    }
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (host, after) = v6.split_once(']').ok_or("an unclosed [ in the host")?;
+            (host, after.strip_prefix(':'))
+        }
+        None => match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
+    };
+    let port = match (port, default) {
+        (Some(p), _) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|p| *p != 0)
+            .ok_or_else(|| format!("'{p}' is not a port"))?,
+        (None, Some(d)) => d,
+        (None, None) => return Err(format!("'{authority}' names no port")),
+    };
+    let host = match host.parse::<std::net::Ipv6Addr>() {
+        Ok(v6) => v6.to_string(),
+        Err(_) => normalize_host(host)?,
+    };
+    Ok((host, port))
+}
+
+/// Whether `host` is one of `allowed` (exact names, compared without case).
+pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    allowed.iter().any(|a| a.eq_ignore_ascii_case(host))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_urls_name_their_hosts() {
+        let cases = [
+            ("https://github.com/o/r.git", Some("github.com")),
+            ("https://user:tok@GitLab.com:8443/o/r", Some("gitlab.com")),
+            ("ssh://git@example.org:2222/r.git", Some("example.org")),
+            ("git@github.com:o/r.git", Some("github.com")),
+            ("git://[::1]/r", None),
+            ("http://127.0.0.1:8080/r.git", Some("127.0.0.1")),
+            ("file:///srv/r.git", None),
+            ("/srv/r.git", None),
+            ("../r.git", None),
+            ("C:\\repos\\r.git", None),
+            ("C:/repos/r.git", None),
+        ];
+        for (url, host) in cases {
+            assert_eq!(host_of_git_url(url).as_deref(), host, "{url}");
+        }
+    }
+
+    #[test]
+    fn remote_hosts_come_from_remote_sections_only() {
+        let config = "[core]\n\turl = https://not-a-remote.example/\n[remote \"origin\"]\n\turl = \
+                      git@github.com:o/r.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[remote \
+                      \"mirror\"]\n\tpushurl = https://mirror.example.org/r\n\turl = \
+                      https://github.com/o/r\n[branch \"main\"]\n\tremote = origin\n";
+        assert_eq!(remote_hosts(config), ["github.com", "mirror.example.org"]);
+    }
+
+    #[test]
+    fn connect_and_absolute_requests_parse() {
+        let connect =
+            parse_request("CONNECT github.com:443 HTTP/1.1\r\nHost: github.com:443\r\n\r\n");
+        assert_eq!(
+            connect,
+            Ok(ProxyRequest {
+                host: "github.com".into(),
+                port: 443,
+                tunnel: true,
+                origin_head: None
+            })
+        );
+        let plain = parse_request(
+            "GET http://127.0.0.1:8080/r.git/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: \
+             127.0.0.1:8080\r\nProxy-Connection: Keep-Alive\r\nConnection: keep-alive\r\nUser-Agent: git\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (plain.host.as_str(), plain.port, plain.tunnel),
+            ("127.0.0.1", 8080, false)
+        );
+        assert_eq!(
+            plain.origin_head.unwrap(),
+            "GET /r.git/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: \
+             git\r\nConnection: close\r\n\r\n"
+        );
+        let bare = parse_request("GET http://example.org HTTP/1.0\r\n\r\n").unwrap();
+        assert_eq!(bare.port, 80);
+        assert!(bare.origin_head.unwrap().starts_with("GET / HTTP/1.0\r\n"));
+        let v6 = parse_request("CONNECT [::1]:22 HTTP/1.1\r\n\r\n").unwrap();
+        assert_eq!((v6.host.as_str(), v6.port), ("::1", 22));
+    }
+
+    #[test]
+    fn malformed_or_sneaky_requests_are_refused() {
+        for head in [
+            "",
+            "GET /relative HTTP/1.1\r\n\r\n",
+            "GET https://github.com/ HTTP/1.1\r\n\r\n",
+            "CONNECT github.com HTTP/1.1\r\n\r\n",
+            "CONNECT github.com:0 HTTP/1.1\r\n\r\n",
+            "CONNECT github.com:99999 HTTP/1.1\r\n\r\n",
+            "CONNECT user@evil.example:443 HTTP/1.1\r\n\r\n",
+            "GET http://github.com@evil.example/ HTTP/1.1\r\n\r\n",
+            "CONNECT evil example:443 HTTP/1.1\r\n\r\n",
+            "CONNECT [::1:22 HTTP/1.1\r\n\r\n",
+            "CONNECT a.b:443 SPDY/3\r\n\r\n",
+            "GET http://exa_mple.org/ HTTP/1.1\r\n\r\n",
+        ] {
+            assert!(parse_request(head).is_err(), "{head:?}");
+        }
+    }
+
+    #[test]
+    fn only_listed_hosts_are_allowed() {
+        let allowed = vec!["github.com".to_string(), "127.0.0.1".to_string()];
+        assert!(host_allowed("GitHub.com", &allowed));
+        assert!(host_allowed("127.0.0.1", &allowed));
+        for refused in [
+            "evil.example",
+            "github.com.evil.example",
+            "api.github.com",
+            "127.0.0.2",
+        ] {
+            assert!(!host_allowed(refused, &allowed), "{refused}");
+        }
+    }
+}

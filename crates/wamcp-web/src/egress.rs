@@ -1,0 +1,219 @@
+//! The egress proxy: the one way out of a command's own network.
+//!
+//! A command granted the network runs in a network namespace whose only
+//! reachable address is a listener wamcp holds. What connects there speaks
+//! HTTP proxy (`CONNECT host:port`, or a plain `http://` request); the
+//! proxy connects on its behalf only to the hosts the project uses, and
+//! answers everything else with a 403 that names the host. Names are
+//! resolved here, once, and the connection goes to the address resolved:
+//! the command itself has no DNS, so a name cannot carry data out either.
+
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::task::JoinSet;
+use wamcp_policy::egress::{ProxyRequest, host_allowed, parse_request};
+
+/// The largest request head the proxy reads.
+const MAX_HEAD: usize = 16 * 1024;
+/// How long a client may take to send its request head.
+const HEAD_TIME: Duration = Duration::from_secs(30);
+/// How long connecting to a host may take.
+const CONNECT_TIME: Duration = Duration::from_secs(20);
+
+/// The hosts commands may reach; shared, because the project's remotes
+/// are added when a root is first seen.
+#[derive(Clone, Debug, Default)]
+pub struct EgressHosts(Arc<RwLock<Vec<String>>>);
+
+impl EgressHosts {
+    /// Adds `hosts` (normalised host names), each once.
+    pub fn add(&self, hosts: impl IntoIterator<Item = String>) {
+        let mut list = self.0.write().unwrap_or_else(|e| e.into_inner());
+        for host in hosts {
+            if !list.iter().any(|h| h.eq_ignore_ascii_case(&host)) {
+                list.push(host);
+            }
+        }
+    }
+
+    /// The hosts, in the order they were added.
+    pub fn list(&self) -> Vec<String> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn allows(&self, host: &str) -> bool {
+        host_allowed(host, &self.0.read().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// The proxy: the hosts commands may reach.
+#[derive(Clone, Debug)]
+pub struct EgressProxy {
+    hosts: EgressHosts,
+}
+
+/// One command's proxying: dropping it closes the listener and every
+/// connection still open.
+pub struct ProxyRun {
+    accept: tokio::task::JoinHandle<()>,
+    refused: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for ProxyRun {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+impl ProxyRun {
+    /// The hosts refused so far, each once.
+    pub fn refused(&self) -> Vec<String> {
+        self.refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+impl EgressProxy {
+    /// A proxy to `hosts`.
+    pub fn new(hosts: EgressHosts) -> EgressProxy {
+        EgressProxy { hosts }
+    }
+
+    /// The hosts it lets commands reach.
+    pub fn hosts(&self) -> &EgressHosts {
+        &self.hosts
+    }
+
+    /// Proxies what `listener` (non-blocking) accepts, on the current
+    /// runtime, until the returned run is dropped, keeping `closed_ports`
+    /// (wamcp's own listeners) on loopback closed.
+    pub fn serve(
+        &self,
+        listener: std::net::TcpListener,
+        closed_ports: Vec<u16>,
+    ) -> std::io::Result<ProxyRun> {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        let refused = Arc::new(Mutex::new(Vec::new()));
+        let (proxy, noted) = (self.clone(), refused.clone());
+        let closed = Arc::new(closed_ports);
+        let accept = tokio::spawn(async move {
+            // Dropped with this task: every connection ends with the run.
+            let mut connections = JoinSet::new();
+            while let Ok((client, _)) = listener.accept().await {
+                connections.spawn(proxy.clone().handle(client, noted.clone(), closed.clone()));
+                while connections.try_join_next().is_some() {}
+            }
+        });
+        Ok(ProxyRun { accept, refused })
+    }
+
+    async fn handle(
+        self,
+        mut client: TcpStream,
+        refused: Arc<Mutex<Vec<String>>>,
+        closed: Arc<Vec<u16>>,
+    ) {
+        let Ok(Ok((head, rest))) = tokio::time::timeout(HEAD_TIME, read_head(&mut client)).await
+        else {
+            return;
+        };
+        let request = match parse_request(&head) {
+            Ok(request) => request,
+            Err(why) => return answer(&mut client, "400 Bad Request", &why).await,
+        };
+        if !self.hosts.allows(&request.host) {
+            note_refused(&refused, &request.host);
+            let why = format!(
+                "wamcp: {} is not one of the hosts this project's commands may reach (WAMCP_COMMAND_HOSTS adds one)",
+                request.host
+            );
+            return answer(&mut client, "403 Forbidden", &why).await;
+        }
+        let mut upstream = match connect(&request, &closed).await {
+            Ok(upstream) => upstream,
+            Err(why) => return answer(&mut client, "502 Bad Gateway", &why).await,
+        };
+        let opening = match &request.origin_head {
+            Some(head) => upstream.write_all(head.as_bytes()).await,
+            None => {
+                client
+                    .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+                    .await
+            }
+        };
+        if opening.is_err() || upstream.write_all(&rest).await.is_err() {
+            return;
+        }
+        let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+    }
+}
+
+/// Connects to the host of `request` at an address resolved here, never
+/// to a `closed` port on loopback.
+async fn connect(request: &ProxyRequest, closed: &[u16]) -> Result<TcpStream, String> {
+    {
+        let addresses: Vec<std::net::SocketAddr> =
+            tokio::net::lookup_host((request.host.as_str(), request.port))
+                .await
+                .map_err(|e| format!("wamcp: {} did not resolve: {e}", request.host))?
+                .filter(|a| !(a.ip().is_loopback() && closed.contains(&a.port())))
+                .collect();
+        let mut last = format!(
+            "wamcp: {} has no address it may be reached at",
+            request.host
+        );
+        for address in addresses {
+            match tokio::time::timeout(CONNECT_TIME, TcpStream::connect(address)).await {
+                Ok(Ok(stream)) => return Ok(stream),
+                Ok(Err(e)) => last = format!("wamcp: connecting to {address} failed: {e}"),
+                Err(_) => last = format!("wamcp: connecting to {address} timed out"),
+            }
+        }
+        Err(last)
+    }
+}
+
+fn note_refused(refused: &Mutex<Vec<String>>, host: &str) {
+    let mut noted = refused.lock().unwrap_or_else(|e| e.into_inner());
+    if !noted.iter().any(|h| h == host) {
+        noted.push(host.to_string());
+    }
+}
+
+/// Reads up to the blank line that ends a request head; returns the head
+/// and any bytes read past it.
+async fn read_head(client: &mut TcpStream) -> std::io::Result<(String, Vec<u8>)> {
+    let mut buffer = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 2048];
+    loop {
+        let read = client.read(&mut chunk).await?;
+        if read == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buffer.extend_from_slice(&chunk[..read]);
+        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            let rest = buffer.split_off(end + 4);
+            let head = String::from_utf8(buffer)
+                .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidData))?;
+            return Ok((head, rest));
+        }
+        if buffer.len() > MAX_HEAD {
+            return Err(std::io::ErrorKind::InvalidData.into());
+        }
+    }
+}
+
+/// Answers the client with `status` and `why`, then closes.
+async fn answer(client: &mut TcpStream, status: &str, why: &str) {
+    let body = format!("{why}\n");
+    let response = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = client.write_all(response.as_bytes()).await;
+    let _ = client.shutdown().await;
+}

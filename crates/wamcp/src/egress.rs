@@ -1,0 +1,102 @@
+//! Which hosts commands with the network may reach, and the proxy that
+//! holds them to it: the registries the grammars know, the user's
+//! `WAMCP_COMMAND_HOSTS`, and the hosts of each root's git remotes as they
+//! were when wamcp first saw the root (a remote the agent adds later is
+//! not one of them).
+
+use std::path::Path;
+use wamcp_exec::confine::{Egress, EgressRun};
+use wamcp_policy::egress::{REGISTRY_HOSTS, remote_hosts};
+use wamcp_web::egress::{EgressHosts, EgressProxy, ProxyRun};
+
+/// The proxy as the command runner sees it.
+#[derive(Debug)]
+pub struct CommandEgress(pub EgressProxy);
+
+struct Run(ProxyRun);
+
+impl EgressRun for Run {
+    fn refused(&self) -> Vec<String> {
+        self.0.refused()
+    }
+}
+
+impl Egress for CommandEgress {
+    fn serve(
+        &self,
+        listener: std::net::TcpListener,
+        closed_ports: Vec<u16>,
+    ) -> std::io::Result<Box<dyn EgressRun>> {
+        Ok(Box::new(Run(self.0.serve(listener, closed_ports)?)))
+    }
+
+    fn hosts(&self) -> Vec<String> {
+        self.0.hosts().list()
+    }
+}
+
+/// The built-in registries and the user's hosts.
+pub fn hosts(user: &[String]) -> EgressHosts {
+    let hosts = EgressHosts::default();
+    hosts.add(REGISTRY_HOSTS.iter().map(|h| h.to_string()));
+    hosts.add(user.iter().cloned());
+    hosts
+}
+
+/// The hosts of the remotes of the repository `root` is in (its own
+/// `.git`, or the nearest one above it), read from its config file.
+pub fn root_remote_hosts(root: &Path) -> Vec<String> {
+    let Some(git_dir) = root.ancestors().find_map(git_dir_of) else {
+        return Vec::new();
+    };
+    // A linked work tree keeps its remotes in the main repository's config.
+    let config_dir = std::fs::read_to_string(git_dir.join("commondir"))
+        .map(|common| git_dir.join(common.trim()))
+        .unwrap_or(git_dir);
+    std::fs::read_to_string(config_dir.join("config"))
+        .map(|text| remote_hosts(&text))
+        .unwrap_or_default()
+}
+
+/// The git directory of `dir`: `.git` itself, or where a `.git` file
+/// (`gitdir: ...`) points.
+fn git_dir_of(dir: &Path) -> Option<std::path::PathBuf> {
+    let dot_git = dir.join(".git");
+    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+    if meta.is_dir() {
+        return Some(dot_git);
+    }
+    let text = std::fs::read_to_string(&dot_git).ok()?;
+    let target = text.trim().strip_prefix("gitdir:")?.trim();
+    Some(dir.join(target))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remotes_are_read_from_the_repository_a_root_is_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("sub")).unwrap();
+        std::fs::write(
+            repo.join(".git/config"),
+            "[remote \"origin\"]\n\turl = https://git.example.org/r.git\n",
+        )
+        .unwrap();
+        assert_eq!(root_remote_hosts(&repo.join("sub")), ["git.example.org"]);
+        let tree = dir.path().join("tree");
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::create_dir_all(repo.join(".git/worktrees/t")).unwrap();
+        std::fs::write(repo.join(".git/worktrees/t/commondir"), "../..\n").unwrap();
+        std::fs::write(
+            tree.join(".git"),
+            format!("gitdir: {}\n", repo.join(".git/worktrees/t").display()),
+        )
+        .unwrap();
+        assert_eq!(root_remote_hosts(&tree), ["git.example.org"]);
+        assert!(root_remote_hosts(dir.path()).is_empty());
+    }
+}
