@@ -598,7 +598,11 @@ pub async fn execute(
     let spec = RunSpec {
         program,
         args: argv[1..].to_vec(),
-        env: child_env(&program_name(&argv[0]), |k| std::env::var(k).ok()),
+        env: child_env(
+            &program_name(&argv[0]),
+            |k| std::env::var(k).ok(),
+            &sandbox.git_pins(programs),
+        ),
         cwd: p.cwd.clone(),
         timeout: p.timeout,
         keep_head: 0,
@@ -646,7 +650,7 @@ fn answer(p: &Prepared, out: &wamcp_exec::RunOutput, started: Instant) -> (Value
             p.timeout.as_secs()
         ));
     }
-    if let Some(note) = refusal_note(&out, &stderr_text) {
+    if let Some(note) = refusal_note(out, &stderr_text) {
         view["note"] = Value::String(note);
     }
     let detail = match (out.timed_out, out.exit_code) {

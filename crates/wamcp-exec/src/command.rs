@@ -127,6 +127,9 @@ pub struct Policy<'a> {
     pub search: ProgramSearch,
     /// The roots the undo journal keeps whole (see [`Judge`]).
     pub journaled: Vec<PathBuf>,
+    /// What git's program-running settings are pinned to
+    /// ([`Sandbox::git_pins`]).
+    pub git: wamcp_policy::command::hardening::GitPins,
 }
 
 impl Policy<'_> {
@@ -143,6 +146,7 @@ impl Policy<'_> {
             posture: self.posture(),
             search: &self.search,
             journaled: &self.journaled,
+            git: &self.git,
         }
     }
 
@@ -185,6 +189,7 @@ impl Policy<'_> {
             };
             let spec = self.spec(step.checked, &cwd, timeout, keep_head, keep_tail)?;
             steps.push(Planned {
+                note: skipped_hooks(&spec),
                 spec,
                 join: step.join,
                 stderr: step.stderr,
@@ -307,6 +312,27 @@ pub(crate) struct Planned {
     pub shown: String,
     pub argv: Vec<Arg>,
     pub targets: Vec<Target>,
+    /// A line for the answer about what wamcp changed in how it ran.
+    pub note: Option<String>,
+}
+
+/// The answer's line for a git command whose repository has hooks that
+/// were kept from running: where the OS layer cannot keep `.git`
+/// read-only to every program but git, a hook could be one a script
+/// planted, so none runs, and the answer says so instead of letting a
+/// commit the user's own checks would stop pass silently.
+fn skipped_hooks(spec: &RunSpec) -> Option<String> {
+    let pinned = spec.env.iter().any(|(_, v)| v == "core.hooksPath");
+    if !pinned || wamcp_policy::command::rules::program_name(&spec.program) != "git" {
+        return None;
+    }
+    let repo = crate::repository::Repository::enclosing(&spec.cwd)?;
+    repo.has_hooks().then(|| {
+        "[wamcp] The repository's git hooks did not run: here no confined program is kept from \
+         changing .git, so a hook could be one a script planted. Run the checks the hooks would run \
+         yourself, or ask the user to commit."
+            .to_string()
+    })
 }
 
 /// The file to start for `program` on Unix: a name is found here on the

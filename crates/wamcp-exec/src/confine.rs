@@ -13,6 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use wamcp_platform::confine::{Scope, Support};
+use wamcp_policy::command::hardening::GitPins;
 use wamcp_policy::command::posture::Posture;
 use wamcp_policy::command::sandbox::{Caches, SandboxMode};
 use wamcp_policy::error::{ErrorType, ToolError};
@@ -141,6 +142,9 @@ pub struct Sandbox {
     /// The proxy every command with the network goes through, where the
     /// platform gives commands a network of their own.
     egress: Option<Arc<dyn Egress>>,
+    /// The user's global or system `core.sshCommand` and `gpg.program`,
+    /// read once.
+    git_programs: OnceLock<(Option<String>, Option<String>)>,
 }
 
 /// The ports `serve --http` listens on unless told otherwise: its default,
@@ -211,6 +215,24 @@ impl Sandbox {
             listeners: Listeners::default(),
             secret_stores: Vec::new(),
             egress: None,
+            git_programs: OnceLock::new(),
+        }
+    }
+
+    /// What git's program-running settings are pinned to here: the
+    /// user's own global or system programs, and the repository's hooks
+    /// where the OS layer keeps `.git` read-only to every other program.
+    pub fn git_pins(&self, search: &wamcp_platform::search_path::ProgramSearch) -> GitPins {
+        let (ssh, gpg) = self.git_programs.get_or_init(|| {
+            let git = search.find_program("git");
+            let read = |key: &str| git.as_deref().and_then(|git| user_git_value(git, key));
+            (read("core.sshCommand"), read("gpg.program"))
+        });
+        let defaults = GitPins::default();
+        GitPins {
+            ssh_command: ssh.clone().unwrap_or(defaults.ssh_command),
+            gpg_program: gpg.clone().unwrap_or(defaults.gpg_program),
+            hooks: self.status().mechanism.is_some() && self.status().private_view.is_ok(),
         }
     }
 
@@ -400,6 +422,21 @@ impl Sandbox {
             Err(why) => ("exposed", why.clone()),
         }
     }
+}
+
+/// `key` as the user set it for all their repositories: global, else
+/// system. A repository's own value is what the pin overrides.
+fn user_git_value(git: &Path, key: &str) -> Option<String> {
+    ["--global", "--system"].iter().find_map(|scope| {
+        let out = std::process::Command::new(git)
+            .args(["config", "--includes", scope, "--get", key])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        let value = String::from_utf8(out.stdout).ok()?.trim().to_string();
+        (out.status.success() && !value.is_empty()).then_some(value)
+    })
 }
 
 /// The places of `stores` that exist, resolved, each once, with whether

@@ -11,6 +11,7 @@ pub mod confine;
 #[cfg(windows)]
 mod confine_windows;
 pub mod diagnostics;
+pub mod repository;
 pub mod rules_file;
 pub mod shader;
 mod temp;

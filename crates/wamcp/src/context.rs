@@ -290,13 +290,15 @@ impl ServerContext {
         roots: &'a [PathBuf],
         projects: &'a [PathBuf],
     ) -> Policy<'a> {
+        let search = self.program_search();
         Policy {
             cwd: &self.places.cwd,
             roots,
             projects,
             rules: self.command_rules(),
             sandbox: &self.sandbox,
-            search: self.program_search(),
+            git: self.sandbox.git_pins(&search),
+            search,
             journaled: self.undo.keeping(projects),
         }
     }

@@ -6,6 +6,7 @@
 
 use std::path::Path;
 use wamcp_exec::confine::{Egress, EgressRun};
+use wamcp_exec::repository::Repository;
 use wamcp_policy::egress::{REGISTRY_HOSTS, remote_hosts};
 use wamcp_web::egress::{EgressHosts, EgressProxy, ProxyRun};
 
@@ -46,29 +47,11 @@ pub fn hosts(user: &[String]) -> EgressHosts {
 /// The hosts of the remotes of the repository `root` is in (its own
 /// `.git`, or the nearest one above it), read from its config file.
 pub fn root_remote_hosts(root: &Path) -> Vec<String> {
-    let Some(git_dir) = root.ancestors().find_map(git_dir_of) else {
-        return Vec::new();
-    };
     // A linked work tree keeps its remotes in the main repository's config.
-    let config_dir = std::fs::read_to_string(git_dir.join("commondir"))
-        .map(|common| git_dir.join(common.trim()))
-        .unwrap_or(git_dir);
-    std::fs::read_to_string(config_dir.join("config"))
+    Repository::enclosing(root)
+        .and_then(|repo| std::fs::read_to_string(repo.common_dir.join("config")).ok())
         .map(|text| remote_hosts(&text))
         .unwrap_or_default()
-}
-
-/// The git directory of `dir`: `.git` itself, or where a `.git` file
-/// (`gitdir: ...`) points.
-fn git_dir_of(dir: &Path) -> Option<std::path::PathBuf> {
-    let dot_git = dir.join(".git");
-    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
-    if meta.is_dir() {
-        return Some(dot_git);
-    }
-    let text = std::fs::read_to_string(&dot_git).ok()?;
-    let target = text.trim().strip_prefix("gitdir:")?.trim();
-    Some(dir.join(target))
 }
 
 #[cfg(test)]

@@ -300,6 +300,7 @@ fn command_verdict(ctx: &ServerContext, command: &str, place: &Path) -> Verdict 
         posture: ctx.sandbox.posture(),
         search: &search,
         journaled: &journaled,
+        git: &Default::default(),
     };
     match check(command, &judge, Approval::NotAsked, place) {
         Ok(_) => Verdict::Nothing,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::command::effects::{deletes_files, loss, loss_is_remote};
 use wamcp_policy::command::filter::Filter;
-use wamcp_policy::command::hardening::child_env;
+use wamcp_policy::command::hardening::{GitPins, child_env};
 use wamcp_policy::command::line::{Join, Line, Stderr, Step, parse_line};
 use wamcp_policy::command::payload::encoded_script;
 use wamcp_policy::command::posture::{
@@ -47,6 +47,8 @@ pub struct Judge<'a> {
     /// so only a loss it cannot reach (a remote's history, a path outside
     /// these roots) needs the user. Empty when the journal is off.
     pub journaled: &'a [PathBuf],
+    /// What git's program-running settings are pinned to.
+    pub git: &'a GitPins,
 }
 
 /// What the policy lets run: exactly this program, arguments and added
@@ -239,21 +241,16 @@ fn repository_inside(argv: &[Arg], place: &Path, kept: &[PathBuf]) -> bool {
         .windows(2)
         .filter(|pair| pair[0].text == "-C")
         .fold(place.to_path_buf(), |dir, pair| dir.join(&pair[1].text));
-    let Some(top) = dir.ancestors().find(|d| d.join(".git").exists()) else {
+    if !dir.ancestors().any(|d| d.join(".git").exists()) {
         return true;
-    };
-    let dot_git = top.join(".git");
-    let mut git_dirs = vec![dot_git.clone()];
-    if let Ok(text) = std::fs::read_to_string(&dot_git)
-        && let Some(target) = text.trim().strip_prefix("gitdir:")
-    {
-        let named = top.join(target.trim());
-        if let Ok(common) = std::fs::read_to_string(named.join("commondir")) {
-            git_dirs.push(named.join(common.trim()));
-        }
-        git_dirs.push(named);
     }
-    inside(top) && git_dirs.iter().all(|d| inside(d))
+    // A `.git` file that names nothing git reads is judged as outside.
+    let Some(repo) = crate::repository::Repository::enclosing(&dir) else {
+        return false;
+    };
+    [&repo.top, &repo.dot_git, &repo.git_dir, &repo.common_dir]
+        .iter()
+        .all(|d| inside(d))
 }
 
 /// Whether every path `argv` could name lies inside `roots`, where the
@@ -577,7 +574,11 @@ fn allowed(
         false => (first, false),
     };
     let network = verdict.network && !in_root;
-    let env = child_env(&program_name(&program), |k| std::env::var(k).ok());
+    let env = child_env(
+        &program_name(&program),
+        |k| std::env::var(k).ok(),
+        judge.git,
+    );
     Ok(Checked {
         program,
         args: texts.collect(),

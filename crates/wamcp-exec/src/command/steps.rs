@@ -122,9 +122,11 @@ async fn launch(
 fn body(step: &Planned, out: &RunOutput) -> (String, bool) {
     let stdout = out.stdout.render();
     let stderr = out.stderr.render();
-    let note = refusal_note(out, &stderr)
+    let note: String = [step.note.clone(), refusal_note(out, &stderr)]
+        .into_iter()
+        .flatten()
         .map(|n| format!("{n}\n"))
-        .unwrap_or_default();
+        .collect();
     if step.filters.is_empty() && step.stderr == Stderr::Keep {
         let text = format!(
             "--- STDOUT ---\n{}\n--- STDERR ---\n{}\n{note}",

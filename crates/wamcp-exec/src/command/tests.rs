@@ -15,6 +15,7 @@ fn check_as(
         posture: Posture::Grammars,
         search: &ProgramSearch::distrusting(roots.to_vec()),
         journaled: &[],
+        git: &Default::default(),
     };
     check(command, &judge, approval, place)
         .map(|line| line.steps.into_iter().next().unwrap().checked)
@@ -237,6 +238,7 @@ fn a_loss_runs_unasked_only_where_the_journal_keeps_everything() {
             posture: Posture::Grammars,
             search: &search,
             journaled,
+            git: &Default::default(),
         };
         match check(command, &judge, Approval::NotAsked, place) {
             Ok(_) => false,
@@ -351,6 +353,7 @@ impl Project {
             posture,
             search: &ProgramSearch::distrusting(roots.to_vec()),
             journaled: &[],
+            git: &Default::default(),
         };
         check(command, &judge, approval, &self.root)
     }
@@ -616,6 +619,7 @@ fn a_program_in_any_place_commands_write_never_gets_the_network() {
             posture,
             search: &search,
             journaled: &[],
+            git: &Default::default(),
         };
         match check(&command, &judge, Approval::NotAsked, &p.root) {
             Ok(line) => {

@@ -206,7 +206,10 @@ fn the_private_view_hides_stores_and_trust_places_and_git_keeps_its_own() {
     };
     let (sandbox, _) = fake_sandbox(SandboxMode::Auto, viewed, Vec::new());
     let sandbox = sandbox.with_secret_stores(stores.clone());
-    let mut confinement = sandbox.confinement(&[root.clone()], true).unwrap().unwrap();
+    let mut confinement = sandbox
+        .confinement(std::slice::from_ref(&root), true)
+        .unwrap()
+        .unwrap();
     assert_eq!(confinement.scope.hidden, [aws.clone(), ssh.clone()]);
     assert_eq!(
         confinement.scope.read_only,

@@ -194,6 +194,7 @@ impl Project {
             posture,
             search: &ProgramSearch::distrusting(roots.to_vec()),
             journaled: &[],
+            git: &Default::default(),
         };
         match check(command, &judge, Approval::NotAsked, Path::new(&self.root())) {
             Ok(_) => "ran",

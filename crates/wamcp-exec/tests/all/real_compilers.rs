@@ -79,6 +79,7 @@ fn project_policy<'a>(root: &'a PathBuf, rules: &'a RuleSet, sandbox: &'a Sandbo
         sandbox,
         search: Default::default(),
         journaled: Vec::new(),
+        git: Default::default(),
     }
 }
 

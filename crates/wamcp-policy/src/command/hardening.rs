@@ -10,27 +10,56 @@
 //! which `GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n` is. Local-path transports are
 //! off for the same reason: the other side runs under its own configuration.
 //!
-//! A confined command can still rewrite the project's own `.git/config`
-//! (Landlock cannot make one file of a writable tree read-only), and keys
-//! there name programs git runs: with network for `fetch`, `pull` and
-//! `push`. The keys that run a program on everyday commands are pinned in
-//! the same command scope, which outranks the repository's file. What is
-//! left (filter drivers named by `.gitattributes`, a credential helper —
-//! pinning it would drop the user's own) is named in the README.
+//! A repository's own `.git/config` may come from anywhere (a downloaded
+//! archive, or a confined command where the OS layer cannot make `.git`
+//! read-only), and keys there name programs git runs: with network for
+//! `fetch`, `pull` and `push`. The keys that run a program on everyday
+//! commands are pinned in the same command scope, which outranks the
+//! repository's file, to the user's own global and system values (which no
+//! confined command can write). What is left (filter drivers named by
+//! `.gitattributes`, a credential helper — pinning it would drop the
+//! user's own) is named in the README.
 
 /// A hooks folder that cannot exist, so no hook is found.
 const NO_HOOKS: &str = if cfg!(windows) { "NUL" } else { "/dev/null" };
 
+/// What git's program-running settings are pinned to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GitPins {
+    /// The user's global or system `core.sshCommand`, else `ssh`.
+    pub ssh_command: String,
+    /// The user's global or system `gpg.program`, else `gpg`.
+    pub gpg_program: String,
+    /// Whether the repository's hooks run: only where no confined program
+    /// but git can change `.git` (the OS layer keeps it read-only to the
+    /// others). Otherwise a hook could be one a script planted.
+    pub hooks: bool,
+}
+
+impl Default for GitPins {
+    fn default() -> GitPins {
+        GitPins {
+            ssh_command: "ssh".into(),
+            gpg_program: "gpg".into(),
+            hooks: false,
+        }
+    }
+}
+
 /// Variables to set for `program` (as rules name it); `get` reads the
 /// server's environment, so existing command-scope settings are kept.
-pub fn child_env(program: &str, get: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+pub fn child_env(
+    program: &str,
+    get: impl Fn(&str) -> Option<String>,
+    pins: &GitPins,
+) -> Vec<(String, String)> {
     if program != "git" {
         return Vec::new();
     }
     let first = get("GIT_CONFIG_COUNT")
         .and_then(|n| n.trim().parse::<usize>().ok())
         .unwrap_or(0);
-    let settings = [
+    let mut settings = vec![
         ("safe.bareRepository", "explicit"),
         // The ext:: transport runs a command; refused in arguments already.
         ("protocol.ext.allow", "never"),
@@ -43,11 +72,13 @@ pub fn child_env(program: &str, get: impl Fn(&str) -> Option<String>) -> Vec<(St
         // protocol (gitProxy), around commits and checkouts (hooks), and to
         // check signatures (gpg.program).
         ("core.fsmonitor", "false"),
-        ("core.sshCommand", "ssh"),
+        ("core.sshCommand", pins.ssh_command.as_str()),
         ("core.gitProxy", ""),
-        ("core.hooksPath", NO_HOOKS),
-        ("gpg.program", "gpg"),
+        ("gpg.program", pins.gpg_program.as_str()),
     ];
+    if !pins.hooks {
+        settings.push(("core.hooksPath", NO_HOOKS));
+    }
     let mut env = Vec::new();
     for (offset, (key, value)) in settings.iter().enumerate() {
         env.push((
@@ -74,7 +105,7 @@ mod tests {
 
     #[test]
     fn git_gets_command_scope_settings_after_any_existing_ones() {
-        let env = child_env("git", |_| None);
+        let env = child_env("git", |_| None, &GitPins::default());
         assert_eq!(
             env,
             [
@@ -90,20 +121,46 @@ mod tests {
                 ("GIT_CONFIG_VALUE_4", "ssh"),
                 ("GIT_CONFIG_KEY_5", "core.gitProxy"),
                 ("GIT_CONFIG_VALUE_5", ""),
-                ("GIT_CONFIG_KEY_6", "core.hooksPath"),
-                ("GIT_CONFIG_VALUE_6", NO_HOOKS),
-                ("GIT_CONFIG_KEY_7", "gpg.program"),
-                ("GIT_CONFIG_VALUE_7", "gpg"),
+                ("GIT_CONFIG_KEY_6", "gpg.program"),
+                ("GIT_CONFIG_VALUE_6", "gpg"),
+                ("GIT_CONFIG_KEY_7", "core.hooksPath"),
+                ("GIT_CONFIG_VALUE_7", NO_HOOKS),
                 ("GIT_CONFIG_COUNT", "8"),
                 ("GIT_TERMINAL_PROMPT", "0"),
             ]
             .map(|(k, v)| (k.to_string(), v.to_string()))
         );
-        let env = child_env("git", |k| {
-            (k == "GIT_CONFIG_COUNT").then(|| "3".to_string())
-        });
+        let env = child_env(
+            "git",
+            |k| (k == "GIT_CONFIG_COUNT").then(|| "3".to_string()),
+            &GitPins::default(),
+        );
         assert_eq!(env[0].0, "GIT_CONFIG_KEY_3");
         assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "11".into())));
-        assert!(child_env("cmake", |_| None).is_empty());
+        assert!(child_env("cmake", |_| None, &GitPins::default()).is_empty());
+    }
+
+    #[test]
+    fn the_users_own_programs_and_hooks_where_git_alone_writes_git() {
+        let pins = GitPins {
+            ssh_command: "C:/Windows/System32/OpenSSH/ssh.exe".into(),
+            gpg_program: "C:/Program Files (x86)/GnuPG/bin/gpg.exe".into(),
+            hooks: true,
+        };
+        let env = child_env("git", |_| None, &pins);
+        let value = |key: &str| {
+            let index = env.iter().position(|(_, v)| v == key)?;
+            let n = env[index]
+                .0
+                .trim_start_matches("GIT_CONFIG_KEY_")
+                .to_string();
+            env.iter()
+                .find(|(k, _)| *k == format!("GIT_CONFIG_VALUE_{n}"))
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(value("core.sshCommand").unwrap(), pins.ssh_command);
+        assert_eq!(value("gpg.program").unwrap(), pins.gpg_program);
+        assert_eq!(value("core.hooksPath"), None);
+        assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "7".into())));
     }
 }

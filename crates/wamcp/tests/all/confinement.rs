@@ -629,6 +629,14 @@ fn plant_secrets(sandbox: &Sandbox, w: &World) {
     w.write(".vscode/tasks.json", "{}\n");
     w.write(".mcp.json", "{}\n");
     w.write("leak.py", LEAK_SCRIPT);
+    // The user's own check, which a commit must run.
+    w.write(
+        ".git/hooks/pre-commit",
+        "#!/bin/sh\necho ran > hook-ran.txt\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let hook = w.project.join(".git/hooks/pre-commit");
+    std::fs::set_permissions(hook, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// What the script got and planted.
@@ -683,6 +691,11 @@ async fn scripts_see_no_secret_and_change_no_trust_folder_while_git_still_commit
         git_stdout(&w.project, &["log", "--format=%s", "-1"]),
         "after"
     );
+    assert!(
+        w.project.join("hook-ran.txt").exists(),
+        "the user's hook ran: {commit}"
+    );
+    assert!(!commit.contains("hooks did not run"), "{commit}");
 }
 
 /// Without confinement the same script gets the keys and plants its hooks:
@@ -699,4 +712,19 @@ async fn unconfined_the_same_script_leaks_and_plants() {
     let (copied, planted) = leaked(&w);
     assert!(copied.contains("CANARY-KEY"), "{copied}\n{out}");
     assert_eq!(planted.len(), 4, "{planted:?}\n{out}");
+    // Nothing keeps .git from scripts here, so no hook runs, and the
+    // answer says so.
+    let commit = run(
+        &client,
+        "run_powershell",
+        "git commit -m after --allow-empty",
+        "",
+    )
+    .await;
+    assert!(commit.contains("EXIT CODE: 0"), "{commit}");
+    assert!(!w.project.join("hook-ran.txt").exists(), "{commit}");
+    assert!(
+        commit.contains("[wamcp] The repository's git hooks did not run"),
+        "{commit}"
+    );
 }

@@ -270,28 +270,48 @@ fn a_command_of_the_server_is_turned_away_at_its_listener() {
 }
 
 /// Confined with the network granted, the command cannot even connect to
-/// the server's port (Landlock), while other ports stay open to it.
+/// the server's port: it has a network of its own, and wamcp's egress
+/// proxy keeps the server's port closed even with loopback listed, while
+/// another loopback server is reached through it.
 #[test]
 fn a_network_granted_command_cannot_connect_to_the_servers_port() {
     let (sandbox, project) = Sandbox::with_project();
-    let sandbox = with_network_for_attacks(sandbox);
+    let sandbox = with_network_for_attacks(sandbox).set("WAMCP_COMMAND_HOSTS", "127.0.0.1");
     let server = sandbox.serve_http();
-    plant_attack(&project, port_of(&server), &sandbox.http_token_file());
+    let port = port_of(&server);
+    plant_attack(&project, port, &sandbox.http_token_file());
     for script in ["attack.py", "attack_mptcp.py", "attack_tfo.py"] {
         let text = run_attack(&server, script);
-        assert!(text.contains("REFUSED PermissionError"), "{script}: {text}");
+        assert!(text.contains("REFUSED "), "{script}: {text}");
         assert!(!text.contains("ANSWER"), "{script}: {text}");
     }
-    // Another listener on loopback is reachable: the network is granted.
     let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = other.local_addr().unwrap().port();
+    let other_port = other.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in other.incoming().flatten() {
+            let mut buffer = [0u8; 4096];
+            let _ = stream.read(&mut buffer);
+            let _ = stream.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 7\r\n\r\nreached");
+        }
+    });
     std::fs::write(
         project.join("attack.py"),
-        format!("import socket\nsocket.create_connection(('127.0.0.1', {port}), 5)\nprint('ANSWER reached')\n"),
+        format!(
+            "import urllib.request\nfor port in ({port}, {other_port}):\n    try:\n        \
+             print('ANSWER', port, urllib.request.urlopen('http://127.0.0.1:%d/mcp' % port, timeout=5).read())\n    \
+             except Exception as e:\n        print('REFUSED', port, e)\n"
+        ),
     )
     .unwrap();
     let text = run_attack(&server, "attack.py");
-    assert!(text.contains("ANSWER reached"), "{text}");
+    assert!(
+        text.contains(&format!("REFUSED {port} HTTP Error 502")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("ANSWER {other_port} b'reached'")),
+        "{text}"
+    );
 }
 
 /// A stdio server's commands are kept off the listener of the user's HTTP
@@ -303,7 +323,8 @@ fn another_servers_commands_cannot_connect_either() {
     let server = sandbox.serve_http();
     plant_attack(&project, port_of(&server), &sandbox.http_token_file());
     let (text, _sandbox) = run_over_stdio(sandbox, "attack.py");
-    assert!(text.contains("REFUSED PermissionError"), "{text}");
+    assert!(text.contains("REFUSED "), "{text}");
+    assert!(!text.contains("ANSWER"), "{text}");
 }
 
 /// A client whose connection dropped before the answer reconnects with
