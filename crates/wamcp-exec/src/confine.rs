@@ -242,11 +242,23 @@ impl Sandbox {
         self
     }
 
-    /// The hosts commands with the network may reach, or `None` when their
-    /// traffic is not bounded here (no proxy, or no network of their own).
-    pub fn egress_hosts(&self) -> Option<Vec<String>> {
+    /// The hosts commands with the network may reach, and what holds them
+    /// to those: a network of their own whose only way out is the proxy,
+    /// or only the proxy settings they are given. `None` without a proxy
+    /// or confinement.
+    pub fn egress_hosts(&self) -> Option<(Vec<String>, &'static str)> {
         let egress = self.egress.as_ref()?;
-        self.status().private_view.is_ok().then(|| egress.hosts())
+        let status = self.status();
+        status.mechanism.as_ref()?;
+        let how = match status.private_view.is_ok() {
+            true => {
+                "enforced: each command with the network has a network of its own whose one way out is wamcp's egress proxy"
+            }
+            false => {
+                "proxy settings only: commands are told to use wamcp's egress proxy (HTTPS_PROXY and the like); a program that ignores them connects directly"
+            }
+        };
+        Some((egress.hosts(), how))
     }
 
     /// Hides `stores` (secret stores, resolved or as configured, each with
@@ -366,7 +378,8 @@ impl Sandbox {
             true => existing(&self.secret_stores),
             false => Vec::new(),
         };
-        let egress = self.egress.clone().filter(|_| network && viewed);
+        let egress = self.egress.clone().filter(|_| network);
+        let own_network = egress.is_some() && viewed;
         let ports = if network {
             self.listeners.ports()
         } else {
@@ -390,12 +403,12 @@ impl Sandbox {
                 network,
                 // In a network of its own the command cannot reach wamcp's
                 // listeners at all; the proxy keeps them closed.
-                closed_ports: if egress.is_none() {
-                    ports.clone()
-                } else {
+                closed_ports: if own_network {
                     Vec::new()
+                } else {
+                    ports.clone()
                 },
-                egress_port: egress.is_some().then_some(EGRESS_PORT),
+                egress_port: own_network.then_some(EGRESS_PORT),
             },
             confiner: self.confiner.clone(),
         }))
@@ -497,6 +510,12 @@ impl Confinement {
                 .is_some_and(|n| n.eq_ignore_ascii_case(".git"))
         });
         self.scope.hidden.retain(|p| !self.git_needs.contains(p));
+    }
+
+    /// Whether the command is only told to use the proxy: it has the
+    /// network, but no network of its own to hold it there.
+    pub(crate) fn proxy_by_settings(&self) -> bool {
+        self.egress.is_some() && self.scope.egress_port.is_none()
     }
 
     /// Proxies the command's network, accepted on `listener`, when it has

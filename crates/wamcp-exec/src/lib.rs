@@ -155,22 +155,36 @@ pub async fn run(spec: &RunSpec) -> std::io::Result<RunOutput> {
     let (confine, channel) = (launch.pre_exec, launch.egress);
     #[cfg(windows)]
     let (confine, channel) = (None, None::<()>);
-    let proxied = channel.is_some();
+    // Without a network of its own the command is only told where the
+    // proxy is: on this machine's loopback, for the run.
+    let shared = match &spec.confinement {
+        Some(c) if c.proxy_by_settings() => Some(std::net::TcpListener::bind("127.0.0.1:0")?),
+        _ => None,
+    };
+    let proxy_port = match &shared {
+        Some(listener) => Some(listener.local_addr()?.port()),
+        None => channel.is_some().then_some(confine::EGRESS_PORT),
+    };
     let command = command(
         spec,
         &program,
         &args,
         temp.as_ref().map(|t| t.path()),
-        proxied,
+        proxy_port,
     );
     let started = Instant::now();
     let mut child = tree::Tree::spawn(command, confine)?;
-    let egress = match (channel, &spec.confinement) {
+    let listener = match (channel, shared) {
         #[cfg(target_os = "linux")]
-        (Some(channel), Some(confinement)) => {
-            let listener = wamcp_platform::confine::receive_listener(&channel)?;
-            confinement.serve_egress(listener).transpose()?
+        (Some(channel), _) => Some(wamcp_platform::confine::receive_listener(&channel)?),
+        (_, Some(shared)) => {
+            shared.set_nonblocking(true)?;
+            Some(shared)
         }
+        _ => None,
+    };
+    let egress = match (listener, &spec.confinement) {
+        (Some(listener), Some(confinement)) => confinement.serve_egress(listener).transpose()?,
         _ => None,
     };
     let (keep_head, keep_tail) = (spec.keep_head, spec.keep_tail);
@@ -232,7 +246,7 @@ fn command(
     program: &str,
     args: &[String],
     temp: Option<&std::path::Path>,
-    proxied: bool,
+    proxy_port: Option<u16>,
 ) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(program);
     command
@@ -259,17 +273,17 @@ fn command(
             command.env(name, temp);
         }
     }
-    if proxied {
-        proxy_environment(&mut command);
+    if let Some(port) = proxy_port {
+        proxy_environment(&mut command, port);
     }
     command
 }
 
-/// Points every HTTP client the toolchains use at the egress proxy in the
-/// command's own network: there is no other way out of it, so a client
-/// that ignores these simply cannot connect.
-fn proxy_environment(command: &mut tokio::process::Command) {
-    let proxy = format!("http://127.0.0.1:{}", confine::EGRESS_PORT);
+/// Points every HTTP client the toolchains use at the egress proxy. In a
+/// network of its own there is no other way out, so a client that ignores
+/// these cannot connect; elsewhere these are all that holds it.
+fn proxy_environment(command: &mut tokio::process::Command, port: u16) {
+    let proxy = format!("http://127.0.0.1:{port}");
     for name in [
         "http_proxy",
         "https_proxy",

@@ -217,3 +217,110 @@ async fn answer(client: &mut TcpStream, status: &str, why: &str) {
     let _ = client.write_all(response.as_bytes()).await;
     let _ = client.shutdown().await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncBufReadExt;
+
+    /// A loopback server that answers one request with what it received.
+    async fn echo_server() -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let (head, _) = read_head(&mut stream).await.unwrap();
+                    let body = head.replace("\r\n", "|");
+                    let reply = format!(
+                        "HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = stream.write_all(reply.as_bytes()).await;
+                });
+            }
+        });
+        port
+    }
+
+    async fn proxy(listed: &[&str], closed: Vec<u16>) -> (ProxyRun, u16) {
+        let hosts = EgressHosts::default();
+        hosts.add(listed.iter().map(|h| h.to_string()));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        (
+            EgressProxy::new(hosts).serve(listener, closed).unwrap(),
+            port,
+        )
+    }
+
+    async fn exchange(port: u16, request: &str) -> String {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        let _ = tokio::io::BufReader::new(stream)
+            .read_to_string(&mut answer)
+            .await;
+        answer
+    }
+
+    #[tokio::test]
+    async fn listed_hosts_are_reached_and_others_refused_by_name() {
+        let server = echo_server().await;
+        let (run, port) = proxy(&["127.0.0.1"], Vec::new()).await;
+        let plain = exchange(
+            port,
+            &format!("GET http://127.0.0.1:{server}/x?y HTTP/1.1\r\nHost: h\r\nProxy-Authorization: z\r\n\r\n"),
+        )
+        .await;
+        assert!(plain.starts_with("HTTP/1.0 200 OK"), "{plain}");
+        assert!(
+            plain.ends_with("GET /x?y HTTP/1.1|Host: h|Connection: close||"),
+            "{plain}"
+        );
+        let refused = exchange(port, "CONNECT evil.example:443 HTTP/1.1\r\n\r\n").await;
+        assert!(refused.starts_with("HTTP/1.1 403 Forbidden"), "{refused}");
+        assert!(
+            refused.contains("evil.example is not one of the hosts"),
+            "{refused}"
+        );
+        let bad = exchange(port, "GET /relative HTTP/1.1\r\n\r\n").await;
+        assert!(bad.starts_with("HTTP/1.1 400 Bad Request"), "{bad}");
+        assert_eq!(run.refused(), ["evil.example"]);
+    }
+
+    #[tokio::test]
+    async fn a_tunnel_carries_bytes_both_ways_but_never_to_a_closed_port() {
+        let server = echo_server().await;
+        let (_run, port) = proxy(&["127.0.0.1"], vec![server + 1]).await;
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        stream
+            .write_all(
+                format!("CONNECT 127.0.0.1:{server} HTTP/1.1\r\n\r\nGET / HTTP/1.0\r\n\r\n")
+                    .as_bytes(),
+            )
+            .await
+            .unwrap();
+        let mut lines = tokio::io::BufReader::new(stream).lines();
+        assert_eq!(
+            lines.next_line().await.unwrap().unwrap(),
+            "HTTP/1.1 200 Connection Established"
+        );
+        let mut rest = Vec::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            rest.push(line);
+        }
+        assert!(
+            rest.iter().any(|l| l.contains("GET / HTTP/1.0")),
+            "{rest:?}"
+        );
+        let (_run, port) = proxy(&["127.0.0.1"], vec![server]).await;
+        let closed = exchange(
+            port,
+            &format!("CONNECT 127.0.0.1:{server} HTTP/1.1\r\n\r\n"),
+        )
+        .await;
+        assert!(closed.starts_with("HTTP/1.1 502 Bad Gateway"), "{closed}");
+    }
+}

@@ -233,3 +233,100 @@ fn the_private_view_hides_stores_and_trust_places_and_git_keeps_its_own() {
     assert_eq!(plain.private_view().0, "exposed");
     assert_eq!(sandbox.private_view(), ("hidden", "fake view".to_string()));
 }
+
+/// Commands told where the proxy is (Unix: the test talks HTTP from bash).
+#[cfg(unix)]
+mod settings_only {
+    use super::*;
+
+    /// Answers each connection with a 403 and notes the host it was asked for.
+    #[derive(Debug, Default)]
+    struct RefusingEgress {
+        served: Mutex<usize>,
+    }
+
+    struct Noted(Arc<Mutex<Vec<String>>>);
+
+    impl EgressRun for Noted {
+        fn refused(&self) -> Vec<String> {
+            self.0.lock().unwrap().clone()
+        }
+    }
+
+    impl Egress for RefusingEgress {
+        fn serve(
+            &self,
+            listener: std::net::TcpListener,
+            _closed_ports: Vec<u16>,
+        ) -> io::Result<Box<dyn EgressRun>> {
+            use std::io::{Read, Write};
+            *self.served.lock().unwrap() += 1;
+            let noted = Arc::new(Mutex::new(Vec::new()));
+            let seen = noted.clone();
+            listener.set_nonblocking(false)?;
+            std::thread::spawn(move || {
+                if let Ok((mut stream, _)) = listener.accept() {
+                    let mut buffer = [0u8; 256];
+                    let read = stream.read(&mut buffer).unwrap_or(0);
+                    let line = String::from_utf8_lossy(&buffer[..read]).to_string();
+                    let host = line.split([' ', ':']).nth(1).unwrap_or("").to_string();
+                    seen.lock().unwrap().push(host);
+                    let _ = stream.write_all(b"HTTP/1.1 403 Forbidden\r\n\r\n");
+                }
+            });
+            Ok(Box::new(Noted(noted)))
+        }
+
+        fn hosts(&self) -> Vec<String> {
+            vec!["crates.io".into()]
+        }
+    }
+
+    /// Without a network of its own, a command with the network is told where
+    /// the proxy is (on loopback, for the run), and what the proxy refused
+    /// reaches the answer; a command without the network is told nothing.
+    #[tokio::test]
+    async fn without_a_private_network_commands_get_the_proxy_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dunce::canonicalize(dir.path()).unwrap();
+        let (sandbox, _) = fake_sandbox(SandboxMode::Auto, working(), Vec::new());
+        let egress = Arc::new(RefusingEgress::default());
+        let sandbox = sandbox.with_egress(egress.clone());
+        let (hosts, how) = sandbox.egress_hosts().unwrap();
+        assert_eq!(hosts, ["crates.io"]);
+        assert!(how.starts_with("proxy settings only"), "{how}");
+        let script = "printf '%s %s\\n' \"$https_proxy\" \"$npm_config_proxy\"; \
+                      [ -n \"$https_proxy\" ] || exit 0; \
+                      exec 3<>/dev/tcp/127.0.0.1/${https_proxy##*:}; \
+                      printf 'CONNECT blocked.example:443 HTTP/1.1\\r\\n\\r\\n' >&3; head -c 12 <&3";
+        let run_with = |network: bool| {
+            let confinement = sandbox
+                .confinement(std::slice::from_ref(&root), network)
+                .unwrap();
+            crate::RunSpec {
+                program: "bash".into(),
+                args: vec!["-c".into(), script.into()],
+                env: Vec::new(),
+                cwd: root.clone(),
+                timeout: Duration::from_secs(30),
+                keep_head: 64 * 1024,
+                keep_tail: 0,
+                confinement,
+                search: Default::default(),
+            }
+        };
+        let out = crate::run(&run_with(true)).await.unwrap();
+        let text = String::from_utf8_lossy(&out.stdout.head).to_string();
+        assert!(text.starts_with("http://127.0.0.1:"), "{text}");
+        assert!(text.contains("HTTP/1.1 403"), "{text}");
+        assert_eq!(out.refused_hosts, ["blocked.example"]);
+        let note = refusal_note(&out, "").unwrap();
+        assert!(
+            note.contains("connection to blocked.example was refused"),
+            "{note}"
+        );
+        let out = crate::run(&run_with(false)).await.unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout.head), " \n");
+        assert_eq!(*egress.served.lock().unwrap(), 1);
+    }
+}

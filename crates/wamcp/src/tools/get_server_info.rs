@@ -202,7 +202,11 @@ fn confinement(ctx: &ServerContext) -> Map<String, Value> {
         "command_writable": ctx.sandbox.caches().entries,
         "command_writable_system": SYSTEM_WRITABLE,
         "secret_stores": secret_stores(ctx),
-        "command_hosts": ctx.sandbox.egress_hosts(),
+        "command_hosts": ctx.sandbox.egress_hosts().map(|(hosts, how)| json!({
+            "hosts": hosts,
+            "env_var": settings::COMMAND_HOSTS,
+            "enforcement": how,
+        })),
         "capabilities_file": ctx.places.capabilities_file.as_ref().map(|p| p.display().to_string()),
         "capabilities_errors": ctx.catalog().errors,
         "audit_log_dir": ctx.services.audit.as_ref().map(|a| a.dir().display().to_string()),

@@ -447,7 +447,14 @@ async fn the_network_reaches_only_the_projects_hosts() {
         .connect()
         .await;
     let info = granted.server_info().await;
-    let hosts = info["command_hosts"].as_array().unwrap();
+    let hosts = info["command_hosts"]["hosts"].as_array().unwrap();
+    assert!(
+        info["command_hosts"]["enforcement"]
+            .as_str()
+            .unwrap()
+            .starts_with("enforced"),
+        "{info}"
+    );
     assert!(
         hosts.iter().any(|h| h == "127.0.0.1") && hosts.iter().any(|h| h == "crates.io"),
         "{info}"
