@@ -272,7 +272,9 @@ impl Policy<'_> {
         if let Some(confinement) = confinement.as_mut()
             && is_git
         {
-            confinement.owned_by_git();
+            let acted_on = git_directory(cwd, &args);
+            let repository = crate::repository::Repository::enclosing(&acted_on);
+            confinement.owned_by_git(repository.as_ref().map(|r| r.dot_git.as_path()), network);
         }
         Ok(RunSpec {
             program,
@@ -314,6 +316,13 @@ pub(crate) struct Planned {
     pub targets: Vec<Target>,
     /// A line for the answer about what wamcp changed in how it ran.
     pub note: Option<String>,
+}
+
+/// The folder git acts in: the working directory, moved by each `-C`.
+pub(crate) fn git_directory(cwd: &Path, args: &[impl AsRef<str>]) -> PathBuf {
+    args.windows(2)
+        .filter(|pair| pair[0].as_ref() == "-C")
+        .fold(cwd.to_path_buf(), |dir, pair| dir.join(pair[1].as_ref()))
 }
 
 /// The answer's line for a git command whose repository has hooks that

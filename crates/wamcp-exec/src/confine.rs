@@ -500,16 +500,25 @@ pub struct Confinement {
 }
 
 impl Confinement {
-    /// Lets git change its own folder and use its credentials: a command
-    /// that is git itself, run through its grammar, keeps `.git` writable
-    /// and sees the SSH keys and credential files it pushes and fetches
-    /// with (the other trust places and stores stay out of its reach).
-    pub fn owned_by_git(&mut self) {
-        self.scope.read_only.retain(|p| {
-            !p.file_name()
-                .is_some_and(|n| n.eq_ignore_ascii_case(".git"))
-        });
-        self.scope.hidden.retain(|p| !self.git_needs.contains(p));
+    /// Lets git change its own folder and, with the network, sign in: a
+    /// command that is git itself, run through its grammar, keeps
+    /// writable the `.git` of the repository it acts on (`repository`;
+    /// its hooks stay read-only, and every other trust place too), and a
+    /// git that pushes or fetches sees the SSH keys, agent and credential
+    /// files it signs in with. A git without the network sees none of
+    /// them: it could print a key (`git diff --no-index`) or commit one.
+    pub fn owned_by_git(&mut self, repository: Option<&Path>, network: bool) {
+        if let Some(dot_git) = repository.and_then(|r| dunce::canonicalize(r).ok())
+            && let Some(at) = self.scope.read_only.iter().position(|p| *p == dot_git)
+        {
+            self.scope.read_only.remove(at);
+            if let Ok(hooks) = dunce::canonicalize(dot_git.join("hooks")) {
+                self.scope.read_only.push(hooks);
+            }
+        }
+        if network {
+            self.scope.hidden.retain(|p| !self.git_needs.contains(p));
+        }
     }
 
     /// Whether the command is only told to use the proxy: it has the

@@ -103,7 +103,14 @@ impl Secrets {
     /// ancestor, resolved, and the rest as written.
     pub fn secret(&self, path: &Path) -> Option<Secret> {
         self.places.as_ref()?;
-        let resolved = resolve(path);
+        let Some(resolved) = resolve(path) else {
+            return Some(Secret {
+                store: path.to_path_buf(),
+                what: "a path that could not be resolved (too long, or a loop of links), so it cannot be \
+                       shown to be outside every secret store"
+                    .into(),
+            });
+        };
         self.store_holding(&resolved)
             .or_else(|| self.env_file(&resolved))
     }
@@ -168,13 +175,18 @@ pub(crate) fn refuse_secret(
     }
 }
 
-/// `path` resolved as far as it exists.
-fn resolve(path: &Path) -> PathBuf {
+/// `path` resolved as far as it exists, or `None` when it exists but
+/// cannot be resolved: a chain of links longer than the C library's path
+/// limit still opens in the kernel, so "could not resolve" must never read
+/// as "does not exist".
+fn resolve(path: &Path) -> Option<PathBuf> {
     let mut rest = Vec::new();
     let mut current = path.to_path_buf();
     loop {
-        if let Ok(real) = dunce::canonicalize(&current) {
-            return rest.iter().rev().fold(real, |p, n| p.join(n));
+        match dunce::canonicalize(&current) {
+            Ok(real) => return Some(rest.iter().rev().fold(real, |p, n| p.join(n))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return None,
         }
         match (
             current.file_name().map(|n| n.to_os_string()),
@@ -184,7 +196,7 @@ fn resolve(path: &Path) -> PathBuf {
                 rest.push(name);
                 current = parent.to_path_buf();
             }
-            _ => return path.to_path_buf(),
+            _ => return Some(path.to_path_buf()),
         }
     }
 }
@@ -227,7 +239,38 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let real = dunce::canonicalize(dir.path()).unwrap();
         let missing = dir.path().join("a").join("b");
-        assert_eq!(resolve(&missing), real.join("a").join("b"));
+        assert_eq!(resolve(&missing), Some(real.join("a").join("b")));
+    }
+
+    /// A chain of links whose resolved spelling passes the C library's
+    /// path limit opens in the kernel all the same: it is refused, never
+    /// judged by the part that resolved.
+    #[cfg(unix)]
+    #[test]
+    fn a_path_too_long_to_resolve_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dunce::canonicalize(dir.path()).unwrap();
+        let key = base.join("key");
+        std::fs::write(&key, "secret").unwrap();
+        let secrets = Secrets::new([(key.clone(), "a key".to_string())]);
+        // Two stacks of ten 250-byte levels, the second made through a
+        // link into the first: its real path is over 4096 bytes, while
+        // every spelling used here is under.
+        let levels: std::path::PathBuf = (0..10).map(|i| format!("{i:0>250}")).collect();
+        let first = base.join("t").join(&levels);
+        std::fs::create_dir_all(&first).unwrap();
+        std::os::unix::fs::symlink(&first, base.join("s0")).unwrap();
+        std::fs::create_dir_all(base.join("s0").join(&levels)).unwrap();
+        std::os::unix::fs::symlink(&levels, first.join("s1")).unwrap();
+        std::os::unix::fs::symlink(&key, base.join("s0").join(&levels).join("k")).unwrap();
+        let chained = base.join("s0").join("s1").join("k");
+        assert_eq!(std::fs::read_to_string(&chained).unwrap(), "secret");
+        assert!(
+            dunce::canonicalize(&chained).is_err(),
+            "the C library cannot resolve it"
+        );
+        let judged = secrets.secret(&chained).unwrap();
+        assert!(judged.what.contains("could not be resolved"), "{judged:?}");
     }
 
     #[test]

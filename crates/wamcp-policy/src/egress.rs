@@ -148,7 +148,15 @@ pub fn parse_request(head: &str) -> Result<ProxyRequest, String> {
     } else {
         path.to_string()
     };
-    let mut out = format!("{method} {path} {version}\r\n");
+    // The Host header is the target's: a shared front end (a CDN) routes
+    // by it, so a different one would reach another customer's site.
+    let host_header = match (host.contains(':'), port) {
+        (true, 80) => format!("[{host}]"),
+        (true, _) => format!("[{host}]:{port}"),
+        (false, 80) => host.clone(),
+        (false, _) => format!("{host}:{port}"),
+    };
+    let mut out = format!("{method} {path} {version}\r\nHost: {host_header}\r\n");
     for line in lines.filter(|l| !l.is_empty()) {
         let name = line
             .split(':')
@@ -156,7 +164,9 @@ pub fn parse_request(head: &str) -> Result<ProxyRequest, String> {
             .unwrap_or("")
             .trim()
             .to_ascii_lowercase();
-        if name.starts_with("proxy-") || name == "connection" || name == "keep-alive" {
+        if name.starts_with("proxy-")
+            || ["connection", "keep-alive", "host"].contains(&name.as_str())
+        {
             continue;
         }
         out.push_str(line);
@@ -255,7 +265,7 @@ mod tests {
         );
         let plain = parse_request(
             "GET http://127.0.0.1:8080/r.git/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: \
-             127.0.0.1:8080\r\nProxy-Connection: Keep-Alive\r\nConnection: keep-alive\r\nUser-Agent: git\r\n\r\n",
+             attacker.example\r\nProxy-Connection: Keep-Alive\r\nConnection: keep-alive\r\nUser-Agent: git\r\n\r\n",
         )
         .unwrap();
         assert_eq!(

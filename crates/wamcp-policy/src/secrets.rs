@@ -31,6 +31,8 @@ const REGISTRY: &str = "package registry tokens";
 const GIT: &str = "git and GitHub credentials";
 const KEYS: &str = "private keys and passwords";
 const BROWSER: &str = "a browser profile (saved passwords and cookies)";
+const AGENT: &str = "a coding agent's sign-in token";
+const HISTORY: &str = "shell history (commands typed with their secrets)";
 
 /// Places on every platform, below the home folder.
 const EVERYWHERE: &[Entry] = &[
@@ -50,6 +52,24 @@ const EVERYWHERE: &[Entry] = &[
     Entry(Base::Home, ".terraform.d/credentials.tfrc.json", CLOUD),
     Entry(Base::Home, ".config/gcloud", CLOUD),
     Entry(Base::Home, ".config/gh", GIT),
+    Entry(Base::Home, ".config/git/credentials", GIT),
+    Entry(Base::Home, ".config/glab-cli", GIT),
+    Entry(Base::Home, ".claude/.credentials.json", AGENT),
+    Entry(Base::Home, ".codex/auth.json", AGENT),
+    Entry(Base::Home, ".config/github-copilot", AGENT),
+    Entry(Base::Home, ".config/containers/auth.json", REGISTRY),
+    Entry(Base::Home, ".vault-token", CLOUD),
+    Entry(Base::Home, ".pgpass", KEYS),
+    Entry(Base::Home, ".m2/settings.xml", REGISTRY),
+    Entry(Base::Home, ".gradle/gradle.properties", REGISTRY),
+    Entry(Base::Home, ".gem/credentials", REGISTRY),
+    Entry(Base::Home, ".yarnrc.yml", REGISTRY),
+    Entry(Base::Home, ".config/rclone", CLOUD),
+    Entry(Base::Home, ".bash_history", HISTORY),
+    Entry(Base::Home, ".zsh_history", HISTORY),
+    Entry(Base::Home, ".python_history", HISTORY),
+    Entry(Base::Home, ".psql_history", HISTORY),
+    Entry(Base::Home, ".mysql_history", HISTORY),
 ];
 
 /// Unix places besides [`EVERYWHERE`].
@@ -61,7 +81,19 @@ const UNIX: &[Entry] = &[
     Entry(Base::Config, "chromium", BROWSER),
     Entry(Base::Config, "microsoft-edge", BROWSER),
     Entry(Base::Config, "BraveSoftware", BROWSER),
+    Entry(Base::Config, "vivaldi", BROWSER),
+    Entry(Base::Config, "opera", BROWSER),
+    Entry(Base::Config, "git/credentials", GIT),
     Entry(Base::Home, ".mozilla", BROWSER),
+    Entry(Base::Home, ".thunderbird", BROWSER),
+    Entry(Base::Home, "snap/firefox/common/.mozilla", BROWSER),
+    Entry(Base::Home, "snap/chromium/common/chromium", BROWSER),
+    Entry(
+        Base::Home,
+        ".var/app",
+        "Flatpak apps' data (their browser profiles among it)",
+    ),
+    Entry(Base::Home, ".local/share/fish/fish_history", HISTORY),
     Entry(Base::Home, ".local/share/keyrings", KEYS),
     Entry(Base::Home, "Library/Keychains", KEYS),
     Entry(
@@ -91,6 +123,11 @@ const WINDOWS: &[Entry] = &[
     Entry(Base::AppData, "npm/etc/npmrc", REGISTRY),
     Entry(Base::AppData, "NuGet/NuGet.Config", REGISTRY),
     Entry(Base::AppData, "Mozilla/Firefox/Profiles", BROWSER),
+    Entry(
+        Base::AppData,
+        "Microsoft/Windows/PowerShell/PSReadLine",
+        HISTORY,
+    ),
     Entry(Base::LocalAppData, "Google/Chrome/User Data", BROWSER),
     Entry(Base::LocalAppData, "Microsoft/Edge/User Data", BROWSER),
     Entry(
@@ -155,6 +192,44 @@ pub fn stores(
         }
     }
     out
+}
+
+/// Sockets of daemons that act outside any sandbox for whoever connects:
+/// the session bus (which starts programs as systemd units), Docker and
+/// its kin (root on the machine), the SSH agent (signs as the user). A
+/// command with the network could connect to them, so every command sees
+/// them empty; git, which signs in through the agent, keeps the agent and
+/// the folder it lives in. Unix paths; `ssh_auth_sock` and
+/// `runtime_dir` are `SSH_AUTH_SOCK` and `XDG_RUNTIME_DIR`.
+pub fn daemon_sockets(
+    ssh_auth_sock: Option<&str>,
+    runtime_dir: Option<&str>,
+) -> Vec<(String, bool)> {
+    let agent = ssh_auth_sock.filter(|s| s.starts_with('/'));
+    let holds_agent = |dir: &str| {
+        agent.is_some_and(|a| a.starts_with(&format!("{}/", dir.trim_end_matches('/'))))
+    };
+    let mut places: Vec<(String, bool)> = ["/run/user"]
+        .into_iter()
+        .chain(runtime_dir.filter(|d| d.starts_with('/')))
+        .map(|dir| (dir.to_string(), holds_agent(dir)))
+        .collect();
+    for socket in [
+        "/run/docker.sock",
+        "/var/run/docker.sock",
+        "/run/containerd",
+        "/run/podman",
+        "/run/dbus",
+        "/var/run/dbus",
+        "/run/snapd.socket",
+        "/run/snapd-snap.socket",
+    ] {
+        places.push((socket.to_string(), false));
+    }
+    if let Some(agent) = agent {
+        places.push((agent.to_string(), true));
+    }
+    places
 }
 
 /// Whether a file name is a dotenv file (`.env`, `.env.local`, `.envrc`),
@@ -254,6 +329,20 @@ mod tests {
     fn no_home_and_no_variables_give_no_stores() {
         assert!(stores(PathStyle::Windows, None, |_| None).is_empty());
         assert!(stores(PathStyle::Unix, None, |_| Some("  ".into())).is_empty());
+    }
+
+    #[test]
+    fn daemon_sockets_are_hidden_and_git_keeps_the_agent() {
+        let places = daemon_sockets(Some("/run/user/1000/keyring/ssh"), Some("/run/user/1000"));
+        assert!(places.contains(&("/run/user".into(), true)));
+        assert!(places.contains(&("/run/user/1000".into(), true)));
+        assert!(places.contains(&("/var/run/docker.sock".into(), false)));
+        assert!(places.contains(&("/run/user/1000/keyring/ssh".into(), true)));
+        let elsewhere = daemon_sockets(Some("/tmp/ssh-x/agent.1"), Some("/run/user/1000"));
+        assert!(elsewhere.contains(&("/run/user/1000".into(), false)));
+        assert!(elsewhere.contains(&("/tmp/ssh-x/agent.1".into(), true)));
+        let none = daemon_sockets(Some("relative"), None);
+        assert!(none.iter().all(|(p, git)| p.starts_with('/') && !git));
     }
 
     #[test]

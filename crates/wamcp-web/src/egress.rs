@@ -276,7 +276,9 @@ mod tests {
         .await;
         assert!(plain.starts_with("HTTP/1.0 200 OK"), "{plain}");
         assert!(
-            plain.ends_with("GET /x?y HTTP/1.1|Host: h|Connection: close||"),
+            plain.ends_with(&format!(
+                "GET /x?y HTTP/1.1|Host: 127.0.0.1:{server}|Connection: close||"
+            )),
             "{plain}"
         );
         let refused = exchange(port, "CONNECT evil.example:443 HTTP/1.1\r\n\r\n").await;

@@ -151,12 +151,18 @@ impl ServerContext {
         }
         let places = places(&startup, &settings, env, cwd, &sandbox, &mut warnings);
         let stores = secret_stores(env, &settings, &places, &mut warnings);
-        let sandbox = sandbox.with_secret_stores(
-            stores
-                .iter()
-                .map(|s| (PathBuf::from(&s.path), s.for_git))
-                .collect(),
-        );
+        let mut hidden: Vec<(PathBuf, bool)> = stores
+            .iter()
+            .map(|s| (PathBuf::from(&s.path), s.for_git))
+            .collect();
+        if cfg!(unix) {
+            let sockets = wamcp_policy::secrets::daemon_sockets(
+                env_value(env, "SSH_AUTH_SOCK").as_deref(),
+                env_value(env, "XDG_RUNTIME_DIR").as_deref(),
+            );
+            hidden.extend(sockets.into_iter().map(|(p, git)| (PathBuf::from(p), git)));
+        }
+        let sandbox = sandbox.with_secret_stores(hidden);
         let secret_stores =
             wamcp_fs::Secrets::new(stores.into_iter().map(|s| (PathBuf::from(s.path), s.what)));
         let egress_hosts = crate::egress::hosts(&settings.command_hosts);

@@ -237,10 +237,8 @@ fn repository_inside(argv: &[Arg], place: &Path, kept: &[PathBuf]) -> bool {
         let path = dunce::canonicalize(path).unwrap_or_else(|_| lexical(path));
         kept.iter().any(|root| path.starts_with(root))
     };
-    let dir = argv
-        .windows(2)
-        .filter(|pair| pair[0].text == "-C")
-        .fold(place.to_path_buf(), |dir, pair| dir.join(&pair[1].text));
+    let words: Vec<&str> = argv.iter().map(|a| a.text.as_str()).collect();
+    let dir = crate::command::git_directory(place, &words);
     if !dir.ancestors().any(|d| d.join(".git").exists()) {
         return true;
     }

@@ -187,7 +187,7 @@ fn the_private_view_hides_stores_and_trust_places_and_git_keeps_its_own() {
     let base = dunce::canonicalize(dir.path()).unwrap();
     let (root, ssh, aws) = (base.join("proj"), base.join(".ssh"), base.join(".aws"));
     for d in [
-        root.join(".git"),
+        root.join(".git/hooks"),
         root.join(".vscode"),
         ssh.clone(),
         aws.clone(),
@@ -219,12 +219,33 @@ fn the_private_view_hides_stores_and_trust_places_and_git_keeps_its_own() {
             root.join(".vscode")
         ]
     );
-    confinement.owned_by_git();
-    assert_eq!(confinement.scope.hidden, [aws]);
+    let fresh = || {
+        sandbox
+            .confinement(std::slice::from_ref(&root), true)
+            .unwrap()
+            .unwrap()
+    };
+    // git acting on the project: its .git is writable but for the hooks.
+    confinement.owned_by_git(Some(&root.join(".git")), true);
+    assert_eq!(confinement.scope.hidden, std::slice::from_ref(&aws));
     assert_eq!(
         confinement.scope.read_only,
-        [root.join(".mcp.json"), root.join(".vscode")]
+        [
+            root.join(".mcp.json"),
+            root.join(".vscode"),
+            root.join(".git/hooks")
+        ]
     );
+    // Without the network it signs nothing in, so it sees no key.
+    let mut offline = fresh();
+    offline.owned_by_git(Some(&root.join(".git")), false);
+    assert_eq!(offline.scope.hidden, [aws.clone(), ssh.clone()]);
+    // git acting on a repository nested in the project (whose config a
+    // script could have written) leaves the project's .git read-only.
+    let mut nested = fresh();
+    std::fs::create_dir_all(root.join("sub/.git")).unwrap();
+    nested.owned_by_git(Some(&root.join("sub/.git")), true);
+    assert!(nested.scope.read_only.contains(&root.join(".git")));
     // Without a private view nothing is promised.
     let (plain, _) = fake_sandbox(SandboxMode::Auto, working(), Vec::new());
     let plain = plain.with_secret_stores(stores);

@@ -353,7 +353,7 @@ async fn everyday_work_still_succeeds_confined() {
 /// listener; a user rule that grants the network lets it.
 /// The script of the egress test: the listed server through the proxy,
 /// then the attacker's through it, around it, by a raw socket and by DNS.
-const NET_SCRIPT: &str = r#"import socket, urllib.request
+const NET_SCRIPT: &str = r#"import os, socket, urllib.request
 def get(url, proxied=True):
     handlers = [] if proxied else [urllib.request.ProxyHandler({})]
     try:
@@ -373,6 +373,12 @@ try:
     print("dns: resolved")
 except OSError as e:
     print("dns: failed", e)
+try:
+    bus = socket.socket(socket.AF_UNIX)
+    bus.connect(os.environ["XDG_RUNTIME_DIR"] + "/bus")
+    print("bus: connected")
+except OSError as e:
+    print("bus: failed", e)
 "#;
 
 /// A loopback HTTP server that answers every request with `body`, on a
@@ -433,7 +439,15 @@ async fn the_network_reaches_only_the_projects_hosts() {
         r#"{"rules": [{"id": "python-with-network", "programs": ["python3"], "when": {"args": ["net.py"]},
             "decision": "allow", "justification": "it fetches a package", "network": true}]}"#,
     );
-    let sandbox = sandbox.set("WAMCP_COMMAND_HOSTS", "127.0.0.1");
+    // The session bus of the user, which starts programs outside any
+    // sandbox for whoever connects.
+    let runtime = sandbox.root().join("run-user");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let bus = std::os::unix::net::UnixListener::bind(runtime.join("bus")).unwrap();
+    bus.set_nonblocking(true).unwrap();
+    let sandbox = sandbox
+        .set("WAMCP_COMMAND_HOSTS", "127.0.0.1")
+        .set("XDG_RUNTIME_DIR", runtime.display().to_string());
     let client = sandbox.connect().await;
     let text = run(&client, "run_powershell", "python3 net.py", "").await;
     assert!(
@@ -463,9 +477,15 @@ async fn the_network_reaches_only_the_projects_hosts() {
     assert_eq!(accepted(&attacker), 0, "{text}");
     assert!(text.contains("listed: LISTED-OK"), "{text}");
     assert!(text.contains("attacker: failed: <HTTPError 403"), "{text}");
-    for way in ["around: failed", "raw: failed", "dns: failed"] {
+    for way in [
+        "around: failed",
+        "raw: failed",
+        "dns: failed",
+        "bus: failed",
+    ] {
         assert!(text.contains(way), "{way}: {text}");
     }
+    assert!(bus.accept().is_err(), "the bus was reached: {text}");
     assert!(
         text.contains("[wamcp] The command's connection to 127.0.0.2 was refused"),
         "{text}"
@@ -677,14 +697,15 @@ async fn scripts_see_no_secret_and_change_no_trust_folder_while_git_still_commit
     assert!(copied.contains("refused"), "{copied}\n{out}");
     assert_eq!(planted, Vec::<&str>::new(), "{out}");
     assert!(out.contains("refused .git/hooks/pre-commit"), "{out}");
-    let cat = run(
-        &client,
-        "run_powershell",
+    // git sees keys only when it signs in to a remote.
+    for reader in [
         "cat ../../home/.ssh/id_ed25519",
-        "",
-    )
-    .await;
-    assert!(!cat.contains("CANARY-KEY"), "{cat}");
+        "git diff --no-index /dev/null ../../home/.ssh/id_ed25519",
+        "git diff --no-index /dev/null ../../home/.git-credentials",
+    ] {
+        let out = run(&client, "run_powershell", reader, "").await;
+        assert!(!out.contains("CANARY-KEY"), "{reader}: {out}");
+    }
     // git itself still writes its own folder.
     let commit = run(
         &client,
