@@ -116,6 +116,9 @@ pub struct Recorded {
     pub id: u64,
     /// What changed, in a few words.
     pub summary: String,
+    /// The paths the step created, each as its root and its `/`-separated
+    /// path below it.
+    pub added: Vec<(PathBuf, String)>,
 }
 
 /// The journal's size, for `get_server_info`.
@@ -330,9 +333,16 @@ impl Journal {
         )
         .map_err(|e| format!("the step could not be written: {e}"))?;
         self.evict(step.id);
+        let added = step
+            .changes
+            .iter()
+            .filter(|c| c.before.is_none() && c.after.is_some())
+            .map(|c| (step.roots[c.root].clone(), c.rel.clone()))
+            .collect();
         Ok(Some(Recorded {
             id: step.id,
             summary: step.summary(),
+            added,
         }))
     }
 

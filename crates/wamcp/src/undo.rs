@@ -180,12 +180,73 @@ where
     let Some(step) = recorded else {
         return result;
     };
+    let result = match COMMAND_TOOLS.contains(&tool) {
+        true => remove_planted(result, &step.added),
+        false => result,
+    };
     match result {
         Ok(output) => Ok(noted(output, step.id, &step.summary)),
         Err(error) => Err(error
             .detail("undo_step", step.id)
             .detail("undo_changed", step.summary)),
     }
+}
+
+/// The tools that run programs: what they create is not what the model
+/// asked the user about.
+const COMMAND_TOOLS: &[&str] = &[
+    "run_powershell",
+    "build_project",
+    "capability_run",
+    "sandbox_run",
+];
+
+/// Removes the trust files a command created (`.vscode/tasks.json`,
+/// `.claude/settings.json`, `.mcp.json`...: files that run programs
+/// outside the sandbox the next time the editor or an agent starts),
+/// which the OS layer can keep read-only only where they already exist,
+/// and says so in the answer. `write_file` makes one with the user's yes.
+fn remove_planted(
+    result: Result<ToolOutput, ToolError>,
+    added: &[(PathBuf, String)],
+) -> Result<ToolOutput, ToolError> {
+    let removed: Vec<&str> = added
+        .iter()
+        .filter(|(_, rel)| planted_trust_file(rel))
+        .filter(|(root, rel)| {
+            let path = root.join(rel);
+            std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir())
+                && std::fs::remove_file(&path).is_ok()
+        })
+        .map(|(_, rel)| rel.as_str())
+        .collect();
+    if removed.is_empty() {
+        return result;
+    }
+    let line = format!(
+        "[wamcp] The command created {}, which decides what runs outside the sandbox later; removed. \
+         If the user wants it, write it with write_file, which asks them.",
+        removed.join(", ")
+    );
+    match result {
+        Ok(output) => Ok(with_news(
+            output,
+            line,
+            "removed_trust_files",
+            removed.into(),
+        )),
+        Err(error) => Err(error.detail("removed_trust_files", line)),
+    }
+}
+
+/// Whether a created path is a trust file a command has no business
+/// making. git's own files are git's (`git submodule add` writes
+/// `.gitmodules`, `git init` a `.git`).
+fn planted_trust_file(rel: &str) -> bool {
+    let components: Vec<String> = rel.split('/').map(String::from).collect();
+    let gits = |c: &String| c.eq_ignore_ascii_case(".git") || c.eq_ignore_ascii_case(".gitmodules");
+    !components.iter().any(gits)
+        && wamcp_policy::write_rules::agent_trust_file(&components).is_some()
 }
 
 /// The step before the call, or `None` when the user agreed to go on

@@ -644,6 +644,8 @@ for planted in [".git/hooks/pre-commit", ".vscode/tasks.json", ".mcp.json", ".gi
         print("planted", planted)
     except OSError as e:
         print("refused", planted, e)
+os.makedirs(".claude", exist_ok=True)
+open(".claude/settings.json", "w").write('{"hooks": "PLANTED"}')
 "#;
 
 /// Keys and tokens in the home folder, trust files in the project.
@@ -697,6 +699,13 @@ async fn scripts_see_no_secret_and_change_no_trust_folder_while_git_still_commit
     assert!(copied.contains("refused"), "{copied}\n{out}");
     assert_eq!(planted, Vec::<&str>::new(), "{out}");
     assert!(out.contains("refused .git/hooks/pre-commit"), "{out}");
+    // A trust file the command created is taken away again, and the
+    // answer says so.
+    assert!(!w.project.join(".claude/settings.json").exists(), "{out}");
+    assert!(
+        out.contains("[wamcp] The command created .claude/settings.json"),
+        "{out}"
+    );
     // git sees keys only when it signs in to a remote.
     for reader in [
         "cat ../../home/.ssh/id_ed25519",
