@@ -501,10 +501,11 @@ async fn a_name_on_path_that_links_into_a_root_is_passed_over() {
     client.close().await;
 }
 
-/// A confined command can rewrite the project's own `.git/config` and
-/// hooks (Landlock cannot make them read-only inside a writable root). The
-/// programs they name must not run when git runs through wamcp: fsmonitor
-/// on status, a hook on checkout, sshCommand on fetch. The canaries are
+/// A repository's own `.git/config` may come from anywhere (an archive,
+/// or a confined command where no private view keeps `.git` read-only).
+/// The programs it names must not run when git runs through wamcp:
+/// fsmonitor on status, sshCommand on fetch. A hook runs exactly where
+/// only git can write `.git` (then it is the user's own). The canaries are
 /// inside the root, where a command may write, so only the pinned settings
 /// stop them.
 #[tokio::test]
@@ -549,9 +550,15 @@ async fn programs_a_rewritten_git_config_names_never_run() {
     let _ = client
         .call("run_powershell", json!({"command": "git fetch origin"}))
         .await;
-    for what in ["fsmonitor", "hook", "ssh"] {
+    for what in ["fsmonitor", "ssh"] {
         assert!(!ran(what).exists(), "the planted {what} ran");
     }
+    let protected = client.server_info().await["secret_stores"]["commands"] == "hidden";
+    assert_eq!(
+        ran("hook").exists(),
+        protected,
+        "hooks run exactly where only git can write .git: {switched}"
+    );
     // Control: git run directly obeys the file and runs them.
     let direct = |args: &[&str]| {
         Command::new("git")
