@@ -269,12 +269,20 @@ impl Policy<'_> {
             unix_program(program, &search)
         };
         let mut confinement = self.sandbox.confinement(self.roots, network)?;
+        let mut env = env;
         if let Some(confinement) = confinement.as_mut()
             && is_git
         {
             let acted_on = git_directory(cwd, &args);
             let repository = crate::repository::Repository::enclosing(&acted_on);
-            confinement.owned_by_git(repository.as_ref().map(|r| r.dot_git.as_path()), network);
+            let protected =
+                confinement.owned_by_git(repository.as_ref().map(|r| r.dot_git.as_path()), network);
+            // Hooks are code the work tree can steer (husky, lint configs):
+            // never with keys and sockets in view, never in a repository
+            // whose .git a script could have written.
+            if !protected || network {
+                wamcp_policy::command::hardening::without_hooks(&mut env);
+            }
         }
         Ok(RunSpec {
             program,
@@ -318,11 +326,23 @@ pub(crate) struct Planned {
     pub note: Option<String>,
 }
 
-/// The folder git acts in: the working directory, moved by each `-C`.
+/// The folder git acts in: the working directory, moved by each `-C`
+/// among git's own options (those before the subcommand: `log -C` is
+/// another option).
 pub(crate) fn git_directory(cwd: &Path, args: &[impl AsRef<str>]) -> PathBuf {
-    args.windows(2)
-        .filter(|pair| pair[0].as_ref() == "-C")
-        .fold(cwd.to_path_buf(), |dir, pair| dir.join(pair[1].as_ref()))
+    let mut dir = cwd.to_path_buf();
+    let mut words = args.iter().map(AsRef::as_ref);
+    while let Some(word) = words.next() {
+        match word {
+            "-C" => dir = dir.join(words.next().unwrap_or_default()),
+            "-c" => {
+                words.next();
+            }
+            option if option.starts_with('-') => {}
+            _ => break,
+        }
+    }
+    dir
 }
 
 /// The answer's line for a git command whose repository has hooks that

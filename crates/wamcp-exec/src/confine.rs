@@ -142,9 +142,9 @@ pub struct Sandbox {
     /// The proxy every command with the network goes through, where the
     /// platform gives commands a network of their own.
     egress: Option<Arc<dyn Egress>>,
-    /// The user's global or system `core.sshCommand` and `gpg.program`,
-    /// read once.
-    git_programs: OnceLock<(Option<String>, Option<String>)>,
+    /// The user's own values of the program-running git settings, read
+    /// once.
+    git_programs: OnceLock<GitPins>,
 }
 
 /// The ports `serve --http` listens on unless told otherwise: its default,
@@ -223,16 +223,25 @@ impl Sandbox {
     /// user's own global or system programs, and the repository's hooks
     /// where the OS layer keeps `.git` read-only to every other program.
     pub fn git_pins(&self, search: &wamcp_platform::search_path::ProgramSearch) -> GitPins {
-        let (ssh, gpg) = self.git_programs.get_or_init(|| {
+        let user = self.git_programs.get_or_init(|| {
             let git = search.find_program("git");
-            let read = |key: &str| git.as_deref().and_then(|git| user_git_value(git, key));
-            (read("core.sshCommand"), read("gpg.program"))
+            let read = |key: &str| {
+                git.as_deref()
+                    .map(|git| user_git_values(git, key))
+                    .unwrap_or_default()
+            };
+            let last = |key: &str| read(key).pop();
+            GitPins {
+                ssh_command: last("core.sshCommand").unwrap_or_else(|| "ssh".into()),
+                gpg_program: last("gpg.program").unwrap_or_else(|| "gpg".into()),
+                credential_helpers: read("credential.helper"),
+                ask_pass: last("core.askPass").unwrap_or_default(),
+                hooks: false,
+            }
         });
-        let defaults = GitPins::default();
         GitPins {
-            ssh_command: ssh.clone().unwrap_or(defaults.ssh_command),
-            gpg_program: gpg.clone().unwrap_or(defaults.gpg_program),
             hooks: self.status().mechanism.is_some() && self.status().private_view.is_ok(),
+            ..user.clone()
         }
     }
 
@@ -437,19 +446,26 @@ impl Sandbox {
     }
 }
 
-/// `key` as the user set it for all their repositories: global, else
-/// system. A repository's own value is what the pin overrides.
-fn user_git_value(git: &Path, key: &str) -> Option<String> {
-    ["--global", "--system"].iter().find_map(|scope| {
-        let out = std::process::Command::new(git)
-            .args(["config", "--includes", scope, "--get", key])
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()?;
-        let value = String::from_utf8(out.stdout).ok()?.trim().to_string();
-        (out.status.success() && !value.is_empty()).then_some(value)
-    })
+/// Every value of `key` the user set for all their repositories, system
+/// ones first, then global ones, as git reads them (the last wins for a
+/// single-valued key). A repository's own values are what the pin
+/// overrides.
+fn user_git_values(git: &Path, key: &str) -> Vec<String> {
+    ["--system", "--global"]
+        .iter()
+        .filter_map(|scope| {
+            let out = std::process::Command::new(git)
+                .args(["config", "--includes", scope, "--get-all", key])
+                .stdin(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .output()
+                .ok()?;
+            out.status
+                .success()
+                .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+        })
+        .flat_map(|text| text.lines().map(str::to_string).collect::<Vec<_>>())
+        .collect()
 }
 
 /// The places of `stores` that exist, resolved, each once, with whether
@@ -507,18 +523,23 @@ impl Confinement {
     /// git that pushes or fetches sees the SSH keys, agent and credential
     /// files it signs in with. A git without the network sees none of
     /// them: it could print a key (`git diff --no-index`) or commit one.
-    pub fn owned_by_git(&mut self, repository: Option<&Path>, network: bool) {
-        if let Some(dot_git) = repository.and_then(|r| dunce::canonicalize(r).ok())
-            && let Some(at) = self.scope.read_only.iter().position(|p| *p == dot_git)
-        {
-            self.scope.read_only.remove(at);
-            if let Ok(hooks) = dunce::canonicalize(dot_git.join("hooks")) {
-                self.scope.read_only.push(hooks);
-            }
-        }
+    /// Answers whether that `.git` is one the private view protects (only
+    /// git can have written it).
+    pub fn owned_by_git(&mut self, repository: Option<&Path>, network: bool) -> bool {
         if network {
             self.scope.hidden.retain(|p| !self.git_needs.contains(p));
         }
+        let Some(dot_git) = repository.and_then(|r| dunce::canonicalize(r).ok()) else {
+            return false;
+        };
+        let Some(at) = self.scope.read_only.iter().position(|p| *p == dot_git) else {
+            return false;
+        };
+        self.scope.read_only.remove(at);
+        if let Ok(hooks) = dunce::canonicalize(dot_git.join("hooks")) {
+            self.scope.read_only.push(hooks);
+        }
+        true
     }
 
     /// Whether the command is only told to use the proxy: it has the

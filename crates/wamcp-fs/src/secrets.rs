@@ -275,11 +275,13 @@ mod tests {
 
     #[test]
     fn no_stores_judge_only_dotenv_files_and_the_default_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dunce::canonicalize(dir.path()).unwrap();
         let stores = Secrets::new([]);
-        assert_eq!(stores.secret(Path::new("/x/y.txt")), None);
-        assert!(stores.secret(Path::new("/x/.env")).is_some());
-        let project = stores.with_roots(vec![PathBuf::from("/x")]);
-        assert_eq!(project.secret(Path::new("/x/.env")), None);
-        assert_eq!(Secrets::default().secret(Path::new("/x/.env")), None);
+        assert_eq!(stores.secret(&root.join("y.txt")), None);
+        assert!(stores.secret(&root.join(".env")).is_some());
+        let project = stores.with_roots(vec![root.clone()]);
+        assert_eq!(project.secret(&root.join(".env")), None);
+        assert_eq!(Secrets::default().secret(&root.join(".env")), None);
     }
 }

@@ -204,6 +204,8 @@ pub fn stores(
 pub fn daemon_sockets(
     ssh_auth_sock: Option<&str>,
     runtime_dir: Option<&str>,
+    uid: Option<u32>,
+    home: Option<&str>,
 ) -> Vec<(String, bool)> {
     let agent = ssh_auth_sock.filter(|s| s.starts_with('/'));
     let holds_agent = |dir: &str| {
@@ -223,8 +225,27 @@ pub fn daemon_sockets(
         "/var/run/dbus",
         "/run/snapd.socket",
         "/run/snapd-snap.socket",
+        "/run/libvirt",
+        "/var/run/libvirt",
+        "/run/incus",
+        "/var/lib/incus/unix.socket",
+        "/var/lib/lxd/unix.socket",
+        "/var/snap/lxd/common/lxd/unix.socket",
+        "/run/screen",
+        "/var/run/screen",
+        // The X server types into every window of the session.
+        "/tmp/.X11-unix",
     ] {
         places.push((socket.to_string(), false));
+    }
+    if let Some(uid) = uid {
+        places.push((format!("/tmp/tmux-{uid}"), false));
+    }
+    if let Some(home) = home.filter(|h| h.starts_with('/')) {
+        let home = home.trim_end_matches('/');
+        for below in [".docker/desktop", ".colima", ".rd", ".lima", ".Xauthority"] {
+            places.push((format!("{home}/{below}"), false));
+        }
     }
     if let Some(agent) = agent {
         places.push((agent.to_string(), true));
@@ -333,15 +354,28 @@ mod tests {
 
     #[test]
     fn daemon_sockets_are_hidden_and_git_keeps_the_agent() {
-        let places = daemon_sockets(Some("/run/user/1000/keyring/ssh"), Some("/run/user/1000"));
+        let places = daemon_sockets(
+            Some("/run/user/1000/keyring/ssh"),
+            Some("/run/user/1000"),
+            Some(1000),
+            Some("/home/ada"),
+        );
+        assert!(places.contains(&("/tmp/tmux-1000".into(), false)));
+        assert!(places.contains(&("/tmp/.X11-unix".into(), false)));
+        assert!(places.contains(&("/home/ada/.docker/desktop".into(), false)));
         assert!(places.contains(&("/run/user".into(), true)));
         assert!(places.contains(&("/run/user/1000".into(), true)));
         assert!(places.contains(&("/var/run/docker.sock".into(), false)));
         assert!(places.contains(&("/run/user/1000/keyring/ssh".into(), true)));
-        let elsewhere = daemon_sockets(Some("/tmp/ssh-x/agent.1"), Some("/run/user/1000"));
+        let elsewhere = daemon_sockets(
+            Some("/tmp/ssh-x/agent.1"),
+            Some("/run/user/1000"),
+            None,
+            None,
+        );
         assert!(elsewhere.contains(&("/run/user/1000".into(), false)));
         assert!(elsewhere.contains(&("/tmp/ssh-x/agent.1".into(), true)));
-        let none = daemon_sockets(Some("relative"), None);
+        let none = daemon_sockets(Some("relative"), None, None, Some("relative"));
         assert!(none.iter().all(|(p, git)| p.starts_with('/') && !git));
     }
 

@@ -22,29 +22,51 @@ const HEAD_TIME: Duration = Duration::from_secs(30);
 /// How long connecting to a host may take.
 const CONNECT_TIME: Duration = Duration::from_secs(20);
 
-/// The hosts commands may reach; shared, because the project's remotes
-/// are added when a root is first seen.
+/// The hosts commands may reach, each with whether it may resolve to a
+/// private, loopback or link-local address (a host the user or the
+/// project named may; a public registry never does: an address in those
+/// ranges would be someone's intranet or the cloud's metadata service).
+/// Shared, because the project's remotes are added when a root is first
+/// seen.
 #[derive(Clone, Debug, Default)]
-pub struct EgressHosts(Arc<RwLock<Vec<String>>>);
+pub struct EgressHosts(Arc<RwLock<Vec<(String, bool)>>>);
 
 impl EgressHosts {
-    /// Adds `hosts` (normalised host names), each once.
+    /// Adds `hosts` the user or the project named, each once.
     pub fn add(&self, hosts: impl IntoIterator<Item = String>) {
+        self.insert(hosts, true);
+    }
+
+    /// Adds public `hosts`, which reach public addresses only.
+    pub fn add_public(&self, hosts: impl IntoIterator<Item = String>) {
+        self.insert(hosts, false);
+    }
+
+    fn insert(&self, hosts: impl IntoIterator<Item = String>, private: bool) {
         let mut list = self.0.write().unwrap_or_else(|e| e.into_inner());
         for host in hosts {
-            if !list.iter().any(|h| h.eq_ignore_ascii_case(&host)) {
-                list.push(host);
+            match list.iter_mut().find(|(h, _)| h.eq_ignore_ascii_case(&host)) {
+                Some(entry) => entry.1 |= private,
+                None => list.push((host, private)),
             }
         }
     }
 
     /// The hosts, in the order they were added.
     pub fn list(&self) -> Vec<String> {
-        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+        let list = self.0.read().unwrap_or_else(|e| e.into_inner());
+        list.iter().map(|(h, _)| h.clone()).collect()
     }
 
-    fn allows(&self, host: &str) -> bool {
-        host_allowed(host, &self.0.read().unwrap_or_else(|e| e.into_inner()))
+    /// `None` when `host` is not listed, else whether it may reach
+    /// private addresses.
+    fn allows(&self, host: &str) -> Option<bool> {
+        let list = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let names: Vec<String> = list.iter().map(|(h, _)| h.clone()).collect();
+        host_allowed(host, &names).then(|| {
+            list.iter()
+                .any(|(h, private)| *private && h.eq_ignore_ascii_case(host))
+        })
     }
 }
 
@@ -125,15 +147,15 @@ impl EgressProxy {
             Ok(request) => request,
             Err(why) => return answer(&mut client, "400 Bad Request", &why).await,
         };
-        if !self.hosts.allows(&request.host) {
+        let Some(private) = self.hosts.allows(&request.host) else {
             note_refused(&refused, &request.host);
             let why = format!(
                 "wamcp: {} is not one of the hosts this project's commands may reach (WAMCP_COMMAND_HOSTS adds one)",
                 request.host
             );
             return answer(&mut client, "403 Forbidden", &why).await;
-        }
-        let mut upstream = match connect(&request, &closed).await {
+        };
+        let mut upstream = match connect(&request, &closed, private).await {
             Ok(upstream) => upstream,
             Err(why) => return answer(&mut client, "502 Bad Gateway", &why).await,
         };
@@ -153,14 +175,20 @@ impl EgressProxy {
 }
 
 /// Connects to the host of `request` at an address resolved here, never
-/// to a `closed` port on loopback.
-async fn connect(request: &ProxyRequest, closed: &[u16]) -> Result<TcpStream, String> {
+/// to a `closed` port on loopback, and to a private, loopback or
+/// link-local address only when `private`.
+async fn connect(
+    request: &ProxyRequest,
+    closed: &[u16],
+    private: bool,
+) -> Result<TcpStream, String> {
     {
         let addresses: Vec<std::net::SocketAddr> =
             tokio::net::lookup_host((request.host.as_str(), request.port))
                 .await
                 .map_err(|e| format!("wamcp: {} did not resolve: {e}", request.host))?
                 .filter(|a| !(a.ip().is_loopback() && closed.contains(&a.port())))
+                .filter(|a| private || wamcp_policy::url_policy::address_class(a.ip()).is_none())
                 .collect();
         let mut last = format!(
             "wamcp: {} has no address it may be reached at",
@@ -246,6 +274,8 @@ mod tests {
     async fn proxy(listed: &[&str], closed: Vec<u16>) -> (ProxyRun, u16) {
         let hosts = EgressHosts::default();
         hosts.add(listed.iter().map(|h| h.to_string()));
+        // A public registry that resolves to loopback is not reached there.
+        hosts.add_public(["localhost".to_string()]);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -287,6 +317,12 @@ mod tests {
             refused.contains("evil.example is not one of the hosts"),
             "{refused}"
         );
+        let inward = exchange(
+            port,
+            &format!("CONNECT localhost:{server} HTTP/1.1\r\n\r\n"),
+        )
+        .await;
+        assert!(inward.starts_with("HTTP/1.1 502 Bad Gateway"), "{inward}");
         let bad = exchange(port, "GET /relative HTTP/1.1\r\n\r\n").await;
         assert!(bad.starts_with("HTTP/1.1 400 Bad Request"), "{bad}");
         assert_eq!(run.refused(), ["evil.example"]);

@@ -77,8 +77,11 @@ pub struct ServerContext {
     /// confined commands. [`ServerContext::secrets`] adds the roots.
     secret_stores: wamcp_fs::Secrets,
     /// The hosts commands with the network may reach; the hosts of each
-    /// client root's remotes join when the root is taken.
+    /// client root's remotes join when the root is first taken.
     egress_hosts: wamcp_web::egress::EgressHosts,
+    /// The roots whose remotes were read: once each, so a remote the
+    /// agent adds is never read as the project's.
+    remotes_read: std::sync::Mutex<std::collections::HashSet<PathBuf>>,
 }
 
 /// What start-up read before building the context.
@@ -159,6 +162,8 @@ impl ServerContext {
             let sockets = wamcp_policy::secrets::daemon_sockets(
                 env_value(env, "SSH_AUTH_SOCK").as_deref(),
                 env_value(env, "XDG_RUNTIME_DIR").as_deref(),
+                user_id(),
+                home_dir(env).as_deref(),
             );
             hidden.extend(sockets.into_iter().map(|(p, git)| (PathBuf::from(p), git)));
         }
@@ -166,8 +171,10 @@ impl ServerContext {
         let secret_stores =
             wamcp_fs::Secrets::new(stores.into_iter().map(|s| (PathBuf::from(s.path), s.what)));
         let egress_hosts = crate::egress::hosts(&settings.command_hosts);
-        for root in places.writable_roots() {
-            egress_hosts.add(crate::egress::root_remote_hosts(&root));
+        let remotes_read: std::collections::HashSet<PathBuf> =
+            places.writable_roots().into_iter().collect();
+        for root in &remotes_read {
+            egress_hosts.add(crate::egress::root_remote_hosts(root));
         }
         let sandbox = sandbox.with_egress(std::sync::Arc::new(crate::egress::CommandEgress(
             wamcp_web::egress::EgressProxy::new(egress_hosts.clone()),
@@ -200,6 +207,7 @@ impl ServerContext {
             undo,
             secret_stores,
             egress_hosts,
+            remotes_read: std::sync::Mutex::new(remotes_read),
         }
     }
 
@@ -234,10 +242,14 @@ impl ServerContext {
     /// roots become writable.
     pub fn set_client_roots(&self, uris: &[String]) {
         let judged = self.places.judge_client_roots(uris);
+        let mut read = self.remotes_read.lock().unwrap_or_else(|e| e.into_inner());
         for root in &judged.accepted {
-            self.egress_hosts
-                .add(crate::egress::root_remote_hosts(root));
+            if read.insert(root.clone()) {
+                self.egress_hosts
+                    .add(crate::egress::root_remote_hosts(root));
+            }
         }
+        drop(read);
         self.places.store_client_roots(judged);
     }
 
@@ -562,6 +574,19 @@ fn secret_stores(
         stores.push(listed(token, "wamcp's HTTP bearer token"));
     }
     stores
+}
+
+/// The user this server runs as, for the per-user socket folders.
+fn user_id() -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").ok().map(|m| m.uid())
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
 }
 
 /// The home directory and system folders no root may be.

@@ -39,7 +39,7 @@ impl Egress for CommandEgress {
 /// The built-in registries and the user's hosts.
 pub fn hosts(user: &[String]) -> EgressHosts {
     let hosts = EgressHosts::default();
-    hosts.add(REGISTRY_HOSTS.iter().map(|h| h.to_string()));
+    hosts.add_public(REGISTRY_HOSTS.iter().map(|h| h.to_string()));
     hosts.add(user.iter().cloned());
     hosts
 }

@@ -215,7 +215,13 @@ fn remove_planted(
         .filter(|(_, rel)| planted_trust_file(rel))
         .filter(|(root, rel)| {
             let path = root.join(rel);
-            std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir())
+            // Only where no link on the way leads out of the root: a
+            // command could swap a folder for one meanwhile.
+            let parent_is_itself = path
+                .parent()
+                .is_some_and(|p| dunce::canonicalize(p).is_ok_and(|real| real == p));
+            parent_is_itself
+                && std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir())
                 && std::fs::remove_file(&path).is_ok()
         })
         .map(|(_, rel)| rel.as_str())
@@ -242,11 +248,15 @@ fn remove_planted(
 /// Whether a created path is a trust file a command has no business
 /// making. git's own files are git's (`git submodule add` writes
 /// `.gitmodules`, `git init` a `.git`).
+/// A link named like a trust folder (`.claude -> elsewhere`) is one too.
 fn planted_trust_file(rel: &str) -> bool {
     let components: Vec<String> = rel.split('/').map(String::from).collect();
     let gits = |c: &String| c.eq_ignore_ascii_case(".git") || c.eq_ignore_ascii_case(".gitmodules");
+    let trust_dir = components.last().is_some_and(|last| {
+        wamcp_policy::write_rules::trust_dir_names().any(|d| d.eq_ignore_ascii_case(last))
+    });
     !components.iter().any(gits)
-        && wamcp_policy::write_rules::agent_trust_file(&components).is_some()
+        && (trust_dir || wamcp_policy::write_rules::agent_trust_file(&components).is_some())
 }
 
 /// The step before the call, or `None` when the user agreed to go on

@@ -238,7 +238,7 @@ fn repository_inside(argv: &[Arg], place: &Path, kept: &[PathBuf]) -> bool {
         kept.iter().any(|root| path.starts_with(root))
     };
     let words: Vec<&str> = argv.iter().map(|a| a.text.as_str()).collect();
-    let dir = crate::command::git_directory(place, &words);
+    let dir = crate::command::git_directory(place, words.get(1..).unwrap_or_default());
     if !dir.ancestors().any(|d| d.join(".git").exists()) {
         return true;
     }

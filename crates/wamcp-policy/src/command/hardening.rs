@@ -30,6 +30,11 @@ pub struct GitPins {
     pub ssh_command: String,
     /// The user's global or system `gpg.program`, else `gpg`.
     pub gpg_program: String,
+    /// The user's system and global `credential.helper`s, in git's order:
+    /// a repository's own helper is a program the repository names.
+    pub credential_helpers: Vec<String>,
+    /// The user's global or system `core.askPass`, else none.
+    pub ask_pass: String,
     /// Whether the repository's hooks run: only where no confined program
     /// but git can change `.git` (the OS layer keeps it read-only to the
     /// others). Otherwise a hook could be one a script planted.
@@ -41,6 +46,8 @@ impl Default for GitPins {
         GitPins {
             ssh_command: "ssh".into(),
             gpg_program: "gpg".into(),
+            credential_helpers: Vec::new(),
+            ask_pass: String::new(),
             hooks: false,
         }
     }
@@ -75,7 +82,19 @@ pub fn child_env(
         ("core.sshCommand", pins.ssh_command.as_str()),
         ("core.gitProxy", ""),
         ("gpg.program", pins.gpg_program.as_str()),
+        ("core.askPass", pins.ask_pass.as_str()),
+        // A submodule is another repository with its own config: status
+        // and diff do not look into its work tree (its filters would run).
+        ("submodule.recurse", "false"),
+        ("diff.ignoreSubmodules", "dirty"),
+        // An empty value drops the helpers of every file; the user's come back.
+        ("credential.helper", ""),
     ];
+    settings.extend(
+        pins.credential_helpers
+            .iter()
+            .map(|helper| ("credential.helper", helper.as_str())),
+    );
     if !pins.hooks {
         settings.push(("core.hooksPath", NO_HOOKS));
     }
@@ -97,6 +116,23 @@ pub fn child_env(
     // A credential prompt on the server's terminal would wait until the timeout.
     env.push(("GIT_TERMINAL_PROMPT".to_string(), "0".to_string()));
     env
+}
+
+/// Adds `key=value` to the command-scope settings `env` already holds,
+/// after them: a later value of a key wins.
+pub fn push_git_setting(env: &mut Vec<(String, String)>, key: &str, value: &str) {
+    let Some(at) = env.iter().position(|(k, _)| k == "GIT_CONFIG_COUNT") else {
+        return;
+    };
+    let n: usize = env[at].1.parse().unwrap_or(0);
+    env[at].1 = (n + 1).to_string();
+    env.push((format!("GIT_CONFIG_KEY_{n}"), key.to_string()));
+    env.push((format!("GIT_CONFIG_VALUE_{n}"), value.to_string()));
+}
+
+/// Keeps a git command's hooks from running (see [`GitPins::hooks`]).
+pub fn without_hooks(env: &mut Vec<(String, String)>) {
+    push_git_setting(env, "core.hooksPath", NO_HOOKS);
 }
 
 #[cfg(test)]
@@ -123,9 +159,17 @@ mod tests {
                 ("GIT_CONFIG_VALUE_5", ""),
                 ("GIT_CONFIG_KEY_6", "gpg.program"),
                 ("GIT_CONFIG_VALUE_6", "gpg"),
-                ("GIT_CONFIG_KEY_7", "core.hooksPath"),
-                ("GIT_CONFIG_VALUE_7", NO_HOOKS),
-                ("GIT_CONFIG_COUNT", "8"),
+                ("GIT_CONFIG_KEY_7", "core.askPass"),
+                ("GIT_CONFIG_VALUE_7", ""),
+                ("GIT_CONFIG_KEY_8", "submodule.recurse"),
+                ("GIT_CONFIG_VALUE_8", "false"),
+                ("GIT_CONFIG_KEY_9", "diff.ignoreSubmodules"),
+                ("GIT_CONFIG_VALUE_9", "dirty"),
+                ("GIT_CONFIG_KEY_10", "credential.helper"),
+                ("GIT_CONFIG_VALUE_10", ""),
+                ("GIT_CONFIG_KEY_11", "core.hooksPath"),
+                ("GIT_CONFIG_VALUE_11", NO_HOOKS),
+                ("GIT_CONFIG_COUNT", "12"),
                 ("GIT_TERMINAL_PROMPT", "0"),
             ]
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -136,7 +180,7 @@ mod tests {
             &GitPins::default(),
         );
         assert_eq!(env[0].0, "GIT_CONFIG_KEY_3");
-        assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "11".into())));
+        assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "15".into())));
         assert!(child_env("cmake", |_| None, &GitPins::default()).is_empty());
     }
 
@@ -145,6 +189,8 @@ mod tests {
         let pins = GitPins {
             ssh_command: "C:/Windows/System32/OpenSSH/ssh.exe".into(),
             gpg_program: "C:/Program Files (x86)/GnuPG/bin/gpg.exe".into(),
+            credential_helpers: vec!["manager".into()],
+            ask_pass: String::new(),
             hooks: true,
         };
         let env = child_env("git", |_| None, &pins);
@@ -161,6 +207,25 @@ mod tests {
         assert_eq!(value("core.sshCommand").unwrap(), pins.ssh_command);
         assert_eq!(value("gpg.program").unwrap(), pins.gpg_program);
         assert_eq!(value("core.hooksPath"), None);
-        assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "7".into())));
+        assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "12".into())));
+        let helpers: Vec<&str> = env
+            .iter()
+            .filter(|(_, v)| v == "credential.helper")
+            .filter_map(|(k, _)| {
+                let n = k.trim_start_matches("GIT_CONFIG_KEY_");
+                env.iter()
+                    .find(|(k, _)| *k == format!("GIT_CONFIG_VALUE_{n}"))
+                    .map(|(_, v)| v.as_str())
+            })
+            .collect();
+        assert_eq!(
+            helpers,
+            ["", "manager"],
+            "the list is reset, then the user's"
+        );
+        let mut env = env.clone();
+        without_hooks(&mut env);
+        assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "13".into())));
+        assert!(env.contains(&("GIT_CONFIG_KEY_12".into(), "core.hooksPath".into())));
     }
 }

@@ -646,6 +646,9 @@ for planted in [".git/hooks/pre-commit", ".vscode/tasks.json", ".mcp.json", ".gi
         print("refused", planted, e)
 os.makedirs(".claude", exist_ok=True)
 open(".claude/settings.json", "w").write('{"hooks": "PLANTED"}')
+os.makedirs("cfg", exist_ok=True)
+open("cfg/config.toml", "w").write("PLANTED")
+os.symlink("cfg", ".codex")
 "#;
 
 /// Keys and tokens in the home folder, trust files in the project.
@@ -702,6 +705,10 @@ async fn scripts_see_no_secret_and_change_no_trust_folder_while_git_still_commit
     // A trust file the command created is taken away again, and the
     // answer says so.
     assert!(!w.project.join(".claude/settings.json").exists(), "{out}");
+    assert!(
+        w.project.join(".codex").symlink_metadata().is_err(),
+        "{out}"
+    );
     assert!(
         out.contains("[wamcp] The command created .claude/settings.json"),
         "{out}"
