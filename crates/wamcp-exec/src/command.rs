@@ -187,8 +187,10 @@ impl Policy<'_> {
             } else {
                 FILTERED_BYTES
             };
-            let spec = self.spec(step.checked, &cwd, timeout, keep_head, keep_tail)?;
+            let (spec, git_config) =
+                self.spec(step.checked, &cwd, timeout, keep_head, keep_tail)?;
             steps.push(Planned {
+                git_config,
                 note: skipped_hooks(&spec),
                 spec,
                 join: step.join,
@@ -234,7 +236,7 @@ impl Policy<'_> {
         timeout_seconds: u64,
         keep_head: usize,
         keep_tail: usize,
-    ) -> Result<RunSpec, Refusal> {
+    ) -> Result<(RunSpec, Option<PathBuf>), Refusal> {
         let Checked {
             program,
             args,
@@ -270,6 +272,7 @@ impl Policy<'_> {
         };
         let mut confinement = self.sandbox.confinement(self.roots, network)?;
         let mut env = env;
+        let mut guarded = None;
         if let Some(confinement) = confinement.as_mut()
             && is_git
         {
@@ -277,6 +280,11 @@ impl Policy<'_> {
             let repository = crate::repository::Repository::enclosing(&acted_on);
             let protected =
                 confinement.owned_by_git(repository.as_ref().map(|r| r.dot_git.as_path()), network);
+            // git may write its own config (an upstream, a branch), never
+            // a program for the user's git to run later.
+            if protected {
+                guarded = repository.map(|r| r.common_dir.join("config"));
+            }
             // Hooks are code the work tree can steer (husky, lint configs):
             // never with keys and sockets in view, never in a repository
             // whose .git a script could have written.
@@ -284,7 +292,7 @@ impl Policy<'_> {
                 wamcp_policy::command::hardening::without_hooks(&mut env);
             }
         }
-        Ok(RunSpec {
+        let spec = RunSpec {
             program,
             args,
             env,
@@ -294,7 +302,8 @@ impl Policy<'_> {
             keep_tail,
             confinement,
             search,
-        })
+        };
+        Ok((spec, guarded))
     }
 }
 
@@ -324,6 +333,47 @@ pub(crate) struct Planned {
     pub targets: Vec<Target>,
     /// A line for the answer about what wamcp changed in how it ran.
     pub note: Option<String>,
+    /// The config file of the repository a git step may write, kept from
+    /// gaining a program-naming key ([`guard_git_config`]).
+    pub git_config: Option<PathBuf>,
+}
+
+/// Puts `config` back as `before` when a git step added or changed a key
+/// that names a program (`core.fsmonitor`, a `!` alias, a filter): a hook
+/// or filter running as git's child writes with git's rights. Returns the
+/// answer's line.
+pub(crate) fn guard_git_config(config: &Path, before: &[u8]) -> Option<String> {
+    let after = std::fs::read(config).ok()?;
+    if after == before {
+        return None;
+    }
+    let changed = wamcp_policy::command::hardening::program_keys_changed(
+        &String::from_utf8_lossy(before),
+        &String::from_utf8_lossy(&after),
+    );
+    if changed.is_empty() {
+        return None;
+    }
+    let (dir, name) = (config.parent()?, config.file_name()?);
+    let put_back = wamcp_platform::atomic::write_atomically(
+        dir,
+        name,
+        before,
+        wamcp_platform::atomic::Commit::Replace,
+    );
+    Some(match put_back {
+        Ok(()) => format!(
+            "[wamcp] The command set {} in {}, which names a program git would run later outside the \
+             sandbox; the file was put back as it was.",
+            changed.join(", "),
+            config.display()
+        ),
+        Err(e) => format!(
+            "[wamcp] The command set {} in {} and it could not be put back ({e}); tell the user.",
+            changed.join(", "),
+            config.display()
+        ),
+    })
 }
 
 /// The folder git acts in: the working directory, moved by each `-C`

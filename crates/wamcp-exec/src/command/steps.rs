@@ -73,9 +73,15 @@ pub(crate) async fn run_plan(
             .recover("Run it in a call of its own, so the user can be asked.")
             .detail("partial_output", answer));
         }
+        let config_before = step.git_config.as_ref().and_then(|c| std::fs::read(c).ok());
         let out = launch(step, progress, &answer).await?;
         let (body, kept_a_line) = body(step, &out);
         answer.push_str(&body);
+        if let (Some(config), Some(before)) = (&step.git_config, &config_before)
+            && let Some(line) = super::guard_git_config(config, before)
+        {
+            answer.push_str(&format!("{line}\n"));
+        }
         if out.timed_out {
             let timeout = step.spec.timeout.as_secs();
             return Err(ToolError::new(

@@ -135,6 +135,86 @@ pub fn without_hooks(env: &mut Vec<(String, String)>) {
     push_git_setting(env, "core.hooksPath", NO_HOOKS);
 }
 
+/// The keys of a git config file that name a program git (or the user's
+/// editor integration) runs, which a git command through wamcp may not add
+/// or change: a hook or a filter running as git's child could otherwise
+/// write `core.fsmonitor` into the repository's own config, and the user's
+/// git would run it later, outside any sandbox.
+fn names_a_program(key: &str, value: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "core.fsmonitor",
+        "core.hookspath",
+        "core.sshcommand",
+        "core.gitproxy",
+        "core.editor",
+        "core.pager",
+        "core.askpass",
+        "sequence.editor",
+        "gpg.program",
+        "diff.external",
+        "include.path",
+        "init.templatedir",
+        "credential.helper",
+        "uploadpack.packobjectshook",
+    ];
+    let parts: Vec<&str> = key.split('.').collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    EXACT.contains(&key)
+        || (first == "alias" && value.trim_start().starts_with('!'))
+        || (first == "filter" && ["clean", "smudge", "process"].contains(&last))
+        || (first == "diff" && ["textconv", "command"].contains(&last))
+        || (first == "merge" && last == "driver")
+        || (["gpg", "credential"].contains(&first) && ["program", "helper"].contains(&last))
+        || (first == "includeif" && last == "path")
+        || (first == "remote" && ["uploadpack", "receivepack"].contains(&last))
+        || (["difftool", "mergetool", "man", "browser"].contains(&first)
+            && ["cmd", "path"].contains(&last))
+        || first == "pager"
+}
+
+/// Every `section[.subsection].key = value` of a git config file, keys
+/// lower-cased (subsections too: enough to compare two versions).
+fn config_entries(text: &str) -> Vec<(String, String)> {
+    let mut section = String::new();
+    let mut entries = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('#') || line.starts_with(';') || line.is_empty() {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix('[') {
+            let header = header.split(']').next().unwrap_or("");
+            section = match header.split_once(char::is_whitespace) {
+                Some((name, sub)) => format!("{}.{}", name.trim(), sub.trim().trim_matches('"')),
+                None => header.trim().to_string(),
+            }
+            .to_ascii_lowercase();
+            continue;
+        }
+        let (key, value) = line.split_once('=').unwrap_or((line, "true"));
+        entries.push((
+            format!("{section}.{}", key.trim().to_ascii_lowercase()),
+            value.trim().to_string(),
+        ));
+    }
+    entries
+}
+
+/// The program-naming keys `after` adds to or changes from `before` (two
+/// versions of one git config file).
+pub fn program_keys_changed(before: &str, after: &str) -> Vec<String> {
+    let old = config_entries(before);
+    let mut changed: Vec<String> = config_entries(after)
+        .into_iter()
+        .filter(|(key, value)| {
+            names_a_program(key, value) && !old.contains(&(key.clone(), value.clone()))
+        })
+        .map(|(key, _)| key)
+        .collect();
+    changed.dedup();
+    changed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +262,45 @@ mod tests {
         assert_eq!(env[0].0, "GIT_CONFIG_KEY_3");
         assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "15".into())));
         assert!(child_env("cmake", |_| None, &GitPins::default()).is_empty());
+    }
+
+    #[test]
+    fn program_naming_keys_added_to_a_config_are_found() {
+        let before = "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://x/r\n";
+        let ordinary =
+            format!("{before}[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n");
+        assert!(program_keys_changed(before, &ordinary).is_empty());
+        let cases = [
+            ("[core]\n\tfsmonitor = sh x.sh\n", "core.fsmonitor"),
+            ("[Core]\n\tHooksPath = .h\n", "core.hookspath"),
+            ("[alias]\n\tst = !sh -c evil\n", "alias.st"),
+            ("[filter \"lfs\"]\n\tclean = sh x\n", "filter.lfs.clean"),
+            ("[diff \"x\"]\n\ttextconv = sh x\n", "diff.x.textconv"),
+            ("[credential]\n\thelper = !sh x\n", "credential.helper"),
+            ("[include]\n\tpath = ../evil\n", "include.path"),
+            (
+                "[includeIf \"gitdir:/\"]\n\tpath = ../evil\n",
+                "includeif.gitdir:/.path",
+            ),
+            (
+                "[remote \"o\"]\n\tuploadpack = sh x\n",
+                "remote.o.uploadpack",
+            ),
+        ];
+        for (added, key) in cases {
+            assert_eq!(
+                program_keys_changed(before, &format!("{before}{added}")),
+                [key],
+                "{added}"
+            );
+        }
+        // An alias that is another git command runs no program.
+        assert!(
+            program_keys_changed(before, &format!("{before}[alias]\n\tco = checkout\n")).is_empty()
+        );
+        // Unchanged program keys are the user's own.
+        let theirs = format!("{before}[core]\n\tpager = less\n");
+        assert!(program_keys_changed(&theirs, &theirs).is_empty());
     }
 
     #[test]

@@ -661,10 +661,12 @@ fn plant_secrets(sandbox: &Sandbox, w: &World) {
     w.write(".vscode/tasks.json", "{}\n");
     w.write(".mcp.json", "{}\n");
     w.write("leak.py", LEAK_SCRIPT);
-    // The user's own check, which a commit must run.
+    // The user's own check, which a commit must run. It also steers git's
+    // own config, as a hook framework running code the work tree names
+    // could.
     w.write(
         ".git/hooks/pre-commit",
-        "#!/bin/sh\necho ran > hook-ran.txt\n",
+        "#!/bin/sh\necho ran > hook-ran.txt\ngit config core.fsmonitor 'touch fsmonitor-ran'\n",
     );
     use std::os::unix::fs::PermissionsExt;
     let hook = w.project.join(".git/hooks/pre-commit");
@@ -740,6 +742,13 @@ async fn scripts_see_no_secret_and_change_no_trust_folder_while_git_still_commit
         "the user's hook ran: {commit}"
     );
     assert!(!commit.contains("hooks did not run"), "{commit}");
+    // What the hook made git write that names a program is put back.
+    let config = std::fs::read_to_string(w.project.join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{config}\n{commit}");
+    assert!(
+        commit.contains("[wamcp] The command set core.fsmonitor in"),
+        "{commit}"
+    );
 }
 
 /// Without confinement the same script gets the keys and plants its hooks:
