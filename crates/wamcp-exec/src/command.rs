@@ -342,25 +342,30 @@ pub(crate) struct Planned {
 /// that names a program (`core.fsmonitor`, a `!` alias, a filter): a hook
 /// or filter running as git's child writes with git's rights. Returns the
 /// answer's line.
-pub(crate) fn guard_git_config(config: &Path, before: &[u8]) -> Option<String> {
+/// A config file that did not exist (`before` is `None`: a repository
+/// the command made) and names a program is removed.
+pub(crate) fn guard_git_config(config: &Path, before: Option<&[u8]>) -> Option<String> {
     let after = std::fs::read(config).ok()?;
-    if after == before {
+    if Some(after.as_slice()) == before {
         return None;
     }
     let changed = wamcp_policy::command::hardening::program_keys_changed(
-        &String::from_utf8_lossy(before),
+        &String::from_utf8_lossy(before.unwrap_or_default()),
         &String::from_utf8_lossy(&after),
     );
     if changed.is_empty() {
         return None;
     }
     let (dir, name) = (config.parent()?, config.file_name()?);
-    let put_back = wamcp_platform::atomic::write_atomically(
-        dir,
-        name,
-        before,
-        wamcp_platform::atomic::Commit::Replace,
-    );
+    let put_back = match before {
+        Some(before) => wamcp_platform::atomic::write_atomically(
+            dir,
+            name,
+            before,
+            wamcp_platform::atomic::Commit::Replace,
+        ),
+        None => std::fs::remove_file(config),
+    };
     Some(match put_back {
         Ok(()) => format!(
             "[wamcp] The command set {} in {}, which names a program git would run later outside the \
@@ -374,6 +379,45 @@ pub(crate) fn guard_git_config(config: &Path, before: &[u8]) -> Option<String> {
             config.display()
         ),
     })
+}
+
+/// The git config files of the repositories at the top of each root and
+/// up to two folders below it (where editors look for repositories), the
+/// build and tool folders aside: a nested repository's config is plain
+/// project data to a command, and an editor's git obeys it.
+pub(crate) fn repository_configs(roots: &[PathBuf]) -> Vec<PathBuf> {
+    /// Entries read per folder: a huge folder is not a place for repositories.
+    const PER_FOLDER: usize = 2000;
+    let subfolders = |dir: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .take(PER_FOLDER)
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .filter(|e| {
+                        e.file_name()
+                            .to_str()
+                            .is_some_and(|n| !wamcp_policy::skip::is_skipped_directory(n))
+                    })
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut folders: Vec<PathBuf> = Vec::new();
+    for root in roots {
+        folders.push(root.clone());
+        for child in subfolders(root) {
+            folders.extend(subfolders(&child));
+            folders.push(child);
+        }
+    }
+    folders
+        .into_iter()
+        .map(|dir| dir.join(".git").join("config"))
+        .filter(|config| config.is_file())
+        .collect()
 }
 
 /// The folder git acts in: the working directory, moved by each `-C`

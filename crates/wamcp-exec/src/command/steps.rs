@@ -10,6 +10,7 @@
 use super::{Plan, Planned, TAIL_BYTES};
 use crate::confine::refusal_note;
 use crate::{Progress, RunOutput, run_reporting};
+use std::path::PathBuf;
 use wamcp_policy::command::line::{Join, Stderr};
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::limits::MAX_PROCESS_OUTPUT_BYTES;
@@ -73,13 +74,11 @@ pub(crate) async fn run_plan(
             .recover("Run it in a call of its own, so the user can be asked.")
             .detail("partial_output", answer));
         }
-        let config_before = step.git_config.as_ref().and_then(|c| std::fs::read(c).ok());
+        let configs_before = watched_configs(step, judge.roots);
         let out = launch(step, progress, &answer).await?;
         let (body, kept_a_line) = body(step, &out);
         answer.push_str(&body);
-        if let (Some(config), Some(before)) = (&step.git_config, &config_before)
-            && let Some(line) = super::guard_git_config(config, before)
-        {
+        for line in guard_configs(step, judge.roots, &configs_before) {
             answer.push_str(&format!("{line}\n"));
         }
         if out.timed_out {
@@ -102,6 +101,41 @@ pub(crate) async fn run_plan(
         answer.push_str(&format!("--- EXIT CODE: {code} ---\n"));
     }
     Ok(answer)
+}
+
+/// The git configs a confined step could change and that name programs
+/// the user's git runs later, with their contents now.
+fn watched_configs(step: &Planned, roots: &[PathBuf]) -> Vec<(PathBuf, Vec<u8>)> {
+    if step.spec.confinement.is_none() {
+        return Vec::new();
+    }
+    let mut configs = super::repository_configs(roots);
+    configs.extend(step.git_config.iter().cloned());
+    configs
+        .into_iter()
+        .filter_map(|c| Some((c.clone(), std::fs::read(&c).ok()?)))
+        .collect()
+}
+
+/// Puts back each watched config the step gave a program-naming key, and
+/// removes each new one that names a program; the answer's lines.
+fn guard_configs(step: &Planned, roots: &[PathBuf], before: &[(PathBuf, Vec<u8>)]) -> Vec<String> {
+    if step.spec.confinement.is_none() {
+        return Vec::new();
+    }
+    let mut now = super::repository_configs(roots);
+    now.extend(before.iter().map(|(c, _)| c.clone()));
+    now.sort();
+    now.dedup();
+    now.iter()
+        .filter_map(|config| {
+            let old = before
+                .iter()
+                .find(|(c, _)| c == config)
+                .map(|(_, b)| b.as_slice());
+            super::guard_git_config(config, old)
+        })
+        .collect()
 }
 
 async fn launch(

@@ -649,6 +649,8 @@ open(".claude/settings.json", "w").write('{"hooks": "PLANTED"}')
 os.makedirs("cfg", exist_ok=True)
 open("cfg/config.toml", "w").write("PLANTED")
 os.symlink("cfg", ".codex")
+os.makedirs("nested/.git", exist_ok=True)
+open("nested/.git/config", "w").write("[core]\n\tfsmonitor = touch PLANTED\n")
 "#;
 
 /// Keys and tokens in the home folder, trust files in the project.
@@ -709,6 +711,13 @@ async fn scripts_see_no_secret_and_change_no_trust_folder_while_git_still_commit
     assert!(!w.project.join(".claude/settings.json").exists(), "{out}");
     assert!(
         w.project.join(".codex").symlink_metadata().is_err(),
+        "{out}"
+    );
+    // A nested repository's config naming a program (which an editor's
+    // git would run) does not survive the command either.
+    assert!(!w.project.join("nested/.git/config").exists(), "{out}");
+    assert!(
+        out.contains("[wamcp] The command set core.fsmonitor in"),
         "{out}"
     );
     assert!(
