@@ -84,6 +84,20 @@ pub fn read_file_within(
     let path = input_path(path_arg, cwd)?;
     crate::secrets::refuse_secret(scan.secrets, path_arg, &path, "the user did not allow it")?;
     let file = open_file(path_arg, &path)?;
+    // Judged again as opened: a link swapped in between the check and the
+    // open (by a command running meanwhile) must not lead to a key.
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        if let Ok(opened) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+            crate::secrets::refuse_secret(
+                scan.secrets,
+                path_arg,
+                &opened,
+                "the user did not allow it",
+            )?;
+        }
+    }
     let start = start_line.max(1) as u64;
     let requested_lines = max_lines;
     let (max_lines, capped) = clamp_request(max_lines, DEFAULT_READ_LINES as u64);
