@@ -212,9 +212,11 @@ fn loopback_up() -> io::Result<()> {
     }
 }
 
-/// Sends `fd` over the connected Unix socket `channel`; no allocation.
-fn send_descriptor(channel: libc::c_int, fd: libc::c_int) -> bool {
-    // Room for one descriptor's control message, aligned for `cmsghdr`.
+/// Runs `use_it` with a message of one data byte and room for one
+/// descriptor's control message (`control_len` bytes of it offered), all
+/// on the stack: no allocation, so the forked child may use it too.
+fn with_message<R>(control_len: usize, use_it: impl FnOnce(&mut libc::msghdr) -> R) -> R {
+    // Aligned for `cmsghdr`.
     #[repr(C, align(8))]
     struct Control([u8; 64]);
     let mut control = Control([0; 64]);
@@ -228,19 +230,25 @@ fn send_descriptor(channel: libc::c_int, fd: libc::c_int) -> bool {
     message.msg_iov = &mut iov;
     message.msg_iovlen = 1;
     message.msg_control = control.0.as_mut_ptr().cast();
+    message.msg_controllen = control_len.min(control.0.len()) as _;
+    use_it(&mut message)
+}
+
+/// Sends `fd` over the connected Unix socket `channel`; no allocation.
+fn send_descriptor(channel: libc::c_int, fd: libc::c_int) -> bool {
     // SAFETY: CMSG_SPACE only computes a size.
-    message.msg_controllen =
-        unsafe { libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) } as _;
-    // SAFETY: `message` points at `control`, which is large enough for one
-    // header and one descriptor; the macros only compute addresses in it.
-    unsafe {
-        let header = libc::CMSG_FIRSTHDR(&message);
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) } as usize;
+    // SAFETY: `message` points at its control buffer, which is large
+    // enough for one header and one descriptor; the macros only compute
+    // addresses in it.
+    with_message(space, |message| unsafe {
+        let header = libc::CMSG_FIRSTHDR(message);
         (*header).cmsg_level = libc::SOL_SOCKET;
         (*header).cmsg_type = libc::SCM_RIGHTS;
         (*header).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
         std::ptr::write_unaligned(libc::CMSG_DATA(header).cast::<libc::c_int>(), fd);
-        libc::sendmsg(channel, &message, libc::MSG_NOSIGNAL) == 1
-    }
+        libc::sendmsg(channel, message, libc::MSG_NOSIGNAL) == 1
+    })
 }
 
 /// A connected pair of Unix sequenced-packet sockets, closed at exec.
@@ -278,41 +286,24 @@ pub fn receive_listener(channel: &OwnedFd) -> io::Result<std::net::TcpListener> 
             "the command did not hand over its network",
         ));
     }
-    #[repr(C, align(8))]
-    struct Control([u8; 64]);
-    let mut control = Control([0; 64]);
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    // SAFETY: zeroes are a valid `msghdr`.
-    let mut message: libc::msghdr = unsafe { std::mem::zeroed() };
-    message.msg_iov = &mut iov;
-    message.msg_iovlen = 1;
-    message.msg_control = control.0.as_mut_ptr().cast();
-    message.msg_controllen = control.0.len() as _;
-    // SAFETY: `message` points at buffers that outlive the call.
-    let received =
-        unsafe { libc::recvmsg(channel.as_raw_fd(), &mut message, libc::MSG_CMSG_CLOEXEC) };
-    if received != 1 {
-        return Err(io::Error::other(
-            "the command's network came without a listener",
-        ));
-    }
-    // SAFETY: the kernel filled `control`; the macros walk inside it.
-    let fd = unsafe {
-        let header = libc::CMSG_FIRSTHDR(&message);
+    // SAFETY: `message` points at buffers that outlive the call; the
+    // kernel fills the control buffer and the macros walk inside it.
+    let fd = with_message(usize::MAX, |message| unsafe {
+        if libc::recvmsg(channel.as_raw_fd(), message, libc::MSG_CMSG_CLOEXEC) != 1 {
+            return None;
+        }
+        let header = libc::CMSG_FIRSTHDR(message);
         if header.is_null()
             || (*header).cmsg_level != libc::SOL_SOCKET
             || (*header).cmsg_type != libc::SCM_RIGHTS
         {
-            return Err(io::Error::other(
-                "the command's network came without a listener",
-            ));
+            return None;
         }
-        std::ptr::read_unaligned(libc::CMSG_DATA(header).cast::<libc::c_int>())
-    };
+        Some(std::ptr::read_unaligned(
+            libc::CMSG_DATA(header).cast::<libc::c_int>(),
+        ))
+    })
+    .ok_or_else(|| io::Error::other("the command's network came without a listener"))?;
     // SAFETY: SCM_RIGHTS gave this process a new descriptor it owns alone.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
     let listener = std::net::TcpListener::from(owned);
