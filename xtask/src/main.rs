@@ -64,9 +64,15 @@ fn main() -> ExitCode {
 fn target_dir() -> std::path::PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("..")
-                .join("target")
-        })
+        .unwrap_or_else(|| workspace().join("target"))
+}
+
+/// The workspace being worked on, as `cargo run` says when it starts the
+/// task. The path compiled in is only the fallback: a build cache shared by
+/// two checkouts keeps a binary built in the other one.
+pub fn workspace() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
+        .join("..")
 }

@@ -9,7 +9,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             Ok(())
         }
         Some("--write-readme") => {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+            let path = crate::workspace().join("README.md");
             let text =
                 std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             let start = text

@@ -281,7 +281,7 @@ pub fn check(script: &str) -> Result<(), String> {
 
 /// Where the committed script is.
 pub fn script_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/wamcp/startup.ld")
+    crate::workspace().join("crates/wamcp/startup.ld")
 }
 
 #[cfg(test)]

@@ -145,9 +145,7 @@ fn markdown(rows: &[Row]) -> String {
 }
 
 fn readme() -> Result<(PathBuf, String), String> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("README.md");
+    let path = crate::workspace().join("README.md");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((path, text))
 }

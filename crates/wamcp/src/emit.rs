@@ -349,12 +349,12 @@ mod tests {
     /// entry does, and adopts the session directory the same way.
     #[test]
     fn the_codex_plugin_entry_matches_the_emitted_one() {
-        let manifest = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../.codex-plugin/plugin.json"
+        let manifest = format!(
+            "{}/../../.codex-plugin/plugin.json",
+            std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")
         );
         let manifest: Value =
-            serde_json::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
         let entry = &manifest["mcpServers"]["wamcp"];
         assert_eq!(entry["default_tools_approval_mode"], CODEX_DEFAULT_APPROVAL);
         assert_eq!(entry["env"][WORKSPACE_FROM_CWD], "auto");

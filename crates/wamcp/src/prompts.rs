@@ -77,8 +77,11 @@ mod tests {
 
     #[test]
     fn every_skill_folder_is_served_with_its_own_name() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../skills");
-        let mut folders: Vec<String> = std::fs::read_dir(dir)
+        let dir = format!(
+            "{}/../../skills",
+            std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")
+        );
+        let mut folders: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();

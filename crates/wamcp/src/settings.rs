@@ -362,8 +362,11 @@ mod tests {
 
     #[test]
     fn the_readme_table_is_the_settings_table() {
-        let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
-        let text = std::fs::read_to_string(readme).expect("README.md");
+        let readme = format!(
+            "{}/../../README.md",
+            std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")
+        );
+        let text = std::fs::read_to_string(&readme).expect("README.md");
         let start = text.find(README_START).expect("start marker") + README_START.len();
         let end = text.find(README_END).expect("end marker");
         assert!(

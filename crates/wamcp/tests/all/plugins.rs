@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..")
 }
 
 fn read_json(relative: &str) -> Value {

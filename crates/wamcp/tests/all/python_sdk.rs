@@ -51,7 +51,10 @@ fn run_client_for(python: &str, sandbox: &Sandbox, mode: &str, server: &[&str]) 
 /// Runs `tests/python/<script>` with `args` in the sandbox; returns the JSON
 /// it printed and its stderr (where the server's log goes too).
 fn run_script(python: &str, sandbox: &Sandbox, script: &str, args: &[&str]) -> (Value, String) {
-    let path = format!("{}/tests/python/{script}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/python/{script}",
+        std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")
+    );
     let mut cmd = std::process::Command::new(python);
     cmd.arg(path).args(args);
     sandbox.apply(&mut cmd);
@@ -676,7 +679,10 @@ pub(crate) struct GitServer {
 impl GitServer {
     pub(crate) fn start(python: &str, root: &std::path::Path) -> GitServer {
         use std::io::BufRead;
-        let script = format!("{}/tests/python/git_http.py", env!("CARGO_MANIFEST_DIR"));
+        let script = format!(
+            "{}/tests/python/git_http.py",
+            std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")
+        );
         let mut child = std::process::Command::new(python)
             .arg(script)
             .arg(root)
