@@ -22,10 +22,11 @@ command -v Xvfb >/dev/null || need+=(xvfb)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 # Real compilers and GPU probes the build tests drive (clang-cl is clang in cl
 # mode, lld-link comes with lld; vulkaninfo runs on Mesa's software driver).
-# node, npm, git and tar are the real programs the command-escape and
+# node, npm, git, ssh and tar are the real programs the command-escape and
 # confinement tests attack and use.
 for tool in clang:clang lld-link:lld llvm-lib:llvm cmake:cmake ninja:ninja-build glslc:glslc \
-            glslangValidator:glslang-tools vulkaninfo:vulkan-tools node:nodejs npm:npm git:git tar:tar; do
+            glslangValidator:glslang-tools vulkaninfo:vulkan-tools node:nodejs npm:npm git:git tar:tar \
+            ssh:openssh-client; do
     command -v "${tool%%:*}" >/dev/null || need+=("${tool##*:}")
 done
 [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || need+=(mesa-vulkan-drivers)

@@ -50,6 +50,9 @@ pub trait Egress: Send + Sync + fmt::Debug {
     ) -> io::Result<Box<dyn EgressRun>>;
     /// The hosts commands may reach, for `get_server_info`.
     fn hosts(&self) -> Vec<String>;
+    /// The program, quoted for a shell, that ssh starts with the host and
+    /// port to reach them through the proxy (see `GitPins::ssh_relay`).
+    fn ssh_relay(&self) -> Option<String>;
 }
 
 /// One command's use of the proxy; dropping it stops the proxying.
@@ -237,10 +240,17 @@ impl Sandbox {
                 credential_helpers: read("credential.helper"),
                 ask_pass: last("core.askPass").unwrap_or_default(),
                 hooks: false,
+                ssh_relay: None,
             }
         });
+        let confined = self.status().mechanism.is_some();
         GitPins {
-            hooks: self.status().mechanism.is_some() && self.status().private_view.is_ok(),
+            hooks: confined && self.status().private_view.is_ok(),
+            ssh_relay: self
+                .egress
+                .as_ref()
+                .filter(|_| confined)
+                .and_then(|egress| egress.ssh_relay()),
             ..user.clone()
         }
     }

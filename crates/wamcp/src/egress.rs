@@ -34,6 +34,14 @@ impl Egress for CommandEgress {
     fn hosts(&self) -> Vec<String> {
         self.0.hosts().list()
     }
+
+    /// This binary's `__egress-connect`. On Windows ssh is left to connect
+    /// itself, as the proxy there is only a setting a program may ignore.
+    fn ssh_relay(&self) -> Option<String> {
+        let exe = std::env::current_exe().ok().filter(|_| cfg!(unix))?;
+        let exe = wamcp_policy::command::hardening::quote_for_shell(&exe.to_string_lossy());
+        Some(format!("{exe} __egress-connect"))
+    }
 }
 
 /// The built-in registries and the user's hosts.

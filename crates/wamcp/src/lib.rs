@@ -26,6 +26,7 @@ pub mod resume;
 pub mod roots;
 pub mod server;
 pub mod settings;
+pub mod ssh_relay;
 pub mod stdio;
 pub mod tasks;
 pub mod tools;

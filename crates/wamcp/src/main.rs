@@ -62,6 +62,10 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         argv: Vec<String>,
     },
+    /// Internal: ssh's `ProxyCommand` for a confined git, through the
+    /// egress proxy.
+    #[command(name = "__egress-connect", hide = true)]
+    EgressConnect { host: String, port: String },
 }
 
 #[derive(Subcommand)]
@@ -209,6 +213,7 @@ fn main() -> ExitCode {
                 Err(message) => report("__confined-run", Err(message)),
             }
         }
+        Command::EgressConnect { host, port } => wamcp::ssh_relay::main(&host, &port),
     }
 }
 

@@ -301,6 +301,10 @@ mod settings_only {
         fn hosts(&self) -> Vec<String> {
             vec!["crates.io".into()]
         }
+
+        fn ssh_relay(&self) -> Option<String> {
+            None
+        }
     }
 
     /// Without a network of its own, a command with the network is told where

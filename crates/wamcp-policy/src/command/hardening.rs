@@ -39,6 +39,10 @@ pub struct GitPins {
     /// but git can change `.git` (the OS layer keeps it read-only to the
     /// others). Otherwise a hook could be one a script planted.
     pub hooks: bool,
+    /// The program (quoted for a shell) that carries an SSH connection
+    /// through the egress proxy, given the host and port: a command with the
+    /// network has no other way out, and ssh speaks no HTTP proxy protocol.
+    pub ssh_relay: Option<String>,
 }
 
 impl Default for GitPins {
@@ -49,6 +53,7 @@ impl Default for GitPins {
             credential_helpers: Vec::new(),
             ask_pass: String::new(),
             hooks: false,
+            ssh_relay: None,
         }
     }
 }
@@ -66,6 +71,7 @@ pub fn child_env(
     let first = get("GIT_CONFIG_COUNT")
         .and_then(|n| n.trim().parse::<usize>().ok())
         .unwrap_or(0);
+    let ssh_command = ssh_through(&pins.ssh_command, pins.ssh_relay.as_deref());
     let mut settings = vec![
         ("safe.bareRepository", "explicit"),
         // The ext:: transport runs a command; refused in arguments already.
@@ -79,7 +85,7 @@ pub fn child_env(
         // protocol (gitProxy), around commits and checkouts (hooks), and to
         // check signatures (gpg.program).
         ("core.fsmonitor", "false"),
-        ("core.sshCommand", pins.ssh_command.as_str()),
+        ("core.sshCommand", ssh_command.as_str()),
         ("core.gitProxy", ""),
         ("gpg.program", pins.gpg_program.as_str()),
         ("core.askPass", pins.ask_pass.as_str()),
@@ -116,6 +122,32 @@ pub fn child_env(
     // A credential prompt on the server's terminal would wait until the timeout.
     env.push(("GIT_TERMINAL_PROMPT".to_string(), "0".to_string()));
     env
+}
+
+/// The SSH command git runs: the user's, told to connect through `relay`
+/// when there is one and the command is OpenSSH's (`-o` is its syntax; an
+/// option on the command line outranks the user's `~/.ssh/config`). git
+/// runs the value through a shell, and ssh runs `ProxyCommand` through one
+/// again, after expanding `%` tokens: hence a quote per level and `%%`.
+fn ssh_through(ssh_command: &str, relay: Option<&str>) -> String {
+    let Some(relay) = relay.filter(|_| is_openssh(ssh_command)) else {
+        return ssh_command.to_string();
+    };
+    let proxy = format!("ProxyCommand={} %h %p", relay.replace('%', "%%"));
+    format!("{ssh_command} -o {}", quote_for_shell(&proxy))
+}
+
+/// Whether the command's program is OpenSSH's client (`ssh`, a path to it,
+/// or `ssh.exe`), which takes `-o ProxyCommand=`; plink and others do not.
+fn is_openssh(command: &str) -> bool {
+    let program = command.split_whitespace().next().unwrap_or("");
+    let name = program.rsplit(['/', '\\']).next().unwrap_or("");
+    name.eq_ignore_ascii_case("ssh") || name.eq_ignore_ascii_case("ssh.exe")
+}
+
+/// `text` as one word of a POSIX shell.
+pub fn quote_for_shell(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// Adds `key=value` to the command-scope settings `env` already holds,
@@ -311,6 +343,7 @@ mod tests {
             credential_helpers: vec!["manager".into()],
             ask_pass: String::new(),
             hooks: true,
+            ssh_relay: None,
         };
         let env = child_env("git", |_| None, &pins);
         let value = |key: &str| {
@@ -346,5 +379,63 @@ mod tests {
         without_hooks(&mut env);
         assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "13".into())));
         assert!(env.contains(&("GIT_CONFIG_KEY_12".into(), "core.hooksPath".into())));
+    }
+
+    /// Splits `line` as a POSIX shell would, by asking one.
+    #[cfg(unix)]
+    fn words(line: &str) -> Vec<String> {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf '%s\\0' {line}"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.split_terminator('\0').map(String::from).collect()
+    }
+
+    /// What git runs for SSH reaches the relay with the relay's own path,
+    /// the host and the port as three words, through both shells (git's,
+    /// then ssh's after it expands `%` tokens), whatever the path holds.
+    #[cfg(unix)]
+    #[test]
+    fn ssh_reaches_the_relay_through_both_shells() {
+        for exe in [
+            "/usr/bin/wamcp",
+            "/home/a b/wamcp",
+            "/home/o'brien/wamcp",
+            "/tmp/100%/$HOME/`x`/wamcp",
+        ] {
+            let relay = format!("{} __egress-connect", quote_for_shell(exe));
+            let command = ssh_through("ssh -i /k", Some(&relay));
+            let argv = words(&command);
+            assert_eq!(argv[..4], ["ssh", "-i", "/k", "-o"], "{command}");
+            let proxy = argv[4].strip_prefix("ProxyCommand=").unwrap();
+            // ssh's expansion: %h, %p and %% (the path's % was doubled).
+            let expanded = proxy
+                .replace("%h", "github.com")
+                .replace("%p", "22")
+                .replace("%%", "%");
+            assert_eq!(
+                words(&expanded),
+                [exe, "__egress-connect", "github.com", "22"],
+                "{command}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_openssh_is_told_to_use_the_relay() {
+        let relay = Some("'/w' __egress-connect");
+        for ssh in [
+            "ssh",
+            "/usr/bin/ssh -v",
+            "C:\\Windows\\System32\\OpenSSH\\ssh.exe",
+        ] {
+            assert!(ssh_through(ssh, relay).contains("ProxyCommand="), "{ssh}");
+        }
+        for other in ["plink -batch", "C:/PuTTY/plink.exe", "sshpass -p x ssh"] {
+            assert_eq!(ssh_through(other, relay), other);
+        }
+        assert_eq!(ssh_through("ssh", None), "ssh");
     }
 }

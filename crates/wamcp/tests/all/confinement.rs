@@ -547,6 +547,66 @@ async fn git_pushes_to_the_projects_remote_and_to_no_other_host() {
     );
 }
 
+/// A loopback stand-in for an SSH server: it greets, keeps the first line
+/// the client sends (its own greeting) and closes. `lines` holds them.
+fn ssh_stand_in(address: &str) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, Write};
+    let listener = std::net::TcpListener::bind(address).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let heard = lines.clone();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let _ = stream.write_all(b"SSH-2.0-standin\r\n");
+            let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+            let mut line = String::new();
+            let _ = std::io::BufReader::new(&stream).read_line(&mut line);
+            heard.lock().unwrap().push(line.trim().to_string());
+        }
+    });
+    (port, lines)
+}
+
+/// A remote over SSH (the usual `git@host:owner/repo`) is reached through
+/// the proxy, whose tunnel ssh is given as its `ProxyCommand`: a command
+/// with the network has no other way out. An SSH URL on another host
+/// reaches nothing.
+#[tokio::test]
+async fn git_reaches_an_ssh_remote_through_the_proxy_and_no_other_host() {
+    let (sandbox, w) = world("auto");
+    seed(&w);
+    let (port, remote) = ssh_stand_in("127.0.0.1:0");
+    let (evil_port, attacker) = ssh_stand_in("127.0.0.2:0");
+    git(
+        &w.project,
+        &[
+            "remote",
+            "add",
+            "origin",
+            &format!("ssh://git@127.0.0.1:{port}/r.git"),
+        ],
+    );
+    let client = sandbox.connect().await;
+    let fetched = run(&client, "run_powershell", "git fetch origin", "").await;
+    let heard = remote.lock().unwrap().clone();
+    assert!(
+        heard.iter().any(|l| l.starts_with("SSH-2.0-OpenSSH")),
+        "{heard:?}\n{fetched}"
+    );
+    let leaked = run(
+        &client,
+        "run_powershell",
+        &format!("git fetch ssh://git@127.0.0.2:{evil_port}/x.git"),
+        "",
+    )
+    .await;
+    assert!(attacker.lock().unwrap().is_empty(), "{leaked}");
+    assert!(
+        leaked.contains("connection to 127.0.0.2 was refused"),
+        "{leaked}"
+    );
+}
+
 /// A root nested in another can be swapped for a link to anywhere by a
 /// command; from then on it is no root at all, for commands and for the
 /// file tools.
