@@ -11,6 +11,7 @@ pub mod confine;
 #[cfg(windows)]
 mod confine_windows;
 pub mod diagnostics;
+pub mod environment;
 pub mod repository;
 pub mod rules_file;
 pub mod shader;
@@ -239,8 +240,9 @@ fn argv(
     })
 }
 
-/// The process to spawn: no stdin, piped output, the spec's environment,
-/// the child's `PATH`, and the run's own temp directory when it has one.
+/// The process to spawn: no stdin, piped output, the server's environment
+/// less its credentials plus the spec's, the child's `PATH`, and the run's
+/// own temp directory when it has one.
 fn command(
     spec: &RunSpec,
     program: &str,
@@ -249,6 +251,7 @@ fn command(
     proxy_port: Option<u16>,
 ) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(program);
+    environment::withhold(&mut command);
     command
         .args(args)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))

@@ -265,9 +265,83 @@ pub fn is_env_file(name: &str) -> bool {
     !templates.iter().any(|t| lower.ends_with(t))
 }
 
+/// Words in a variable's name that mark its value as a credential
+/// (`GITHUB_TOKEN`, `OPENAI_API_KEY`, `AWS_SECRET_ACCESS_KEY`,
+/// `PGPASSWORD`), matched anywhere in the name and without case, as Codex's
+/// default exclusions do. `AUTH` is not one: `SSH_AUTH_SOCK` and
+/// `XAUTHORITY` name sockets and files a command needs.
+const SECRET_NAME_WORDS: [&str; 6] = [
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSW",
+    "PASSPHRASE",
+    "CREDENTIAL",
+];
+
+/// Whether a variable of the server's environment holds a credential a
+/// command has no business reading: its name says so, or its value is a URL
+/// with a password in it (`DATABASE_URL=postgres://u:pw@db/x`, an index
+/// URL carrying a token).
+pub fn is_secret_variable(name: &str, value: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_NAME_WORDS.iter().any(|w| upper.contains(w)) || has_url_password(value)
+}
+
+/// Whether `value` holds `scheme://user:password@host`.
+fn has_url_password(value: &str) -> bool {
+    value.match_indices("://").any(|(at, _)| {
+        let rest = &value[at + 3..];
+        let authority = rest.split(['/', '?', '#', ' ']).next().unwrap_or("");
+        authority
+            .rsplit_once('@')
+            .is_some_and(|(user, _)| user.contains(':'))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_in_variables_are_told_from_what_commands_need() {
+        for (name, value) in [
+            ("GITHUB_TOKEN", "ghp_x"),
+            ("OPENAI_API_KEY", "sk-x"),
+            ("AWS_SECRET_ACCESS_KEY", "x"),
+            ("PGPASSWORD", "x"),
+            ("npm_config__authToken", "x"),
+            ("CARGO_REGISTRIES_MY_TOKEN", "x"),
+            ("GPG_PASSPHRASE", "x"),
+            ("AZURE_CLIENT_CREDENTIALS", "x"),
+            (
+                "DATABASE_URL",
+                "postgres://app:hunter2@db.internal:5432/app",
+            ),
+            (
+                "PIP_INDEX_URL",
+                "https://__token__:pypi-x@pypi.example/simple",
+            ),
+            ("NOTES", "see https://u:p@h/ for x"),
+        ] {
+            assert!(is_secret_variable(name, value), "{name}={value}");
+        }
+        for (name, value) in [
+            ("PATH", "/usr/bin:/bin"),
+            ("SSH_AUTH_SOCK", "/run/user/1000/ssh-agent"),
+            ("XAUTHORITY", "/home/u/.Xauthority"),
+            ("HOME", "/home/u"),
+            ("CARGO_HOME", "/home/u/.cargo"),
+            ("GIT_SSH_COMMAND", "ssh -i /k"),
+            ("RUSTFLAGS", "-C target-cpu=native"),
+            ("DATABASE_URL", "postgres://app@db.internal/app"),
+            ("PIP_INDEX_URL", "https://pypi.example/simple?user=a:b"),
+            ("REPO", "git@github.com:o/r.git"),
+            ("LOCATION", "https://host/a:b@c"),
+        ] {
+            assert!(!is_secret_variable(name, value), "{name}={value}");
+        }
+    }
 
     fn paths(stores: &[Store]) -> Vec<&str> {
         stores.iter().map(|s| s.path.as_str()).collect()

@@ -147,6 +147,7 @@ impl ServerContext {
     ) -> ServerContext {
         let settings = Settings::read(&startup.resolution);
         let mut warnings = settings.warnings.clone();
+        wamcp_exec::environment::pass(settings.command_pass_variables.clone());
         let groups = parse_groups(settings.tools.as_deref(), settings.web_research);
         let mut sandbox = command_sandbox(env, &settings, &mut warnings);
         if let Some(registry) = listener_registry(env) {

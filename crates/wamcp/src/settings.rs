@@ -41,6 +41,7 @@ pub const COMMAND_SANDBOX: &str = "WAMCP_COMMAND_SANDBOX";
 pub const COMMAND_WRITABLE: &str = "WAMCP_COMMAND_WRITABLE";
 pub const SECRET_PATHS: &str = "WAMCP_SECRET_PATHS";
 pub const COMMAND_HOSTS: &str = "WAMCP_COMMAND_HOSTS";
+pub const COMMAND_PASS_VARIABLES: &str = "WAMCP_COMMAND_PASS_VARIABLES";
 pub const SEARCH_BUDGET: &str = "WAMCP_SEARCH_BUDGET_SECONDS";
 pub const CAPABILITIES_FILE: &str = "WAMCP_CAPABILITIES_FILE";
 pub const DATA_DIR: &str = "WAMCP_DATA_DIR";
@@ -223,6 +224,16 @@ pub const SETTINGS: &[Setting] = &[
         "More hosts confined commands with the network may reach, separated by commas, semicolons or \
          spaces; exact names or IP addresses. Everything else their traffic asks for is refused by \
          wamcp's egress proxy (Linux).",
+    ),
+    setting(
+        COMMAND_PASS_VARIABLES,
+        Kind::List(&[',', ';', ' ']),
+        "none: variables whose names hold KEY, TOKEN, SECRET, PASSW, PASSPHRASE or CREDENTIAL, or whose \
+         value is a URL with a password, are withheld",
+        "Variables of wamcp's environment that commands get although they look like credentials, \
+         separated by commas, semicolons or spaces (exact names). The others of that kind never reach a \
+         command, so a script cannot print them into the model's context; get_server_info lists them \
+         by name.",
     ),
     setting(
         SECRET_PATHS,

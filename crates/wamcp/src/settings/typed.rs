@@ -40,6 +40,8 @@ pub struct Settings {
     pub extra_doc_hosts: Vec<String>,
     /// `WAMCP_COMMAND_HOSTS`, normalised.
     pub command_hosts: Vec<String>,
+    /// `WAMCP_COMMAND_PASS_VARIABLES`: names commands get anyway.
+    pub command_pass_variables: Vec<String>,
     /// Files as written; relative ones are taken from the working directory.
     pub allowed_hosts_file: Option<PathBuf>,
     pub command_rules: Option<PathBuf>,
@@ -82,6 +84,7 @@ impl Settings {
             workspace_from_cwd: r.adopt(WORKSPACE_FROM_CWD),
             extra_doc_hosts,
             command_hosts,
+            command_pass_variables: r.list(COMMAND_PASS_VARIABLES),
             allowed_hosts_file: r.text(ALLOWED_HOSTS_FILE).map(PathBuf::from),
             command_rules: r.text(COMMAND_RULES).map(PathBuf::from),
             capabilities_file: r.text(CAPABILITIES_FILE).map(PathBuf::from),

@@ -207,6 +207,10 @@ fn confinement(ctx: &ServerContext) -> Map<String, Value> {
             "env_var": settings::COMMAND_HOSTS,
             "enforcement": how,
         })),
+        "command_withheld_variables": {
+            "names": wamcp_exec::environment::withheld(),
+            "env_var": settings::COMMAND_PASS_VARIABLES,
+        },
         "capabilities_file": ctx.places.capabilities_file.as_ref().map(|p| p.display().to_string()),
         "capabilities_errors": ctx.catalog().errors,
         "audit_log_dir": ctx.services.audit.as_ref().map(|a| a.dir().display().to_string()),

@@ -155,3 +155,58 @@ async fn the_project_keeps_its_own_dotenv_and_ordinary_files() {
     );
     client.close().await;
 }
+
+/// A command's output goes to the model: the credentials in wamcp's own
+/// environment (a host's token, a database URL with its password) reach no
+/// command, confined or not. What the user lets through does, ordinary
+/// variables do, and `get_server_info` names what is withheld. (Linux:
+/// the program is python3; the exec crate's unit test covers Windows.)
+#[cfg(unix)]
+#[tokio::test]
+async fn commands_never_see_the_credentials_in_the_servers_environment() {
+    for mode in ["auto", "off"] {
+        let (sandbox, project) = Sandbox::with_project();
+        std::fs::write(
+            project.join("show.py"),
+            "import os\nfor k, v in sorted(os.environ.items()): print(k + '=' + v)\n",
+        )
+        .unwrap();
+        let client = sandbox
+            .set("WAMCP_COMMAND_SANDBOX", mode)
+            .set("GITHUB_TOKEN", "CANARY-TOKEN-1")
+            .set("DATABASE_URL", "postgres://app:CANARY-PASSWORD-2@db/app")
+            .set("DEPLOY_TOKEN", "let-through")
+            .set("WAMCP_COMMAND_PASS_VARIABLES", "DEPLOY_TOKEN")
+            .set("BUILD_FLAVOUR", "release")
+            .connect()
+            .await;
+        let shown = client
+            .call_text(
+                "run_powershell",
+                json!({"command": "python3 show.py", "working_directory": "proj"}),
+            )
+            .await;
+        assert!(shown.contains("EXIT CODE: 0"), "{mode}: {shown}");
+        assert!(!shown.contains("CANARY"), "{mode}: {shown}");
+        for kept in ["DEPLOY_TOKEN=let-through", "BUILD_FLAVOUR=release", "PATH="] {
+            assert!(shown.contains(kept), "{mode}: {kept}: {shown}");
+        }
+        let info = client.server_info().await;
+        let withheld = &info["command_withheld_variables"]["names"];
+        for name in ["DATABASE_URL", "GITHUB_TOKEN"] {
+            assert!(
+                withheld.as_array().unwrap().iter().any(|n| n == name),
+                "{info}"
+            );
+        }
+        assert!(
+            !withheld
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n == "DEPLOY_TOKEN"),
+            "{info}"
+        );
+        client.close().await;
+    }
+}
