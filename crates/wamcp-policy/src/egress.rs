@@ -33,8 +33,30 @@ pub const REGISTRY_HOSTS: &[&str] = &[
 /// The host a git remote URL names: `https://host/...`, `ssh://user@host:22/...`
 /// and scp-like `user@host:path`. `None` for local paths and `file:` URLs.
 pub fn host_of_git_url(url: &str) -> Option<String> {
+    endpoint_of_git_url(url).map(|(host, _)| host)
+}
+
+/// The ports a listed host is reached at unless the user listed it or a
+/// remote names another: the web's and SSH's. A project's hosts are
+/// services on those ports; any port of an intranet host or of loopback
+/// would be every service there.
+pub const STANDARD_PORTS: [u16; 3] = [80, 443, 22];
+
+/// The port a git URL's scheme implies when it names none.
+fn default_port(scheme: &str) -> u16 {
+    match scheme {
+        "http" => 80,
+        "git" => 9418,
+        s if s.contains("ssh") => 22,
+        _ => 443,
+    }
+}
+
+/// The host and port a git remote URL reaches: the port it names, else
+/// its scheme's (22 for scp-like `user@host:path`).
+pub fn endpoint_of_git_url(url: &str) -> Option<(String, u16)> {
     let url = url.trim();
-    let authority = match url.split_once("://") {
+    let (authority, scheme) = match url.split_once("://") {
         Some((scheme, rest)) => {
             let scheme = scheme.to_ascii_lowercase();
             if scheme == "file"
@@ -44,7 +66,7 @@ pub fn host_of_git_url(url: &str) -> Option<String> {
             {
                 return None;
             }
-            rest.split(['/', '?', '#']).next()?
+            (rest.split(['/', '?', '#']).next()?, scheme)
         }
         None => {
             // scp-like: a colon before any slash, and not a drive letter.
@@ -52,21 +74,31 @@ pub fn host_of_git_url(url: &str) -> Option<String> {
             if before.contains('/') || before.len() < 2 {
                 return None;
             }
-            before
+            return Some((normalize_host(before.rsplit('@').next()?).ok()?, 22));
         }
     };
     let host_port = authority.rsplit('@').next()?;
-    let host = match host_port.strip_prefix('[') {
-        Some(bracketed) => bracketed.split(']').next()?,
-        None => host_port.split(':').next()?,
+    let (host, port) = match host_port.strip_prefix('[') {
+        Some(bracketed) => {
+            let (host, after) = bracketed.split_once(']')?;
+            (host, after.strip_prefix(':'))
+        }
+        None => match host_port.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        },
     };
-    normalize_host(host).ok()
+    let port = match port.filter(|p| !p.is_empty()) {
+        Some(port) => port.parse().ok()?,
+        None => default_port(&scheme),
+    };
+    Some((normalize_host(host).ok()?, port))
 }
 
-/// The hosts of the remotes (`url` and `pushurl`) a repository's
-/// `.git/config` names, in order, each once.
-pub fn remote_hosts(config: &str) -> Vec<String> {
-    let mut hosts: Vec<String> = Vec::new();
+/// The hosts and ports of the remotes (`url` and `pushurl`) a
+/// repository's `.git/config` names, in order, each once.
+pub fn remote_hosts(config: &str) -> Vec<(String, u16)> {
+    let mut hosts: Vec<(String, u16)> = Vec::new();
     let mut in_remote = false;
     for line in config.lines() {
         let line = line.trim();
@@ -80,7 +112,7 @@ pub fn remote_hosts(config: &str) -> Vec<String> {
         let key = key.trim().to_ascii_lowercase();
         if in_remote && (key == "url" || key == "pushurl") {
             let value = value.trim().trim_matches('"');
-            if let Some(host) = host_of_git_url(value)
+            if let Some(host) = endpoint_of_git_url(value)
                 && !hosts.contains(&host)
             {
                 hosts.push(host);
@@ -242,12 +274,42 @@ mod tests {
     }
 
     #[test]
+    fn git_urls_name_their_ports() {
+        let cases = [
+            ("https://github.com/o/r.git", 443),
+            ("https://user:tok@GitLab.com:8443/o/r", 8443),
+            ("ssh://git@example.org:2222/r.git", 2222),
+            ("ssh://git@example.org/r.git", 22),
+            ("git+ssh://example.org/r.git", 22),
+            ("git@github.com:o/r.git", 22),
+            ("git://example.org/r", 9418),
+            ("http://127.0.0.1:8080/r.git", 8080),
+        ];
+        for (url, port) in cases {
+            assert_eq!(
+                endpoint_of_git_url(url).map(|(_, p)| p),
+                Some(port),
+                "{url}"
+            );
+        }
+        assert_eq!(endpoint_of_git_url("https://host:99999/r"), None);
+        assert_eq!(endpoint_of_git_url("https://host:x/r"), None);
+    }
+
+    #[test]
     fn remote_hosts_come_from_remote_sections_only() {
         let config = "[core]\n\turl = https://not-a-remote.example/\n[remote \"origin\"]\n\turl = \
                       git@github.com:o/r.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[remote \
                       \"mirror\"]\n\tpushurl = https://mirror.example.org/r\n\turl = \
                       https://github.com/o/r\n[branch \"main\"]\n\tremote = origin\n";
-        assert_eq!(remote_hosts(config), ["github.com", "mirror.example.org"]);
+        assert_eq!(
+            remote_hosts(config),
+            [
+                ("github.com".to_string(), 22),
+                ("mirror.example.org".to_string(), 443),
+                ("github.com".to_string(), 443)
+            ]
+        );
     }
 
     #[test]

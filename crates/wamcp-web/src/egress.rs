@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
-use wamcp_policy::egress::{ProxyRequest, host_allowed, parse_request};
+use wamcp_policy::egress::{ProxyRequest, STANDARD_PORTS, host_allowed, parse_request};
 
 /// The largest request head the proxy reads.
 const MAX_HEAD: usize = 16 * 1024;
@@ -22,51 +22,91 @@ const HEAD_TIME: Duration = Duration::from_secs(30);
 /// How long connecting to a host may take.
 const CONNECT_TIME: Duration = Duration::from_secs(20);
 
-/// The hosts commands may reach, each with whether it may resolve to a
-/// private, loopback or link-local address (a host the user or the
-/// project named may; a public registry never does: an address in those
-/// ranges would be someone's intranet or the cloud's metadata service).
-/// Shared, because the project's remotes are added when a root is first
-/// seen.
+/// One way out: a host, whether it may resolve to a private, loopback or
+/// link-local address (a host the user or the project named may; a public
+/// registry never does: an address in those ranges would be someone's
+/// intranet or the cloud's metadata service), and the ports it is reached
+/// at (`None`: any, for a host the user listed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry {
+    host: String,
+    private: bool,
+    ports: Option<Vec<u16>>,
+}
+
+/// The hosts commands may reach. Shared, because the project's remotes are
+/// added when a root is first seen.
 #[derive(Clone, Debug, Default)]
-pub struct EgressHosts(Arc<RwLock<Vec<(String, bool)>>>);
+pub struct EgressHosts(Arc<RwLock<Vec<Entry>>>);
 
 impl EgressHosts {
-    /// Adds `hosts` the user or the project named, each once.
+    /// Adds `hosts` the user named: any port, any address.
     pub fn add(&self, hosts: impl IntoIterator<Item = String>) {
-        self.insert(hosts, true);
+        self.insert(hosts.into_iter().map(|host| Entry {
+            host,
+            private: true,
+            ports: None,
+        }));
     }
 
-    /// Adds public `hosts`, which reach public addresses only.
+    /// Adds public `hosts`, reached at public addresses and the standard
+    /// ports only.
     pub fn add_public(&self, hosts: impl IntoIterator<Item = String>) {
-        self.insert(hosts, false);
+        self.insert(hosts.into_iter().map(|host| Entry {
+            host,
+            private: false,
+            ports: Some(STANDARD_PORTS.to_vec()),
+        }));
     }
 
-    fn insert(&self, hosts: impl IntoIterator<Item = String>, private: bool) {
+    /// Adds the hosts of the project's remotes: the standard ports and the
+    /// one each remote's URL names, at any address (a remote may be on the
+    /// intranet).
+    pub fn add_remotes(&self, remotes: impl IntoIterator<Item = (String, u16)>) {
+        self.insert(remotes.into_iter().map(|(host, port)| {
+            let mut ports = STANDARD_PORTS.to_vec();
+            if !ports.contains(&port) {
+                ports.push(port);
+            }
+            Entry {
+                host,
+                private: true,
+                ports: Some(ports),
+            }
+        }));
+    }
+
+    fn insert(&self, entries: impl Iterator<Item = Entry>) {
         let mut list = self.0.write().unwrap_or_else(|e| e.into_inner());
-        for host in hosts {
-            match list.iter_mut().find(|(h, _)| h.eq_ignore_ascii_case(&host)) {
-                Some(entry) => entry.1 |= private,
-                None => list.push((host, private)),
+        for entry in entries {
+            if !list.contains(&entry) {
+                list.push(entry);
             }
         }
     }
 
-    /// The hosts, in the order they were added.
+    /// The hosts, in the order they were first added.
     pub fn list(&self) -> Vec<String> {
         let list = self.0.read().unwrap_or_else(|e| e.into_inner());
-        list.iter().map(|(h, _)| h.clone()).collect()
+        let mut hosts: Vec<String> = Vec::new();
+        for entry in list.iter() {
+            if !hosts.iter().any(|h| h.eq_ignore_ascii_case(&entry.host)) {
+                hosts.push(entry.host.clone());
+            }
+        }
+        hosts
     }
 
-    /// `None` when `host` is not listed, else whether it may reach
-    /// private addresses.
-    fn allows(&self, host: &str) -> Option<bool> {
+    /// `None` when no entry lets `host` be reached at `port`, else whether
+    /// one of those lets it reach private addresses.
+    fn allows(&self, host: &str, port: u16) -> Option<bool> {
         let list = self.0.read().unwrap_or_else(|e| e.into_inner());
-        let names: Vec<String> = list.iter().map(|(h, _)| h.clone()).collect();
-        host_allowed(host, &names).then(|| {
-            list.iter()
-                .any(|(h, private)| *private && h.eq_ignore_ascii_case(host))
-        })
+        let fitting: Vec<&Entry> = list
+            .iter()
+            .filter(|e| host_allowed(host, std::slice::from_ref(&e.host)))
+            .filter(|e| e.ports.as_ref().is_none_or(|ports| ports.contains(&port)))
+            .collect();
+        (!fitting.is_empty()).then(|| fitting.iter().any(|e| e.private))
     }
 }
 
@@ -147,12 +187,26 @@ impl EgressProxy {
             Ok(request) => request,
             Err(why) => return answer(&mut client, "400 Bad Request", &why).await,
         };
-        let Some(private) = self.hosts.allows(&request.host) else {
-            note_refused(&refused, &request.host);
-            let why = format!(
-                "wamcp: {} is not one of the hosts this project's commands may reach (WAMCP_COMMAND_HOSTS adds one)",
-                request.host
-            );
+        let Some(private) = self.hosts.allows(&request.host, request.port) else {
+            let why = match self.hosts.allows(&request.host, 443) {
+                // Listed, but reached at another port than its own.
+                Some(_) => {
+                    let target = format!("{}:{}", request.host, request.port);
+                    note_refused(&refused, &target);
+                    format!(
+                        "wamcp: {target} is not a port this project's commands may reach on that host \
+                         (the web's and SSH's, and a remote's own; WAMCP_COMMAND_HOSTS lists a host with \
+                         every port)"
+                    )
+                }
+                None => {
+                    note_refused(&refused, &request.host);
+                    format!(
+                        "wamcp: {} is not one of the hosts this project's commands may reach (WAMCP_COMMAND_HOSTS adds one)",
+                        request.host
+                    )
+                }
+            };
             return answer(&mut client, "403 Forbidden", &why).await;
         };
         let mut upstream = match connect(&request, &closed, private).await {
@@ -317,15 +371,35 @@ mod tests {
             refused.contains("evil.example is not one of the hosts"),
             "{refused}"
         );
-        let inward = exchange(
-            port,
-            &format!("CONNECT localhost:{server} HTTP/1.1\r\n\r\n"),
-        )
-        .await;
+        let inward = exchange(port, "CONNECT localhost:443 HTTP/1.1\r\n\r\n").await;
         assert!(inward.starts_with("HTTP/1.1 502 Bad Gateway"), "{inward}");
         let bad = exchange(port, "GET /relative HTTP/1.1\r\n\r\n").await;
         assert!(bad.starts_with("HTTP/1.1 400 Bad Request"), "{bad}");
         assert_eq!(run.refused(), ["evil.example"]);
+    }
+
+    /// A remote is reached at its own port and the standard ones, not at
+    /// every service its host runs; a host the user listed is.
+    #[tokio::test]
+    async fn a_remote_is_reached_at_its_own_port_only() {
+        let server = echo_server().await;
+        let other = echo_server().await;
+        let hosts = EgressHosts::default();
+        hosts.add_remotes([("127.0.0.1".to_string(), server)]);
+        hosts.add(["localhost".to_string()]);
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let run = EgressProxy::new(hosts).serve(listener, Vec::new()).unwrap();
+        let own = format!("GET http://127.0.0.1:{server}/ HTTP/1.1\r\n\r\n");
+        assert!(exchange(port, &own).await.starts_with("HTTP/1.0 200 OK"));
+        let elsewhere = format!("CONNECT 127.0.0.1:{other} HTTP/1.1\r\n\r\n");
+        let refused = exchange(port, &elsewhere).await;
+        assert!(refused.starts_with("HTTP/1.1 403 Forbidden"), "{refused}");
+        assert!(refused.contains("is not a port"), "{refused}");
+        let listed = format!("GET http://localhost:{other}/ HTTP/1.1\r\n\r\n");
+        assert!(exchange(port, &listed).await.starts_with("HTTP/1.0 200 OK"));
+        assert_eq!(run.refused(), [format!("127.0.0.1:{other}")]);
     }
 
     #[tokio::test]

@@ -175,7 +175,7 @@ impl ServerContext {
         let remotes_read: std::collections::HashSet<PathBuf> =
             places.writable_roots().into_iter().collect();
         for root in &remotes_read {
-            egress_hosts.add(crate::egress::root_remote_hosts(root));
+            egress_hosts.add_remotes(crate::egress::root_remote_hosts(root));
         }
         let sandbox = sandbox.with_egress(std::sync::Arc::new(crate::egress::CommandEgress(
             wamcp_web::egress::EgressProxy::new(egress_hosts.clone()),
@@ -247,7 +247,7 @@ impl ServerContext {
         for root in &judged.accepted {
             if read.insert(root.clone()) {
                 self.egress_hosts
-                    .add(crate::egress::root_remote_hosts(root));
+                    .add_remotes(crate::egress::root_remote_hosts(root));
             }
         }
         drop(read);

@@ -52,9 +52,9 @@ pub fn hosts(user: &[String]) -> EgressHosts {
     hosts
 }
 
-/// The hosts of the remotes of the repository `root` is in (its own
-/// `.git`, or the nearest one above it), read from its config file.
-pub fn root_remote_hosts(root: &Path) -> Vec<String> {
+/// The hosts and ports of the remotes of the repository `root` is in (its
+/// own `.git`, or the nearest one above it), read from its config file.
+pub fn root_remote_hosts(root: &Path) -> Vec<(String, u16)> {
     // A linked work tree keeps its remotes in the main repository's config.
     Repository::enclosing(root)
         .and_then(|repo| std::fs::read_to_string(repo.common_dir.join("config")).ok())
@@ -77,7 +77,8 @@ mod tests {
             "[remote \"origin\"]\n\turl = https://git.example.org/r.git\n",
         )
         .unwrap();
-        assert_eq!(root_remote_hosts(&repo.join("sub")), ["git.example.org"]);
+        let remote = [("git.example.org".to_string(), 443)];
+        assert_eq!(root_remote_hosts(&repo.join("sub")), remote);
         let tree = dir.path().join("tree");
         std::fs::create_dir_all(&tree).unwrap();
         std::fs::create_dir_all(repo.join(".git/worktrees/t")).unwrap();
@@ -87,7 +88,7 @@ mod tests {
             format!("gitdir: {}\n", repo.join(".git/worktrees/t").display()),
         )
         .unwrap();
-        assert_eq!(root_remote_hosts(&tree), ["git.example.org"]);
+        assert_eq!(root_remote_hosts(&tree), remote);
         assert!(root_remote_hosts(dir.path()).is_empty());
     }
 }

@@ -221,9 +221,9 @@ pub const SETTINGS: &[Setting] = &[
         COMMAND_HOSTS,
         Kind::List(&[',', ';', ' ']),
         "none: the package registries, GitHub and GitLab, and the hosts of the project's git remotes",
-        "More hosts confined commands with the network may reach, separated by commas, semicolons or \
-         spaces; exact names or IP addresses. Everything else their traffic asks for is refused by \
-         wamcp's egress proxy (Linux).",
+        "More hosts confined commands with the network may reach, at any port, separated by commas, \
+         semicolons or spaces; exact names or IP addresses. Everything else their traffic asks for is \
+         refused by wamcp's egress proxy (Linux).",
     ),
     setting(
         COMMAND_PASS_VARIABLES,
