@@ -12,7 +12,9 @@ mod push;
 mod steps;
 mod wildcards;
 
-pub use judge::{Approval, Checked, CheckedLine, CheckedStep, Judge, LOSES_WORK, Target, check};
+pub use judge::{
+    Approval, Checked, CheckedLine, CheckedStep, Judge, LOSES_WORK, OTHER_HOST, Target, check,
+};
 
 use crate::confine::Sandbox;
 use crate::{Progress, RunSpec};
@@ -77,6 +79,23 @@ impl Question {
             Question::LosesWork { why } | Question::Rule { why, .. } => why,
         }
     }
+
+    /// One question for both, since one yes runs the line: work that
+    /// cannot be undone asks under its own name, whatever else asks, and
+    /// the user reads every reason.
+    pub fn and(self, other: Question) -> Question {
+        let (first, second) = match other {
+            Question::LosesWork { .. } if !matches!(self, Question::LosesWork { .. }) => {
+                (other, self)
+            }
+            _ => (self, other),
+        };
+        let why = format!("{}; and {}", first.why(), second.why());
+        match first {
+            Question::LosesWork { .. } => Question::LosesWork { why },
+            Question::Rule { rule, .. } => Question::Rule { rule, why },
+        }
+    }
 }
 
 impl From<ToolError> for Refusal {
@@ -98,6 +117,12 @@ impl Refusal {
             .recover(
                 "DO NOT retry it another way: ask the user to run it in their own terminal if they mean it.",
             ),
+            Refusal::NeedsApproval(Question::Rule { rule, why }) if rule == judge::OTHER_HOST => {
+                not_allowed(format!(
+                    "The command needs the user's approval ({why}), and this client cannot ask: it does not \
+                     support elicitation. The user can add the host to WAMCP_COMMAND_HOSTS."
+                ))
+            }
             Refusal::NeedsApproval(Question::Rule { rule, why }) => not_allowed(format!(
                 "The command needs the user's approval ({why}), and this client cannot ask: it does not \
                  support elicitation. The user can allow it for good by extending the '{rule}' grammar, or \
@@ -147,6 +172,7 @@ impl Policy<'_> {
             search: &self.search,
             journaled: &self.journaled,
             git: &self.git,
+            egress: self.sandbox.egress(),
         }
     }
 
@@ -243,6 +269,7 @@ impl Policy<'_> {
             env,
             network,
             local_programs,
+            hosts,
         } = checked;
         if let Some((index, c, becomes)) = ansi_look_alike(&args, best_fit_ascii) {
             return Err(Refusal::Refused(not_allowed(format!(
@@ -271,6 +298,9 @@ impl Policy<'_> {
             unix_program(program, &search)
         };
         let mut confinement = self.sandbox.confinement(self.roots, network)?;
+        if let Some(confinement) = confinement.as_mut() {
+            confinement.grant(hosts);
+        }
         let mut env = env;
         let mut guarded = None;
         if let Some(confinement) = confinement.as_mut()

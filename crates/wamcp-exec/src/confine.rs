@@ -42,14 +42,18 @@ pub const EGRESS_PORT: u16 = 39713;
 pub trait Egress: Send + Sync + fmt::Debug {
     /// Proxies the connections `listener` accepts (the command's network)
     /// until the returned run is dropped, never to `closed_ports` (wamcp's
-    /// own listeners) on loopback.
+    /// own listeners) on loopback, and to the hosts commands may reach plus
+    /// `granted` (the hosts and ports the user let this one command reach).
     fn serve(
         &self,
         listener: std::net::TcpListener,
         closed_ports: Vec<u16>,
+        granted: Vec<(String, u16)>,
     ) -> io::Result<Box<dyn EgressRun>>;
     /// The hosts commands may reach, for `get_server_info`.
     fn hosts(&self) -> Vec<String>;
+    /// Whether commands may reach `host` at `port` without asking.
+    fn reaches(&self, host: &str, port: u16) -> bool;
     /// The program, quoted for a shell, that ssh starts with the host and
     /// port to reach them through the proxy (see `GitPins::ssh_relay`).
     fn ssh_relay(&self) -> Option<String>;
@@ -261,6 +265,13 @@ impl Sandbox {
         self
     }
 
+    /// The proxy that holds commands with the network, when one does (a
+    /// host their arguments name outside it is asked about).
+    pub fn egress(&self) -> Option<&dyn Egress> {
+        self.status().mechanism.as_ref()?;
+        self.egress.as_deref()
+    }
+
     /// The hosts commands with the network may reach, and what holds them
     /// to those: a network of their own whose only way out is the proxy,
     /// or only the proxy settings they are given. `None` without a proxy
@@ -411,6 +422,7 @@ impl Sandbox {
                 .map(|(p, _)| p.clone())
                 .collect(),
             egress: egress.clone().map(|proxy| (proxy, ports.clone())),
+            granted: Vec::new(),
             scope: Scope {
                 hidden: stores.into_iter().map(|(p, _)| p).collect(),
                 read_only: if viewed {
@@ -522,6 +534,8 @@ pub struct Confinement {
     /// The proxy of its network, when it has the network, with the ports
     /// it keeps closed.
     egress: Option<(Arc<dyn Egress>, Vec<u16>)>,
+    /// The hosts and ports the user let this command reach.
+    granted: Vec<(String, u16)>,
     confiner: Arc<dyn Confiner>,
 }
 
@@ -565,7 +579,13 @@ impl Confinement {
         listener: std::net::TcpListener,
     ) -> Option<io::Result<Box<dyn EgressRun>>> {
         let (proxy, closed) = self.egress.as_ref()?;
-        Some(proxy.serve(listener, closed.clone()))
+        Some(proxy.serve(listener, closed.clone(), self.granted.clone()))
+    }
+
+    /// Lets the command reach `endpoints` too: the hosts its arguments
+    /// name that the user said yes to.
+    pub fn grant(&mut self, endpoints: Vec<(String, u16)>) {
+        self.granted = endpoints;
     }
 
     /// Prepares the launch with `temp` (the command's own temp directory)

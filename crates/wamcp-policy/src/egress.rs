@@ -95,6 +95,54 @@ pub fn endpoint_of_git_url(url: &str) -> Option<(String, u16)> {
     Some((normalize_host(host).ok()?, port))
 }
 
+/// The hosts and ports the arguments of a command name as URLs
+/// (`git push https://other/x.git`, `pip install --index-url URL`,
+/// `npm install --registry=URL`, `cargo install --config
+/// 'registries.x.index="sparse+https://h/"'`), each once: where a command
+/// with the network is headed, before it runs. git's scp-like form
+/// (`git@host:path`) counts for git only; any other program needs a
+/// scheme, so `pkg@1.0` or `C:/x` is no host.
+pub fn named_endpoints(program: &str, args: &[String]) -> Vec<(String, u16)> {
+    let git = crate::command::rules::program_name(program) == "git";
+    let mut found: Vec<(String, u16)> = Vec::new();
+    for arg in args {
+        for candidate in url_candidates(arg) {
+            let scp_like = !candidate.contains("://");
+            if scp_like && (!git || candidate.starts_with('-')) {
+                continue;
+            }
+            if let Some(endpoint) = endpoint_of_git_url(candidate)
+                && !found.contains(&endpoint)
+            {
+                found.push(endpoint);
+            }
+        }
+    }
+    found
+}
+
+/// The parts of an argument that may be URLs: the argument, the value of
+/// `--flag=value`, and every `scheme://...` inside it (a URL quoted in a
+/// `--config` value).
+fn url_candidates(arg: &str) -> Vec<&str> {
+    let mut out = vec![arg];
+    if arg.starts_with('-')
+        && let Some((_, value)) = arg.split_once('=')
+    {
+        out.push(value);
+    }
+    for (at, _) in arg.match_indices("://") {
+        let start = arg[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
+            .map_or(0, |i| i + 1);
+        let end = arg[at..]
+            .find(['"', '\'', ' ', ','])
+            .map_or(arg.len(), |i| at + i);
+        out.push(&arg[start..end]);
+    }
+    out
+}
+
 /// The hosts and ports of the remotes (`url` and `pushurl`) a
 /// repository's `.git/config` names, in order, each once.
 pub fn remote_hosts(config: &str) -> Vec<(String, u16)> {
@@ -270,6 +318,58 @@ mod tests {
         ];
         for (url, host) in cases {
             assert_eq!(host_of_git_url(url).as_deref(), host, "{url}");
+        }
+    }
+
+    #[test]
+    fn arguments_name_where_a_command_is_headed() {
+        let args = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        // Program, arguments, and the hosts and ports they name.
+        type Case = (&'static str, &'static str, &'static [(&'static str, u16)]);
+        let cases: [Case; 9] = [
+            (
+                "git",
+                "push https://evil.example/x.git HEAD",
+                &[("evil.example", 443)],
+            ),
+            (
+                "git",
+                "remote add evil git@evil.example:o/r.git",
+                &[("evil.example", 22)],
+            ),
+            (
+                "/usr/bin/git",
+                "clone ssh://h.example:2222/r",
+                &[("h.example", 2222)],
+            ),
+            (
+                "pip",
+                "install --index-url=http://idx.example:8080/simple x",
+                &[("idx.example", 8080)],
+            ),
+            (
+                "npm",
+                "install --registry https://reg.example/ left-pad",
+                &[("reg.example", 443)],
+            ),
+            (
+                "cargo",
+                "install --config registries.x.index=\"sparse+https://c.example/i/\" x",
+                &[("c.example", 443)],
+            ),
+            ("npm", "install left-pad@1.3.0 user@host:path", &[]),
+            (
+                "git",
+                "push origin main ./local/path C:/x file:///srv/r.git",
+                &[],
+            ),
+            ("git", "-c a=b fetch --all", &[]),
+        ];
+        for (program, line, expected) in cases {
+            let found = named_endpoints(program, &args(line));
+            let expected: Vec<(String, u16)> =
+                expected.iter().map(|(h, p)| (h.to_string(), *p)).collect();
+            assert_eq!(found, expected, "{program} {line}");
         }
     }
 

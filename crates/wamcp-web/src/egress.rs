@@ -97,6 +97,11 @@ impl EgressHosts {
         hosts
     }
 
+    /// Whether `host` may be reached at `port`.
+    pub fn reaches(&self, host: &str, port: u16) -> bool {
+        self.allows(host, port).is_some()
+    }
+
     /// `None` when no entry lets `host` be reached at `port`, else whether
     /// one of those lets it reach private addresses.
     fn allows(&self, host: &str, port: u16) -> Option<bool> {
@@ -152,15 +157,32 @@ impl EgressProxy {
 
     /// Proxies what `listener` (non-blocking) accepts, on the current
     /// runtime, until the returned run is dropped, keeping `closed_ports`
-    /// (wamcp's own listeners) on loopback closed.
+    /// (wamcp's own listeners) on loopback closed. `granted` are the hosts
+    /// and ports the user let this one run reach besides the listed ones.
     pub fn serve(
         &self,
         listener: std::net::TcpListener,
         closed_ports: Vec<u16>,
+        granted: Vec<(String, u16)>,
     ) -> std::io::Result<ProxyRun> {
         let listener = tokio::net::TcpListener::from_std(listener)?;
         let refused = Arc::new(Mutex::new(Vec::new()));
-        let (proxy, noted) = (self.clone(), refused.clone());
+        let run_hosts = EgressHosts::default();
+        run_hosts.insert(
+            self.hosts
+                .0
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .cloned(),
+        );
+        run_hosts.insert(granted.into_iter().map(|(host, port)| Entry {
+            host,
+            private: true,
+            ports: Some(vec![port]),
+        }));
+        let proxy = EgressProxy { hosts: run_hosts };
+        let noted = refused.clone();
         let closed = Arc::new(closed_ports);
         let accept = tokio::spawn(async move {
             // Dropped with this task: every connection ends with the run.
@@ -334,7 +356,9 @@ mod tests {
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
         (
-            EgressProxy::new(hosts).serve(listener, closed).unwrap(),
+            EgressProxy::new(hosts)
+                .serve(listener, closed, Vec::new())
+                .unwrap(),
             port,
         )
     }
@@ -390,7 +414,8 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
-        let run = EgressProxy::new(hosts).serve(listener, Vec::new()).unwrap();
+        let proxy = EgressProxy::new(hosts);
+        let run = proxy.serve(listener, Vec::new(), Vec::new()).unwrap();
         let own = format!("GET http://127.0.0.1:{server}/ HTTP/1.1\r\n\r\n");
         assert!(exchange(port, &own).await.starts_with("HTTP/1.0 200 OK"));
         let elsewhere = format!("CONNECT 127.0.0.1:{other} HTTP/1.1\r\n\r\n");
@@ -400,6 +425,20 @@ mod tests {
         let listed = format!("GET http://localhost:{other}/ HTTP/1.1\r\n\r\n");
         assert!(exchange(port, &listed).await.starts_with("HTTP/1.0 200 OK"));
         assert_eq!(run.refused(), [format!("127.0.0.1:{other}")]);
+        // The user's yes for one command reaches that host and port, in
+        // that run only.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let granted = vec![("127.0.0.1".to_string(), other)];
+        let _run = proxy.serve(listener, Vec::new(), granted).unwrap();
+        let answer = exchange(
+            port,
+            &format!("GET http://127.0.0.1:{other}/ HTTP/1.1\r\n\r\n"),
+        )
+        .await;
+        assert!(answer.starts_with("HTTP/1.0 200 OK"), "{answer}");
+        assert!(!proxy.hosts().reaches("127.0.0.1", other));
     }
 
     #[tokio::test]

@@ -27,12 +27,21 @@ impl Egress for CommandEgress {
         &self,
         listener: std::net::TcpListener,
         closed_ports: Vec<u16>,
+        granted: Vec<(String, u16)>,
     ) -> std::io::Result<Box<dyn EgressRun>> {
-        Ok(Box::new(Run(self.0.serve(listener, closed_ports)?)))
+        Ok(Box::new(Run(self.0.serve(
+            listener,
+            closed_ports,
+            granted,
+        )?)))
     }
 
     fn hosts(&self) -> Vec<String> {
         self.0.hosts().list()
+    }
+
+    fn reaches(&self, host: &str, port: u16) -> bool {
+        self.0.hosts().reaches(host, port)
     }
 
     /// This binary's `__egress-connect`. On Windows ssh is left to connect

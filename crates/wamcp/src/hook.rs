@@ -301,6 +301,7 @@ fn command_verdict(ctx: &ServerContext, command: &str, place: &Path) -> Verdict 
         search: &search,
         journaled: &journaled,
         git: &Default::default(),
+        egress: ctx.sandbox.egress(),
     };
     match check(command, &judge, Approval::NotAsked, place) {
         Ok(_) => Verdict::Nothing,

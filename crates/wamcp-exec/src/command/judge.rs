@@ -3,6 +3,7 @@
 //! would destroy, payloads, and the program it names.
 
 use super::{Question, Refusal};
+use crate::confine::Egress;
 use std::path::{Path, PathBuf};
 use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::command::effects::{deletes_files, loss, loss_is_remote};
@@ -16,6 +17,7 @@ use wamcp_policy::command::posture::{
 use wamcp_policy::command::rules::{Decision, RuleSet, Verdict, program_name};
 use wamcp_policy::command::shell_line::Word;
 use wamcp_policy::command::tokenize::{Arg, to_powershell};
+use wamcp_policy::egress::named_endpoints;
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::host_hooks::{Verdict as Effect, argv_effects};
 use wamcp_policy::limits::MAX_COMMAND_CHARS;
@@ -49,6 +51,9 @@ pub struct Judge<'a> {
     pub journaled: &'a [PathBuf],
     /// What git's program-running settings are pinned to.
     pub git: &'a GitPins,
+    /// The proxy that holds commands with the network, where one does:
+    /// a host their arguments name that it would refuse is asked about.
+    pub egress: Option<&'a dyn Egress>,
 }
 
 /// What the policy lets run: exactly this program, arguments and added
@@ -68,6 +73,9 @@ pub struct Checked {
     /// allows is found on the trusted `PATH`, so a planted `.venv/bin/git`
     /// never answers for git).
     pub local_programs: bool,
+    /// Hosts and ports its arguments name that the proxy would refuse; the
+    /// line runs only after the user's yes, which lets it reach them.
+    pub hosts: Vec<(String, u16)>,
 }
 
 /// One checked command of a line, with what wamcp does around it.
@@ -348,18 +356,17 @@ pub fn check(
         .dir
         .as_ref()
         .map_or(place.to_path_buf(), |d| place.join(d));
-    let mut question = None;
+    let mut question: Option<Question> = None;
     let mut steps = Vec::new();
     for step in line.steps {
         let shown = shown(&step.argv);
         let (checked, asks, judged) =
             check_step(&step, judge, &place).map_err(|e| in_posture(e, judge.posture))?;
-        // Work that cannot be undone is the question of the whole line,
-        // whatever else asks first: it is never answered for good.
+        // One question covers the line, and names every reason; work that
+        // cannot be undone makes it one never answered for good.
         question = match (question, asks) {
-            (Some(Question::Rule { .. }), Some(loss @ Question::LosesWork { .. })) => Some(loss),
-            (None, asks) => asks,
-            (kept, _) => kept,
+            (Some(kept), Some(asks)) => Some(kept.and(asks)),
+            (kept, asks) => kept.or(asks),
         };
         steps.push(CheckedStep {
             checked,
@@ -439,6 +446,10 @@ fn check_step(
     };
     let asks = question(&argv, &verdict, place, judge)?;
     let mut checked = allowed(argv.clone(), &verdict, judge, place)?;
+    let asks = match (asks, elsewhere(&mut checked, judge)) {
+        (Some(asks), Some(hosts)) => Some(asks.and(hosts)),
+        (asks, hosts) => asks.or(hosts),
+    };
     let strict = judge.posture == Posture::Grammars || checked.network;
     if let Some((name, why)) = step
         .env
@@ -452,6 +463,39 @@ fn check_step(
     }
     checked.env.extend(step.env.iter().cloned());
     Ok((checked, asks, argv))
+}
+
+/// The name a command that reaches a host outside the project's asks under.
+pub const OTHER_HOST: &str = "other-host";
+
+/// The question for a command with the network whose arguments name hosts
+/// the proxy would refuse (`git push https://other/x.git`, `pip install
+/// --index-url URL`), which it keeps in `checked.hosts` for the user's yes.
+fn elsewhere(checked: &mut Checked, judge: &Judge<'_>) -> Option<Question> {
+    let egress = judge.egress.filter(|_| checked.network)?;
+    checked.hosts = named_endpoints(&checked.program, &checked.args)
+        .into_iter()
+        .filter(|(host, port)| !egress.reaches(host, *port))
+        .collect();
+    let first = checked.hosts.first()?;
+    let named: Vec<String> = checked
+        .hosts
+        .iter()
+        .map(|(host, port)| format!("{host}:{port}"))
+        .collect();
+    Some(Question::Rule {
+        rule: OTHER_HOST.into(),
+        why: format!(
+            "it reaches {}, which this project's commands do not reach (not a package registry, a host of \
+             the project's git remotes or in WAMCP_COMMAND_HOSTS); a yes lets this command alone reach {}",
+            named.join(", "),
+            if named.len() == 1 {
+                first.0.as_str()
+            } else {
+                "them"
+            }
+        ),
+    })
 }
 
 /// `argv` with a program named by a path that leads elsewhere (a link
@@ -583,6 +627,7 @@ fn allowed(
         env,
         network,
         local_programs: verdict.rule.as_deref() == Some(CONFINED_RULE) && !network,
+        hosts: Vec::new(),
     })
 }
 
@@ -700,6 +745,7 @@ fn powershell_command(argv: &[Arg]) -> Result<Checked, ToolError> {
         env: Vec::new(),
         network: false,
         local_programs: false,
+        hosts: Vec::new(),
     })
 }
 

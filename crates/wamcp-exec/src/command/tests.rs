@@ -16,6 +16,7 @@ fn check_as(
         search: &ProgramSearch::distrusting(roots.to_vec()),
         journaled: &[],
         git: &Default::default(),
+        egress: None,
     };
     check(command, &judge, approval, place)
         .map(|line| line.steps.into_iter().next().unwrap().checked)
@@ -239,6 +240,7 @@ fn a_loss_runs_unasked_only_where_the_journal_keeps_everything() {
             search: &search,
             journaled,
             git: &Default::default(),
+            egress: None,
         };
         match check(command, &judge, Approval::NotAsked, place) {
             Ok(_) => false,
@@ -354,6 +356,7 @@ impl Project {
             search: &ProgramSearch::distrusting(roots.to_vec()),
             journaled: &[],
             git: &Default::default(),
+            egress: None,
         };
         check(command, &judge, approval, &self.root)
     }
@@ -620,6 +623,7 @@ fn a_program_in_any_place_commands_write_never_gets_the_network() {
             search: &search,
             journaled: &[],
             git: &Default::default(),
+            egress: None,
         };
         match check(&command, &judge, Approval::NotAsked, &p.root) {
             Ok(line) => {

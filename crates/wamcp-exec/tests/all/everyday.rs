@@ -195,6 +195,7 @@ impl Project {
             search: &ProgramSearch::distrusting(roots.to_vec()),
             journaled: &[],
             git: &Default::default(),
+            egress: None,
         };
         match check(command, &judge, Approval::NotAsked, Path::new(&self.root())) {
             Ok(_) => "ran",

@@ -530,7 +530,13 @@ async fn git_pushes_to_the_projects_remote_and_to_no_other_host() {
         "",
     )
     .await;
-    assert!(!leaked.contains("EXIT CODE: 0"), "{leaked}");
+    // Named in the arguments: asked about before it runs, and this client
+    // cannot answer.
+    assert!(leaked.contains("COMMAND_NOT_ALLOWED"), "{leaked}");
+    assert!(
+        leaked.contains("it reaches 127.0.0.2:") && leaked.contains("WAMCP_COMMAND_HOSTS"),
+        "{leaked}"
+    );
     let added = run(
         &client,
         "run_powershell",
@@ -593,14 +599,20 @@ async fn git_reaches_an_ssh_remote_through_the_proxy_and_no_other_host() {
         heard.iter().any(|l| l.starts_with("SSH-2.0-OpenSSH")),
         "{heard:?}\n{fetched}"
     );
-    let leaked = run(
+    // Named in the arguments, it is asked about (and this client cannot
+    // answer); behind a remote's name, the proxy refuses it.
+    let evil = format!("ssh://git@127.0.0.2:{evil_port}/x.git");
+    let asked = run(&client, "run_powershell", &format!("git fetch {evil}"), "").await;
+    assert!(asked.contains("it reaches 127.0.0.2:"), "{asked}");
+    run(
         &client,
         "run_powershell",
-        &format!("git fetch ssh://git@127.0.0.2:{evil_port}/x.git"),
+        &format!("git remote add evil {evil}"),
         "",
     )
     .await;
-    assert!(attacker.lock().unwrap().is_empty(), "{leaked}");
+    let leaked = run(&client, "run_powershell", "git fetch evil", "").await;
+    assert!(attacker.lock().unwrap().is_empty(), "{asked}\n{leaked}");
     assert!(
         leaked.contains("connection to 127.0.0.2 was refused"),
         "{leaked}"

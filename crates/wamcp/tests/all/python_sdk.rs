@@ -238,6 +238,63 @@ fn a_prompt_rule_asks_the_user_in_both_eras() {
     }
 }
 
+/// A command with the network whose arguments name a host the project
+/// does not use (`git push https://other/...`) asks first: a no (or no
+/// answer) sends nothing there; a yes lets that one command reach it,
+/// through the proxy that refused it before.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_host_named_in_the_arguments_is_reached_only_after_a_yes() {
+    let Some(python) = python() else { return };
+    for (answer, reached) in [("no", false), ("decline", false), ("yes", true)] {
+        let (sandbox, project) = Sandbox::with_project();
+        crate::common::git(&project, &["init", "-q", "-b", "main"]);
+        crate::common::git(&project, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        // The other host: it counts connections and answers each with a 404.
+        let other = std::net::TcpListener::bind("127.0.0.2:0").unwrap();
+        let url = format!(
+            "http://127.0.0.2:{}/x.git",
+            other.local_addr().unwrap().port()
+        );
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = count.clone();
+        std::thread::spawn(move || {
+            for mut stream in other.incoming().flatten() {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let _ = std::io::Write::write_all(
+                    &mut stream,
+                    b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n",
+                );
+            }
+        });
+        let args = json!({"command": format!("git push {url} main"), "working_directory": "proj"});
+        let (seen, _) = run_script(
+            &python,
+            &sandbox,
+            "mcp_consent.py",
+            &["auto", answer, "run_powershell", &args.to_string(), BIN],
+        );
+        let questions = seen["questions"].as_array().unwrap();
+        assert_eq!(questions.len(), 1, "{answer}: {seen}");
+        let question = questions[0].as_str().unwrap();
+        assert!(
+            question.contains("it reaches 127.0.0.2:") && question.contains("this command alone"),
+            "{question}"
+        );
+        let connections = count.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(connections > 0, reached, "{answer}: {seen}");
+        if !reached {
+            assert!(
+                seen["text"]
+                    .as_str()
+                    .unwrap()
+                    .contains("COMMAND_NOT_ALLOWED"),
+                "{seen}"
+            );
+        }
+    }
+}
+
 /// "Always" answers a rule's question for good, in that project and for
 /// that exact line: the next identical call runs unasked, another line is
 /// asked again, and work that cannot be undone is asked every time.
