@@ -416,6 +416,16 @@ pub(crate) fn guard_git_config(config: &Path, before: Option<&[u8]>) -> Option<S
 /// build and tool folders aside: a nested repository's config is plain
 /// project data to a command, and an editor's git obeys it.
 pub(crate) fn repository_configs(roots: &[PathBuf]) -> Vec<PathBuf> {
+    repository_folders(roots)
+        .into_iter()
+        .map(|dot_git| dot_git.join("config"))
+        .filter(|config| config.is_file())
+        .collect()
+}
+
+/// The `.git` folders of the repositories at the top of each root and up
+/// to two folders below it, the build and tool folders aside.
+pub(crate) fn repository_folders(roots: &[PathBuf]) -> Vec<PathBuf> {
     /// Entries read per folder: a huge folder is not a place for repositories.
     const PER_FOLDER: usize = 2000;
     let subfolders = |dir: &Path| -> Vec<PathBuf> {
@@ -445,8 +455,8 @@ pub(crate) fn repository_configs(roots: &[PathBuf]) -> Vec<PathBuf> {
     }
     folders
         .into_iter()
-        .map(|dir| dir.join(".git").join("config"))
-        .filter(|config| config.is_file())
+        .map(|dir| dir.join(".git"))
+        .filter(|dot_git| dot_git.is_dir())
         .collect()
 }
 

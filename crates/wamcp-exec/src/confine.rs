@@ -503,7 +503,9 @@ fn existing(stores: &[(PathBuf, bool)]) -> Vec<(PathBuf, bool)> {
 }
 
 /// The trust folders and files at the top of each root that exist
-/// (`.git`, `.vscode`, `.mcp.json`...), resolved: what decides what runs
+/// (`.git`, `.vscode`, `.mcp.json`...) and the `.git` of each repository up
+/// to two folders below (a vendored checkout, a monorepo's service, whose
+/// hooks the user's git runs there), resolved: what decides what runs
 /// later outside the sandbox, which no confined program but its owner
 /// may change.
 fn trust_places(roots: &[PathBuf]) -> Vec<PathBuf> {
@@ -513,6 +515,7 @@ fn trust_places(roots: &[PathBuf]) -> Vec<PathBuf> {
         .iter()
         .flat_map(|root| names.iter().map(move |name| root.join(name)))
         .filter(|p| p.symlink_metadata().is_ok())
+        .chain(crate::command::repository_folders(roots))
         .filter_map(|p| dunce::canonicalize(p).ok())
         .collect();
     found.sort();

@@ -709,7 +709,8 @@ for secret in [".ssh/id_ed25519", ".aws/credentials", ".git-credentials"]:
     except OSError as e:
         got.append("refused: %s" % e)
 open("leak.txt", "w").write("\n".join(got))
-for planted in [".git/hooks/pre-commit", ".vscode/tasks.json", ".mcp.json", ".git/config"]:
+for planted in [".git/hooks/pre-commit", ".vscode/tasks.json", ".mcp.json", ".git/config",
+                "libs/inner/.git/hooks/post-checkout"]:
     try:
         with open(planted, "a") as f:
             f.write("\nPLANTED\n")
@@ -735,6 +736,11 @@ fn plant_secrets(sandbox: &Sandbox, w: &World) {
     w.write(".vscode/tasks.json", "{}\n");
     w.write(".mcp.json", "{}\n");
     w.write("leak.py", LEAK_SCRIPT);
+    // A repository two folders down, whose hooks the user's git runs when
+    // they work there.
+    let inner = w.project.join("libs/inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    git(&inner, &["init", "-q"]);
     // The user's own check, which a commit must run. It also steers git's
     // own config, as a hook framework running code the work tree names
     // could.
@@ -755,6 +761,7 @@ fn leaked(w: &World) -> (String, Vec<&'static str>) {
         ".vscode/tasks.json",
         ".mcp.json",
         ".git/config",
+        "libs/inner/.git/hooks/post-checkout",
     ]
     .into_iter()
     .filter(|p| {
@@ -822,6 +829,15 @@ async fn scripts_see_no_secret_and_change_no_trust_folder_while_git_still_commit
         w.project.join("hook-ran.txt").exists(),
         "the user's hook ran: {commit}"
     );
+    // And in the nested repository, whose hooks are its own.
+    let nested = run(
+        &client,
+        "run_powershell",
+        "git -C libs/inner commit -q -m nested --allow-empty",
+        "",
+    )
+    .await;
+    assert!(nested.contains("EXIT CODE: 0"), "{nested}");
     assert!(!commit.contains("hooks did not run"), "{commit}");
     // What the hook made git write that names a program is put back.
     let config = std::fs::read_to_string(w.project.join(".git/config")).unwrap();
@@ -845,7 +861,7 @@ async fn unconfined_the_same_script_leaks_and_plants() {
     let out = run(&client, "run_powershell", "python3 leak.py", "").await;
     let (copied, planted) = leaked(&w);
     assert!(copied.contains("CANARY-KEY"), "{copied}\n{out}");
-    assert_eq!(planted.len(), 4, "{planted:?}\n{out}");
+    assert_eq!(planted.len(), 5, "{planted:?}\n{out}");
     // Nothing keeps .git from scripts here, so no hook runs, and the
     // answer says so.
     let commit = run(
