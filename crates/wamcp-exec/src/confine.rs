@@ -515,12 +515,29 @@ fn trust_places(roots: &[PathBuf]) -> Vec<PathBuf> {
         .iter()
         .flat_map(|root| names.iter().map(move |name| root.join(name)))
         .filter(|p| p.symlink_metadata().is_ok())
+        .chain(roots.iter().flat_map(|root| trust_files_at_top(root)))
         .chain(crate::command::repository_folders(roots))
         .filter_map(|p| dunce::canonicalize(p).ok())
         .collect();
     found.sort();
     found.dedup();
     found
+}
+
+/// The trust files at the top of `root` whose names vary: an editor
+/// workspace (`app.code-workspace`), whose tasks may run when it is opened.
+fn trust_files_at_top(root: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            wamcp_policy::write_rules::agent_trust_file(&[name.unwrap_or_default()]).is_some()
+        })
+        .collect()
 }
 
 /// Files at the top of a root that decide what runs: the submodule list and

@@ -185,6 +185,7 @@ pub fn is_protected_name(components: &[String]) -> bool {
 /// Writing one needs the user's approval. Compared without case: Windows
 /// and macOS file systems ignore it, so `.GIT/CONFIG` is `.git/config`.
 pub fn agent_trust_file(components: &[String]) -> Option<&'static str> {
+    const WORKSPACE_FILE: &str = ".code-workspace";
     let lower: Vec<String> = components.iter().map(|c| c.to_lowercase()).collect();
     let has_dir = |name: &str| {
         lower[..lower.len().saturating_sub(1)]
@@ -206,6 +207,11 @@ pub fn agent_trust_file(components: &[String]) -> Option<&'static str> {
         && ["settings.json", "tasks.json", "launch.json", "mcp.json"].contains(&last)
     {
         return Some("editor configuration, whose tasks and servers run programs");
+    }
+    // A workspace file carries settings and tasks too, and a task may run
+    // as soon as the workspace is opened.
+    if last.ends_with(WORKSPACE_FILE) && last.len() > WORKSPACE_FILE.len() {
+        return Some("an editor workspace, whose tasks and settings run programs");
     }
     if [".claude", ".codex", ".cursor"].iter().any(|d| has_dir(d)) {
         return Some("an agent's configuration (its permissions, hooks and servers)");
@@ -515,6 +521,8 @@ mod tests {
             "proj/.codex/config.toml",
             "proj/.cursor/mcp.json",
             "proj/.github/copilot-instructions.md",
+            "proj/app.code-workspace",
+            "proj/Team.CODE-WORKSPACE",
         ] {
             assert!(agent_trust_file(&parts(p)).is_some(), "{p}");
         }
@@ -530,6 +538,8 @@ mod tests {
             "proj/.github/workflows/ci.yml",
             "proj/docs/claude.md",
             "proj/CLAUDE.md",
+            "proj/.code-workspace.md",
+            "proj/docs/code-workspace",
         ] {
             assert_eq!(agent_trust_file(&parts(p)), None, "{p}");
         }

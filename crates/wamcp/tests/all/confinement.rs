@@ -710,7 +710,7 @@ for secret in [".ssh/id_ed25519", ".aws/credentials", ".git-credentials"]:
         got.append("refused: %s" % e)
 open("leak.txt", "w").write("\n".join(got))
 for planted in [".git/hooks/pre-commit", ".vscode/tasks.json", ".mcp.json", ".git/config",
-                "libs/inner/.git/hooks/post-checkout"]:
+                "libs/inner/.git/hooks/post-checkout", "app.code-workspace"]:
     try:
         with open(planted, "a") as f:
             f.write("\nPLANTED\n")
@@ -722,6 +722,7 @@ open(".claude/settings.json", "w").write('{"hooks": "PLANTED"}')
 os.makedirs("cfg", exist_ok=True)
 open("cfg/config.toml", "w").write("PLANTED")
 os.symlink("cfg", ".codex")
+open("evil.code-workspace", "w").write('{"tasks": "PLANTED"}')
 os.makedirs("nested/.git", exist_ok=True)
 open("nested/.git/config", "w").write("[core]\n\tfsmonitor = touch PLANTED\n")
 "#;
@@ -735,6 +736,7 @@ fn plant_secrets(sandbox: &Sandbox, w: &World) {
     }
     w.write(".vscode/tasks.json", "{}\n");
     w.write(".mcp.json", "{}\n");
+    w.write("app.code-workspace", "{}\n");
     w.write("leak.py", LEAK_SCRIPT);
     // A repository two folders down, whose hooks the user's git runs when
     // they work there.
@@ -762,6 +764,7 @@ fn leaked(w: &World) -> (String, Vec<&'static str>) {
         ".mcp.json",
         ".git/config",
         "libs/inner/.git/hooks/post-checkout",
+        "app.code-workspace",
     ]
     .into_iter()
     .filter(|p| {
@@ -788,6 +791,7 @@ async fn scripts_see_no_secret_and_change_no_trust_folder_while_git_still_commit
     // A trust file the command created is taken away again, and the
     // answer says so.
     assert!(!w.project.join(".claude/settings.json").exists(), "{out}");
+    assert!(!w.project.join("evil.code-workspace").exists(), "{out}");
     assert!(
         w.project.join(".codex").symlink_metadata().is_err(),
         "{out}"
@@ -861,7 +865,7 @@ async fn unconfined_the_same_script_leaks_and_plants() {
     let out = run(&client, "run_powershell", "python3 leak.py", "").await;
     let (copied, planted) = leaked(&w);
     assert!(copied.contains("CANARY-KEY"), "{copied}\n{out}");
-    assert_eq!(planted.len(), 5, "{planted:?}\n{out}");
+    assert_eq!(planted.len(), 6, "{planted:?}\n{out}");
     // Nothing keeps .git from scripts here, so no hook runs, and the
     // answer says so.
     let commit = run(
