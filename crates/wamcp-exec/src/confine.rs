@@ -238,23 +238,28 @@ impl Sandbox {
                     .unwrap_or_default()
             };
             let last = |key: &str| read(key).pop();
+            let ssh_command = last("core.sshCommand").unwrap_or_else(|| "ssh".into());
+            // The relay is named in a shell command that ssh fills with the
+            // host name: only where ssh itself refuses a host name carrying
+            // shell syntax (`ssh://a$(cmd)/r` in a remote's URL).
+            let ssh_relay = self
+                .egress
+                .as_ref()
+                .and_then(|egress| egress.ssh_relay())
+                .filter(|_| ssh_refuses_shell_host_names(search, &ssh_command));
             GitPins {
-                ssh_command: last("core.sshCommand").unwrap_or_else(|| "ssh".into()),
+                ssh_command,
                 gpg_program: last("gpg.program").unwrap_or_else(|| "gpg".into()),
                 credential_helpers: read("credential.helper"),
                 ask_pass: last("core.askPass").unwrap_or_default(),
                 hooks: false,
-                ssh_relay: None,
+                ssh_relay,
             }
         });
         let confined = self.status().mechanism.is_some();
         GitPins {
             hooks: confined && self.status().private_view.is_ok(),
-            ssh_relay: self
-                .egress
-                .as_ref()
-                .filter(|_| confined)
-                .and_then(|egress| egress.ssh_relay()),
+            ssh_relay: user.ssh_relay.clone().filter(|_| confined),
             ..user.clone()
         }
     }
@@ -472,6 +477,33 @@ impl Sandbox {
 /// ones first, then global ones, as git reads them (the last wins for a
 /// single-valued key). A repository's own values are what the pin
 /// overrides.
+/// Whether the SSH client `ssh_command` starts refuses a host name with
+/// shell syntax in it, as OpenSSH does since 9.6 and in distributions'
+/// fixes for CVE-2023-51385 (asked with `-G`, which connects nowhere). An
+/// older one would hand such a name to the shell that runs `ProxyCommand`.
+fn ssh_refuses_shell_host_names(
+    search: &wamcp_platform::search_path::ProgramSearch,
+    ssh_command: &str,
+) -> bool {
+    let program = ssh_command.split_whitespace().next().unwrap_or("ssh");
+    let found = match program.contains(['/', '\\']) {
+        true => Some(PathBuf::from(program)),
+        false => search.find_program(program),
+    };
+    let Some(ssh) = found else {
+        return false;
+    };
+    std::process::Command::new(ssh)
+        .args(["-G", "wamcp'probe"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|out| {
+            !out.status.success()
+                && String::from_utf8_lossy(&out.stderr).contains("invalid characters")
+        })
+}
+
 fn user_git_values(git: &Path, key: &str) -> Vec<String> {
     ["--system", "--global"]
         .iter()

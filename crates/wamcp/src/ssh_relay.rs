@@ -25,6 +25,16 @@ fn proxy_address(get: impl Fn(&str) -> Option<String>) -> Option<String> {
         })
 }
 
+/// Whether `host` is a DNS name or an IP address, in the characters those
+/// use: anything else would be read as more than a host by the proxy.
+fn is_host_name(host: &str) -> bool {
+    !host.is_empty()
+        && host.len() <= 253
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-_:[]".contains(c))
+}
+
 /// The target as `CONNECT` names it: an IPv6 literal in brackets.
 fn authority(host: &str, port: u16) -> String {
     match host.contains(':') && !host.starts_with('[') {
@@ -96,6 +106,9 @@ pub fn main(host: &str, port: &str) -> std::process::ExitCode {
     let Ok(port) = port.parse::<u16>() else {
         return fail(&format!("'{port}' is not a port"));
     };
+    if !is_host_name(host) {
+        return fail(&format!("'{host}' is not a host name"));
+    }
     match connect(host, port).and_then(|stream| relay(stream).map_err(|e| e.to_string())) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(why) => fail(&why),
@@ -133,5 +146,11 @@ mod tests {
         assert_eq!(proxy_address(env(&[])), None);
         assert_eq!(authority("::1", 22), "[::1]:22");
         assert_eq!(authority("github.com", 22), "github.com:22");
+        for host in ["github.com", "127.0.0.1", "::1", "[::1]", "my_host-1.corp"] {
+            assert!(is_host_name(host), "{host}");
+        }
+        for host in ["", "a b", "a\r\nHost: x", "a$(id)", "a'b", "a/b"] {
+            assert!(!is_host_name(host), "{host}");
+        }
     }
 }

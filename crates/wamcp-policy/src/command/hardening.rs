@@ -133,7 +133,9 @@ fn ssh_through(ssh_command: &str, relay: Option<&str>) -> String {
     let Some(relay) = relay.filter(|_| is_openssh(ssh_command)) else {
         return ssh_command.to_string();
     };
-    let proxy = format!("ProxyCommand={} %h %p", relay.replace('%', "%%"));
+    // The host in quotes too, though ssh refuses one with shell syntax
+    // before it gets here (wamcp uses the relay only with such an ssh).
+    let proxy = format!("ProxyCommand={} '%h' %p", relay.replace('%', "%%"));
     format!("{ssh_command} -o {}", quote_for_shell(&proxy))
 }
 
