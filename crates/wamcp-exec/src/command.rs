@@ -217,7 +217,10 @@ impl Policy<'_> {
                 self.spec(step.checked, &cwd, timeout, keep_head, keep_tail)?;
             steps.push(Planned {
                 git_config,
-                note: skipped_hooks(&spec),
+                note: [skipped_hooks(&spec), withheld_keys(&spec)]
+                    .into_iter()
+                    .flatten()
+                    .reduce(|a, b| format!("{a}\n{b}")),
                 spec,
                 join: step.join,
                 stderr: step.stderr,
@@ -496,6 +499,23 @@ fn skipped_hooks(spec: &RunSpec) -> Option<String> {
          yourself, or ask the user to commit."
             .to_string()
     })
+}
+
+/// The answer's line for a git with the network that ran without the SSH
+/// keys, agent and credential files: its repository's `.git` is not one
+/// the OS layer keeps from scripts, so a program its config names could be
+/// a script's, and would run with them in view.
+fn withheld_keys(spec: &RunSpec) -> Option<String> {
+    spec.confinement
+        .as_ref()
+        .is_some_and(|c| c.keys_withheld())
+        .then(|| {
+            "[wamcp] git ran without the SSH keys, agent and credential files: this repository's .git is \
+             not one wamcp keeps from scripts (it lies deeper than two folders below a root, or outside \
+             the roots), so its config could name a program a script put there. A public remote still \
+             works; for one that needs signing in, ask the user to run the command."
+                .to_string()
+        })
 }
 
 /// The file to start for `program` on Unix: a name is found here on the

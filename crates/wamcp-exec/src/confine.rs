@@ -428,10 +428,16 @@ impl Sandbox {
                 .collect(),
             egress: egress.clone().map(|proxy| (proxy, ports.clone())),
             granted: Vec::new(),
+            keys_withheld: false,
             scope: Scope {
                 hidden: stores.into_iter().map(|(p, _)| p).collect(),
                 read_only: if viewed {
                     trust_places(roots)
+                } else {
+                    Vec::new()
+                },
+                pinned: if viewed {
+                    pinned_folders(roots)
                 } else {
                     Vec::new()
                 },
@@ -556,6 +562,27 @@ fn trust_places(roots: &[PathBuf]) -> Vec<PathBuf> {
     found
 }
 
+/// The folders between each root and the `.git` of a repository nested
+/// in it (`libs` and `libs/inner` for `libs/inner/.git`), resolved: a
+/// script could otherwise rename one away with the read-only `.git` inside
+/// and put a writable copy, hooks and all, in its place.
+fn pinned_folders(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for dot_git in crate::command::repository_folders(roots) {
+        let Some(root) = roots.iter().find(|r| dot_git.starts_with(r)) else {
+            continue;
+        };
+        let mut folder = dot_git.parent();
+        while let Some(dir) = folder.filter(|d| d != root && d.starts_with(root)) {
+            found.extend(dunce::canonicalize(dir).ok());
+            folder = dir.parent();
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
 /// The trust files at the top of `root` whose names vary: an editor
 /// workspace (`app.code-workspace`), whose tasks may run when it is opened.
 fn trust_files_at_top(root: &Path) -> Vec<PathBuf> {
@@ -588,6 +615,8 @@ pub struct Confinement {
     egress: Option<(Arc<dyn Egress>, Vec<u16>)>,
     /// The hosts and ports the user let this command reach.
     granted: Vec<(String, u16)>,
+    /// See [`Confinement::keys_withheld`].
+    keys_withheld: bool,
     confiner: Arc<dyn Confiner>,
 }
 
@@ -601,21 +630,38 @@ impl Confinement {
     /// them: it could print a key (`git diff --no-index`) or commit one.
     /// Answers whether that `.git` is one the private view protects (only
     /// git can have written it).
+    ///
+    /// The keys are shown only to a git acting on such a repository, or on
+    /// none (a clone): the config of a repository a script could write
+    /// names programs git runs as its children (`submodule.x.update=!cmd`,
+    /// a filter), which would run with the keys in view.
     pub fn owned_by_git(&mut self, repository: Option<&Path>, network: bool) -> bool {
-        if network {
+        let protected = repository.is_some_and(|r| self.protects(r));
+        if let Some(dot_git) = repository
+            .filter(|_| protected)
+            .and_then(|r| dunce::canonicalize(r).ok())
+        {
+            self.scope.read_only.retain(|p| *p != dot_git);
+            if let Ok(hooks) = dunce::canonicalize(dot_git.join("hooks")) {
+                self.scope.read_only.push(hooks);
+            }
+        }
+        if network && (protected || repository.is_none()) {
             self.scope.hidden.retain(|p| !self.git_needs.contains(p));
         }
-        let Some(dot_git) = repository.and_then(|r| dunce::canonicalize(r).ok()) else {
-            return false;
-        };
-        let Some(at) = self.scope.read_only.iter().position(|p| *p == dot_git) else {
-            return false;
-        };
-        self.scope.read_only.remove(at);
-        if let Ok(hooks) = dunce::canonicalize(dot_git.join("hooks")) {
-            self.scope.read_only.push(hooks);
-        }
-        true
+        self.keys_withheld = network && repository.is_some() && !protected;
+        protected
+    }
+
+    /// Whether the private view keeps `dot_git` read-only to scripts.
+    fn protects(&self, dot_git: &Path) -> bool {
+        dunce::canonicalize(dot_git).is_ok_and(|d| self.scope.read_only.contains(&d))
+    }
+
+    /// Whether a git with the network was kept from the keys because its
+    /// repository's `.git` is one a script could have written.
+    pub fn keys_withheld(&self) -> bool {
+        self.keys_withheld
     }
 
     /// Whether the command is only told to use the proxy: it has the

@@ -32,6 +32,11 @@ pub struct Scope {
     /// Places inside the writable set it may read but not change (trust
     /// folders). Resolved and existing.
     pub read_only: Vec<PathBuf>,
+    /// Folders inside the writable set it may change inside but not move
+    /// or remove: those that hold a read-only place further down (a nested
+    /// repository's work tree), which could otherwise be renamed away with
+    /// it and replaced by a writable copy. Resolved and existing.
+    pub pinned: Vec<PathBuf>,
     /// With the network: reach the outside only through wamcp's egress
     /// proxy, which the command finds at 127.0.0.1 on this port of a
     /// network of its own (where the platform gives it one).

@@ -149,8 +149,12 @@ pub fn prepare(scope: &Scope) -> io::Result<Prepared> {
     let wants_view = !scope.hidden.is_empty() || !scope.read_only.is_empty() || proxy.is_some();
     let (mounts, egress) = match wants_view && namespace::probe().is_ok() {
         true => {
-            let (mounts, egress) =
-                namespace::Mounts::with_network(&scope.hidden, &scope.read_only, proxy)?;
+            let (mounts, egress) = namespace::Mounts::with_network(
+                &scope.hidden,
+                &scope.read_only,
+                &scope.pinned,
+                proxy,
+            )?;
             (Some(mounts), egress)
         }
         false => (None, None),

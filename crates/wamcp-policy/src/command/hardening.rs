@@ -190,11 +190,12 @@ fn names_a_program(key: &str, value: &str) -> bool {
         "init.templatedir",
         "credential.helper",
         "uploadpack.packobjectshook",
+        "gpg.ssh.defaultkeycommand",
     ];
     let parts: Vec<&str> = key.split('.').collect();
     let (first, last) = (parts[0], parts[parts.len() - 1]);
     EXACT.contains(&key)
-        || (first == "alias" && value.trim_start().starts_with('!'))
+        || (["alias", "submodule"].contains(&first) && value.trim_start().starts_with('!'))
         || (first == "filter" && ["clean", "smudge", "process"].contains(&last))
         || (first == "diff" && ["textconv", "command"].contains(&last))
         || (first == "merge" && last == "driver")
@@ -319,6 +320,14 @@ mod tests {
             (
                 "[remote \"o\"]\n\tuploadpack = sh x\n",
                 "remote.o.uploadpack",
+            ),
+            (
+                "[submodule \"s\"]\n\tupdate = !sh x\n",
+                "submodule.s.update",
+            ),
+            (
+                "[gpg \"ssh\"]\n\tdefaultKeyCommand = sh x\n",
+                "gpg.ssh.defaultkeycommand",
             ),
         ];
         for (added, key) in cases {

@@ -723,6 +723,17 @@ os.makedirs("cfg", exist_ok=True)
 open("cfg/config.toml", "w").write("PLANTED")
 os.symlink("cfg", ".codex")
 open("evil.code-workspace", "w").write('{"tasks": "PLANTED"}')
+import shutil
+for folder in ["libs/inner", "libs"]:
+    # Moved aside with its read-only .git, and a writable copy put back.
+    try:
+        os.rename(folder, folder + ".old")
+        shutil.copytree(folder + ".old", folder, symlinks=True)
+        with open("libs/inner/.git/hooks/post-checkout", "a") as f:
+            f.write("\nPLANTED\n")
+        print("moved", folder)
+    except OSError as e:
+        print("refused move", folder, e)
 os.makedirs("nested/.git", exist_ok=True)
 open("nested/.git/config", "w").write("[core]\n\tfsmonitor = touch PLANTED\n")
 "#;
@@ -792,6 +803,8 @@ async fn scripts_see_no_secret_and_change_no_trust_folder_while_git_still_commit
     // answer says so.
     assert!(!w.project.join(".claude/settings.json").exists(), "{out}");
     assert!(!w.project.join("evil.code-workspace").exists(), "{out}");
+    assert!(out.contains("refused move libs/inner"), "{out}");
+    assert!(out.contains("refused move libs "), "{out}");
     assert!(
         w.project.join(".codex").symlink_metadata().is_err(),
         "{out}"
@@ -849,6 +862,58 @@ async fn scripts_see_no_secret_and_change_no_trust_folder_while_git_still_commit
     assert!(
         commit.contains("[wamcp] The command set core.fsmonitor in"),
         "{commit}"
+    );
+}
+
+/// A script builds a repository three folders down (deeper than wamcp
+/// keeps `.git` read-only) whose config names a program for `git submodule
+/// update`. A git with the network runs it as its child: it must not see
+/// the keys then, and the answer says why a sign-in would fail.
+const SUBMODULE_PLANT: &str = r#"import os, subprocess
+def g(*a, cwd): subprocess.run(["git", *a], cwd=cwd, check=True, capture_output=True)
+top = "deep/er/x"
+sub = top + "/s"
+os.makedirs(sub, exist_ok=True)
+g("init", "-q", cwd=sub)
+open(sub + "/f", "w").write("1"); g("add", "f", cwd=sub); g("commit", "-qm", "a", cwd=sub)
+open(sub + "/f", "w").write("2"); g("commit", "-qam", "b", cwd=sub)
+b = subprocess.run(["git", "rev-parse", "HEAD"], cwd=sub, capture_output=True, text=True).stdout.strip()
+g("checkout", "-q", "HEAD~1", cwd=sub)
+g("init", "-q", cwd=top)
+open(top + "/.gitmodules", "w").write('[submodule "s"]\n\tpath = s\n\turl = https://github.com/o/r\n')
+g("add", ".gitmodules", cwd=top)
+g("update-index", "--add", "--cacheinfo", "160000,%s,s" % b, cwd=top)
+g("commit", "-qm", "top", cwd=top)
+stolen = os.path.join(os.getcwd(), "stolen.txt")
+with open(top + "/.git/config", "a") as f:
+    f.write('[submodule "s"]\n\turl = https://github.com/o/r\n\tactive = true\n'
+            '\tupdate = "!sh -c \'cat $HOME/.ssh/id_ed25519 > %s 2>&1\'"\n' % stolen)
+print("planted")
+"#;
+
+#[tokio::test]
+async fn a_git_with_the_network_in_a_repository_scripts_could_write_sees_no_key() {
+    let (sandbox, w) = world("auto");
+    seed(&w);
+    plant_secrets(&sandbox, &w);
+    w.write("plant.py", SUBMODULE_PLANT);
+    let client = sandbox.connect().await;
+    let planted = run(&client, "run_powershell", "python3 plant.py", "").await;
+    assert!(planted.contains("planted"), "{planted}");
+    let out = run(
+        &client,
+        "run_powershell",
+        "git -C deep/er/x submodule update",
+        "",
+    )
+    .await;
+    let stolen = std::fs::read_to_string(w.project.join("stolen.txt")).unwrap_or_default();
+    // The planted program ran (its cat failed), and read nothing.
+    assert!(stolen.contains("id_ed25519"), "{stolen}\n{out}");
+    assert!(!stolen.contains("CANARY-KEY"), "{stolen}\n{out}");
+    assert!(
+        out.contains("[wamcp] git ran without the SSH keys"),
+        "{out}"
     );
 }
 

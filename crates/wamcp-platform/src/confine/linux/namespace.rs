@@ -46,25 +46,36 @@ enum Step {
     /// The place itself again, read-only, keeping the flags its own mount
     /// has (a remount may not drop them inside a user namespace).
     ReadOnly(CString, libc::c_ulong),
+    /// The folder itself again, writable: a mount point cannot be renamed
+    /// or removed, so a read-only place below it cannot be moved aside
+    /// with it and replaced by a writable copy.
+    Pinned(CString),
 }
 
 impl Mounts {
     /// Mounts that hide each of `hidden` and make each of `read_only`
     /// read-only. Paths must be resolved and exist.
     pub fn new(hidden: &[impl AsRef<Path>], read_only: &[impl AsRef<Path>]) -> io::Result<Mounts> {
-        Mounts::with_network(hidden, read_only, None).map(|(mounts, _)| mounts)
+        Mounts::with_network(hidden, read_only, &[] as &[&Path], None).map(|(mounts, _)| mounts)
     }
 
-    /// [`Mounts::new`], and with `proxy_port` a network of the command's
-    /// own whose listener on that port reaches the returned channel.
+    /// [`Mounts::new`], with each of `pinned` made a mount point of its own
+    /// (see [`Step::Pinned`]), and with `proxy_port` a network of the
+    /// command's own whose listener on that port reaches the returned
+    /// channel.
     pub fn with_network(
         hidden: &[impl AsRef<Path>],
         read_only: &[impl AsRef<Path>],
+        pinned: &[impl AsRef<Path>],
         proxy_port: Option<u16>,
     ) -> io::Result<(Mounts, Option<OwnedFd>)> {
-        // Read-only binds first: a hidden place is then mounted over
-        // whatever view it has.
+        // Pins first (a bind of a folder would hide a read-only bind made
+        // below it before), then read-only binds: a hidden place is then
+        // mounted over whatever view it has.
         let mut steps = Vec::new();
+        for path in pinned {
+            steps.push(Step::Pinned(c_path(path.as_ref())?));
+        }
         for path in read_only {
             let path = path.as_ref();
             steps.push(Step::ReadOnly(c_path(path)?, kept_flags(path)?));
@@ -126,6 +137,9 @@ impl Mounts {
                     Some(c"size=4k,mode=0500"),
                 )?,
                 Step::Null(path) => mount(Some(c"/dev/null"), path, None, libc::MS_BIND, None)?,
+                Step::Pinned(path) => {
+                    mount(Some(path), path, None, libc::MS_BIND | libc::MS_REC, None)?
+                }
                 Step::ReadOnly(path, kept) => {
                     mount(Some(path), path, None, libc::MS_BIND | libc::MS_REC, None)?;
                     mount(
