@@ -268,16 +268,26 @@ pub fn is_env_file(name: &str) -> bool {
 /// Words in a variable's name that mark its value as a credential
 /// (`GITHUB_TOKEN`, `OPENAI_API_KEY`, `AWS_SECRET_ACCESS_KEY`,
 /// `PGPASSWORD`), matched anywhere in the name and without case, as Codex's
-/// default exclusions do. `AUTH` is not one: `SSH_AUTH_SOCK` and
-/// `XAUTHORITY` name sockets and files a command needs.
-const SECRET_NAME_WORDS: [&str; 6] = [
+/// default exclusions do.
+const SECRET_NAME_WORDS: [&str; 7] = [
     "KEY",
     "TOKEN",
     "SECRET",
     "PASSW",
     "PASSPHRASE",
     "CREDENTIAL",
+    "COOKIE",
 ];
+
+/// Short words that mark a credential only as a whole part of the name
+/// between underscores (`MYSQL_PWD`, `GH_PAT`, `CI_JOB_JWT`,
+/// `DOCKER_AUTH_CONFIG`, npm's `_auth`): inside a word they are something
+/// else (`PATH`, `OLDPWD`, `GIT_AUTHOR_NAME`, `XAUTHORITY`).
+const SECRET_NAME_PARTS: [&str; 4] = ["PWD", "PAT", "JWT", "AUTH"];
+
+/// Names the rules above would take that hold no credential: the agent's
+/// socket (a command that may sign in gets it from the OS layer's rules).
+const NOT_SECRET: [&str; 1] = ["SSH_AUTH_SOCK"];
 
 /// Whether a variable of the server's environment holds a credential a
 /// command has no business reading: its name says so, or its value is a URL
@@ -285,16 +295,26 @@ const SECRET_NAME_WORDS: [&str; 6] = [
 /// URL carrying a token).
 pub fn is_secret_variable(name: &str, value: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    SECRET_NAME_WORDS.iter().any(|w| upper.contains(w)) || has_url_password(value)
+    if NOT_SECRET.contains(&upper.as_str()) {
+        return false;
+    }
+    let parts: Vec<&str> = upper.split('_').collect();
+    // A password manager's unlocked session: Bitwarden's, 1Password's.
+    let session = parts.contains(&"SESSION") && ["BW", "OP"].contains(&parts[0]);
+    SECRET_NAME_WORDS.iter().any(|w| upper.contains(w))
+        || (parts.len() > 1 && SECRET_NAME_PARTS.iter().any(|p| parts.contains(p)))
+        || session
+        || has_url_password(value)
 }
 
-/// Whether `value` holds `scheme://user:password@host`.
+/// Whether `value` holds `scheme://user:password@host`. The password is
+/// taken up to the last `@` before a space, whatever it holds: a real one
+/// often carries `/`, `#` or `?` without the escaping URLs want.
 fn has_url_password(value: &str) -> bool {
     value.match_indices("://").any(|(at, _)| {
         let rest = &value[at + 3..];
-        let authority = rest.split(['/', '?', '#', ' ']).next().unwrap_or("");
-        authority
-            .rsplit_once('@')
+        let word = rest.split(char::is_whitespace).next().unwrap_or("");
+        word.rsplit_once('@')
             .is_some_and(|(user, _)| user.contains(':'))
     })
 }
@@ -323,6 +343,17 @@ mod tests {
                 "https://__token__:pypi-x@pypi.example/simple",
             ),
             ("NOTES", "see https://u:p@h/ for x"),
+            ("DATABASE_URL", "postgres://app:Zx9/q+Lw@db/app"),
+            ("REDIS_URL", "redis://default:pw#1@h"),
+            ("AMQP_URL", "amqp://u:a?b@h"),
+            ("MYSQL_PWD", "x"),
+            ("GH_PAT", "x"),
+            ("CI_JOB_JWT", "x"),
+            ("DOCKER_AUTH_CONFIG", "{}"),
+            ("npm_config__auth", "x"),
+            ("BW_SESSION", "x"),
+            ("OP_SESSION_my", "x"),
+            ("SESSION_COOKIE", "x"),
         ] {
             assert!(is_secret_variable(name, value), "{name}={value}");
         }
@@ -337,7 +368,14 @@ mod tests {
             ("DATABASE_URL", "postgres://app@db.internal/app"),
             ("PIP_INDEX_URL", "https://pypi.example/simple?user=a:b"),
             ("REPO", "git@github.com:o/r.git"),
-            ("LOCATION", "https://host/a:b@c"),
+            ("PWD", "/home/u/proj"),
+            ("OLDPWD", "/home/u"),
+            ("GIT_AUTHOR_NAME", "A"),
+            ("GIT_AUTHOR_EMAIL", "a@b"),
+            ("XDG_SESSION_ID", "3"),
+            ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1000/bus"),
+            ("DESKTOP_SESSION", "gnome"),
+            ("MANPATH", "/usr/share/man"),
         ] {
             assert!(!is_secret_variable(name, value), "{name}={value}");
         }

@@ -228,8 +228,8 @@ pub const SETTINGS: &[Setting] = &[
     setting(
         COMMAND_PASS_VARIABLES,
         Kind::List(&[',', ';', ' ']),
-        "none: variables whose names hold KEY, TOKEN, SECRET, PASSW, PASSPHRASE or CREDENTIAL, or whose \
-         value is a URL with a password, are withheld",
+        "none: variables named like credentials (KEY, TOKEN, SECRET, PASSW... in the name) or holding a \
+         URL with a password are withheld",
         "Variables of wamcp's environment that commands get although they look like credentials, \
          separated by commas, semicolons or spaces (exact names). The others of that kind never reach a \
          command, so a script cannot print them into the model's context; get_server_info lists them \
