@@ -292,6 +292,115 @@ fn split_authority(authority: &str, default: Option<u16>) -> Result<(String, u16
     Ok((host, port))
 }
 
+/// What the first bytes a client sends through a tunnel say about where
+/// it is headed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Opening {
+    /// Not TLS (SSH, say): nothing to read a name from.
+    NotTls,
+    /// A TLS hello, cut short: at least this many bytes in all are needed.
+    Incomplete(usize),
+    /// A TLS hello naming this server (`None`: it names none).
+    Hello(Option<String>),
+    /// TLS that is no hello wamcp can read.
+    Malformed,
+}
+
+/// Reads the server name (SNI) of a TLS ClientHello at the start of
+/// `bytes`. A content delivery network routes a TLS connection by that
+/// name, so a tunnel opened to a listed host that names another site
+/// there would reach the other site.
+pub fn tls_opening(bytes: &[u8]) -> Opening {
+    if bytes.first() != Some(&0x16) {
+        return match bytes.is_empty() {
+            true => Opening::Incomplete(1),
+            false => Opening::NotTls,
+        };
+    }
+    let Some(header) = bytes.get(..5) else {
+        return Opening::Incomplete(5);
+    };
+    let length = usize::from(u16::from_be_bytes([header[3], header[4]]));
+    let Some(record) = bytes.get(5..5 + length) else {
+        return Opening::Incomplete(5 + length);
+    };
+    client_hello_name(record).map_or(Opening::Malformed, Opening::Hello)
+}
+
+/// The host name of a ClientHello handshake message that fits in one
+/// record; `None` inside when it names none, `None` outside when it is not
+/// a well-formed hello.
+fn client_hello_name(record: &[u8]) -> Option<Option<String>> {
+    let mut r = Reader(record);
+    if r.u8()? != 1 {
+        return None;
+    }
+    let length = r.u24()?;
+    let body = r.take(length)?;
+    let mut r = Reader(body);
+    r.take(2 + 32)?; // version, random
+    let session = usize::from(r.u8()?);
+    r.take(session)?;
+    let suites = usize::from(r.u16()?);
+    r.take(suites)?;
+    let compression = usize::from(r.u8()?);
+    r.take(compression)?;
+    if r.0.is_empty() {
+        return Some(None);
+    }
+    let extensions = usize::from(r.u16()?);
+    let mut r = Reader(r.take(extensions)?);
+    while !r.0.is_empty() {
+        let kind = r.u16()?;
+        let data = usize::from(r.u16()?);
+        let data = r.take(data)?;
+        if kind == 0 {
+            return server_name(data).map(Some);
+        }
+    }
+    Some(None)
+}
+
+/// The `host_name` entry of a server_name extension.
+fn server_name(data: &[u8]) -> Option<String> {
+    let mut r = Reader(data);
+    let list = usize::from(r.u16()?);
+    let mut r = Reader(r.take(list)?);
+    while !r.0.is_empty() {
+        let kind = r.u8()?;
+        let length = usize::from(r.u16()?);
+        let name = r.take(length)?;
+        if kind == 0 {
+            return std::str::from_utf8(name).ok().map(str::to_ascii_lowercase);
+        }
+    }
+    None
+}
+
+/// Big-endian reads from the front of a slice.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = (self.0.get(..n)?, self.0.get(n..)?);
+        self.0 = rest;
+        Some(head)
+    }
+
+    fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+
+    fn u16(&mut self) -> Option<u16> {
+        self.take(2).map(|b| u16::from_be_bytes([b[0], b[1]]))
+    }
+
+    fn u24(&mut self) -> Option<usize> {
+        self.take(3)
+            .map(|b| usize::from(b[0]) << 16 | usize::from(b[1]) << 8 | usize::from(b[2]))
+    }
+}
+
 /// Whether `host` is one of `allowed` (exact names, compared without case).
 pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
     allowed.iter().any(|a| a.eq_ignore_ascii_case(host))
@@ -371,6 +480,55 @@ mod tests {
                 expected.iter().map(|(h, p)| (h.to_string(), *p)).collect();
             assert_eq!(found, expected, "{program} {line}");
         }
+    }
+
+    /// A ClientHello with one cipher suite, an unrelated extension, and a
+    /// server name when given.
+    fn hello(name: Option<&str>) -> Vec<u8> {
+        let mut extensions = vec![0x00, 0x17, 0x00, 0x00]; // extended master secret
+        if let Some(name) = name {
+            let entry = [
+                &[0u8][..],
+                &(name.len() as u16).to_be_bytes(),
+                name.as_bytes(),
+            ]
+            .concat();
+            let list = [&(entry.len() as u16).to_be_bytes()[..], &entry].concat();
+            extensions.extend([0, 0]);
+            extensions.extend((list.len() as u16).to_be_bytes());
+            extensions.extend(list);
+        }
+        let mut body = vec![3, 3];
+        body.extend([7u8; 32]);
+        body.extend([0, 0, 2, 0x13, 0x01, 1, 0]);
+        body.extend((extensions.len() as u16).to_be_bytes());
+        body.extend(extensions);
+        let mut handshake = vec![1];
+        handshake.extend(&(body.len() as u32).to_be_bytes()[1..]);
+        handshake.extend(body);
+        let mut record = vec![0x16, 3, 1];
+        record.extend((handshake.len() as u16).to_be_bytes());
+        record.extend(handshake);
+        record
+    }
+
+    #[test]
+    fn a_tls_hello_names_its_server() {
+        let named = hello(Some("Attacker.Example"));
+        assert_eq!(
+            tls_opening(&named),
+            Opening::Hello(Some("attacker.example".into()))
+        );
+        assert_eq!(tls_opening(&hello(None)), Opening::Hello(None));
+        assert_eq!(tls_opening(&named[..3]), Opening::Incomplete(5));
+        assert_eq!(tls_opening(&named[..40]), Opening::Incomplete(named.len()));
+        assert_eq!(tls_opening(b""), Opening::Incomplete(1));
+        assert_eq!(tls_opening(b"SSH-2.0-OpenSSH_9.2\r\n"), Opening::NotTls);
+        // A record that is no hello, and a hello whose lengths overrun.
+        assert_eq!(tls_opening(&[0x16, 3, 1, 0, 2, 2, 0]), Opening::Malformed);
+        let mut overrun = named.clone();
+        overrun[7] = 0xff; // the handshake says it is longer than its record
+        assert_eq!(tls_opening(&overrun), Opening::Malformed);
     }
 
     #[test]

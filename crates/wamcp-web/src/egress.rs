@@ -13,7 +13,9 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
-use wamcp_policy::egress::{ProxyRequest, STANDARD_PORTS, host_allowed, parse_request};
+use wamcp_policy::egress::{
+    Opening, ProxyRequest, STANDARD_PORTS, host_allowed, parse_request, tls_opening,
+};
 
 /// The largest request head the proxy reads.
 const MAX_HEAD: usize = 16 * 1024;
@@ -235,18 +237,89 @@ impl EgressProxy {
             Ok(upstream) => upstream,
             Err(why) => return answer(&mut client, "502 Bad Gateway", &why).await,
         };
-        let opening = match &request.origin_head {
-            Some(head) => upstream.write_all(head.as_bytes()).await,
-            None => {
-                client
-                    .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-                    .await
+        let Some(head) = &request.origin_head else {
+            let established = b"HTTP/1.1 200 Connection Established\r\n\r\n";
+            if client.write_all(established).await.is_ok() {
+                tunnel(client, upstream, rest, &request.host, &refused).await;
             }
+            return;
         };
-        if opening.is_err() || upstream.write_all(&rest).await.is_err() {
+        if upstream.write_all(head.as_bytes()).await.is_err()
+            || upstream.write_all(&rest).await.is_err()
+        {
             return;
         }
         let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+    }
+}
+
+/// The most a client may send before its TLS hello is complete.
+const MAX_HELLO: usize = 16 * 1024 + 5;
+
+/// Carries a tunnel to `host` both ways. What the server sends flows at
+/// once (a protocol may wait for the server to speak first); what the
+/// client sends flows only once its opening is read: a TLS hello naming
+/// another server than `host` ends the tunnel, since a content delivery
+/// network in front of a listed host would route it to that other site.
+async fn tunnel(
+    client: TcpStream,
+    upstream: TcpStream,
+    rest: Vec<u8>,
+    host: &str,
+    refused: &Mutex<Vec<String>>,
+) {
+    let (mut from_client, mut to_client) = client.into_split();
+    let (mut from_upstream, mut to_upstream) = upstream.into_split();
+    let up = async {
+        let Some(opening) = read_opening(&mut from_client, rest).await else {
+            return false;
+        };
+        match tls_opening(&opening) {
+            Opening::Hello(Some(name))
+                if !name.trim_end_matches('.').eq_ignore_ascii_case(host) =>
+            {
+                note_refused(refused, &name);
+                return false;
+            }
+            Opening::Malformed | Opening::Incomplete(_) => return false,
+            _ => {}
+        }
+        if to_upstream.write_all(&opening).await.is_err() {
+            return false;
+        }
+        let _ = tokio::io::copy(&mut from_client, &mut to_upstream).await;
+        let _ = to_upstream.shutdown().await;
+        true
+    };
+    let down = async {
+        let _ = tokio::io::copy(&mut from_upstream, &mut to_client).await;
+        let _ = to_client.shutdown().await;
+    };
+    tokio::pin!(up, down);
+    tokio::select! {
+        carried = &mut up => if carried { (&mut down).await },
+        () = &mut down => {}
+    }
+}
+
+/// The client's first bytes, `read` included: a whole TLS hello, or
+/// whatever arrived first when it is no TLS. `None` when the client ends
+/// or sends more than a hello may be before it is whole.
+async fn read_opening(
+    client: &mut tokio::net::tcp::OwnedReadHalf,
+    read: Vec<u8>,
+) -> Option<Vec<u8>> {
+    let mut opening = read;
+    let mut chunk = [0u8; 4096];
+    loop {
+        match tls_opening(&opening) {
+            Opening::Incomplete(needed) if needed <= MAX_HELLO => {
+                let n = client.read(&mut chunk).await.ok().filter(|n| *n > 0)?;
+                opening.extend_from_slice(&chunk[..n]);
+            }
+            Opening::Incomplete(_) => return None,
+            _ => return Some(opening),
+        }
     }
 }
 
@@ -400,6 +473,78 @@ mod tests {
         let bad = exchange(port, "GET /relative HTTP/1.1\r\n\r\n").await;
         assert!(bad.starts_with("HTTP/1.1 400 Bad Request"), "{bad}");
         assert_eq!(run.refused(), ["evil.example"]);
+    }
+
+    /// The opening bytes of a real TLS client connecting to `name`.
+    fn client_hello(name: &str) -> Vec<u8> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth();
+        let name = rustls::pki_types::ServerName::try_from(name.to_string()).unwrap();
+        let mut connection = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+        let mut hello = Vec::new();
+        connection.write_tls(&mut hello).unwrap();
+        hello
+    }
+
+    /// A loopback server that reads each connection to its end; the bytes
+    /// and the connections it has finished so far.
+    async fn counting_server() -> (u16, Arc<Mutex<(usize, usize)>>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new((0, 0)));
+        let counted = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let counted = counted.clone();
+                tokio::spawn(async move {
+                    let mut bytes = Vec::new();
+                    let _ = stream.read_to_end(&mut bytes).await;
+                    let mut seen = counted.lock().unwrap();
+                    *seen = (seen.0 + bytes.len(), seen.1 + 1);
+                });
+            }
+        });
+        (port, seen)
+    }
+
+    /// Sends `opening` through a tunnel to the counting server and waits
+    /// until the server has seen the connection end.
+    async fn through_tunnel(proxy: u16, server: u16, seen: &Mutex<(usize, usize)>, opening: &[u8]) {
+        let before = seen.lock().unwrap().1;
+        let mut stream = TcpStream::connect(("127.0.0.1", proxy)).await.unwrap();
+        let connect = format!("CONNECT 127.0.0.1:{server} HTTP/1.1\r\n\r\n");
+        stream
+            .write_all(&[connect.as_bytes(), opening].concat())
+            .await
+            .unwrap();
+        let _ = stream.shutdown().await;
+        let _ = stream.read_to_end(&mut Vec::new()).await;
+        while seen.lock().unwrap().1 == before {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// A tunnel to a listed host whose TLS hello names another server (a
+    /// site behind the same content delivery network) carries nothing;
+    /// one naming no other server carries the handshake.
+    #[tokio::test]
+    async fn a_tunnel_whose_tls_names_another_site_carries_nothing() {
+        let (server, seen) = counting_server().await;
+        let (run, port) = proxy(&["127.0.0.1"], Vec::new()).await;
+        through_tunnel(port, server, &seen, &client_hello("attacker.example")).await;
+        assert_eq!(seen.lock().unwrap().0, 0);
+        assert_eq!(run.refused(), ["attacker.example"]);
+        // An address as the name: TLS sends none, and the hello goes on.
+        let hello = client_hello("127.0.0.1");
+        through_tunnel(port, server, &seen, &hello).await;
+        assert_eq!(seen.lock().unwrap().0, hello.len());
+        // Not TLS at all (SSH): carried as it is.
+        through_tunnel(port, server, &seen, b"SSH-2.0-OpenSSH_9.2\r\n").await;
+        assert_eq!(seen.lock().unwrap().0, hello.len() + 21);
     }
 
     /// A remote is reached at its own port and the standard ones, not at
