@@ -178,9 +178,13 @@ impl EgressProxy {
                 .iter()
                 .cloned(),
         );
+        // An address the user saw is reached as it is; a name only at
+        // public addresses, so that one whose DNS answer changes after the
+        // yes (to the cloud's metadata service, the intranet) reaches
+        // nothing the user did not see.
         run_hosts.insert(granted.into_iter().map(|(host, port)| Entry {
+            private: host.parse::<std::net::IpAddr>().is_ok(),
             host,
-            private: true,
             ports: Some(vec![port]),
         }));
         let proxy = EgressProxy { hosts: run_hosts };
@@ -584,6 +588,17 @@ mod tests {
         .await;
         assert!(answer.starts_with("HTTP/1.0 200 OK"), "{answer}");
         assert!(!proxy.hosts().reaches("127.0.0.1", other));
+        // A name granted is reached at public addresses only: one that
+        // resolves to loopback (or rebinds there) reaches nothing.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let granted = vec![("localhost".to_string(), other)];
+        let unlisted = EgressProxy::new(EgressHosts::default());
+        let _run = unlisted.serve(listener, Vec::new(), granted).unwrap();
+        let named = format!("GET http://localhost:{other}/ HTTP/1.1\r\n\r\n");
+        let answer = exchange(port, &named).await;
+        assert!(answer.starts_with("HTTP/1.1 502"), "{answer}");
     }
 
     #[tokio::test]
