@@ -553,6 +553,71 @@ async fn git_pushes_to_the_projects_remote_and_to_no_other_host() {
     );
 }
 
+/// A private registry the user listed serves a project through the proxy,
+/// as the public ones do: `npm install` and `cargo fetch` download from a
+/// loopback stand-in of the npm registry and of a sparse cargo registry,
+/// in commands whose one way out is the proxy.
+#[tokio::test]
+async fn installs_from_a_listed_registry_work_through_the_proxy() {
+    let (sandbox, w) = world("auto");
+    let served = sandbox.root().join("registry");
+    std::fs::create_dir_all(&served).unwrap();
+    let server = crate::python_sdk::StandIn::start("python3", "registry_standin.py", &served);
+    let port = server.port;
+    let cargo_home = sandbox.home().join("cargo-home");
+    std::fs::create_dir_all(&cargo_home).unwrap();
+    std::fs::write(
+        cargo_home.join("config.toml"),
+        format!(
+            "[source.crates-io]\nreplace-with = \"standin\"\n\n[source.standin]\n\
+             registry = \"sparse+http://127.0.0.1:{port}/index/\"\n"
+        ),
+    )
+    .unwrap();
+    w.write(".npmrc", &format!("registry=http://127.0.0.1:{port}/\n"));
+    w.write("package.json", r#"{"name": "p", "version": "1.0.0"}"#);
+    w.write(
+        "Cargo.toml",
+        "[package]\nname = \"p\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\nstandin = \"1.0\"\n",
+    );
+    w.write("src/lib.rs", "");
+    let client = sandbox
+        .set("WAMCP_COMMAND_HOSTS", "127.0.0.1")
+        .set("CARGO_HOME", cargo_home.display().to_string())
+        .connect()
+        .await;
+    let info = client.server_info().await;
+    let enforcement = info["command_hosts"]["enforcement"].as_str().unwrap();
+    assert!(enforcement.starts_with("enforced"), "{info}");
+    let npm = run(
+        &client,
+        "run_powershell",
+        "npm install standin-pkg --no-audit --no-fund",
+        "",
+    )
+    .await;
+    assert!(npm.contains("EXIT CODE: 0"), "{npm}");
+    assert!(
+        w.project
+            .join("node_modules/standin-pkg/index.js")
+            .is_file(),
+        "{npm}"
+    );
+    let cargo = run(&client, "run_powershell", "cargo fetch", "").await;
+    assert!(cargo.contains("EXIT CODE: 0"), "{cargo}");
+    let requests = std::fs::read_to_string(served.join("requests.log")).unwrap();
+    for path in [
+        "/standin-pkg/-/standin-pkg-1.0.0.tgz",
+        "/crates/standin/1.0.0/download",
+    ] {
+        assert!(
+            requests.lines().any(|l| l == path),
+            "{path}: {requests}\n{npm}\n{cargo}"
+        );
+    }
+}
+
 /// A loopback stand-in for an SSH server: it greets, keeps the first line
 /// the client sends (its own greeting) and closes. `lines` holds them.
 fn ssh_stand_in(address: &str) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {

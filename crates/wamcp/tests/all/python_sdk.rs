@@ -729,15 +729,33 @@ fn client_roots_become_writable_and_follow_list_changes() {
 /// A bare repository served over git's smart HTTP on loopback; killed on
 /// drop.
 pub(crate) struct GitServer {
-    child: std::process::Child,
+    _server: StandIn,
     pub(crate) url: String,
 }
 
 impl GitServer {
     pub(crate) fn start(python: &str, root: &std::path::Path) -> GitServer {
+        let server = StandIn::start(python, "git_http.py", root);
+        let url = format!("http://127.0.0.1:{}/remote.git", server.port);
+        GitServer {
+            _server: server,
+            url,
+        }
+    }
+}
+
+/// A loopback server of `tests/python/`, stopped when dropped.
+pub(crate) struct StandIn {
+    child: std::process::Child,
+    pub(crate) port: u16,
+}
+
+impl StandIn {
+    /// Starts `tests/python/<script> root`, which prints its port first.
+    pub(crate) fn start(python: &str, script: &str, root: &std::path::Path) -> StandIn {
         use std::io::BufRead;
         let script = format!(
-            "{}/tests/python/git_http.py",
+            "{}/tests/python/{script}",
             std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")
         );
         let mut child = std::process::Command::new(python)
@@ -745,17 +763,17 @@ impl GitServer {
             .arg(root)
             .stdout(std::process::Stdio::piped())
             .spawn()
-            .expect("start the git server");
+            .expect("start the server");
         let mut port = String::new();
         std::io::BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut port)
             .unwrap();
-        let url = format!("http://127.0.0.1:{}/remote.git", port.trim());
-        GitServer { child, url }
+        let port = port.trim().parse().expect("a port");
+        StandIn { child, port }
     }
 }
 
-impl Drop for GitServer {
+impl Drop for StandIn {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
