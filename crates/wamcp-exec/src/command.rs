@@ -311,8 +311,14 @@ impl Policy<'_> {
         {
             let acted_on = git_directory(cwd, &args);
             let repository = crate::repository::Repository::enclosing(&acted_on);
-            let protected =
-                confinement.owned_by_git(repository.as_ref().map(|r| r.dot_git.as_path()), network);
+            let clean = repository
+                .as_ref()
+                .is_none_or(|r| r.programs_in_config().is_empty());
+            let protected = confinement.owned_by_git(
+                repository.as_ref().map(|r| r.dot_git.as_path()),
+                network,
+                clean,
+            );
             // git may write its own config (an upstream, a branch), never
             // a program for the user's git to run later.
             if protected {
@@ -510,12 +516,34 @@ fn withheld_keys(spec: &RunSpec) -> Option<String> {
         .as_ref()
         .is_some_and(|c| c.keys_withheld())
         .then(|| {
-            "[wamcp] git ran without the SSH keys, agent and credential files: this repository's .git is \
-             not one wamcp keeps from scripts (it lies deeper than two folders below a root, or outside \
-             the roots), so its config could name a program a script put there. A public remote still \
-             works; for one that needs signing in, ask the user to run the command."
+            "[wamcp] git ran without the SSH keys, agent and credential files: this repository's config \
+             names a program git would run (a submodule update command, a filter or merge driver, an \
+             include), or its .git is not one wamcp keeps from scripts (deeper than two folders below a \
+             root, or outside the roots), so a script could have put that program there. A public remote \
+             still works; for one that needs signing in, ask the user to run the command."
                 .to_string()
         })
+}
+
+/// Why git, judged to act on one repository with its `.git` writable or
+/// the keys in view, may not start now: an earlier command of the line
+/// made another repository where it acts, or wrote a program into the
+/// config of the one judged. `None` when it acts as judged.
+pub(crate) fn git_changed_since_judged(spec: &RunSpec) -> Option<String> {
+    let confinement = spec.confinement.as_ref()?;
+    let judged = confinement.acted_on()?;
+    let now = crate::repository::Repository::enclosing(&git_directory(&spec.cwd, &spec.args));
+    if now.as_ref().map(|r| r.dot_git.as_path()) != judged {
+        return Some("git would act on another repository than the one judged".into());
+    }
+    let programs = now.map(|r| r.programs_in_config()).unwrap_or_default();
+    let keys = confinement.scope.network && !confinement.keys_withheld();
+    (keys && !programs.is_empty()).then(|| {
+        format!(
+            "the repository's config now names programs git would run ({})",
+            programs.join(", ")
+        )
+    })
 }
 
 /// The file to start for `program` on Unix: a name is found here on the

@@ -429,6 +429,7 @@ impl Sandbox {
             egress: egress.clone().map(|proxy| (proxy, ports.clone())),
             granted: Vec::new(),
             keys_withheld: false,
+            acted_on: None,
             scope: Scope {
                 hidden: stores.into_iter().map(|(p, _)| p).collect(),
                 read_only: if viewed {
@@ -617,6 +618,8 @@ pub struct Confinement {
     granted: Vec<(String, u16)>,
     /// See [`Confinement::keys_withheld`].
     keys_withheld: bool,
+    /// See [`Confinement::acted_on`].
+    acted_on: Option<Option<PathBuf>>,
     confiner: Arc<dyn Confiner>,
 }
 
@@ -635,7 +638,12 @@ impl Confinement {
     /// none (a clone): the config of a repository a script could write
     /// names programs git runs as its children (`submodule.x.update=!cmd`,
     /// a filter), which would run with the keys in view.
-    pub fn owned_by_git(&mut self, repository: Option<&Path>, network: bool) -> bool {
+    ///
+    /// `clean` says the repository's config names no program a git with
+    /// the network would run (see `Repository::programs_in_config`): a
+    /// script may have made the repository itself in an earlier call, and
+    /// then it is read-only now with the script's config in it.
+    pub fn owned_by_git(&mut self, repository: Option<&Path>, network: bool, clean: bool) -> bool {
         let protected = repository.is_some_and(|r| self.protects(r));
         if let Some(dot_git) = repository
             .filter(|_| protected)
@@ -646,11 +654,23 @@ impl Confinement {
                 self.scope.read_only.push(hooks);
             }
         }
-        if network && (protected || repository.is_none()) {
+        let keys = network && clean && (protected || repository.is_none());
+        if keys {
             self.scope.hidden.retain(|p| !self.git_needs.contains(p));
         }
-        self.keys_withheld = network && repository.is_some() && !protected;
+        self.keys_withheld = network && !keys;
+        if protected || keys {
+            self.acted_on = Some(repository.map(Path::to_path_buf));
+        }
         protected
+    }
+
+    /// The `.git` of the repository git was judged to act on, when that
+    /// gave it its `.git` to write or the keys: what it acts on when it
+    /// starts must be the same (an earlier command of the line may have
+    /// made another, or written a program into this one's config).
+    pub fn acted_on(&self) -> Option<Option<&Path>> {
+        self.acted_on.as_ref().map(Option::as_deref)
     }
 
     /// Whether the private view keeps `dot_git` read-only to scripts.

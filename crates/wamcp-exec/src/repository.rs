@@ -39,6 +39,53 @@ impl Repository {
         })
     }
 
+    /// The config files git reads for this repository and its
+    /// submodules: the git folder's and the common one's, their
+    /// `config.worktree`, and every `config` under `modules` (a
+    /// submodule's git folder), at most 200.
+    pub fn config_files(&self) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        for dir in [&self.git_dir, &self.common_dir] {
+            for name in ["config", "config.worktree"] {
+                files.push(dir.join(name));
+            }
+        }
+        let mut folders = vec![(self.common_dir.join("modules"), 0)];
+        while let Some((folder, depth)) = folders.pop() {
+            let Ok(entries) = std::fs::read_dir(&folder) else {
+                continue;
+            };
+            for entry in entries.flatten().take(200) {
+                let path = entry.path();
+                match entry.file_type() {
+                    Ok(t) if t.is_dir() && depth < 6 => folders.push((path, depth + 1)),
+                    Ok(t) if t.is_file() && entry.file_name() == "config" => files.push(path),
+                    _ => {}
+                }
+            }
+            if files.len() > 200 {
+                break;
+            }
+        }
+        files.sort();
+        files.dedup();
+        files.retain(|f| f.is_file());
+        files
+    }
+
+    /// The keys of its config files that name a program a git with the
+    /// network would run ([`unpinned_program_keys`]), or one that could
+    /// not be read (which might).
+    pub fn programs_in_config(&self) -> Vec<String> {
+        self.config_files()
+            .iter()
+            .flat_map(|file| match std::fs::read_to_string(file) {
+                Ok(text) => wamcp_policy::command::hardening::unpinned_program_keys(&text),
+                Err(_) => vec![format!("{} (unreadable)", file.display())],
+            })
+            .collect()
+    }
+
     /// Whether a hook would run here: a file in the hooks folder that is
     /// not one of git's `.sample` files, or a `core.hooksPath` in the
     /// repository's config.

@@ -269,7 +269,7 @@ pub fn is_env_file(name: &str) -> bool {
 /// (`GITHUB_TOKEN`, `OPENAI_API_KEY`, `AWS_SECRET_ACCESS_KEY`,
 /// `PGPASSWORD`), matched anywhere in the name and without case, as Codex's
 /// default exclusions do.
-const SECRET_NAME_WORDS: [&str; 7] = [
+const SECRET_NAME_WORDS: [&str; 8] = [
     "KEY",
     "TOKEN",
     "SECRET",
@@ -277,13 +277,26 @@ const SECRET_NAME_WORDS: [&str; 7] = [
     "PASSPHRASE",
     "CREDENTIAL",
     "COOKIE",
+    "WEBHOOK",
 ];
 
 /// Short words that mark a credential only as a whole part of the name
 /// between underscores (`MYSQL_PWD`, `GH_PAT`, `CI_JOB_JWT`,
 /// `DOCKER_AUTH_CONFIG`, npm's `_auth`): inside a word they are something
 /// else (`PATH`, `OLDPWD`, `GIT_AUTHOR_NAME`, `XAUTHORITY`).
-const SECRET_NAME_PARTS: [&str; 4] = ["PWD", "PAT", "JWT", "AUTH"];
+const SECRET_NAME_PARTS: [&str; 5] = ["PWD", "PAT", "JWT", "AUTH", "DSN"];
+
+/// Settings inside a value that hold a credential: a connection string's
+/// (`AccountKey=`, `Password=`), a URL query's (`?password=`, `&sig=`).
+const SECRET_VALUE_FIELDS: [&str; 7] = [
+    "password=",
+    "pwd=",
+    "accountkey=",
+    "sharedaccesskey=",
+    "secret=",
+    "token=",
+    "sig=",
+];
 
 /// Names the rules above would take that hold no credential: the agent's
 /// socket (a command that may sign in gets it from the OS layer's rules).
@@ -301,10 +314,15 @@ pub fn is_secret_variable(name: &str, value: &str) -> bool {
     let parts: Vec<&str> = upper.split('_').collect();
     // A password manager's unlocked session: Bitwarden's, 1Password's.
     let session = parts.contains(&"SESSION") && ["BW", "OP"].contains(&parts[0]);
+    // A password by its short name: `DB_PASS`, `SSHPASS`, `PGPASS`.
+    let pass = parts.iter().any(|p| p.ends_with("PASS"));
+    let lower = value.to_ascii_lowercase();
     SECRET_NAME_WORDS.iter().any(|w| upper.contains(w))
         || (parts.len() > 1 && SECRET_NAME_PARTS.iter().any(|p| parts.contains(p)))
         || session
+        || pass
         || has_url_password(value)
+        || SECRET_VALUE_FIELDS.iter().any(|f| lower.contains(f))
 }
 
 /// Whether `value` holds `scheme://user:password@host`. The password is
@@ -354,6 +372,20 @@ mod tests {
             ("BW_SESSION", "x"),
             ("OP_SESSION_my", "x"),
             ("SESSION_COOKIE", "x"),
+            ("SSHPASS", "x"),
+            ("DB_PASS", "x"),
+            ("PGPASS", "x"),
+            (
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=x==",
+            ),
+            ("JDBC_URL", "jdbc:postgresql://db/app?user=a&password=x"),
+            (
+                "SLACK_WEBHOOK_URL",
+                "https://hooks.slack.com/services/T/B/x",
+            ),
+            ("SENTRY_DSN", "https://k@o.ingest.sentry.io/1"),
+            ("BLOB_URL", "https://a.blob.core.windows.net/c?sv=1&sig=x"),
         ] {
             assert!(is_secret_variable(name, value), "{name}={value}");
         }

@@ -53,11 +53,13 @@ pub(crate) async fn run_plan(
         // A target an earlier command moved or made is put back by undo
         // like any other delete, where the journal records.
         let undoable = super::judge::undoable(&step.argv, &step.spec.cwd, judge);
-        let changed = relinked.or_else(|| {
-            (!undoable)
-                .then(|| step.targets.iter().find_map(|t| t.changed()))
-                .flatten()
-        });
+        let changed = relinked
+            .or_else(|| super::git_changed_since_judged(&step.spec))
+            .or_else(|| {
+                (!undoable)
+                    .then(|| step.targets.iter().find_map(|t| t.changed()))
+                    .flatten()
+            });
         let lost = || match plan.approved {
             true => None,
             false => super::judge::lost_for_good(&step.argv, &step.spec.cwd, judge),

@@ -226,7 +226,7 @@ fn the_private_view_hides_stores_and_trust_places_and_git_keeps_its_own() {
             .unwrap()
     };
     // git acting on the project: its .git is writable but for the hooks.
-    confinement.owned_by_git(Some(&root.join(".git")), true);
+    confinement.owned_by_git(Some(&root.join(".git")), true, true);
     assert_eq!(confinement.scope.hidden, std::slice::from_ref(&aws));
     assert_eq!(
         confinement.scope.read_only,
@@ -238,13 +238,13 @@ fn the_private_view_hides_stores_and_trust_places_and_git_keeps_its_own() {
     );
     // Without the network it signs nothing in, so it sees no key.
     let mut offline = fresh();
-    offline.owned_by_git(Some(&root.join(".git")), false);
+    offline.owned_by_git(Some(&root.join(".git")), false, true);
     assert_eq!(offline.scope.hidden, [aws.clone(), ssh.clone()]);
     // git acting on a repository nested in the project (whose config a
     // script could have written) leaves the project's .git read-only.
     let mut nested = fresh();
     std::fs::create_dir_all(root.join("sub/.git")).unwrap();
-    nested.owned_by_git(Some(&root.join("sub/.git")), true);
+    nested.owned_by_git(Some(&root.join("sub/.git")), true, true);
     assert!(nested.scope.read_only.contains(&root.join(".git")));
     // Without a private view nothing is promised.
     let (plain, _) = fake_sandbox(SandboxMode::Auto, working(), Vec::new());

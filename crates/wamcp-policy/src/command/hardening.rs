@@ -194,8 +194,10 @@ fn names_a_program(key: &str, value: &str) -> bool {
     ];
     let parts: Vec<&str> = key.split('.').collect();
     let (first, last) = (parts[0], parts[parts.len() - 1]);
+    // Quotes may wrap any part of a value: `"!sh" -c x` is `!sh -c x`.
+    let runs_a_shell = value.replace('"', "").trim_start().starts_with('!');
     EXACT.contains(&key)
-        || (["alias", "submodule"].contains(&first) && value.trim_start().starts_with('!'))
+        || (["alias", "submodule"].contains(&first) && runs_a_shell)
         || (first == "filter" && ["clean", "smudge", "process"].contains(&last))
         || (first == "diff" && ["textconv", "command"].contains(&last))
         || (first == "merge" && last == "driver")
@@ -233,6 +235,34 @@ fn config_entries(text: &str) -> Vec<(String, String)> {
         ));
     }
     entries
+}
+
+/// The keys [`child_env`] pins for a git with the network (hooks are off
+/// for it), which a repository's config therefore cannot steer.
+const PINNED_FOR_THE_NETWORK: &[&str] = &[
+    "core.fsmonitor",
+    "core.sshcommand",
+    "core.gitproxy",
+    "gpg.program",
+    "core.askpass",
+    "credential.helper",
+    "core.hookspath",
+];
+
+/// The keys of a git config file that name a program a git with the
+/// network would still run as its child (`submodule.x.update = !cmd`, a
+/// filter or merge driver, an include that could hold either): with one,
+/// git must not see the user's keys.
+pub fn unpinned_program_keys(config: &str) -> Vec<String> {
+    let mut keys: Vec<String> = config_entries(config)
+        .into_iter()
+        .filter(|(key, value)| {
+            names_a_program(key, value) && !PINNED_FOR_THE_NETWORK.contains(&key.as_str())
+        })
+        .map(|(key, _)| key)
+        .collect();
+    keys.dedup();
+    keys
 }
 
 /// The program-naming keys `after` adds to or changes from `before` (two
@@ -297,6 +327,27 @@ mod tests {
         assert_eq!(env[0].0, "GIT_CONFIG_KEY_3");
         assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "15".into())));
         assert!(child_env("cmake", |_| None, &GitPins::default()).is_empty());
+    }
+
+    #[test]
+    fn only_programs_the_pins_leave_to_a_repository_count() {
+        let husky =
+            "[core]\n\thooksPath = .husky/_\n\tfsmonitor = true\n[credential]\n\thelper = store\n";
+        assert!(unpinned_program_keys(husky).is_empty());
+        let planted = "[submodule \"s\"]\n\tupdate = !sh x\n[filter \"lfs\"]\n\tsmudge = git-lfs smudge\n\
+                       [include]\n\tpath = ../x\n[credential \"https://h\"]\n\thelper = !sh y\n";
+        assert_eq!(
+            unpinned_program_keys(planted),
+            [
+                "submodule.s.update",
+                "filter.lfs.smudge",
+                "include.path",
+                "credential.https://h.helper"
+            ]
+        );
+        assert!(unpinned_program_keys("[submodule \"s\"]\n\tupdate = checkout\n").is_empty());
+        let quoted = "[submodule \"s\"]\n\tupdate = \"!sh -c 'x'\"\n";
+        assert_eq!(unpinned_program_keys(quoted), ["submodule.s.update"]);
     }
 
     #[test]

@@ -554,9 +554,9 @@ async fn git_pushes_to_the_projects_remote_and_to_no_other_host() {
 }
 
 /// A private registry the user listed serves a project through the proxy,
-/// as the public ones do: `npm install` and `cargo fetch` download from a
-/// loopback stand-in of the npm registry and of a sparse cargo registry,
-/// in commands whose one way out is the proxy.
+/// as the public ones do: `pip install`, `npm install` and `cargo fetch`
+/// download from a loopback stand-in of PyPI, of the npm registry and of a
+/// sparse cargo registry, in commands whose one way out is the proxy.
 #[tokio::test]
 async fn installs_from_a_listed_registry_work_through_the_proxy() {
     let (sandbox, w) = world("auto");
@@ -585,6 +585,7 @@ async fn installs_from_a_listed_registry_work_through_the_proxy() {
     let client = sandbox
         .set("WAMCP_COMMAND_HOSTS", "127.0.0.1")
         .set("CARGO_HOME", cargo_home.display().to_string())
+        .set("PIP_INDEX_URL", format!("http://127.0.0.1:{port}/simple/"))
         .connect()
         .await;
     let info = client.server_info().await;
@@ -606,14 +607,32 @@ async fn installs_from_a_listed_registry_work_through_the_proxy() {
     );
     let cargo = run(&client, "run_powershell", "cargo fetch", "").await;
     assert!(cargo.contains("EXIT CODE: 0"), "{cargo}");
+    let pip = run(
+        &client,
+        "run_powershell",
+        "pip install --no-cache-dir --target deps standin-pkg",
+        "",
+    )
+    .await;
+    // The effect, not the exit code: a pyenv shim for pip fails after the
+    // install when it cannot rehash its own folder.
+    assert!(
+        pip.contains("Successfully installed standin-pkg-1.0"),
+        "{pip}"
+    );
+    assert!(
+        w.project.join("deps/standin_pkg/__init__.py").is_file(),
+        "{pip}"
+    );
     let requests = std::fs::read_to_string(served.join("requests.log")).unwrap();
     for path in [
         "/standin-pkg/-/standin-pkg-1.0.0.tgz",
         "/crates/standin/1.0.0/download",
+        "/files/standin_pkg-1.0-py3-none-any.whl",
     ] {
         assert!(
             requests.lines().any(|l| l == path),
-            "{path}: {requests}\n{npm}\n{cargo}"
+            "{path}: {requests}\n{npm}\n{cargo}\n{pip}"
         );
     }
 }
@@ -934,9 +953,9 @@ async fn scripts_see_no_secret_and_change_no_trust_folder_while_git_still_commit
 /// keeps `.git` read-only) whose config names a program for `git submodule
 /// update`. A git with the network runs it as its child: it must not see
 /// the keys then, and the answer says why a sign-in would fail.
-const SUBMODULE_PLANT: &str = r#"import os, subprocess
+const SUBMODULE_PLANT: &str = r#"import os, subprocess, sys
 def g(*a, cwd): subprocess.run(["git", *a], cwd=cwd, check=True, capture_output=True)
-top = "deep/er/x"
+top = sys.argv[1]
 sub = top + "/s"
 os.makedirs(sub, exist_ok=True)
 g("init", "-q", cwd=sub)
@@ -950,12 +969,24 @@ g("add", ".gitmodules", cwd=top)
 g("update-index", "--add", "--cacheinfo", "160000,%s,s" % b, cwd=top)
 g("commit", "-qm", "top", cwd=top)
 stolen = os.path.join(os.getcwd(), "stolen.txt")
-with open(top + "/.git/config", "a") as f:
+# Into the config, or into config.worktree, which git reads once the
+# config turns the extension on.
+target = top + "/.git/config"
+if len(sys.argv) > 2:
+    g("config", "core.repositoryformatversion", "1", cwd=top)
+    g("config", "extensions.worktreeConfig", "true", cwd=top)
+    target = top + "/.git/config.worktree"
+with open(target, "a") as f:
     f.write('[submodule "s"]\n\turl = https://github.com/o/r\n\tactive = true\n'
             '\tupdate = "!sh -c \'cat $HOME/.ssh/id_ed25519 > %s 2>&1\'"\n' % stolen)
 print("planted")
 "#;
 
+/// The planted repository three folders down (where `.git` is not kept
+/// read-only: git runs the program without the keys), one folder down
+/// (where the config naming it is taken away after the script), and one
+/// folder down in the same line (judged against the project's own `.git`:
+/// git does not start): the planted program never reads a key.
 #[tokio::test]
 async fn a_git_with_the_network_in_a_repository_scripts_could_write_sees_no_key() {
     let (sandbox, w) = world("auto");
@@ -963,7 +994,8 @@ async fn a_git_with_the_network_in_a_repository_scripts_could_write_sees_no_key(
     plant_secrets(&sandbox, &w);
     w.write("plant.py", SUBMODULE_PLANT);
     let client = sandbox.connect().await;
-    let planted = run(&client, "run_powershell", "python3 plant.py", "").await;
+    let stolen = || std::fs::read_to_string(w.project.join("stolen.txt")).unwrap_or_default();
+    let planted = run(&client, "run_powershell", "python3 plant.py deep/er/x", "").await;
     assert!(planted.contains("planted"), "{planted}");
     let out = run(
         &client,
@@ -972,12 +1004,53 @@ async fn a_git_with_the_network_in_a_repository_scripts_could_write_sees_no_key(
         "",
     )
     .await;
-    let stolen = std::fs::read_to_string(w.project.join("stolen.txt")).unwrap_or_default();
     // The planted program ran (its cat failed), and read nothing.
-    assert!(stolen.contains("id_ed25519"), "{stolen}\n{out}");
-    assert!(!stolen.contains("CANARY-KEY"), "{stolen}\n{out}");
+    assert!(stolen().contains("id_ed25519"), "{}\n{out}", stolen());
+    assert!(!stolen().contains("CANARY-KEY"), "{}\n{out}", stolen());
     assert!(
         out.contains("[wamcp] git ran without the SSH keys"),
+        "{out}"
+    );
+    std::fs::remove_file(w.project.join("stolen.txt")).unwrap();
+    let planted = run(&client, "run_powershell", "python3 plant.py near", "").await;
+    assert!(planted.contains("submodule.s.update"), "{planted}");
+    let out = run(
+        &client,
+        "run_powershell",
+        "git -C near submodule update",
+        "",
+    )
+    .await;
+    assert!(!stolen().contains("CANARY-KEY"), "{}\n{out}", stolen());
+    // Where the config guard does not look, the program git would run is
+    // found before the keys are shown.
+    let planted = run(
+        &client,
+        "run_powershell",
+        "python3 plant.py near2 worktree",
+        "",
+    )
+    .await;
+    assert!(planted.contains("planted"), "{planted}");
+    let out = run(
+        &client,
+        "run_powershell",
+        "git -C near2 submodule update",
+        "",
+    )
+    .await;
+    assert!(stolen().contains("id_ed25519"), "{}\n{out}", stolen());
+    assert!(!stolen().contains("CANARY-KEY"), "{}\n{out}", stolen());
+    assert!(
+        out.contains("[wamcp] git ran without the SSH keys"),
+        "{out}"
+    );
+    std::fs::remove_file(w.project.join("stolen.txt")).unwrap();
+    let line = "python3 plant.py same; git -C same submodule update";
+    let out = run(&client, "run_powershell", line, "").await;
+    assert!(!stolen().contains("CANARY-KEY"), "{}\n{out}", stolen());
+    assert!(
+        out.contains("git would act on another repository than the one judged"),
         "{out}"
     );
 }

@@ -1,8 +1,8 @@
-"""A loopback stand-in for the npm registry and a cargo sparse registry.
+"""A loopback stand-in for PyPI, the npm registry and a cargo sparse registry.
 
 Usage: registry_standin.py DIR
-Builds one package for each (npm `standin-pkg` 1.0.0, crate `standin`
-1.0.0) under DIR, serves them on 127.0.0.1 at a free port, prints the port,
+Serves one package for each (wheel `standin-pkg` 1.0, npm `standin-pkg`
+1.0.0, crate `standin` 1.0.0) on 127.0.0.1 at a free port, prints the port,
 and appends every requested path to DIR/requests.log.
 """
 
@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import tarfile
+import zipfile
 
 
 def tar_gz(files):
@@ -26,6 +27,27 @@ def tar_gz(files):
             info.size = len(data)
             info.mtime = 0
             tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def wheel():
+    """A pure-Python wheel whose RECORD holds every file's hash."""
+    files = {
+        "standin_pkg/__init__.py": "VALUE = 1\n",
+        "standin_pkg-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: standin-pkg\nVersion: 1.0\n",
+        "standin_pkg-1.0.dist-info/WHEEL":
+            "Wheel-Version: 1.0\nGenerator: standin\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append("%s,sha256=%s,%d" % (name, digest, len(text.encode())))
+    record.append("standin_pkg-1.0.dist-info/RECORD,,")
+    files["standin_pkg-1.0.dist-info/RECORD"] = "\n".join(record) + "\n"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), text)
     return buffer.getvalue()
 
 
@@ -55,7 +77,13 @@ def build(port):
     ])
     entry = {"name": "standin", "vers": "1.0.0", "deps": [], "cksum": hashlib.sha256(crate).hexdigest(),
              "features": {}, "yanked": False}
+    whl = wheel()
+    whl_name = "standin_pkg-1.0-py3-none-any.whl"
+    simple = '<html><body><a href="/files/%s#sha256=%s">%s</a></body></html>' % (
+        whl_name, hashlib.sha256(whl).hexdigest(), whl_name)
     return {
+        "/simple/standin-pkg/": simple.encode(),
+        "/files/" + whl_name: whl,
         "/standin-pkg": json.dumps(packument).encode(),
         "/standin-pkg/-/standin-pkg-1.0.0.tgz": tgz,
         "/index/config.json": json.dumps({"dl": base + "/crates/{crate}/{version}/download"}).encode(),
@@ -80,6 +108,9 @@ def main():
                 self.end_headers()
                 return
             self.send_response(200)
+            # pip reads an index page only when it says it is HTML.
+            if path.startswith("/simple/"):
+                self.send_header("Content-Type", "text/html")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
