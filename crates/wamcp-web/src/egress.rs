@@ -215,6 +215,13 @@ impl EgressProxy {
             Ok(request) => request,
             Err(why) => return answer(&mut client, "400 Bad Request", &why).await,
         };
+        // Plain HTTP is proxied request by request, with the target's own
+        // `Host`; a tunnel to port 80 would carry any `Host` to a front end
+        // that routes by it.
+        if request.tunnel && request.port == 80 {
+            let why = "wamcp: plain HTTP goes through the proxy as http:// requests, not a CONNECT tunnel";
+            return answer(&mut client, "403 Forbidden", why).await;
+        }
         let Some(private) = self.hosts.allows(&request.host, request.port) else {
             let why = match self.hosts.allows(&request.host, 443) {
                 // Listed, but reached at another port than its own.
@@ -278,15 +285,11 @@ async fn tunnel(
         let Some(opening) = read_opening(&mut from_client, rest).await else {
             return false;
         };
-        match tls_opening(&opening) {
-            Opening::Hello(Some(name))
-                if !name.trim_end_matches('.').eq_ignore_ascii_case(host) =>
-            {
+        if let Some(refusal) = refused_opening(&tls_opening(&opening), host) {
+            if let Some(name) = refusal {
                 note_refused(refused, &name);
-                return false;
             }
-            Opening::Malformed | Opening::Incomplete(_) => return false,
-            _ => {}
+            return false;
         }
         if to_upstream.write_all(&opening).await.is_err() {
             return false;
@@ -303,6 +306,24 @@ async fn tunnel(
     tokio::select! {
         carried = &mut up => if carried { (&mut down).await },
         () = &mut down => {}
+    }
+}
+
+/// Why a tunnel to `host` that opens with `opening` ends there: `Some`
+/// with the name to report, or with none for bytes that are no readable
+/// TLS; `None` when it goes on. A TLS hello naming another server, or
+/// none for a named host, would let a front end serving many sites pick
+/// another one.
+fn refused_opening(opening: &Opening, host: &str) -> Option<Option<String>> {
+    match opening {
+        Opening::Hello(Some(name)) if !name.trim_end_matches('.').eq_ignore_ascii_case(host) => {
+            Some(Some(name.clone()))
+        }
+        Opening::Hello(None) if host.parse::<std::net::IpAddr>().is_err() => {
+            Some(Some(host.to_string()))
+        }
+        Opening::Malformed | Opening::Incomplete(_) => Some(None),
+        Opening::Hello(_) | Opening::NotTls => None,
     }
 }
 
@@ -532,6 +553,37 @@ mod tests {
         }
     }
 
+    #[test]
+    fn what_a_tunnel_may_open_with() {
+        let named = |n: &str| Opening::Hello(Some(n.to_string()));
+        let cases = [
+            (named("registry.npmjs.org"), "registry.npmjs.org", None),
+            (named("registry.npmjs.org."), "registry.npmjs.org", None),
+            (named("Registry.NPMJS.org"), "registry.npmjs.org", None),
+            (
+                named("attacker.example"),
+                "registry.npmjs.org",
+                Some(Some("attacker.example")),
+            ),
+            (
+                Opening::Hello(None),
+                "registry.npmjs.org",
+                Some(Some("registry.npmjs.org")),
+            ),
+            (Opening::Hello(None), "127.0.0.1", None),
+            (Opening::NotTls, "github.com", None),
+            (Opening::Malformed, "github.com", Some(None)),
+        ];
+        for (opening, host, expected) in cases {
+            let expected = expected.map(|name| name.map(String::from));
+            assert_eq!(
+                refused_opening(&opening, host),
+                expected,
+                "{opening:?} {host}"
+            );
+        }
+    }
+
     /// A tunnel to a listed host whose TLS hello names another server (a
     /// site behind the same content delivery network) carries nothing;
     /// one naming no other server carries the handshake.
@@ -549,6 +601,9 @@ mod tests {
         // Not TLS at all (SSH): carried as it is.
         through_tunnel(port, server, &seen, b"SSH-2.0-OpenSSH_9.2\r\n").await;
         assert_eq!(seen.lock().unwrap().0, hello.len() + 21);
+        // No tunnel to port 80: plain HTTP goes request by request.
+        let refused = exchange(port, "CONNECT 127.0.0.1:80 HTTP/1.1\r\n\r\n").await;
+        assert!(refused.starts_with("HTTP/1.1 403"), "{refused}");
     }
 
     /// A remote is reached at its own port and the standard ones, not at
