@@ -319,6 +319,7 @@ impl Policy<'_> {
                 network,
                 clean,
             );
+            let hooks_in_work_tree = repository.as_ref().is_some_and(|r| r.hooks_outside_git());
             // git may write its own config (an upstream, a branch), never
             // a program for the user's git to run later.
             if protected {
@@ -326,8 +327,9 @@ impl Policy<'_> {
             }
             // Hooks are code the work tree can steer (husky, lint configs):
             // never with keys and sockets in view, never in a repository
-            // whose .git a script could have written.
-            if !protected || network {
+            // whose .git a script could have written, never from a hooks
+            // folder scripts can write (they would run with .git writable).
+            if !protected || network || hooks_in_work_tree {
                 wamcp_policy::command::hardening::without_hooks(&mut env);
             }
         }
@@ -425,9 +427,11 @@ pub(crate) fn guard_git_config(config: &Path, before: Option<&[u8]>) -> Option<S
 /// build and tool folders aside: a nested repository's config is plain
 /// project data to a command, and an editor's git obeys it.
 pub(crate) fn repository_configs(roots: &[PathBuf]) -> Vec<PathBuf> {
+    // config.worktree too: git reads it once the config turns the
+    // extension on, which names no program itself.
     repository_folders(roots)
         .into_iter()
-        .map(|dot_git| dot_git.join("config"))
+        .flat_map(|dot_git| ["config", "config.worktree"].map(|name| dot_git.join(name)))
         .filter(|config| config.is_file())
         .collect()
 }
@@ -500,9 +504,9 @@ fn skipped_hooks(spec: &RunSpec) -> Option<String> {
     }
     let repo = crate::repository::Repository::enclosing(&spec.cwd)?;
     repo.has_hooks().then(|| {
-        "[wamcp] The repository's git hooks did not run: here no confined program is kept from \
-         changing .git, so a hook could be one a script planted. Run the checks the hooks would run \
-         yourself, or ask the user to commit."
+        "[wamcp] The repository's git hooks did not run: a hook could be one a script planted (here no \
+         confined program is kept from changing .git, or core.hooksPath points into the work tree). Run \
+         the checks the hooks would run yourself, or ask the user to commit."
             .to_string()
     })
 }

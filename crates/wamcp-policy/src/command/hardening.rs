@@ -265,6 +265,16 @@ pub fn unpinned_program_keys(config: &str) -> Vec<String> {
     keys
 }
 
+/// The last value `key` (lower case, `section.name`) has in a git config
+/// file.
+pub fn config_value(config: &str, key: &str) -> Option<String> {
+    config_entries(config)
+        .into_iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v)
+}
+
 /// The program-naming keys `after` adds to or changes from `before` (two
 /// versions of one git config file).
 pub fn program_keys_changed(before: &str, after: &str) -> Vec<String> {
@@ -346,6 +356,11 @@ mod tests {
             ]
         );
         assert!(unpinned_program_keys("[submodule \"s\"]\n\tupdate = checkout\n").is_empty());
+        assert_eq!(
+            config_value(husky, "core.hookspath").as_deref(),
+            Some(".husky/_")
+        );
+        assert_eq!(config_value(husky, "core.editor"), None);
         let quoted = "[submodule \"s\"]\n\tupdate = \"!sh -c 'x'\"\n";
         assert_eq!(unpinned_program_keys(quoted), ["submodule.s.update"]);
     }

@@ -1022,8 +1022,8 @@ async fn a_git_with_the_network_in_a_repository_scripts_could_write_sees_no_key(
     )
     .await;
     assert!(!stolen().contains("CANARY-KEY"), "{}\n{out}", stolen());
-    // Where the config guard does not look, the program git would run is
-    // found before the keys are shown.
+    // config.worktree, which git reads once the config turns it on, is
+    // watched the same way.
     let planted = run(
         &client,
         "run_powershell",
@@ -1031,7 +1031,7 @@ async fn a_git_with_the_network_in_a_repository_scripts_could_write_sees_no_key(
         "",
     )
     .await;
-    assert!(planted.contains("planted"), "{planted}");
+    assert!(planted.contains("submodule.s.update"), "{planted}");
     let out = run(
         &client,
         "run_powershell",
@@ -1039,19 +1039,45 @@ async fn a_git_with_the_network_in_a_repository_scripts_could_write_sees_no_key(
         "",
     )
     .await;
-    assert!(stolen().contains("id_ed25519"), "{}\n{out}", stolen());
     assert!(!stolen().contains("CANARY-KEY"), "{}\n{out}", stolen());
-    assert!(
-        out.contains("[wamcp] git ran without the SSH keys"),
-        "{out}"
-    );
-    std::fs::remove_file(w.project.join("stolen.txt")).unwrap();
     let line = "python3 plant.py same; git -C same submodule update";
     let out = run(&client, "run_powershell", line, "").await;
     assert!(!stolen().contains("CANARY-KEY"), "{}\n{out}", stolen());
     assert!(
         out.contains("git would act on another repository than the one judged"),
         "{out}"
+    );
+}
+
+/// A project whose hooks live in the work tree (husky's `core.hooksPath =
+/// .husky/_`): a script can write them, and a hook runs with `.git`
+/// writable, so git runs none there and says so.
+#[tokio::test]
+async fn hooks_a_script_can_write_do_not_run() {
+    let (sandbox, w) = world("auto");
+    seed(&w);
+    git(&w.project, &["config", "core.hooksPath", ".husky/_"]);
+    w.write(
+        "plant.py",
+        "import os\nos.makedirs('.husky/_', exist_ok=True)\n\
+         open('.husky/_/pre-commit', 'w').write('#!/bin/sh\\necho ran > hook-ran.txt\\n')\n\
+         os.chmod('.husky/_/pre-commit', 0o755)\n",
+    );
+    let client = sandbox.connect().await;
+    let planted = run(&client, "run_powershell", "python3 plant.py", "").await;
+    assert!(planted.contains("EXIT CODE: 0"), "{planted}");
+    let commit = run(
+        &client,
+        "run_powershell",
+        "git commit -m x --allow-empty",
+        "",
+    )
+    .await;
+    assert!(commit.contains("EXIT CODE: 0"), "{commit}");
+    assert!(!w.project.join("hook-ran.txt").exists(), "{commit}");
+    assert!(
+        commit.contains("core.hooksPath points into the work tree"),
+        "{commit}"
     );
 }
 
