@@ -409,6 +409,12 @@ impl Sandbox {
                 .filter_map(|p| dunce::canonicalize(p).ok()),
         );
         let viewed = status.private_view.is_ok();
+        // The places kept read-only, scanned once: only a private view
+        // keeps any.
+        let (view_roots, repositories) = match viewed {
+            true => (roots, crate::command::repository_folders(roots)),
+            false => (&[][..], Vec::new()),
+        };
         let stores = match viewed {
             true => existing(&self.secret_stores),
             false => Vec::new(),
@@ -432,16 +438,8 @@ impl Sandbox {
             acted_on: None,
             scope: Scope {
                 hidden: stores.into_iter().map(|(p, _)| p).collect(),
-                read_only: if viewed {
-                    trust_places(roots)
-                } else {
-                    Vec::new()
-                },
-                pinned: if viewed {
-                    pinned_folders(roots)
-                } else {
-                    Vec::new()
-                },
+                read_only: trust_places(view_roots, &repositories),
+                pinned: pinned_folders(view_roots, &repositories),
                 writable,
                 network,
                 // In a network of its own the command cannot reach wamcp's
@@ -547,7 +545,7 @@ fn existing(stores: &[(PathBuf, bool)]) -> Vec<(PathBuf, bool)> {
 /// hooks the user's git runs there), resolved: what decides what runs
 /// later outside the sandbox, which no confined program but its owner
 /// may change.
-fn trust_places(roots: &[PathBuf]) -> Vec<PathBuf> {
+fn trust_places(roots: &[PathBuf], repositories: &[PathBuf]) -> Vec<PathBuf> {
     let names = wamcp_policy::write_rules::trust_dir_names().chain(TRUST_FILES.iter().copied());
     let names: Vec<&str> = names.collect();
     let mut found: Vec<PathBuf> = roots
@@ -555,7 +553,7 @@ fn trust_places(roots: &[PathBuf]) -> Vec<PathBuf> {
         .flat_map(|root| names.iter().map(move |name| root.join(name)))
         .filter(|p| p.symlink_metadata().is_ok())
         .chain(roots.iter().flat_map(|root| trust_files_at_top(root)))
-        .chain(crate::command::repository_folders(roots))
+        .chain(repositories.iter().cloned())
         .filter_map(|p| dunce::canonicalize(p).ok())
         .collect();
     found.sort();
@@ -567,9 +565,9 @@ fn trust_places(roots: &[PathBuf]) -> Vec<PathBuf> {
 /// in it (`libs` and `libs/inner` for `libs/inner/.git`), resolved: a
 /// script could otherwise rename one away with the read-only `.git` inside
 /// and put a writable copy, hooks and all, in its place.
-fn pinned_folders(roots: &[PathBuf]) -> Vec<PathBuf> {
+fn pinned_folders(roots: &[PathBuf], repositories: &[PathBuf]) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    for dot_git in crate::command::repository_folders(roots) {
+    for dot_git in repositories {
         let Some(root) = roots.iter().find(|r| dot_git.starts_with(r)) else {
             continue;
         };
