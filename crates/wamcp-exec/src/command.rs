@@ -504,9 +504,9 @@ fn skipped_hooks(spec: &RunSpec) -> Option<String> {
     }
     let repo = crate::repository::Repository::enclosing(&spec.cwd)?;
     repo.has_hooks().then(|| {
-        "[wamcp] The repository's git hooks did not run: a hook could be one a script planted (here no \
-         confined program is kept from changing .git, or core.hooksPath points into the work tree). Run \
-         the checks the hooks would run yourself, or ask the user to commit."
+        "[wamcp] The repository's git hooks did not run: a hook runs with .git writable, and it or the \
+         project scripts it calls could be ones a command changed (core.hooksPath may also point into \
+         the work tree). Run the checks the hooks would run yourself, or ask the user to commit."
             .to_string()
     })
 }

@@ -258,7 +258,13 @@ impl Sandbox {
         });
         let confined = self.status().mechanism.is_some();
         GitPins {
-            hooks: confined && self.status().private_view.is_ok(),
+            // Never: a hook runs as git's child with `.git` writable, and
+            // hooks run project scripts a command could have changed
+            // (`pre-commit` calling `scripts/check.sh`), which could then
+            // leave a program in `.git` for the user's git (`commondir`,
+            // a submodule's hooks). Until `.git` can be kept from git's
+            // children, the answer says the hooks did not run.
+            hooks: false,
             ssh_relay: user.ssh_relay.clone().filter(|_| confined),
             ..user.clone()
         }

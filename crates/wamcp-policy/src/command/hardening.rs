@@ -254,6 +254,9 @@ const PINNED_FOR_THE_NETWORK: &[&str] = &[
 /// filter or merge driver, an include that could hold either): with one,
 /// git must not see the user's keys.
 pub fn unpinned_program_keys(config: &str) -> Vec<String> {
+    if unread_syntax(config) {
+        return vec![UNREAD.to_string()];
+    }
     let mut keys: Vec<String> = config_entries(config)
         .into_iter()
         .filter(|(key, value)| {
@@ -263,6 +266,26 @@ pub fn unpinned_program_keys(config: &str) -> Vec<String> {
         .collect();
     keys.dedup();
     keys
+}
+
+/// What a config in syntax [`config_entries`] does not read is reported as.
+const UNREAD: &str = "(config syntax wamcp does not read)";
+
+/// Whether a git config uses syntax that git reads and [`config_entries`]
+/// does not, which could hide a key from it: a byte order mark, a key on
+/// the line of its `[section]`, a value continued with `\`. Such a file
+/// counts as naming a program.
+fn unread_syntax(config: &str) -> bool {
+    config.starts_with('\u{feff}')
+        || config.lines().any(|line| {
+            let line = line.trim();
+            let after_header = line
+                .strip_prefix('[')
+                .and_then(|rest| rest.rsplit_once(']'))
+                .map(|(_, after)| after.trim());
+            after_header.is_some_and(|a| !a.is_empty() && !a.starts_with(['#', ';']))
+                || line.ends_with('\\')
+        })
 }
 
 /// The last value `key` (lower case, `section.name`) has in a git config
@@ -278,6 +301,9 @@ pub fn config_value(config: &str, key: &str) -> Option<String> {
 /// The program-naming keys `after` adds to or changes from `before` (two
 /// versions of one git config file).
 pub fn program_keys_changed(before: &str, after: &str) -> Vec<String> {
+    if unread_syntax(after) && after != before {
+        return vec![UNREAD.to_string()];
+    }
     let old = config_entries(before);
     let mut changed: Vec<String> = config_entries(after)
         .into_iter()
@@ -361,6 +387,16 @@ mod tests {
             Some(".husky/_")
         );
         assert_eq!(config_value(husky, "core.editor"), None);
+        // Syntax git reads that could hide a key: reported, never read.
+        for hidden in [
+            "[submodule \"s\"] update = !sh x\n",
+            "\u{feff}[submodule \"s\"]\n\tupdate = !sh x\n",
+            "[submodule \"s\"]\n\tupdate = \\\n!sh x\n",
+        ] {
+            assert_eq!(unpinned_program_keys(hidden), [UNREAD], "{hidden:?}");
+            assert_eq!(program_keys_changed("", hidden), [UNREAD], "{hidden:?}");
+        }
+        assert!(unpinned_program_keys("[core] # note\n\tbare = false\n").is_empty());
         let quoted = "[submodule \"s\"]\n\tupdate = \"!sh -c 'x'\"\n";
         assert_eq!(unpinned_program_keys(quoted), ["submodule.s.update"]);
     }
