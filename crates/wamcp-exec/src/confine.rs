@@ -16,6 +16,7 @@ use wamcp_platform::confine::{Scope, Support};
 use wamcp_policy::command::hardening::GitPins;
 use wamcp_policy::command::posture::Posture;
 use wamcp_policy::command::sandbox::{Caches, SandboxMode};
+use wamcp_policy::command::self_test::Proof;
 use wamcp_policy::error::{ErrorType, ToolError};
 
 /// What a child needs to start confined, besides its argv.
@@ -72,26 +73,50 @@ pub type PreExec = Box<dyn FnMut() -> io::Result<()> + Send + Sync>;
 pub trait Confiner: Send + Sync + fmt::Debug {
     /// What this machine can enforce.
     fn support(&self) -> Support;
-    /// Whether `auto` turns it on: only where wamcp verified it.
-    fn verified(&self) -> bool;
+    /// How the mechanism is proven before it is trusted.
+    fn probe(&self) -> Probe;
     /// Prepares a child confined to `scope` and its own temp directory
     /// `temp` (which lives only as long as the run).
     fn launch(&self, scope: &Scope, temp: &Path) -> io::Result<Launch>;
 }
 
-/// The confiner of the platform the server runs on.
+/// How a mechanism is proven on this machine (see [`crate::self_test`]).
+#[derive(Clone, Debug)]
+pub enum Probe {
+    /// Start this program (wamcp's own binary) as the probe.
+    Program(PathBuf),
+    /// A verdict known without a probe: a test's fake, or why there can
+    /// be no probe.
+    Known(Proof),
+}
+
+/// The confiner of the platform the server runs on, proven with the
+/// probe `program` (wamcp's own binary).
 #[derive(Debug, Default)]
-pub struct OsConfiner;
+pub struct OsConfiner {
+    program: Option<PathBuf>,
+}
+
+impl OsConfiner {
+    /// The confiner whose self-test starts the running binary: the server
+    /// is wamcp.
+    pub fn current() -> OsConfiner {
+        OsConfiner {
+            program: std::env::current_exe().ok(),
+        }
+    }
+}
 
 impl Confiner for OsConfiner {
     fn support(&self) -> Support {
         wamcp_platform::confine::support()
     }
 
-    fn verified(&self) -> bool {
-        // Wine does not enforce access lists, so the Windows token has been
-        // seen to run commands but not to refuse writes.
-        cfg!(target_os = "linux")
+    fn probe(&self) -> Probe {
+        match &self.program {
+            Some(program) => Probe::Program(program.clone()),
+            None => Probe::Known(Proof::unproven("wamcp cannot find its own binary to start the probe")),
+        }
     }
 
     fn launch(&self, scope: &Scope, temp: &Path) -> io::Result<Launch> {
@@ -131,6 +156,8 @@ pub struct Status {
     /// How commands are kept from secret stores and trust folders, or
     /// why they are not here.
     pub private_view: Result<String, String>,
+    /// The self-test's verdict, when the mechanism was tried.
+    pub proof: Option<Proof>,
 }
 
 /// The server's confinement: mode, caches and the confiner.
@@ -152,6 +179,8 @@ pub struct Sandbox {
     /// The user's own values of the program-running git settings, read
     /// once.
     git_programs: OnceLock<GitPins>,
+    /// Where the self-test's verdict is kept between runs.
+    kept_proof: Option<PathBuf>,
 }
 
 /// The ports `serve --http` listens on unless told otherwise: its default,
@@ -203,7 +232,7 @@ pub const SYSTEM_WRITABLE: &[&str] = &[];
 impl Sandbox {
     /// The server's sandbox with the platform's own confiner.
     pub fn new(mode: SandboxMode, caches: Caches) -> Sandbox {
-        Sandbox::with_confiner(mode, caches, Arc::new(OsConfiner))
+        Sandbox::with_confiner(mode, caches, Arc::new(OsConfiner::current()))
     }
 
     /// The sandbox with another confiner, for
@@ -223,7 +252,15 @@ impl Sandbox {
             secret_stores: Vec::new(),
             egress: None,
             git_programs: OnceLock::new(),
+            kept_proof: None,
         }
+    }
+
+    /// Keeps the self-test's verdict in `file` (per user, outside every
+    /// root), for this boot and binary.
+    pub fn with_kept_proof(mut self, file: PathBuf) -> Sandbox {
+        self.kept_proof = Some(file);
+        self
     }
 
     /// What git's program-running settings are pinned to here: the
@@ -338,40 +375,76 @@ impl Sandbox {
         &self.caches
     }
 
-    /// Probed once, on first use: start-up pays nothing for it.
+    /// Probed and proven once, on first use: start-up pays nothing for it.
     pub fn status(&self) -> &Status {
         self.status.get_or_init(|| {
             let support = self.confiner.support();
-            let (mechanism, detail) = match (self.mode, support.mechanism.clone()) {
-                (SandboxMode::Off, _) => (None, "WAMCP_COMMAND_SANDBOX=off".to_string()),
-                (_, None) => (None, support.detail),
-                (SandboxMode::Auto, Some(_)) if !self.confiner.verified() => (
-                    None,
-                    format!(
-                        "off by default on this platform ({}); WAMCP_COMMAND_SANDBOX=require turns it on",
-                        support.detail
-                    ),
-                ),
-                (_, Some(mechanism)) => (Some(mechanism), support.detail),
+            let Some(mechanism) = support.mechanism.clone().filter(|_| self.mode != SandboxMode::Off)
+            else {
+                return Status {
+                    mode: self.mode,
+                    mechanism: None,
+                    detail: match self.mode {
+                        SandboxMode::Off => "WAMCP_COMMAND_SANDBOX=off".to_string(),
+                        _ => support.detail,
+                    },
+                    private_view: Err("commands are not confined".into()),
+                    proof: None,
+                };
             };
-            let private_view = match &mechanism {
-                Some(_) => support.private_view,
-                None => Err("commands are not confined".into()),
+            let proof = self.prove(&support, &mechanism);
+            let trusted = match self.mode {
+                SandboxMode::Require => proof.writes.is_ok() && proof.network.is_ok(),
+                _ => proof.writes.is_ok(),
+            };
+            let (mechanism, detail, private_view) = match (trusted, &proof.trust) {
+                (false, _) => (
+                    None,
+                    format!("{mechanism} is not trusted here: {}", failures(&proof)),
+                    Err("commands are not confined".into()),
+                ),
+                (true, Err(why)) => (Some(mechanism), support.detail, Err(why.clone())),
+                (true, Ok(_)) => (Some(mechanism), support.detail, support.private_view),
             };
             Status {
                 mode: self.mode,
                 mechanism,
                 detail,
                 private_view,
+                proof: Some(proof),
             }
         })
     }
 
+    /// The self-test's verdict for `mechanism`: kept, or proven now.
+    fn prove(&self, support: &Support, mechanism: &str) -> Proof {
+        match self.confiner.probe() {
+            Probe::Known(proof) => proof,
+            Probe::Program(program) => {
+                let layer = format!("{} {}", support.detail, support.private_view.is_ok());
+                let key = crate::self_test::key(&program, mechanism, &layer);
+                crate::self_test::proof(self, &program, self.kept_proof.as_deref(), &key)
+            }
+        }
+    }
+
+    /// The self-test again, whatever was kept (`wamcp config --check`).
+    pub fn prove_now(&self) -> Option<Proof> {
+        let support = self.confiner.support();
+        support.mechanism.as_ref()?;
+        Some(match self.confiner.probe() {
+            Probe::Known(proof) => proof,
+            Probe::Program(program) => crate::self_test::prove(self, &program),
+        })
+    }
+
     /// How commands are judged here: by their effects where this OS layer
-    /// bounds writes and network and wamcp verified it on this platform,
-    /// else by the grammars alone.
+    /// proved on this machine that it bounds writes and network, else by
+    /// the grammars alone.
     pub fn posture(&self) -> Posture {
-        match self.status().mechanism.is_some() && self.confiner.verified() {
+        let status = self.status();
+        let proven = |p: &Proof| p.writes.is_ok() && p.network.is_ok();
+        match status.mechanism.is_some() && status.proof.as_ref().is_some_and(proven) {
             true => Posture::Confined,
             false => Posture::Grammars,
         }
@@ -399,6 +472,19 @@ impl Sandbox {
             }
             return Ok(None);
         }
+        Ok(Some(self.confine_to(roots, network, status.private_view.is_ok())))
+    }
+
+    /// The self-test probe's confinement: exactly a command's, without the
+    /// network, in `root`.
+    pub(crate) fn probe_confinement(&self, root: &Path) -> Confinement {
+        let viewed = self.confiner.support().private_view.is_ok();
+        self.confine_to(&[root.to_path_buf()], false, viewed)
+    }
+
+    /// A command's confinement to `roots`, with the network or not, with
+    /// the private view (`viewed`) or not.
+    fn confine_to(&self, roots: &[PathBuf], network: bool, viewed: bool) -> Confinement {
         self.make_caches();
         // Resolved: the platform checks that each opens as exactly this path.
         let mut writable: Vec<PathBuf> = roots.iter().filter(|r| r.is_dir()).cloned().collect();
@@ -414,7 +500,6 @@ impl Sandbox {
                 .iter()
                 .filter_map(|p| dunce::canonicalize(p).ok()),
         );
-        let viewed = status.private_view.is_ok();
         // The places kept read-only, scanned once: only a private view
         // keeps any.
         let (view_roots, repositories) = match viewed {
@@ -432,7 +517,7 @@ impl Sandbox {
         } else {
             Vec::new()
         };
-        Ok(Some(Confinement {
+        Confinement {
             git_needs: stores
                 .iter()
                 .filter(|(_, git)| *git)
@@ -458,7 +543,7 @@ impl Sandbox {
                 egress_port: own_network.then_some(EGRESS_PORT),
             },
             confiner: self.confiner.clone(),
-        }))
+        }
     }
 
     /// A cache that does not exist yet cannot be granted, and the tool
@@ -470,6 +555,17 @@ impl Sandbox {
             }
         });
     }
+}
+
+/// The parts of the OS layer the self-test could not prove, with the
+/// evidence of each.
+pub fn failures(proof: &Proof) -> String {
+    let failed: Vec<String> = proof
+        .parts()
+        .iter()
+        .filter_map(|(name, part)| Some(format!("{name}: {}", part.as_ref().err()?)))
+        .collect();
+    failed.join("; ")
 }
 
 /// What commands are told about secret stores and trust folders, for

@@ -14,6 +14,7 @@ pub mod diagnostics;
 pub mod environment;
 pub mod repository;
 pub mod rules_file;
+pub mod self_test;
 pub mod shader;
 mod temp;
 mod tree;

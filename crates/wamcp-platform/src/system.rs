@@ -43,6 +43,32 @@ pub struct SystemInfo {
     pub python_version: Option<String>,
 }
 
+/// What tells this boot of the machine from the one before: the kernel's
+/// boot id on Linux, the boot time to the minute on Windows; `None`
+/// elsewhere or when it cannot be read. Facts that hold until the next
+/// reboot (the self-test of the OS layer) are kept under it.
+pub fn boot_id() -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+        Some(id.trim().to_string()).filter(|id| !id.is_empty())
+    }
+    #[cfg(windows)]
+    {
+        // SAFETY: no arguments; returns the milliseconds since boot.
+        let up = unsafe { windows_sys::Win32::System::SystemInformation::GetTickCount64() } / 1000;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_secs();
+        Some(format!("booted-minute-{}", (now.saturating_sub(up) + 30) / 60))
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
+    {
+        None
+    }
+}
+
 /// Reads the host's facts. Never fails: a fact the OS would not give is `null`.
 pub fn system_info() -> SystemInfo {
     let os = native::os_facts();

@@ -527,7 +527,11 @@ fn command_sandbox(env: EnvLookup, settings: &Settings, warnings: &mut Vec<Strin
             .iter()
             .map(|r| format!("{}: {r}", settings::COMMAND_WRITABLE)),
     );
-    Sandbox::new(settings.command_sandbox, caches)
+    let sandbox = Sandbox::new(settings.command_sandbox, caches);
+    match config::wamcp_data_dir(env) {
+        Some(dir) => sandbox.with_kept_proof(dir.join("confinement-proof.txt")),
+        None => sandbox,
+    }
 }
 
 /// Where `serve --http` registers its port, one file per port: the per-user

@@ -66,6 +66,12 @@ enum Command {
     /// egress proxy.
     #[command(name = "__egress-connect", hide = true)]
     EgressConnect { host: String, port: String },
+    /// Internal: the self-test's probe, started confined as commands are.
+    #[command(name = "__confine-probe", hide = true)]
+    ConfineProbe {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -214,6 +220,11 @@ fn main() -> ExitCode {
             }
         }
         Command::EgressConnect { host, port } => wamcp::ssh_relay::main(&host, &port),
+        Command::ConfineProbe { args } => {
+            use wamcp_exec::self_test::{RealSystem, probe_main};
+            let answer = probe_main(&args, &RealSystem).map(|text| print!("{text}"));
+            report(wamcp_exec::self_test::PROBE, answer)
+        }
     }
 }
 
@@ -565,6 +576,7 @@ fn check(env: EnvLookup, cwd: &Path) -> Result<(), String> {
         Ok(hosts) => println!("host grants ({}): hosts {}", grants.display(), hosts.len()),
         Err(e) => problems.push(format!("host grants: {e}")),
     }
+    problems.extend(confinement_check(&ctx));
     for note in &notes {
         println!("note: {note}");
     }
@@ -578,6 +590,36 @@ fn check(env: EnvLookup, cwd: &Path) -> Result<(), String> {
         }
         n => Err(format!("{n} problem(s) found")),
     }
+}
+
+/// Runs the OS layer's self-test now and prints each part; a problem when
+/// `require` cannot be met.
+fn confinement_check(ctx: &ServerContext) -> Option<String> {
+    let status = ctx.sandbox.status();
+    let mode = status.mode.as_str();
+    let Some(proof) = ctx.sandbox.prove_now() else {
+        println!("command confinement (WAMCP_COMMAND_SANDBOX={mode}): none ({})", status.detail);
+        return None;
+    };
+    println!("command confinement (WAMCP_COMMAND_SANDBOX={mode}), self-test run now:");
+    for (name, part) in proof.parts() {
+        match part {
+            Ok(how) => println!("  {name}: holds ({how})"),
+            Err(why) => println!("  {name}: fails ({why})"),
+        }
+    }
+    let verdict = match (&status.mechanism, ctx.sandbox.posture()) {
+        (Some(m), wamcp_policy::command::posture::Posture::Confined) => {
+            format!("confined by {m}, judged by their effects")
+        }
+        (Some(m), _) => format!("confined by {m}, judged by the argument grammars"),
+        (None, _) => format!("unconfined, judged by the argument grammars ({})", status.detail),
+    };
+    println!("  commands run {verdict}");
+    let whole = proof.writes.is_ok() && proof.network.is_ok();
+    (status.mode == wamcp_policy::command::sandbox::SandboxMode::Require && !whole).then(|| {
+        "WAMCP_COMMAND_SANDBOX=require, and the OS layer does not hold here: commands will be refused".to_string()
+    })
 }
 
 fn list(env: EnvLookup, cwd: &Path) -> Result<(), String> {

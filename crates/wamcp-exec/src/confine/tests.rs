@@ -7,6 +7,8 @@ use std::time::Duration;
 struct Fake {
     mechanism: Option<&'static str>,
     verified: bool,
+    /// Whether its self-test finds the network open although writes hold.
+    network_open: bool,
     /// Whether it offers a private view (hidden stores, read-only trust).
     viewed: bool,
     scopes: Mutex<Vec<Scope>>,
@@ -23,8 +25,16 @@ impl Confiner for Fake {
             },
         }
     }
-    fn verified(&self) -> bool {
-        self.verified
+    fn probe(&self) -> Probe {
+        let part = |holds: bool| match holds {
+            true => Ok("fake proof".to_string()),
+            false => Err("fake evidence".to_string()),
+        };
+        Probe::Known(Proof {
+            writes: part(self.verified),
+            trust: part(self.verified),
+            network: part(self.verified && !self.network_open),
+        })
     }
     fn launch(&self, scope: &Scope, temp: &Path) -> io::Result<Launch> {
         let mut scope = scope.clone();
@@ -51,6 +61,26 @@ fn working() -> Fake {
     }
 }
 
+/// Writes proven, the network not: confined, judged by the grammars.
+fn network_open() -> Fake {
+    Fake {
+        network_open: true,
+        ..working()
+    }
+}
+
+#[test]
+fn only_a_layer_proven_whole_relaxes_the_posture() {
+    for (fake, posture) in [
+        (working(), Posture::Confined),
+        (network_open(), Posture::Grammars),
+        (Fake::default(), Posture::Grammars),
+    ] {
+        let (sandbox, _) = fake_sandbox(SandboxMode::Auto, fake, Vec::new());
+        assert_eq!(sandbox.posture(), posture);
+    }
+}
+
 #[test]
 fn the_status_says_why_commands_are_not_confined() {
     let cases = [
@@ -68,18 +98,26 @@ fn the_status_says_why_commands_are_not_confined() {
                 ..Fake::default()
             },
             None,
-            "off by default on this platform (fake detail); WAMCP_COMMAND_SANDBOX=require turns it on",
+            "fake is not trusted here: writes: fake evidence; trust_folders: fake evidence; network: fake evidence",
         ),
         (SandboxMode::Auto, working(), Some("fake"), "fake detail"),
+        (SandboxMode::Auto, network_open(), Some("fake"), "fake detail"),
         (
             SandboxMode::Require,
             Fake {
                 mechanism: Some("fake"),
                 ..Fake::default()
             },
-            Some("fake"),
-            "fake detail",
+            None,
+            "fake is not trusted here: writes: fake evidence; trust_folders: fake evidence; network: fake evidence",
         ),
+        (
+            SandboxMode::Require,
+            network_open(),
+            None,
+            "fake is not trusted here: network: fake evidence",
+        ),
+        (SandboxMode::Require, working(), Some("fake"), "fake detail"),
     ];
     for (mode, fake, mechanism, detail) in cases {
         let (sandbox, _) = fake_sandbox(mode, fake, Vec::new());

@@ -39,17 +39,18 @@ use windows_sys::Win32::System::Threading::{
     OpenProcessToken, PROCESS_INFORMATION, STARTF_USESTDHANDLES, STARTUPINFOW, WaitForSingleObject,
 };
 
-/// The restricted token, always available on Windows;
-/// the detail says what Wine does not enforce.
+/// The restricted token, always available on Windows; whether it holds
+/// is for the self-test to prove (Wine, for one, enforces no access list).
 pub fn support() -> Support {
     Support {
         mechanism: Some("restricted-token".into()),
-        detail: "a write-restricted token with a capability SID granted on the writable set; Wine does not \
-                 enforce access lists, so wamcp's own tests verify the plan and that commands run under the \
-                 token, not that Windows refuses the writes"
+        detail: "a write-restricted token with a capability SID allowed on the writable set and denied on \
+                 the trust folders inside it"
             .into(),
         private_view: Err(
-            "Windows commands see secret stores and may change trust folders (no per-command view yet)".into(),
+            "Windows commands see secret stores (no per-command view yet); trust folders are kept by \
+             deny entries where the self-test proves them"
+                .into(),
         ),
     }
 }

@@ -22,6 +22,7 @@ pub mod posture;
 pub mod push;
 pub mod rules;
 pub mod sandbox;
+pub mod self_test;
 pub mod shell_line;
 pub mod spec;
 pub mod token_plan;

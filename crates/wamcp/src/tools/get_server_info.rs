@@ -188,6 +188,18 @@ fn secret_stores(ctx: &ServerContext) -> Value {
     })
 }
 
+/// The self-test's verdict, part by part: `holds`, or the evidence.
+fn proof(proof: &wamcp_policy::command::self_test::Proof) -> Value {
+    let parts = proof.parts().map(|(name, part)| {
+        let verdict = match part {
+            Ok(_) => "holds".to_string(),
+            Err(why) => format!("fails: {why}"),
+        };
+        (name.to_string(), Value::String(verdict))
+    });
+    Value::Object(parts.into_iter().collect())
+}
+
 /// How commands are confined, the capability catalog, and the trail.
 fn confinement(ctx: &ServerContext) -> Map<String, Value> {
     let sandbox = ctx.sandbox.status();
@@ -195,6 +207,7 @@ fn confinement(ctx: &ServerContext) -> Map<String, Value> {
         "command_sandbox": sandbox.mode.as_str(),
         "command_confinement": sandbox.mechanism.as_deref().unwrap_or("none"),
         "command_confinement_detail": sandbox.detail,
+        "command_confinement_proof": sandbox.proof.as_ref().map(proof),
         "command_posture": ctx.sandbox.posture().as_str(),
         "undo": ctx.undo.info(),
         "command_posture_detail": ctx.sandbox.posture().explain(),

@@ -1,0 +1,217 @@
+//! Proving the OS layer on this machine before trusting it: a probe child
+//! (`wamcp __confine-probe`) is started exactly as commands are (the same
+//! [`crate::run`], temp folder, launch, job and environment), confined to a
+//! root of its own, and tries to write inside and outside it and to reach
+//! a loopback listener wamcp holds. wamcp then looks for the files and the
+//! connection itself; `wamcp_policy::command::self_test` judges.
+//!
+//! The verdict is kept in a file per boot and per binary: the probe costs a
+//! process start or two, which Windows makes slow, and nothing it tests
+//! changes without a reboot, a new binary or a new kernel.
+
+use crate::confine::Sandbox;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use wamcp_policy::command::self_test::{
+    Observed, Outcome, Place, Proof, judge, parse_report, read_record, record, report_line,
+};
+
+/// The subcommand of the wamcp binary that probes.
+pub const PROBE: &str = "__confine-probe";
+
+/// The probe's file name in each place.
+const PROBE_FILE: &str = "wamcp-probe.txt";
+
+/// What the probe does to the system, so that its own decisions are tested
+/// with systems that refuse and allow.
+pub trait ProbeSystem {
+    /// Creates `path` with a few bytes.
+    fn write(&self, path: &Path) -> io::Result<()>;
+    /// Connects to `port` on this machine's loopback.
+    fn connect(&self, port: u16) -> io::Result<()>;
+    /// Where its temp folder is.
+    fn temp_dir(&self) -> PathBuf;
+}
+
+/// The real system.
+pub struct RealSystem;
+
+impl ProbeSystem for RealSystem {
+    fn write(&self, path: &Path) -> io::Result<()> {
+        std::fs::write(path, b"wamcp self-test\n")
+    }
+
+    fn connect(&self, port: u16) -> io::Result<()> {
+        let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        TcpStream::connect_timeout(&address, Duration::from_secs(3)).map(drop)
+    }
+
+    fn temp_dir(&self) -> PathBuf {
+        std::env::temp_dir()
+    }
+}
+
+/// The body of `wamcp __confine-probe --port P PLACE=FOLDER... temp`:
+/// tries each write and the connection, and answers the report, one line
+/// each. An argument it does not understand is an error, never skipped.
+pub fn probe_main(args: &[String], system: &dyn ProbeSystem) -> Result<String, String> {
+    let mut report = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        if arg == "--port" {
+            let port = args.next().and_then(|p| p.parse::<u16>().ok());
+            let port = port.ok_or("--port needs a port number")?;
+            report.push(report_line(None, &outcome(system.connect(port))));
+            continue;
+        }
+        let (label, folder) = match arg.split_once('=') {
+            Some((label, folder)) => (label, PathBuf::from(folder)),
+            None => (arg.as_str(), system.temp_dir()),
+        };
+        let place = Place::from_label(label).ok_or_else(|| format!("unknown place '{arg}'"))?;
+        let written = system.write(&folder.join(PROBE_FILE));
+        report.push(report_line(Some(place), &outcome(written)));
+    }
+    Ok(report.join("\n") + "\n")
+}
+
+/// A refusal is the system saying no to this process: access denied, not
+/// permitted, a read-only view. Anything else is another failure.
+fn outcome(result: io::Result<()>) -> Outcome {
+    match result {
+        Ok(()) => Outcome::Done,
+        Err(e) if refused(&e) => Outcome::Refused(e.to_string()),
+        Err(e) => Outcome::Failed(e.to_string()),
+    }
+}
+
+fn refused(error: &io::Error) -> bool {
+    const EPERM: i32 = 1;
+    const EROFS: i32 = 30;
+    matches!(
+        error.kind(),
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem
+    ) || (cfg!(unix) && matches!(error.raw_os_error(), Some(EPERM | EROFS)))
+}
+
+/// The verdict for this machine: the kept one when it holds for this boot,
+/// binary and mechanism, else a new self-test (kept for next time).
+pub fn proof(sandbox: &Sandbox, program: &Path, kept: Option<&Path>, key: &str) -> Proof {
+    let file = kept.filter(|_| !key.is_empty());
+    if let Some(proof) = file
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .and_then(|text| read_record(&text, key))
+    {
+        return proof;
+    }
+    let proof = prove(sandbox, program);
+    if let Some(file) = file {
+        let _ = keep(file, &record(key, &proof));
+    }
+    proof
+}
+
+/// Writes the record whole or not at all.
+fn keep(file: &Path, text: &str) -> io::Result<()> {
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let part = file.with_extension(format!("part-{}", std::process::id()));
+    std::fs::write(&part, text)?;
+    std::fs::rename(&part, file).inspect_err(|_| {
+        let _ = std::fs::remove_file(&part);
+    })
+}
+
+/// Runs the self-test now.
+pub fn prove(sandbox: &Sandbox, program: &Path) -> Proof {
+    match attempt(sandbox, program) {
+        Ok(proof) => proof,
+        Err(e) => Proof::unproven(&format!("the self-test could not be set up: {e}")),
+    }
+}
+
+fn attempt(sandbox: &Sandbox, program: &Path) -> io::Result<Proof> {
+    let area = tempfile::Builder::new().prefix("wamcp-probe-").tempdir()?;
+    let root = area.path().join("root");
+    let outside = area.path().join("outside");
+    let trust = root.join(".vscode");
+    for dir in [&trust, &outside] {
+        std::fs::create_dir_all(dir)?;
+    }
+    let root = dunce::canonicalize(&root)?;
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+    listener.set_nonblocking(true)?;
+    let folders = [(Place::Root, &root), (Place::Outside, &outside), (Place::Trust, &trust)];
+    let mut args = vec![PROBE.to_string()];
+    args.extend(folders.iter().map(|(place, dir)| format!("{}={}", place.label(), dir.display())));
+    args.extend([Place::Temp.label().to_string(), "--port".into()]);
+    args.push(listener.local_addr()?.port().to_string());
+    let spec = crate::RunSpec {
+        program: program.display().to_string(),
+        args,
+        env: Vec::new(),
+        cwd: root.clone(),
+        timeout: Duration::from_secs(60),
+        keep_head: 16 * 1024,
+        keep_tail: 4 * 1024,
+        confinement: Some(sandbox.probe_confinement(&root)),
+        search: Default::default(),
+    };
+    let output = run_apart(spec)?;
+    let observed = Observed {
+        written: folders
+            .iter()
+            .filter(|(_, dir)| dir.join(PROBE_FILE).exists())
+            .map(|(place, _)| *place)
+            .collect(),
+        accepted: listener.accept().is_ok(),
+    };
+    let started = match output.exit_code {
+        Some(0) => Ok(()),
+        code => Err(format!(
+            "it ended with {} ({})",
+            code.map_or("no exit code".to_string(), |c| format!("exit code {c}")),
+            output.stderr.render().trim()
+        )),
+    };
+    Ok(judge(started, &observed, &parse_report(&output.stdout.render())))
+}
+
+/// Runs `spec` on a thread and runtime of its own: the verdict is asked for
+/// from synchronous code, often on one of the server's runtime threads,
+/// which must not block on a future of their own runtime.
+fn run_apart(spec: crate::RunSpec) -> io::Result<crate::RunOutput> {
+    std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(crate::run(&spec))
+    })
+    .join()
+    .map_err(|_| io::Error::other("the self-test's thread panicked"))?
+}
+
+/// What identifies this boot, binary and OS layer for the kept verdict:
+/// empty when the boot cannot be told (then nothing is kept).
+pub fn key(program: &Path, mechanism: &str, detail: &str) -> String {
+    let Some(boot) = wamcp_platform::system::boot_id() else {
+        return String::new();
+    };
+    let binary = std::fs::metadata(program)
+        .map(|m| {
+            let modified = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{} {} {modified}", program.display(), m.len())
+        })
+        .unwrap_or_default();
+    format!("{boot} | {binary} | {mechanism} | {detail}")
+}
+
+#[cfg(test)]
+mod tests;

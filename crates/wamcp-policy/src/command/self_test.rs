@@ -1,0 +1,299 @@
+//! The self-test that decides whether the OS layer is trusted on this
+//! machine. A probe program is started exactly as commands are, tries to
+//! write inside and outside its writable root and to reach a loopback
+//! listener, and reports what happened; wamcp then looks for itself. Each
+//! part (writes, trust folders, network) is trusted only where the files
+//! wamcp finds and the connections its listener accepted prove it: the
+//! probe's own words are evidence, never the verdict.
+//!
+//! Pure: the probe's report is text, what wamcp saw is data, and the
+//! verdict is kept as text between runs (per boot and binary).
+
+/// A place the probe tries to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Inside its writable root: must succeed.
+    Root,
+    /// Its own temp folder: must succeed.
+    Temp,
+    /// A canary folder outside every writable place: must be refused.
+    Outside,
+    /// A trust folder (`.vscode`) inside the root: must be refused.
+    Trust,
+}
+
+impl Place {
+    /// Every place, in the order the probe tries them.
+    pub const ALL: [Place; 4] = [Place::Root, Place::Temp, Place::Outside, Place::Trust];
+
+    /// The word for the place in the probe's arguments and report.
+    pub fn label(self) -> &'static str {
+        match self {
+            Place::Root => "root",
+            Place::Temp => "temp",
+            Place::Outside => "outside",
+            Place::Trust => "trust",
+        }
+    }
+
+    /// The place a label names.
+    pub fn from_label(label: &str) -> Option<Place> {
+        Place::ALL.into_iter().find(|p| p.label() == label)
+    }
+}
+
+/// What the probe saw when it tried one thing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// It worked.
+    Done,
+    /// The system said no (access denied, read-only, not permitted).
+    Refused(String),
+    /// It failed for another reason.
+    Failed(String),
+}
+
+impl Outcome {
+    fn word(&self) -> (&'static str, &str) {
+        match self {
+            Outcome::Done => ("done", ""),
+            Outcome::Refused(why) => ("refused", why),
+            Outcome::Failed(why) => ("failed", why),
+        }
+    }
+
+    fn parse(word: &str, why: &str) -> Option<Outcome> {
+        let why = why.to_string();
+        match word {
+            "done" => Some(Outcome::Done),
+            "refused" => Some(Outcome::Refused(why)),
+            "failed" => Some(Outcome::Failed(why)),
+            _ => None,
+        }
+    }
+
+    /// The system's words, for evidence.
+    fn why(&self) -> &str {
+        self.word().1
+    }
+}
+
+/// One line of the probe's report: `write root done`,
+/// `write outside refused Access is denied`, `connect failed ...`.
+pub fn report_line(what: Option<Place>, outcome: &Outcome) -> String {
+    let (word, why) = outcome.word();
+    let subject = match what {
+        Some(place) => format!("write {}", place.label()),
+        None => "connect".to_string(),
+    };
+    format!("{subject} {word} {}", one_line(why)).trim_end().to_string()
+}
+
+/// What the probe reported.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Each place it tried, with what happened.
+    pub writes: Vec<(Place, Outcome)>,
+    /// Its connection to the loopback listener, when it tried one.
+    pub connect: Option<Outcome>,
+}
+
+impl Report {
+    /// The outcome at `place`, when the probe reported one.
+    pub fn write(&self, place: Place) -> Option<&Outcome> {
+        self.writes.iter().find(|(p, _)| *p == place).map(|(_, o)| o)
+    }
+}
+
+/// Reads the probe's report; lines it does not know are ignored (a
+/// program's stray output), and a place reported twice keeps its first.
+pub fn parse_report(text: &str) -> Report {
+    let mut report = Report::default();
+    for line in text.lines() {
+        let mut words = line.trim_end_matches('\r').splitn(3, ' ');
+        let (first, second) = (words.next(), words.next());
+        match (first, second) {
+            (Some("write"), Some(label)) => {
+                let mut rest = words.next().unwrap_or("").splitn(2, ' ');
+                let outcome = rest
+                    .next()
+                    .and_then(|word| Outcome::parse(word, rest.next().unwrap_or("")));
+                if let (Some(place), Some(outcome)) = (Place::from_label(label), outcome)
+                    && report.write(place).is_none()
+                {
+                    report.writes.push((place, outcome));
+                }
+            }
+            (Some("connect"), Some(word)) if report.connect.is_none() => {
+                report.connect = Outcome::parse(word, words.next().unwrap_or(""));
+            }
+            _ => {}
+        }
+    }
+    report
+}
+
+/// What wamcp saw for itself once the probe had ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Observed {
+    /// The places where the probe's file exists. Not [`Place::Temp`]: the
+    /// temp folder goes with the run, so its write is taken from the
+    /// report (a write that must succeed, not one that must be refused).
+    pub written: Vec<Place>,
+    /// Whether the loopback listener accepted a connection.
+    pub accepted: bool,
+}
+
+/// One part of the OS layer: `Ok` with what proved it, or `Err` with the
+/// evidence that it does not hold here.
+pub type Part = Result<String, String>;
+
+/// The self-test's verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Proof {
+    /// Writes bounded to the writable set (and allowed inside it).
+    pub writes: Part,
+    /// Trust folders inside a root kept from writes.
+    pub trust: Part,
+    /// No network for a command without it.
+    pub network: Part,
+}
+
+impl Proof {
+    /// The same evidence for every part: the probe never ran.
+    pub fn unproven(why: &str) -> Proof {
+        Proof {
+            writes: Err(why.to_string()),
+            trust: Err(why.to_string()),
+            network: Err(why.to_string()),
+        }
+    }
+
+    /// Every part with its name, for reports.
+    pub fn parts(&self) -> [(&'static str, &Part); 3] {
+        [
+            ("writes", &self.writes),
+            ("trust_folders", &self.trust),
+            ("network", &self.network),
+        ]
+    }
+}
+
+/// The verdict from whether the probe started, what wamcp saw and what the
+/// probe reported.
+pub fn judge(started: Result<(), String>, observed: &Observed, report: &Report) -> Proof {
+    if let Err(why) = started {
+        return Proof::unproven(&format!("the probe could not start confined: {why}"));
+    }
+    Proof {
+        writes: writes(observed, report),
+        trust: trust(observed, report),
+        network: network(observed, report),
+    }
+}
+
+fn writes(observed: &Observed, report: &Report) -> Part {
+    let wrote = |place| match place {
+        Place::Temp => report.write(place) == Some(&Outcome::Done),
+        _ => observed.written.contains(&place),
+    };
+    let why = |place| report.write(place).map(Outcome::why).unwrap_or("no report");
+    if wrote(Place::Outside) {
+        return Err("the system let the probe write outside the writable roots".into());
+    }
+    for (place, name) in [(Place::Root, "its writable root"), (Place::Temp, "its own temp folder")] {
+        if !wrote(place) {
+            return Err(format!("the probe could not write inside {name} ({})", why(place)));
+        }
+    }
+    match report.write(Place::Outside) {
+        Some(Outcome::Refused(_)) => Ok(
+            "a probe started as commands are wrote inside its root and temp folder and was refused outside them"
+                .into(),
+        ),
+        _ => Err(format!(
+            "the probe's write outside the roots failed without a refusal ({})",
+            why(Place::Outside)
+        )),
+    }
+}
+
+fn trust(observed: &Observed, report: &Report) -> Part {
+    if observed.written.contains(&Place::Trust) {
+        return Err("the system let the probe change a trust folder inside its root".into());
+    }
+    match report.write(Place::Trust) {
+        Some(Outcome::Refused(_)) => {
+            Ok("the probe was refused a write into a trust folder inside its root".into())
+        }
+        other => Err(format!(
+            "the probe's write into a trust folder failed without a refusal ({})",
+            other.map(Outcome::why).unwrap_or("no report")
+        )),
+    }
+}
+
+fn network(observed: &Observed, report: &Report) -> Part {
+    if observed.accepted {
+        return Err(
+            "the probe, started without the network, connected to a loopback listener".into(),
+        );
+    }
+    match &report.connect {
+        Some(Outcome::Refused(_) | Outcome::Failed(_)) => Ok(
+            "the probe, started without the network, could not connect to a loopback listener"
+                .into(),
+        ),
+        Some(Outcome::Done) => {
+            Err("the probe reported a connection the loopback listener never accepted".into())
+        }
+        None => Err("the probe did not report its connection attempt".into()),
+    }
+}
+
+/// The verdict as text, with the key it holds for (boot, binary, plan).
+pub fn record(key: &str, proof: &Proof) -> String {
+    let mut text = format!("key {}\n", one_line(key));
+    for (name, part) in proof.parts() {
+        let (word, what) = match part {
+            Ok(how) => ("holds", how),
+            Err(why) => ("fails", why),
+        };
+        text.push_str(&format!("{name} {word} {}\n", one_line(what)));
+    }
+    text
+}
+
+/// The verdict a [`record`] holds, when it holds for `key` and is whole.
+pub fn read_record(text: &str, key: &str) -> Option<Proof> {
+    let mut lines = text.lines();
+    if lines.next()?.strip_prefix("key ")? != one_line(key) {
+        return None;
+    }
+    let mut part = |name: &str| -> Option<Part> {
+        let line = lines.next()?.strip_prefix(name)?.strip_prefix(' ')?;
+        let (word, what) = line.split_once(' ')?;
+        match word {
+            "holds" => Some(Ok(what.to_string())),
+            "fails" => Some(Err(what.to_string())),
+            _ => None,
+        }
+    };
+    Some(Proof {
+        writes: part("writes")?,
+        trust: part("trust_folders")?,
+        network: part("network")?,
+    })
+}
+
+/// `text` on one line: the report and the record are line-based.
+fn one_line(text: &str) -> String {
+    text.split(['\r', '\n'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests;
