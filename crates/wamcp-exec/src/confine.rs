@@ -115,7 +115,9 @@ impl Confiner for OsConfiner {
     fn probe(&self) -> Probe {
         match &self.program {
             Some(program) => Probe::Program(program.clone()),
-            None => Probe::Known(Proof::unproven("wamcp cannot find its own binary to start the probe")),
+            None => Probe::Known(Proof::unproven(
+                "wamcp cannot find its own binary to start the probe",
+            )),
         }
     }
 
@@ -379,7 +381,10 @@ impl Sandbox {
     pub fn status(&self) -> &Status {
         self.status.get_or_init(|| {
             let support = self.confiner.support();
-            let Some(mechanism) = support.mechanism.clone().filter(|_| self.mode != SandboxMode::Off)
+            let Some(mechanism) = support
+                .mechanism
+                .clone()
+                .filter(|_| self.mode != SandboxMode::Off)
             else {
                 return Status {
                     mode: self.mode,
@@ -472,7 +477,11 @@ impl Sandbox {
             }
             return Ok(None);
         }
-        Ok(Some(self.confine_to(roots, network, status.private_view.is_ok())))
+        Ok(Some(self.confine_to(
+            roots,
+            network,
+            status.private_view.is_ok(),
+        )))
     }
 
     /// The self-test probe's confinement: exactly a command's, without the
@@ -842,6 +851,41 @@ fn write_refusal_note(confined: bool, exit_code: Option<i32>, output: &str) -> O
          or WAMCP_COMMAND_WRITABLE (or give the command's rule \"network\": true)."
             .to_string()
     })
+}
+
+/// `wamcp uninstall-sandbox`: takes away what confinement left on the
+/// user's files, one line per place. Only Windows leaves anything (access
+/// entries for the capability SID on the roots, caches and trust folders).
+pub fn uninstall() -> Result<Vec<String>, String> {
+    #[cfg(windows)]
+    {
+        crate::confine_windows::uninstall()
+    }
+    #[cfg(not(windows))]
+    {
+        Ok(vec![
+            "nothing to remove: confinement on this system leaves nothing on the user's files"
+                .into(),
+        ])
+    }
+}
+
+/// The lasting access entries confinement added and has not taken away
+/// (`allow PATH` / `deny PATH`), and where they are recorded; empty off
+/// Windows.
+pub fn recorded_entries() -> (Vec<String>, Option<PathBuf>) {
+    #[cfg(windows)]
+    {
+        use wamcp_policy::command::token_plan::{Access, write_ledger};
+        let mut entries: Vec<(Access, String)> = crate::confine_windows::recorded();
+        entries.retain(|(_, path)| Path::new(path).exists());
+        let lines = write_ledger(&entries).lines().map(str::to_string).collect();
+        (lines, crate::confine_windows::ledger_file().ok())
+    }
+    #[cfg(not(windows))]
+    {
+        (Vec::new(), None)
+    }
 }
 
 /// The body of `wamcp __confined-run CAPABILITY [--] PROGRAM ARGS...`:

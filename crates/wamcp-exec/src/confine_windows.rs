@@ -8,9 +8,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use wamcp_platform::confine::Scope;
-use wamcp_platform::confine::windows::{Grant, grant};
+use wamcp_platform::confine::windows::{Grant, grant, revoke};
 use wamcp_policy::command::token_plan::{
-    Access, Lifetime, capability_sid, is_capability_sid, token_plan, trust_candidates,
+    Access, Entry, Lifetime, capability_sid, is_capability_sid, ledger_with, read_ledger,
+    token_plan, trust_candidates, write_ledger,
 };
 
 /// The subcommand of the wamcp binary that starts a program under the token.
@@ -35,18 +36,24 @@ pub fn launch(scope: &Scope, temp: &Path) -> io::Result<Launch> {
     let plan = token_plan(&capability, &writable, &temp.display().to_string(), &trust);
     let mut applied = APPLIED.lock().unwrap_or_else(|e| e.into_inner());
     let applied = applied.get_or_insert_with(HashSet::new);
-    for entry in &plan.entries {
-        let key = (entry.path.clone(), entry.access == Access::DenyWrite);
-        if entry.lifetime == Lifetime::Server && applied.contains(&key) {
-            continue;
-        }
+    let key = |entry: &Entry| (entry.path.clone(), entry.access == Access::DenyWrite);
+    let new: Vec<Entry> = plan
+        .entries
+        .into_iter()
+        .filter(|e| e.lifetime == Lifetime::Call || !applied.contains(&key(e)))
+        .collect();
+    // Recorded before they are added: an entry recorded and never added
+    // costs `uninstall-sandbox` nothing, one added and never recorded
+    // would stay on the user's files for good.
+    record(&new)?;
+    for entry in &new {
         let kind = match entry.access {
             Access::Modify => Grant::Modify,
             Access::DenyWrite => Grant::DenyWrite,
         };
         grant(Path::new(&entry.path), &capability, kind)?;
         if entry.lifetime == Lifetime::Server {
-            applied.insert(key);
+            applied.insert(key(entry));
         }
     }
     let helper = std::env::current_exe()?;
@@ -58,13 +65,94 @@ pub fn launch(scope: &Scope, temp: &Path) -> io::Result<Launch> {
     })
 }
 
+/// wamcp's per-user folder, where the capability SID and the ledger live.
+fn own_dir() -> io::Result<PathBuf> {
+    Ok(std::env::var_os("LOCALAPPDATA")
+        .map(PathBuf::from)
+        .ok_or_else(|| io::Error::other("LOCALAPPDATA is not set"))?
+        .join("wamcp"))
+}
+
+/// The ledger of the lasting entries wamcp added (`token_plan::ledger_with`).
+pub fn ledger_file() -> io::Result<PathBuf> {
+    Ok(own_dir()?.join("sandbox-entries.txt"))
+}
+
+/// Adds `entries` to the ledger, dropping paths that no longer exist (a
+/// folder that is gone holds no entry; the self-test's root is one).
+fn record(entries: &[Entry]) -> io::Result<()> {
+    let file = ledger_file()?;
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let mut known = read_ledger(&text);
+    let before = known.len();
+    known.retain(|(_, path)| Path::new(path).exists());
+    let kept = write_ledger(&known);
+    let Some(text) = ledger_with(&kept, entries).or((known.len() != before).then_some(kept)) else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(own_dir()?)?;
+    let part = file.with_extension(format!("part-{}", std::process::id()));
+    std::fs::write(&part, text)?;
+    std::fs::rename(&part, &file)
+}
+
+/// The lasting entries wamcp has added and not taken away.
+pub fn recorded() -> Vec<(Access, String)> {
+    let text = ledger_file().and_then(std::fs::read_to_string);
+    read_ledger(&text.unwrap_or_default())
+}
+
+/// `wamcp uninstall-sandbox`: takes every recorded entry away, and the
+/// capability SID with them once none is left. One line per path; an
+/// error names the paths whose entries are still there (and keeps them in
+/// the ledger for the next try).
+pub fn uninstall() -> Result<Vec<String>, String> {
+    let sid_file = own_dir()
+        .map_err(|e| e.to_string())?
+        .join("capability-sid.txt");
+    let Ok(sid) = std::fs::read_to_string(&sid_file) else {
+        return Ok(vec![
+            "nothing to remove: wamcp never confined a command for this user".into(),
+        ]);
+    };
+    let (mut lines, mut failed) = (Vec::new(), Vec::new());
+    let mut done = std::collections::BTreeSet::new();
+    for (access, path) in recorded() {
+        if !done.insert(path.clone()) {
+            continue;
+        }
+        match revoke(Path::new(&path), sid.trim()) {
+            Ok(n) => lines.push(format!(
+                "{path}: {n} entr{} removed",
+                if n == 1 { "y" } else { "ies" }
+            )),
+            Err(_) if !Path::new(&path).exists() => {
+                lines.push(format!("{path}: gone, nothing to remove"))
+            }
+            Err(e) => failed.push(((access, path.clone()), format!("{path}: {e}"))),
+        }
+    }
+    let ledger = ledger_file().map_err(|e| e.to_string())?;
+    if failed.is_empty() {
+        let _ = std::fs::remove_file(&ledger);
+        let _ = std::fs::remove_file(&sid_file);
+        lines.push("the capability SID and the ledger are removed".into());
+        return Ok(lines);
+    }
+    let left: Vec<(Access, String)> = failed.iter().map(|(entry, _)| entry.clone()).collect();
+    let _ = std::fs::write(&ledger, write_ledger(&left));
+    let errors: Vec<String> = failed.into_iter().map(|(_, why)| why).collect();
+    Err(format!(
+        "entries remain on {} path(s): {}",
+        errors.len(),
+        errors.join("; ")
+    ))
+}
+
 /// This installation's capability SID, made on first use and kept beside
 /// wamcp's other per-user data.
 fn capability() -> io::Result<String> {
-    let dir = std::env::var_os("LOCALAPPDATA")
-        .map(PathBuf::from)
-        .ok_or_else(|| io::Error::other("LOCALAPPDATA is not set"))?
-        .join("wamcp");
+    let dir = own_dir()?;
     let file = dir.join("capability-sid.txt");
     if let Ok(text) = std::fs::read_to_string(&file)
         && is_capability_sid(&text)

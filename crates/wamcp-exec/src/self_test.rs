@@ -144,9 +144,17 @@ fn attempt(sandbox: &Sandbox, program: &Path) -> io::Result<Proof> {
     let root = dunce::canonicalize(&root)?;
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
     listener.set_nonblocking(true)?;
-    let folders = [(Place::Root, &root), (Place::Outside, &outside), (Place::Trust, &trust)];
+    let folders = [
+        (Place::Root, &root),
+        (Place::Outside, &outside),
+        (Place::Trust, &trust),
+    ];
     let mut args = vec![PROBE.to_string()];
-    args.extend(folders.iter().map(|(place, dir)| format!("{}={}", place.label(), dir.display())));
+    args.extend(
+        folders
+            .iter()
+            .map(|(place, dir)| format!("{}={}", place.label(), dir.display())),
+    );
     args.extend([Place::Temp.label().to_string(), "--port".into()]);
     args.push(listener.local_addr()?.port().to_string());
     let spec = crate::RunSpec {
@@ -177,7 +185,11 @@ fn attempt(sandbox: &Sandbox, program: &Path) -> io::Result<Proof> {
             output.stderr.render().trim()
         )),
     };
-    Ok(judge(started, &observed, &parse_report(&output.stdout.render())))
+    Ok(judge(
+        started,
+        &observed,
+        &parse_report(&output.stdout.render()),
+    ))
 }
 
 /// Runs `spec` on a thread and runtime of its own: the verdict is asked for

@@ -61,7 +61,10 @@ pub fn boot_id() -> Option<String> {
             .duration_since(std::time::UNIX_EPOCH)
             .ok()?
             .as_secs();
-        Some(format!("booted-minute-{}", (now.saturating_sub(up) + 30) / 60))
+        Some(format!(
+            "booted-minute-{}",
+            (now.saturating_sub(up) + 30) / 60
+        ))
     }
     #[cfg(not(any(target_os = "linux", windows)))]
     {

@@ -55,6 +55,9 @@ enum Command {
     },
     /// Windows: remove the logon task install-task registered.
     UninstallTask,
+    /// Take away what command confinement left on your files (Windows: the
+    /// access entries wamcp added to roots, caches and trust folders).
+    UninstallSandbox,
     /// Internal (Windows): start a program under the write-restricted token.
     #[command(name = "__confined-run", hide = true)]
     ConfinedRun {
@@ -212,6 +215,11 @@ fn main() -> ExitCode {
             wamcp::logon_task::install(&http, wamcp::http::token_file(&env).as_deref()),
         ),
         Command::UninstallTask => report("uninstall-task", wamcp::logon_task::uninstall()),
+        Command::UninstallSandbox => report(
+            "uninstall-sandbox",
+            wamcp_exec::confine::uninstall()
+                .map(|lines| lines.iter().for_each(|l| println!("{l}"))),
+        ),
         Command::ConfinedRun { capability, argv } => {
             match wamcp_exec::confine::run_helper(&capability, &argv) {
                 // Windows exit codes are 32 bits; ExitCode keeps only 8.
@@ -598,7 +606,10 @@ fn confinement_check(ctx: &ServerContext) -> Option<String> {
     let status = ctx.sandbox.status();
     let mode = status.mode.as_str();
     let Some(proof) = ctx.sandbox.prove_now() else {
-        println!("command confinement (WAMCP_COMMAND_SANDBOX={mode}): none ({})", status.detail);
+        println!(
+            "command confinement (WAMCP_COMMAND_SANDBOX={mode}): none ({})",
+            status.detail
+        );
         return None;
     };
     println!("command confinement (WAMCP_COMMAND_SANDBOX={mode}), self-test run now:");
@@ -613,9 +624,21 @@ fn confinement_check(ctx: &ServerContext) -> Option<String> {
             format!("confined by {m}, judged by their effects")
         }
         (Some(m), _) => format!("confined by {m}, judged by the argument grammars"),
-        (None, _) => format!("unconfined, judged by the argument grammars ({})", status.detail),
+        (None, _) => format!(
+            "unconfined, judged by the argument grammars ({})",
+            status.detail
+        ),
     };
     println!("  commands run {verdict}");
+    let (entries, ledger) = wamcp_exec::confine::recorded_entries();
+    if let Some(ledger) = ledger {
+        println!(
+            "  access entries wamcp added ({}): {}",
+            ledger.display(),
+            entries.len()
+        );
+        entries.iter().for_each(|e| println!("    {e}"));
+    }
     let whole = proof.writes.is_ok() && proof.network.is_ok();
     (status.mode == wamcp_policy::command::sandbox::SandboxMode::Require && !whole).then(|| {
         "WAMCP_COMMAND_SANDBOX=require, and the OS layer does not hold here: commands will be refused".to_string()

@@ -201,10 +201,12 @@ pub const SETTINGS: &[Setting] = &[
             values: &["auto", "off", "require"],
             unrecognised: Some("require"),
         },
-        "auto: confined on Linux (Landlock + seccomp), not on Windows yet",
-        "How commands, builds and shader compiles are confined by the operating system: auto (where wamcp \
-         has verified the mechanism), off, or require (refuse to run commands where they cannot be \
-         confined); any other value is reported and counts as require. Confined, they write only inside \
+        "auto: confined wherever the self-test proves writes are bounded (Linux with Landlock + seccomp)",
+        "How commands, builds and shader compiles are confined by the operating system: auto (where a \
+         probe started as commands are proves on this machine that writes are bounded), off, or require \
+         (run commands only where writes and network are both proven; refuse them elsewhere); any other \
+         value is reported and counts as require. wamcp config --check runs the self-test and prints \
+         what holds. Confined, they write only inside \
          the writable roots, their own temp directory and WAMCP_COMMAND_WRITABLE, and reach the network \
          only when their rule says so.",
     ),

@@ -101,7 +101,12 @@ fn the_status_says_why_commands_are_not_confined() {
             "fake is not trusted here: writes: fake evidence; trust_folders: fake evidence; network: fake evidence",
         ),
         (SandboxMode::Auto, working(), Some("fake"), "fake detail"),
-        (SandboxMode::Auto, network_open(), Some("fake"), "fake detail"),
+        (
+            SandboxMode::Auto,
+            network_open(),
+            Some("fake"),
+            "fake detail",
+        ),
         (
             SandboxMode::Require,
             Fake {

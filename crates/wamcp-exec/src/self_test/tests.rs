@@ -29,7 +29,14 @@ fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-const PROBE_ARGS: &[&str] = &["root=/r", "outside=/o", "trust=/r/.vscode", "temp", "--port", "4711"];
+const PROBE_ARGS: &[&str] = &[
+    "root=/r",
+    "outside=/o",
+    "trust=/r/.vscode",
+    "temp",
+    "--port",
+    "4711",
+];
 
 #[test]
 fn a_system_that_refuses_is_reported_as_refusing() {
@@ -84,7 +91,11 @@ fn refusals_are_told_from_other_failures() {
     }
     #[cfg(unix)]
     for (code, want) in [(1, true), (13, true), (30, true), (2, false), (101, false)] {
-        assert_eq!(refused(&io::Error::from_raw_os_error(code)), want, "errno {code}");
+        assert_eq!(
+            refused(&io::Error::from_raw_os_error(code)),
+            want,
+            "errno {code}"
+        );
     }
 }
 
@@ -95,7 +106,12 @@ fn arguments_it_does_not_know_are_errors() {
         connect: || Ok(()),
         tried: RefCell::default(),
     };
-    for bad in [&["elsewhere=/x"][..], &["--port"], &["--port", "high"], &["nowhere"]] {
+    for bad in [
+        &["elsewhere=/x"][..],
+        &["--port"],
+        &["--port", "high"],
+        &["nowhere"],
+    ] {
         assert!(probe_main(&args(bad), &fake).is_err(), "{bad:?}");
     }
     assert!(fake.tried.borrow().is_empty());

@@ -21,10 +21,11 @@ use windows_sys::Win32::Security::Authorization::{
     TRUSTEE_W,
 };
 use windows_sys::Win32::Security::{
-    ACL, CreateRestrictedToken, DACL_SECURITY_INFORMATION, DISABLE_MAX_PRIVILEGE,
-    GetTokenInformation, LUA_TOKEN, PSECURITY_DESCRIPTOR, PSID, SID_AND_ATTRIBUTES,
-    SUB_CONTAINERS_AND_OBJECTS_INHERIT, TOKEN_ADJUST_DEFAULT, TOKEN_ASSIGN_PRIMARY,
-    TOKEN_DUPLICATE, TOKEN_GROUPS, TOKEN_QUERY, TokenGroups, WRITE_RESTRICTED,
+    ACE_HEADER, ACL, AddAce, CreateRestrictedToken, DACL_SECURITY_INFORMATION,
+    DISABLE_MAX_PRIVILEGE, EqualSid, GetAce, GetTokenInformation, InitializeAcl, LUA_TOKEN,
+    PSECURITY_DESCRIPTOR, PSID, SID_AND_ATTRIBUTES, SUB_CONTAINERS_AND_OBJECTS_INHERIT,
+    TOKEN_ADJUST_DEFAULT, TOKEN_ASSIGN_PRIMARY, TOKEN_DUPLICATE, TOKEN_GROUPS, TOKEN_QUERY,
+    TokenGroups, WRITE_RESTRICTED,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     DELETE, FILE_GENERIC_EXECUTE, FILE_GENERIC_READ, FILE_GENERIC_WRITE,
@@ -33,7 +34,9 @@ use windows_sys::Win32::System::Console::{
     GetStdHandle, STD_ERROR_HANDLE, STD_INPUT_HANDLE, STD_OUTPUT_HANDLE,
 };
 use windows_sys::Win32::System::SystemInformation::GetSystemDirectoryW;
-use windows_sys::Win32::System::SystemServices::SE_GROUP_LOGON_ID;
+use windows_sys::Win32::System::SystemServices::{
+    ACCESS_ALLOWED_ACE_TYPE, ACCESS_DENIED_ACE_TYPE, SE_GROUP_LOGON_ID,
+};
 use windows_sys::Win32::System::Threading::{
     CREATE_NO_WINDOW, CreateProcessAsUserW, GetCurrentProcess, GetExitCodeProcess, INFINITE,
     OpenProcessToken, PROCESS_INFORMATION, STARTF_USESTDHANDLES, STARTUPINFOW, WaitForSingleObject,
@@ -103,30 +106,167 @@ pub enum Grant {
     DenyWrite,
 }
 
-/// Adds an inheritable entry for `capability` to `path`'s access list
-/// (merged with what is there: granting twice changes nothing).
-pub fn grant(path: &Path, capability: &str, grant: Grant) -> io::Result<()> {
-    let sid = Sid::parse(capability)?;
-    let name = wide(&path.display().to_string());
-    let mut old: *mut ACL = null_mut();
-    let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
-    // SAFETY: `name` is NUL-terminated and outlives the call; the out
-    // pointers are live locals and the unwanted ones null, as documented.
+/// The access list of a file or directory, with the security descriptor
+/// that holds it, freed on drop.
+struct Dacl {
+    descriptor: PSECURITY_DESCRIPTOR,
+    acl: *mut ACL,
+}
+
+impl Dacl {
+    /// The access list of `name` (NUL-terminated UTF-16).
+    fn read(name: &[u16]) -> io::Result<Dacl> {
+        let mut acl: *mut ACL = null_mut();
+        let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
+        // SAFETY: `name` is NUL-terminated and outlives the call; the out
+        // pointers are live locals and the unwanted ones null, as documented.
+        let status = unsafe {
+            GetNamedSecurityInfoW(
+                name.as_ptr(),
+                SE_FILE_OBJECT,
+                DACL_SECURITY_INFORMATION,
+                null_mut(),
+                null_mut(),
+                &mut acl,
+                null_mut(),
+                &mut descriptor,
+            )
+        };
+        if status != 0 {
+            return Err(io::Error::from_raw_os_error(status as i32));
+        }
+        Ok(Dacl { descriptor, acl })
+    }
+}
+
+/// Each entry's header in `acl`, in order (none for a null list). The
+/// pointers live as long as the list.
+fn entries(acl: *const ACL) -> Vec<*const ACE_HEADER> {
+    if acl.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: a non-null `acl` is a valid list the caller holds.
+    let count = unsafe { (*acl).AceCount } as u32;
+    (0..count)
+        .filter_map(|index| {
+            let mut entry: *mut std::ffi::c_void = null_mut();
+            // SAFETY: `index < AceCount`; GetAce writes a pointer into the
+            // list, which the caller holds.
+            (unsafe { GetAce(acl, index, &mut entry) } != 0).then_some(entry as *const ACE_HEADER)
+        })
+        .collect()
+}
+
+/// The capability's entries in `acl`.
+fn grants_in(acl: *const ACL, sid: &Sid) -> Vec<Grant> {
+    entries(acl)
+        .into_iter()
+        .filter_map(|e| grant_of(e, sid))
+        .collect()
+}
+
+/// An access list in memory of its own, 8-byte aligned.
+struct AclBuffer(Vec<u64>);
+
+impl AclBuffer {
+    /// An empty list of `length` bytes at `revision`.
+    fn new(length: u32, revision: u32) -> io::Result<AclBuffer> {
+        let mut buffer = AclBuffer(vec![0u64; (length as usize).div_ceil(8)]);
+        // SAFETY: the buffer holds at least `length` bytes.
+        if unsafe { InitializeAcl(buffer.as_mut(), length, revision) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(buffer)
+    }
+
+    fn as_mut(&mut self) -> *mut ACL {
+        self.0.as_mut_ptr().cast()
+    }
+}
+
+/// `acl` without the entries for `sid`, or `None` when it has none.
+fn without(acl: *const ACL, sid: &Sid) -> io::Result<Option<AclBuffer>> {
+    let all = entries(acl);
+    let kept: Vec<*const ACE_HEADER> = all
+        .iter()
+        .copied()
+        .filter(|e| grant_of(*e, sid).is_none())
+        .collect();
+    if kept.len() == all.len() {
+        return Ok(None);
+    }
+    // SAFETY: each kept entry's header lies inside the caller's list.
+    let sizes: Vec<u32> = kept
+        .iter()
+        .map(|e| unsafe { (**e).AceSize } as u32)
+        .collect();
+    let length = std::mem::size_of::<ACL>() as u32 + sizes.iter().sum::<u32>();
+    // SAFETY: `acl` has entries, so it is a valid, non-null list.
+    let revision = unsafe { (*acl).AclRevision } as u32;
+    let mut new = AclBuffer::new(length, revision)?;
+    for (entry, size) in kept.iter().zip(&sizes) {
+        // SAFETY: `entry` is `size` bytes inside the caller's list, and the
+        // new list was sized for every kept entry; MAXDWORD appends.
+        if unsafe { AddAce(new.as_mut(), revision, u32::MAX, entry.cast(), *size) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(Some(new))
+}
+
+impl Drop for Dacl {
+    fn drop(&mut self) {
+        // SAFETY: allocated by GetNamedSecurityInfoW for the caller to free,
+        // and freed once, here.
+        unsafe { LocalFree(self.descriptor) };
+    }
+}
+
+/// Sets `acl` as the access list of `name` (NUL-terminated UTF-16).
+fn set_dacl(name: &[u16], acl: *const ACL) -> io::Result<()> {
+    // SAFETY: `name` is NUL-terminated and `acl` a valid list that outlives
+    // the call; the owner and group are not set, so their pointers are null.
     let status = unsafe {
-        GetNamedSecurityInfoW(
+        SetNamedSecurityInfoW(
             name.as_ptr(),
             SE_FILE_OBJECT,
             DACL_SECURITY_INFORMATION,
             null_mut(),
             null_mut(),
-            &mut old,
-            null_mut(),
-            &mut descriptor,
+            acl,
+            null(),
         )
     };
-    if status != 0 {
-        return Err(io::Error::from_raw_os_error(status as i32));
+    match status {
+        0 => Ok(()),
+        status => Err(io::Error::from_raw_os_error(status as i32)),
     }
+}
+
+/// The capability's grant an allow or deny entry carries, when the entry
+/// is for `sid`. Both kinds keep their SID eight bytes in, after the header
+/// and the access mask.
+fn grant_of(entry: *const ACE_HEADER, sid: &Sid) -> Option<Grant> {
+    // SAFETY: `entry` points at an entry of a list that is still held.
+    let header = unsafe { &*entry };
+    let grant = match header.AceType as u32 {
+        ACCESS_ALLOWED_ACE_TYPE => Grant::Modify,
+        ACCESS_DENIED_ACE_TYPE => Grant::DenyWrite,
+        _ => return None,
+    };
+    // SAFETY: for these two kinds the SID starts after the 4-byte header
+    // and the 4-byte mask, inside the entry.
+    let entry_sid = unsafe { (entry as *const u8).add(8) } as PSID;
+    // SAFETY: both are valid SIDs for the call.
+    (unsafe { EqualSid(entry_sid, sid.0) } != 0).then_some(grant)
+}
+
+/// Adds an inheritable entry for `capability` to `path`'s access list
+/// (merged with what is there: granting twice changes nothing).
+pub fn grant(path: &Path, capability: &str, grant: Grant) -> io::Result<()> {
+    let sid = Sid::parse(capability)?;
+    let name = wide(&path.display().to_string());
+    let old = Dacl::read(&name)?;
     let write = FILE_GENERIC_WRITE | DELETE;
     let entry = EXPLICIT_ACCESS_W {
         grfAccessPermissions: match grant {
@@ -147,37 +287,39 @@ pub fn grant(path: &Path, capability: &str, grant: Grant) -> io::Result<()> {
     };
     let mut new: *mut ACL = null_mut();
     // SAFETY: one entry, `entry`, whose trustee SID `sid` outlives the call;
-    // `old` points into `descriptor`, still allocated.
-    let status = unsafe { SetEntriesInAclW(1, &entry, old, &mut new) };
-    let result = if status != 0 {
-        Err(io::Error::from_raw_os_error(status as i32))
-    } else {
-        // SAFETY: `name` is NUL-terminated and `new` the ACL just built; the
-        // owner and group are not set, so their pointers are null.
-        let status = unsafe {
-            SetNamedSecurityInfoW(
-                name.as_ptr(),
-                SE_FILE_OBJECT,
-                DACL_SECURITY_INFORMATION,
-                null_mut(),
-                null_mut(),
-                new,
-                null(),
-            )
-        };
-        if status != 0 {
-            Err(io::Error::from_raw_os_error(status as i32))
-        } else {
-            Ok(())
-        }
+    // `old.acl` points into its descriptor, still held.
+    let status = unsafe { SetEntriesInAclW(1, &entry, old.acl, &mut new) };
+    let result = match status {
+        0 => set_dacl(&name, new),
+        status => Err(io::Error::from_raw_os_error(status as i32)),
     };
-    // SAFETY: both were allocated by the calls above for this function to
-    // free (`new` may be null, which LocalFree accepts), and are freed once.
-    unsafe {
-        LocalFree(new as _);
-        LocalFree(descriptor);
-    }
+    // SAFETY: allocated by SetEntriesInAclW for this function to free (or
+    // null, which LocalFree accepts), and freed once.
+    unsafe { LocalFree(new as _) };
     result
+}
+
+/// The entries for `capability` on `path`, allow and deny, explicit or
+/// inherited.
+pub fn grants(path: &Path, capability: &str) -> io::Result<Vec<Grant>> {
+    let sid = Sid::parse(capability)?;
+    let dacl = Dacl::read(&wide(&path.display().to_string()))?;
+    Ok(grants_in(dacl.acl, &sid))
+}
+
+/// Takes every entry for `capability` off `path`'s access list, leaving the
+/// others as they were; answers how many there were. Windows then takes
+/// the inherited copies off everything below.
+pub fn revoke(path: &Path, capability: &str) -> io::Result<usize> {
+    let sid = Sid::parse(capability)?;
+    let name = wide(&path.display().to_string());
+    let old = Dacl::read(&name)?;
+    let removed = grants_in(old.acl, &sid).len();
+    match without(old.acl, &sid)? {
+        Some(mut new) => set_dacl(&name, new.as_mut())?,
+        None => return Ok(0),
+    }
+    Ok(removed)
 }
 
 /// The logon session's SID of `token`, copied out of the token information.
@@ -378,4 +520,76 @@ fn exit_code(process: &Handle) -> io::Result<u32> {
         return Err(io::Error::last_os_error());
     }
     Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `uninstall-sandbox` relies on: the capability's entries are
+    /// found and taken out of a list, and everyone else's stay, in order.
+    /// On lists in memory: Wine keeps no access list on files (a grant
+    /// reads back as nothing), so only Windows shows the file side.
+    #[test]
+    fn the_capabilitys_entries_are_taken_out_and_the_others_stay() {
+        use windows_sys::Win32::Security::{
+            ACL_REVISION, AddAccessAllowedAceEx, AddAccessDeniedAceEx, CONTAINER_INHERIT_ACE,
+        };
+        let (ours, theirs) = (
+            Sid::parse("S-1-5-21-11-22-33-44").unwrap(),
+            Sid::parse("S-1-5-21-55-66-77-88").unwrap(),
+        );
+        let mut list = AclBuffer::new(1024, ACL_REVISION).unwrap();
+        let flags = CONTAINER_INHERIT_ACE;
+        // SAFETY: a valid 1 KiB list and valid SIDs.
+        unsafe {
+            assert_ne!(
+                AddAccessAllowedAceEx(list.as_mut(), ACL_REVISION, flags, 1, theirs.0),
+                0
+            );
+            assert_ne!(
+                AddAccessAllowedAceEx(list.as_mut(), ACL_REVISION, flags, 2, ours.0),
+                0
+            );
+            assert_ne!(
+                AddAccessDeniedAceEx(list.as_mut(), ACL_REVISION, flags, 3, ours.0),
+                0
+            );
+            assert_ne!(
+                AddAccessDeniedAceEx(list.as_mut(), ACL_REVISION, flags, 4, theirs.0),
+                0
+            );
+        }
+        assert_eq!(
+            grants_in(list.as_mut(), &ours),
+            [Grant::Modify, Grant::DenyWrite]
+        );
+        let mut rest = without(list.as_mut(), &ours).unwrap().unwrap();
+        assert_eq!(grants_in(rest.as_mut(), &ours), []);
+        assert_eq!(
+            grants_in(rest.as_mut(), &theirs),
+            [Grant::Modify, Grant::DenyWrite]
+        );
+        assert!(
+            without(rest.as_mut(), &ours).unwrap().is_none(),
+            "nothing left to take"
+        );
+        assert!(
+            without(null(), &ours).unwrap().is_none(),
+            "a null list has no entries"
+        );
+    }
+
+    /// Granting and taking away run against a real folder; a missing one
+    /// is an error, not a silent success.
+    #[test]
+    fn grant_and_revoke_run_on_a_real_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = "S-1-5-21-11-22-33-44";
+        grant(dir.path(), ours, Grant::Modify).unwrap();
+        let listed = grants(dir.path(), ours).unwrap().len();
+        assert_eq!(revoke(dir.path(), ours).unwrap(), listed);
+        assert_eq!(grants(dir.path(), ours).unwrap(), []);
+        assert!(revoke(&dir.path().join("gone"), ours).is_err());
+    }
 }

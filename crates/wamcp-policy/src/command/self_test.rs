@@ -86,7 +86,9 @@ pub fn report_line(what: Option<Place>, outcome: &Outcome) -> String {
         Some(place) => format!("write {}", place.label()),
         None => "connect".to_string(),
     };
-    format!("{subject} {word} {}", one_line(why)).trim_end().to_string()
+    format!("{subject} {word} {}", one_line(why))
+        .trim_end()
+        .to_string()
 }
 
 /// What the probe reported.
@@ -101,7 +103,10 @@ pub struct Report {
 impl Report {
     /// The outcome at `place`, when the probe reported one.
     pub fn write(&self, place: Place) -> Option<&Outcome> {
-        self.writes.iter().find(|(p, _)| *p == place).map(|(_, o)| o)
+        self.writes
+            .iter()
+            .find(|(p, _)| *p == place)
+            .map(|(_, o)| o)
     }
 }
 
@@ -201,9 +206,15 @@ fn writes(observed: &Observed, report: &Report) -> Part {
     if wrote(Place::Outside) {
         return Err("the system let the probe write outside the writable roots".into());
     }
-    for (place, name) in [(Place::Root, "its writable root"), (Place::Temp, "its own temp folder")] {
+    for (place, name) in [
+        (Place::Root, "its writable root"),
+        (Place::Temp, "its own temp folder"),
+    ] {
         if !wrote(place) {
-            return Err(format!("the probe could not write inside {name} ({})", why(place)));
+            return Err(format!(
+                "the probe could not write inside {name} ({})",
+                why(place)
+            ));
         }
     }
     match report.write(Place::Outside) {

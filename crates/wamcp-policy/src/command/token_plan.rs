@@ -120,9 +120,85 @@ pub fn is_capability_sid(text: &str) -> bool {
     parts.len() == 4 && parts.iter().all(|p| p.parse::<u32>().is_ok())
 }
 
+/// The record of the lasting entries wamcp added (one `allow PATH` or
+/// `deny PATH` line each), so that `wamcp uninstall-sandbox` can take
+/// every one away again and `wamcp config --check` can list them: the
+/// entries outlive the server on purpose (adding one to a big tree is
+/// slow), so they must never be forgotten.
+pub fn ledger_with(ledger: &str, added: &[Entry]) -> Option<String> {
+    let mut entries = read_ledger(ledger);
+    let before = entries.len();
+    for entry in added.iter().filter(|e| e.lifetime == Lifetime::Server) {
+        let item = (entry.access, entry.path.clone());
+        if !entries.contains(&item) {
+            entries.push(item);
+        }
+    }
+    (entries.len() != before).then(|| write_ledger(&entries))
+}
+
+/// The entries a ledger names, each once; lines it does not know are
+/// skipped (a ledger is only ever written by [`ledger_with`]).
+pub fn read_ledger(text: &str) -> Vec<(Access, String)> {
+    let mut entries: Vec<(Access, String)> = Vec::new();
+    for line in text.lines().map(|l| l.trim_end_matches('\r')) {
+        let entry = match line.split_once(' ') {
+            Some(("allow", path)) => (Access::Modify, path.to_string()),
+            Some(("deny", path)) => (Access::DenyWrite, path.to_string()),
+            _ => continue,
+        };
+        if !entry.1.is_empty() && !entries.contains(&entry) {
+            entries.push(entry);
+        }
+    }
+    entries
+}
+
+/// A ledger naming `entries`.
+pub fn write_ledger(entries: &[(Access, String)]) -> String {
+    entries
+        .iter()
+        .map(|(access, path)| match access {
+            Access::Modify => format!("allow {path}\n"),
+            Access::DenyWrite => format!("deny {path}\n"),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ledger_keeps_every_lasting_entry_once() {
+        let plan = token_plan(
+            "S-1-5-21-1-2-3-4",
+            &[r"C:\src\game".to_string()],
+            r"C:\Temp\wamcp-cmd-x1",
+            &[r"C:\src\game\.vscode".to_string()],
+        );
+        let first = ledger_with("", &plan.entries).unwrap();
+        assert_eq!(first, "allow C:\\src\\game\ndeny C:\\src\\game\\.vscode\n");
+        assert_eq!(ledger_with(&first, &plan.entries), None, "nothing new");
+        let other = token_plan("S-1-5-21-1-2-3-4", &[r"D:\w".to_string()], r"C:\T\x", &[]);
+        let second = ledger_with(&first, &other.entries).unwrap();
+        assert_eq!(
+            read_ledger(&second),
+            [
+                (Access::Modify, r"C:\src\game".to_string()),
+                (Access::DenyWrite, r"C:\src\game\.vscode".to_string()),
+                (Access::Modify, r"D:\w".to_string()),
+            ]
+        );
+        let messy = "allow C:\\a\r\nallow C:\\a\ngrant C:\\b\nallow \n\ndeny C:\\a b\n";
+        assert_eq!(
+            read_ledger(messy),
+            [
+                (Access::Modify, r"C:\a".to_string()),
+                (Access::DenyWrite, r"C:\a b".to_string())
+            ]
+        );
+    }
 
     #[test]
     fn the_plan_opens_roots_caches_and_temp_and_keeps_trust_closed() {

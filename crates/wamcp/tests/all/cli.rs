@@ -57,6 +57,138 @@ fn check_passes_a_sound_setup_and_counts_what_it_proved() {
     );
     assert_eq!(lines.last(), Some(&"ok: no problems found"), "{stdout}");
     assert!(!stdout.contains("problem:"), "{stdout}");
+    // The OS layer's self-test, run now, part by part.
+    let part = |name: &str| {
+        let prefix = format!("  {name}: ");
+        let line = lines.iter().find(|l| l.starts_with(&prefix));
+        line.map(|l| l[prefix.len()..].to_string())
+            .unwrap_or_default()
+    };
+    if cfg!(target_os = "linux") {
+        for name in ["writes", "trust_folders", "network"] {
+            assert!(part(name).starts_with("holds ("), "{name}: {stdout}");
+        }
+        assert!(
+            stdout
+                .contains("  commands run confined by landlock+seccomp, judged by their effects\n"),
+            "{stdout}"
+        );
+    } else if common::under_wine() {
+        assert_eq!(
+            part("writes"),
+            "fails (the system let the probe write outside the writable roots)"
+        );
+        assert!(part("network").starts_with("fails ("), "{stdout}");
+        assert!(
+            stdout.contains("  commands run unconfined, judged by the argument grammars ("),
+            "{stdout}"
+        );
+    }
+}
+
+/// `require` where the OS layer does not hold is a problem `--check`
+/// names (Wine); where it holds, none (Linux).
+#[test]
+fn check_names_a_require_the_machine_cannot_meet() {
+    let sandbox = Sandbox::new().set("WAMCP_COMMAND_SANDBOX", "require");
+    let (ok, stdout, _) = run(&sandbox, &["config", "--check"]);
+    let refused = stdout.contains(
+        "problem: WAMCP_COMMAND_SANDBOX=require, and the OS layer does not hold here: commands will be refused",
+    );
+    if cfg!(target_os = "linux") {
+        assert!(ok && !refused, "{stdout}");
+    } else if common::under_wine() {
+        assert!(!ok && refused, "{stdout}");
+    }
+}
+
+/// What confinement left on the user's files is taken away: on Windows
+/// every recorded access entry and the capability SID (Wine keeps no
+/// access list, so each path reports none removed); elsewhere nothing was
+/// left. A second run has nothing to do.
+#[test]
+fn uninstall_sandbox_takes_away_what_was_recorded() {
+    let sandbox = Sandbox::new().set("WAMCP_COMMAND_SANDBOX", "require");
+    let (ok, stdout, stderr) = run(&sandbox, &["config", "--check"]);
+    assert!(stdout.contains("  writes: "), "{ok} {stdout}{stderr}");
+    let data = sandbox.home().join("AppData/Local/wamcp");
+    let (ok, stdout, stderr) = run(&sandbox, &["uninstall-sandbox"]);
+    assert!(ok, "{stdout}{stderr}");
+    if cfg!(windows) {
+        assert!(
+            stdout.contains(": 0 entries removed\n")
+                || stdout.contains(": gone, nothing to remove\n"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.ends_with("the capability SID and the ledger are removed\n"),
+            "{stdout}"
+        );
+        assert!(!data.join("sandbox-entries.txt").exists());
+        assert!(!data.join("capability-sid.txt").exists());
+        let (ok, again, _) = run(&sandbox, &["uninstall-sandbox"]);
+        assert!(ok);
+        assert_eq!(
+            again,
+            "nothing to remove: wamcp never confined a command for this user\n"
+        );
+    } else {
+        assert_eq!(
+            stdout,
+            "nothing to remove: confinement on this system leaves nothing on the user's files\n"
+        );
+    }
+}
+
+/// The verdict is kept per boot and binary: a second server takes it as
+/// kept (here edited to say the network was open, which the server then
+/// reports and acts on), and a record for another key is proven again.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_self_tests_verdict_is_kept_for_this_boot_and_binary() {
+    let sandbox = Sandbox::new();
+    let record = sandbox
+        .home()
+        .join(".local/share/wamcp/confinement-proof.txt");
+    let client = sandbox.connect().await;
+    let info = client.server_info().await;
+    assert_eq!(
+        info["command_confinement_proof"]["network"], "holds",
+        "{info}"
+    );
+    assert_eq!(info["command_posture"], "confined");
+    let sandbox = client.close().await;
+    let text = std::fs::read_to_string(&record).unwrap();
+    let network = text
+        .lines()
+        .find(|l| l.starts_with("network holds "))
+        .unwrap();
+    std::fs::write(
+        &record,
+        text.replace(network, "network fails kept evidence"),
+    )
+    .unwrap();
+    let client = sandbox.connect().await;
+    let info = client.server_info().await;
+    assert_eq!(
+        info["command_confinement_proof"]["network"], "fails: kept evidence",
+        "{info}"
+    );
+    assert_eq!(info["command_confinement"], "landlock+seccomp");
+    assert_eq!(
+        info["command_posture"], "grammars",
+        "only a layer proven whole relaxes"
+    );
+    let sandbox = client.close().await;
+    let edited = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(&record, edited.replacen("key ", "key another boot ", 1)).unwrap();
+    let client = sandbox.connect().await;
+    let info = client.server_info().await;
+    assert_eq!(
+        info["command_confinement_proof"]["network"], "holds",
+        "{info}"
+    );
+    client.close().await;
 }
 
 #[test]

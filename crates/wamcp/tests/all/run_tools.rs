@@ -183,46 +183,70 @@ async fn a_user_rule_file_adds_rules() {
     client.close().await;
 }
 
-/// With `require`, a command starts under the write-restricted token (the
-/// `__confined-run` helper) and finishes with its output and exit code.
-/// Wine does not enforce access lists, so this shows the token path runs,
-/// not that Windows refuses writes (README, "what is verified where").
+/// The self-test decides. Wine enforces no access list and blocks no
+/// network, so its probe, started under the write-restricted token as
+/// commands are, writes everywhere: `auto` runs commands unconfined and
+/// says why, and `require` refuses them with the same evidence. On Windows
+/// itself the parts that hold are reported as holding.
 #[cfg(windows)]
 #[tokio::test]
-async fn a_command_runs_under_the_restricted_token() {
-    let (sandbox, project) = Sandbox::with_project();
-    std::fs::write(project.join("a.txt"), "needle here\r\n").unwrap();
-    let rules = sandbox.write(
-        "rules.json",
-        r#"{"rules": [{"id": "find", "programs": ["find"], "decision": "allow",
-            "justification": "reads files"}]}"#,
-    );
-    let home = sandbox.home();
-    let client = sandbox
-        .set("WAMCP_COMMAND_RULES", rules.display().to_string())
-        .set("WAMCP_COMMAND_SANDBOX", "require")
-        .connect()
-        .await;
-    let info = client.server_info().await;
-    assert_eq!(info["command_sandbox"], "require");
-    assert_eq!(info["command_confinement"], "restricted-token");
-    let text = client
-        .call_text(
-            "run_powershell",
-            json!({"command": "find 'needle here' a.txt", "working_directory": "proj"}),
-        )
-        .await;
-    assert!(text.contains("needle here"), "{text}");
-    assert!(text.ends_with("--- EXIT CODE: 0 ---\n"), "{text}");
-    let text = client
-        .call_text(
-            "run_powershell",
-            json!({"command": "find 'absent text' a.txt", "working_directory": "proj"}),
-        )
-        .await;
-    assert!(text.ends_with("--- EXIT CODE: 1 ---\n"), "{text}");
-    let sid = std::fs::read_to_string(home.join("AppData/Local/wamcp/capability-sid.txt")).unwrap();
-    assert!(sid.starts_with("S-1-5-21-"), "{sid}");
+async fn the_self_test_decides_whether_commands_run_confined() {
+    let outside = "fails: the system let the probe write outside the writable roots";
+    for mode in ["auto", "require"] {
+        let (sandbox, project) = Sandbox::with_project();
+        std::fs::write(project.join("a.txt"), "needle here\r\n").unwrap();
+        let rules = sandbox.write(
+            "rules.json",
+            r#"{"rules": [{"id": "find", "programs": ["find"], "decision": "allow",
+                "justification": "reads files"}]}"#,
+        );
+        let home = sandbox.home();
+        let client = sandbox
+            .set("WAMCP_COMMAND_RULES", rules.display().to_string())
+            .set("WAMCP_COMMAND_SANDBOX", mode)
+            .connect()
+            .await;
+        let info = client.server_info().await;
+        let proof = &info["command_confinement_proof"];
+        let call = json!({"command": "find 'needle here' a.txt", "working_directory": "proj"});
+        if !common::under_wine() {
+            assert_eq!(proof["writes"], "holds", "{info}");
+            continue;
+        }
+        assert_eq!(info["command_sandbox"], mode);
+        assert_eq!(info["command_confinement"], "none", "{info}");
+        assert_eq!(proof["writes"], outside, "{info}");
+        assert!(
+            proof["network"]
+                .as_str()
+                .unwrap()
+                .contains("connected to a loopback listener"),
+            "{info}"
+        );
+        let detail = info["command_confinement_detail"].as_str().unwrap();
+        assert!(
+            detail.starts_with("restricted-token is not trusted here: writes: the system let"),
+            "{detail}"
+        );
+        assert_eq!(info["command_posture"], "grammars");
+        // The probe ran under the token: the capability SID was made for it.
+        let sid =
+            std::fs::read_to_string(home.join("AppData/Local/wamcp/capability-sid.txt")).unwrap();
+        assert!(sid.starts_with("S-1-5-21-"), "{sid}");
+        if mode == "auto" {
+            let text = client.call_text("run_powershell", call).await;
+            assert!(text.contains("needle here"), "{text}");
+            assert!(text.ends_with("--- EXIT CODE: 0 ---\n"), "{text}");
+        } else {
+            let error = client.error_of("run_powershell", call).await;
+            assert_eq!(error["type"], "SANDBOX_UNAVAILABLE", "{error}");
+            let message = error["message"].as_str().unwrap();
+            assert!(
+                message.contains("the system let the probe write outside the writable roots"),
+                "{message}"
+            );
+        }
+    }
 }
 
 /// Trust files a command could rewrite are not trusted: a config file, a
@@ -316,16 +340,6 @@ pub(crate) fn shim_tools(sandbox: &Sandbox) -> String {
     std::env::join_paths(dirs).unwrap().into_string().unwrap()
 }
 
-/// Whether the suite runs under Wine, whose cmd.exe differs from Windows'
-/// in how it expands `%` on a command line.
-fn under_wine() -> bool {
-    cfg!(windows)
-        && std::process::Command::new("reg")
-            .args(["query", r"HKCU\Software\Wine"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-}
-
 /// `npm` is `npm.cmd` on Windows: found through PATHEXT, run confined and
 /// unconfined, its arguments reaching it as checked, never as cmd.exe
 /// commands; `msbuild` gets the quiet-logging switches from build_project.
@@ -363,7 +377,7 @@ async fn batch_file_shims_run_by_name_with_their_arguments_intact() {
             // project. Wine's cmd.exe ignores it (the planted helper runs
             // there), so only Windows can show the effect.
             assert!(text.contains("cwd-search-off=1"), "{text}");
-            if !under_wine() {
+            if !common::under_wine() {
                 assert!(text.contains("the helper on PATH"), "{text}");
                 assert!(!text.contains("PLANTED"), "{text}");
             }

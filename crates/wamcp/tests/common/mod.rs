@@ -421,6 +421,17 @@ pub fn git_stdout(dir: &Path, args: &[&str]) -> String {
 }
 
 /// Whether a git program can be run here (Wine prefixes have none).
+/// Whether the suite runs under Wine: its cmd.exe expands `%` unlike
+/// Windows', and it enforces no access list (the OS layer's self-test
+/// finds every part open).
+pub fn under_wine() -> bool {
+    cfg!(windows)
+        && std::process::Command::new("reg")
+            .args(["query", r"HKCU\Software\Wine"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+}
+
 pub fn have_git() -> bool {
     std::process::Command::new("git")
         .arg("--version")

@@ -13,7 +13,9 @@ fn holding_report() -> Report {
             (Place::Outside, refused("Permission denied (os error 13)")),
             (Place::Trust, refused("Read-only file system (os error 30)")),
         ],
-        connect: Some(Outcome::Failed("Network is unreachable (os error 101)".into())),
+        connect: Some(Outcome::Failed(
+            "Network is unreachable (os error 101)".into(),
+        )),
     }
 }
 
@@ -35,12 +37,18 @@ fn the_report_reads_back_as_written_and_ignores_stray_lines() {
     text.push_str(&report_line(None, report.connect.as_ref().unwrap()));
     text.push_str("\nwrite nowhere done\nwrite root refused a second report is ignored\n");
     assert_eq!(parse_report(&text), report);
-    assert_eq!(report_line(Some(Place::Root), &Outcome::Done), "write root done");
+    assert_eq!(
+        report_line(Some(Place::Root), &Outcome::Done),
+        "write root done"
+    );
     assert_eq!(
         report_line(None, &Outcome::Failed("two\nlines".into())),
         "connect failed two lines"
     );
-    assert_eq!(parse_report("write root maybe\nconnect\n"), Report::default());
+    assert_eq!(
+        parse_report("write root maybe\nconnect\n"),
+        Report::default()
+    );
 }
 
 #[test]
@@ -157,6 +165,9 @@ fn a_record_holds_only_for_its_key() {
     assert_eq!(read_record(&text, "boot-2 wamcp 123"), None);
     let cut: String = text.lines().take(3).map(|l| format!("{l}\n")).collect();
     assert_eq!(read_record(&cut, "boot-1 wamcp 123"), None);
-    assert_eq!(read_record(&text.replace("holds", "maybe"), "boot-1 wamcp 123"), None);
+    assert_eq!(
+        read_record(&text.replace("holds", "maybe"), "boot-1 wamcp 123"),
+        None
+    );
     assert_eq!(read_record("", "k"), None);
 }
