@@ -8,7 +8,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use wamcp_platform::confine::Scope;
-use wamcp_platform::confine::windows::{Grant, grant, revoke};
+use wamcp_platform::confine::windows::{Grant, grant, grants, revoke};
 use wamcp_policy::command::token_plan::{
     Access, Entry, Lifetime, capability_sid, is_capability_sid, ledger_with, read_ledger,
     token_plan, trust_candidates, write_ledger,
@@ -18,7 +18,8 @@ use wamcp_policy::command::token_plan::{
 pub const HELPER: &str = "__confined-run";
 
 /// Server-lifetime entries already added: adding one to a project root
-/// rewrites the access lists of the whole tree, so it is done once.
+/// rewrites the access lists of the whole tree, so it is done once per
+/// server, and not at all when an earlier server's entry is still there.
 static APPLIED: Mutex<Option<HashSet<(String, bool)>>> = Mutex::new(None);
 
 pub fn launch(scope: &Scope, temp: &Path) -> io::Result<Launch> {
@@ -37,23 +38,26 @@ pub fn launch(scope: &Scope, temp: &Path) -> io::Result<Launch> {
     let mut applied = APPLIED.lock().unwrap_or_else(|e| e.into_inner());
     let applied = applied.get_or_insert_with(HashSet::new);
     let key = |entry: &Entry| (entry.path.clone(), entry.access == Access::DenyWrite);
-    let new: Vec<Entry> = plan
-        .entries
-        .into_iter()
-        .filter(|e| e.lifetime == Lifetime::Call || !applied.contains(&key(e)))
-        .collect();
+    let kind = |entry: &Entry| match entry.access {
+        Access::Modify => Grant::Modify,
+        Access::DenyWrite => Grant::DenyWrite,
+    };
     // Recorded before they are added: an entry recorded and never added
     // costs `uninstall-sandbox` nothing, one added and never recorded
-    // would stay on the user's files for good.
-    record(&new)?;
-    for entry in &new {
-        let kind = match entry.access {
-            Access::Modify => Grant::Modify,
-            Access::DenyWrite => Grant::DenyWrite,
-        };
-        grant(Path::new(&entry.path), &capability, kind)?;
-        if entry.lifetime == Lifetime::Server {
-            applied.insert(key(entry));
+    // would stay on the user's files for good. All of them, so that one an
+    // earlier server added is in the ledger too.
+    record(&plan.entries)?;
+    for entry in plan.entries {
+        let server = entry.lifetime == Lifetime::Server;
+        if server && applied.contains(&key(&entry)) {
+            continue;
+        }
+        let there = || grants(Path::new(&entry.path), &capability);
+        if !(server && there().is_ok_and(|g| g.contains(&kind(&entry)))) {
+            grant(Path::new(&entry.path), &capability, kind(&entry))?;
+        }
+        if server {
+            applied.insert(key(&entry));
         }
     }
     let helper = std::env::current_exe()?;
