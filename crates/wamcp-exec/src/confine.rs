@@ -105,6 +105,14 @@ impl OsConfiner {
             program: std::env::current_exe().ok(),
         }
     }
+
+    /// The confiner whose self-test starts `program`, a binary with the
+    /// probe's body (this crate's own tests have no wamcp to start).
+    pub fn with_probe(program: PathBuf) -> OsConfiner {
+        OsConfiner {
+            program: Some(program),
+        }
+    }
 }
 
 impl Confiner for OsConfiner {

@@ -23,7 +23,7 @@ const ATTEMPT: &str = "import os\n\
 /// The confined sandbox, or `None` (with a loud note) where the kernel has
 /// no Landlock; `WAMCP_TEST_STRICT=1` makes that a failure.
 fn sandbox() -> Option<Sandbox> {
-    let sandbox = Sandbox::new(SandboxMode::Auto, Caches::default());
+    let sandbox = crate::os_sandbox(SandboxMode::Auto, Caches::default());
     if sandbox.status().mechanism.is_none() {
         let why = sandbox.status().detail.clone();
         assert!(

@@ -65,7 +65,7 @@ async fn build(p: &Project, command: &str) -> Result<String, ToolError> {
 /// Confined as the server confines (where the platform can): the real
 /// compilers must work inside it.
 fn confined() -> Sandbox {
-    Sandbox::new(SandboxMode::Auto, Caches::default())
+    crate::os_sandbox(SandboxMode::Auto, Caches::default())
 }
 
 /// The policy of a server whose only root, and project, is `root`.
