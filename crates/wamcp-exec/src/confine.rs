@@ -434,29 +434,40 @@ impl Sandbox {
         match self.confiner.probe() {
             Probe::Known(proof) => proof,
             Probe::Program(program) => {
-                let layer = format!("{} {}", support.detail, support.private_view.is_ok());
-                let key = crate::self_test::key(&program, mechanism, &layer);
-                crate::self_test::proof(self, &program, self.kept_proof.as_deref(), &key)
+                let key = proof_key(&program, mechanism, support);
+                let kept = self.kept_proof.as_deref();
+                match self.mode {
+                    // A promise is checked afresh, never taken from a file.
+                    SandboxMode::Require => crate::self_test::renew(self, &program, kept, &key),
+                    _ => crate::self_test::proof(self, &program, kept, &key),
+                }
             }
         }
     }
 
-    /// The self-test again, whatever was kept (`wamcp config --check`).
+    /// The self-test again, whatever was kept, and kept in its place
+    /// (`wamcp config --check`); `None` where nothing is tried.
     pub fn prove_now(&self) -> Option<Proof> {
         let support = self.confiner.support();
-        support.mechanism.as_ref()?;
+        let mechanism = support
+            .mechanism
+            .as_ref()
+            .filter(|_| self.mode != SandboxMode::Off)?;
         Some(match self.confiner.probe() {
             Probe::Known(proof) => proof,
-            Probe::Program(program) => crate::self_test::prove(self, &program),
+            Probe::Program(program) => {
+                let key = proof_key(&program, mechanism, &support);
+                crate::self_test::renew(self, &program, self.kept_proof.as_deref(), &key)
+            }
         })
     }
 
     /// How commands are judged here: by their effects where this OS layer
-    /// proved on this machine that it bounds writes and network, else by
-    /// the grammars alone.
+    /// proved on this machine that it bounds writes and network and keeps
+    /// the trust folders, else by the grammars alone.
     pub fn posture(&self) -> Posture {
         let status = self.status();
-        let proven = |p: &Proof| p.writes.is_ok() && p.network.is_ok();
+        let proven = |p: &Proof| p.writes.is_ok() && p.trust.is_ok() && p.network.is_ok();
         match status.mechanism.is_some() && status.proof.as_ref().is_some_and(proven) {
             true => Posture::Confined,
             false => Posture::Grammars,
@@ -572,6 +583,14 @@ impl Sandbox {
             }
         });
     }
+}
+
+/// What the kept verdict holds for: the probe binary, the mechanism and
+/// how it describes itself here (a kernel with another Landlock ABI, or a
+/// private view that came or went, is proven again).
+fn proof_key(program: &Path, mechanism: &str, support: &Support) -> String {
+    let layer = format!("{} {}", support.detail, support.private_view.is_ok());
+    crate::self_test::key(program, mechanism, &layer)
 }
 
 /// The parts of the OS layer the self-test could not prove, with the

@@ -82,22 +82,31 @@ pub fn ledger_file() -> io::Result<PathBuf> {
     Ok(own_dir()?.join("sandbox-entries.txt"))
 }
 
-/// Adds `entries` to the ledger, dropping paths that no longer exist (a
-/// folder that is gone holds no entry; the self-test's root is one).
+/// Adds the lasting `entries` the ledger lacks, appended: two servers
+/// writing at once may both add a line (read back once), but neither can
+/// drop the other's, as a rewrite could.
 fn record(entries: &[Entry]) -> io::Result<()> {
+    use std::io::Write;
     let file = ledger_file()?;
-    let text = std::fs::read_to_string(&file).unwrap_or_default();
-    let mut known = read_ledger(&text);
-    let before = known.len();
-    known.retain(|(_, path)| Path::new(path).exists());
-    let kept = write_ledger(&known);
-    let Some(text) = ledger_with(&kept, entries).or((known.len() != before).then_some(kept)) else {
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    let Some(whole) = ledger_with(&text, entries) else {
         return Ok(());
     };
+    let known = read_ledger(&text);
+    let added: Vec<(Access, String)> = read_ledger(&whole)
+        .into_iter()
+        .filter(|entry| !known.contains(entry))
+        .collect();
     std::fs::create_dir_all(own_dir()?)?;
-    let part = file.with_extension(format!("part-{}", std::process::id()));
-    std::fs::write(&part, text)?;
-    std::fs::rename(&part, &file)
+    let mut ledger = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&file)?;
+    ledger.write_all(write_ledger(&added).as_bytes())
 }
 
 /// The lasting entries wamcp has added and not taken away.
@@ -119,6 +128,12 @@ pub fn uninstall() -> Result<Vec<String>, String> {
             "nothing to remove: wamcp never confined a command for this user".into(),
         ]);
     };
+    if !is_capability_sid(&sid) {
+        return Err(format!(
+            "{} does not hold a capability SID; nothing was removed",
+            sid_file.display()
+        ));
+    }
     let (mut lines, mut failed) = (Vec::new(), Vec::new());
     let mut done = std::collections::BTreeSet::new();
     for (access, path) in recorded() {
@@ -158,15 +173,31 @@ pub fn uninstall() -> Result<Vec<String>, String> {
 fn capability() -> io::Result<String> {
     let dir = own_dir()?;
     let file = dir.join("capability-sid.txt");
-    if let Ok(text) = std::fs::read_to_string(&file)
-        && is_capability_sid(&text)
-    {
-        return Ok(text.trim().to_string());
+    match std::fs::read_to_string(&file) {
+        Ok(text) if is_capability_sid(&text) => return Ok(text.trim().to_string()),
+        // Never replaced: the entries on the user's files name the SID
+        // in it, and a new one would leave them where nothing finds them.
+        Ok(_) => {
+            return Err(io::Error::other(format!(
+                "{} does not hold a capability SID",
+                file.display()
+            )));
+        }
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        Err(_) => {}
     }
     std::fs::create_dir_all(&dir)?;
     let sid = capability_sid(random_bytes());
-    std::fs::write(&file, &sid)?;
-    Ok(sid)
+    // Made once: a server that loses the race to make it takes the winner's.
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&file)
+    {
+        Ok(mut made) => std::io::Write::write_all(&mut made, sid.as_bytes()).map(|()| sid),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => capability(),
+        Err(e) => Err(e),
+    }
 }
 
 /// Sixteen bytes from the standard library's OS-seeded hasher keys: the SID

@@ -24,11 +24,16 @@ pub const PROBE: &str = "__confine-probe";
 /// The probe's file name in each place.
 const PROBE_FILE: &str = "wamcp-probe.txt";
 
+/// What the file outside holds, which the probe tries to truncate.
+const VICTIM: &[u8] = b"wamcp canary: must keep these bytes\n";
+
 /// What the probe does to the system, so that its own decisions are tested
 /// with systems that refuse and allow.
 pub trait ProbeSystem {
     /// Creates `path` with a few bytes.
     fn write(&self, path: &Path) -> io::Result<()>;
+    /// Truncates the file `path` to nothing, by its path.
+    fn truncate(&self, path: &Path) -> io::Result<()>;
     /// Connects to `port` on this machine's loopback.
     fn connect(&self, port: u16) -> io::Result<()>;
     /// Where its temp folder is.
@@ -43,6 +48,28 @@ impl ProbeSystem for RealSystem {
         std::fs::write(path, b"wamcp self-test\n")
     }
 
+    /// `truncate(2)` on Unix: the call Landlock bounds only from ABI 3,
+    /// which a write by opening the file does not exercise.
+    #[cfg(unix)]
+    fn truncate(&self, path: &Path) -> io::Result<()> {
+        use std::os::unix::ffi::OsStrExt;
+        let path = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+        // SAFETY: a NUL-terminated path that outlives the call.
+        match unsafe { libc::truncate(path.as_ptr(), 0) } {
+            0 => Ok(()),
+            _ => Err(io::Error::last_os_error()),
+        }
+    }
+
+    /// Windows truncates only through a handle opened for writing.
+    #[cfg(not(unix))]
+    fn truncate(&self, path: &Path) -> io::Result<()> {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)?
+            .set_len(0)
+    }
+
     fn connect(&self, port: u16) -> io::Result<()> {
         let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
         TcpStream::connect_timeout(&address, Duration::from_secs(3)).map(drop)
@@ -53,9 +80,10 @@ impl ProbeSystem for RealSystem {
     }
 }
 
-/// The body of `wamcp __confine-probe --port P PLACE=FOLDER... temp`:
-/// tries each write and the connection, and answers the report, one line
-/// each. An argument it does not understand is an error, never skipped.
+/// The body of `wamcp __confine-probe --port P PLACE=FOLDER... temp
+/// victim=FILE`: tries each write, the truncation and the connection, and
+/// answers the report, one line each. An argument it does not understand
+/// is an error, never skipped.
 pub fn probe_main(args: &[String], system: &dyn ProbeSystem) -> Result<String, String> {
     let mut report = Vec::new();
     let mut args = args.iter();
@@ -71,7 +99,10 @@ pub fn probe_main(args: &[String], system: &dyn ProbeSystem) -> Result<String, S
             None => (arg.as_str(), system.temp_dir()),
         };
         let place = Place::from_label(label).ok_or_else(|| format!("unknown place '{arg}'"))?;
-        let written = system.write(&folder.join(PROBE_FILE));
+        let written = match place {
+            Place::Victim => system.truncate(&folder),
+            _ => system.write(&folder.join(PROBE_FILE)),
+        };
         report.push(report_line(Some(place), &outcome(written)));
     }
     Ok(report.join("\n") + "\n")
@@ -106,8 +137,14 @@ pub fn proof(sandbox: &Sandbox, program: &Path, kept: Option<&Path>, key: &str) 
     {
         return proof;
     }
+    renew(sandbox, program, file, key)
+}
+
+/// A new self-test, kept in `file` for `key` when the probe ran (a set-up
+/// or start that failed is tried again next time, not kept for the boot).
+pub fn renew(sandbox: &Sandbox, program: &Path, file: Option<&Path>, key: &str) -> Proof {
     let proof = prove(sandbox, program);
-    if let Some(file) = file {
+    if let Some(file) = file.filter(|_| proof.ran && !key.is_empty()) {
         let _ = keep(file, &record(key, &proof));
     }
     proof
@@ -141,6 +178,8 @@ fn attempt(sandbox: &Sandbox, program: &Path) -> io::Result<Proof> {
     for dir in [&trust, &outside] {
         std::fs::create_dir_all(dir)?;
     }
+    let victim = outside.join("victim.txt");
+    std::fs::write(&victim, VICTIM)?;
     let root = dunce::canonicalize(&root)?;
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
     listener.set_nonblocking(true)?;
@@ -155,7 +194,9 @@ fn attempt(sandbox: &Sandbox, program: &Path) -> io::Result<Proof> {
             .iter()
             .map(|(place, dir)| format!("{}={}", place.label(), dir.display())),
     );
-    args.extend([Place::Temp.label().to_string(), "--port".into()]);
+    args.push(Place::Temp.label().to_string());
+    args.push(format!("{}={}", Place::Victim.label(), victim.display()));
+    args.push("--port".into());
     args.push(listener.local_addr()?.port().to_string());
     let spec = crate::RunSpec {
         program: program.display().to_string(),
@@ -176,6 +217,7 @@ fn attempt(sandbox: &Sandbox, program: &Path) -> io::Result<Proof> {
             .map(|(place, _)| *place)
             .collect(),
         accepted: listener.accept().is_ok(),
+        truncated: std::fs::read(&victim).map_or(true, |bytes| bytes != VICTIM),
     };
     let started = match output.exit_code {
         Some(0) => Ok(()),

@@ -603,9 +603,11 @@ fn check(env: EnvLookup, cwd: &Path) -> Result<(), String> {
 /// Runs the OS layer's self-test now and prints each part; a problem when
 /// `require` cannot be met.
 fn confinement_check(ctx: &ServerContext) -> Option<String> {
+    // Proven first: the verdict it keeps is the one the status reads.
+    let proven = ctx.sandbox.prove_now();
     let status = ctx.sandbox.status();
     let mode = status.mode.as_str();
-    let Some(proof) = ctx.sandbox.prove_now() else {
+    let Some(proof) = proven else {
         println!(
             "command confinement (WAMCP_COMMAND_SANDBOX={mode}): none ({})",
             status.detail

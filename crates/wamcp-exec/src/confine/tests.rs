@@ -9,6 +9,8 @@ struct Fake {
     verified: bool,
     /// Whether its self-test finds the network open although writes hold.
     network_open: bool,
+    /// Whether its self-test finds trust folders writable.
+    trust_open: bool,
     /// Whether it offers a private view (hidden stores, read-only trust).
     viewed: bool,
     scopes: Mutex<Vec<Scope>>,
@@ -32,8 +34,9 @@ impl Confiner for Fake {
         };
         Probe::Known(Proof {
             writes: part(self.verified),
-            trust: part(self.verified),
+            trust: part(self.verified && !self.trust_open),
             network: part(self.verified && !self.network_open),
+            ran: true,
         })
     }
     fn launch(&self, scope: &Scope, temp: &Path) -> io::Result<Launch> {
@@ -74,6 +77,13 @@ fn only_a_layer_proven_whole_relaxes_the_posture() {
     for (fake, posture) in [
         (working(), Posture::Confined),
         (network_open(), Posture::Grammars),
+        (
+            Fake {
+                trust_open: true,
+                ..working()
+            },
+            Posture::Grammars,
+        ),
         (Fake::default(), Posture::Grammars),
     ] {
         let (sandbox, _) = fake_sandbox(SandboxMode::Auto, fake, Vec::new());

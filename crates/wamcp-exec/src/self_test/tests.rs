@@ -16,6 +16,9 @@ impl ProbeSystem for Fake {
             false => Ok(()),
         }
     }
+    fn truncate(&self, path: &Path) -> io::Result<()> {
+        self.write(path)
+    }
     fn connect(&self, port: u16) -> io::Result<()> {
         self.tried.borrow_mut().push(format!("port {port}"));
         (self.connect)()
@@ -34,6 +37,7 @@ const PROBE_ARGS: &[&str] = &[
     "outside=/o",
     "trust=/r/.vscode",
     "temp",
+    "victim=/o/v.txt",
     "--port",
     "4711",
 ];
@@ -51,13 +55,14 @@ fn a_system_that_refuses_is_reported_as_refusing() {
         report,
         format!(
             "write root done\nwrite outside refused {denied}\nwrite trust refused {denied}\n\
-             write temp done\nconnect refused {denied}\n"
+             write temp done\nwrite victim refused {denied}\nconnect refused {denied}\n"
         )
     );
     let mut want: Vec<String> = ["/r", "/o", "/r/.vscode", "/t"]
         .iter()
         .map(|dir| Path::new(dir).join(PROBE_FILE).display().to_string())
         .collect();
+    want.push("/o/v.txt".into());
     want.push("port 4711".into());
     assert_eq!(*fake.tried.borrow(), want);
 }
@@ -72,7 +77,7 @@ fn a_system_that_allows_is_reported_as_allowing() {
     let report = probe_main(&args(PROBE_ARGS), &fake).unwrap();
     assert_eq!(
         report,
-        "write root done\nwrite outside done\nwrite trust done\nwrite temp done\nconnect done\n"
+        "write root done\nwrite outside done\nwrite trust done\nwrite temp done\nwrite victim done\nconnect done\n"
     );
 }
 

@@ -219,13 +219,23 @@ fn compiled_filters() -> &'static Result<Compiled, String> {
                 let earlier = refused.insert(number, rules);
                 debug_assert!(earlier.is_none(), "system call {number} in two rule sets");
             }
+            let mut filters = vec![
+                filter(refused, libc::EPERM)?,
+                filter(xattr_rules(), libc::EOPNOTSUPP)?,
+                filter(unreadable_argument_rules(), libc::ENOSYS)?,
+                filter(unseen_stream_rules()?, libc::EACCES)?,
+            ];
+            // Before ABI 3 Landlock does not see `truncate(2)`, which
+            // needs no open descriptor: a file outside the roots could be
+            // emptied by name. Refused outright there (`ftruncate` on a
+            // descriptor opened for writing stays, bounded by the open).
+            if landlock_abi().is_ok_and(|abi| abi < 3) {
+                let mut rules = Rules::new();
+                add(&mut rules, libc::SYS_truncate, always());
+                filters.push(filter(rules, libc::EACCES)?);
+            }
             Ok(Compiled {
-                always: vec![
-                    filter(refused, libc::EPERM)?,
-                    filter(xattr_rules(), libc::EOPNOTSUPP)?,
-                    filter(unreadable_argument_rules(), libc::ENOSYS)?,
-                    filter(unseen_stream_rules()?, libc::EACCES)?,
-                ],
+                always: filters,
                 without_network: filter(network_rules()?, libc::EACCES)?,
             })
         };

@@ -20,11 +20,20 @@ pub enum Place {
     Outside,
     /// A trust folder (`.vscode`) inside the root: must be refused.
     Trust,
+    /// A file outside every writable place, truncated by path (the call
+    /// Landlock bounds only from ABI 3): must be refused.
+    Victim,
 }
 
 impl Place {
     /// Every place, in the order the probe tries them.
-    pub const ALL: [Place; 4] = [Place::Root, Place::Temp, Place::Outside, Place::Trust];
+    pub const ALL: [Place; 5] = [
+        Place::Root,
+        Place::Temp,
+        Place::Outside,
+        Place::Trust,
+        Place::Victim,
+    ];
 
     /// The word for the place in the probe's arguments and report.
     pub fn label(self) -> &'static str {
@@ -33,6 +42,7 @@ impl Place {
             Place::Temp => "temp",
             Place::Outside => "outside",
             Place::Trust => "trust",
+            Place::Victim => "victim",
         }
     }
 
@@ -147,6 +157,8 @@ pub struct Observed {
     pub written: Vec<Place>,
     /// Whether the loopback listener accepted a connection.
     pub accepted: bool,
+    /// Whether the file outside lost its bytes.
+    pub truncated: bool,
 }
 
 /// One part of the OS layer: `Ok` with what proved it, or `Err` with the
@@ -162,6 +174,9 @@ pub struct Proof {
     pub trust: Part,
     /// No network for a command without it.
     pub network: Part,
+    /// Whether the probe ran and reported: a verdict from machinery that
+    /// failed (no start, no set-up) is not kept for later.
+    pub ran: bool,
 }
 
 impl Proof {
@@ -171,6 +186,7 @@ impl Proof {
             writes: Err(why.to_string()),
             trust: Err(why.to_string()),
             network: Err(why.to_string()),
+            ran: false,
         }
     }
 
@@ -194,6 +210,7 @@ pub fn judge(started: Result<(), String>, observed: &Observed, report: &Report) 
         writes: writes(observed, report),
         trust: trust(observed, report),
         network: network(observed, report),
+        ran: true,
     }
 }
 
@@ -206,6 +223,9 @@ fn writes(observed: &Observed, report: &Report) -> Part {
     if wrote(Place::Outside) {
         return Err("the system let the probe write outside the writable roots".into());
     }
+    if observed.truncated {
+        return Err("the system let the probe truncate a file outside the writable roots".into());
+    }
     for (place, name) in [
         (Place::Root, "its writable root"),
         (Place::Temp, "its own temp folder"),
@@ -217,16 +237,15 @@ fn writes(observed: &Observed, report: &Report) -> Part {
             ));
         }
     }
-    match report.write(Place::Outside) {
-        Some(Outcome::Refused(_)) => Ok(
-            "a probe started as commands are wrote inside its root and temp folder and was refused outside them"
-                .into(),
-        ),
-        _ => Err(format!(
-            "the probe's write outside the roots failed without a refusal ({})",
-            why(Place::Outside)
-        )),
+    for (place, what) in [(Place::Outside, "write"), (Place::Victim, "truncation")] {
+        if !matches!(report.write(place), Some(Outcome::Refused(_))) {
+            return Err(format!(
+                "the probe's {what} outside the roots failed without a refusal ({})",
+                why(place)
+            ));
+        }
     }
+    Ok("a probe started as commands are wrote inside its root and temp folder and was refused outside them".into())
 }
 
 fn trust(observed: &Observed, report: &Report) -> Part {
@@ -250,11 +269,16 @@ fn network(observed: &Observed, report: &Report) -> Part {
             "the probe, started without the network, connected to a loopback listener".into(),
         );
     }
+    // Only a refusal: a connection that timed out or found nothing
+    // listening says nothing about the next host a command tries.
     match &report.connect {
-        Some(Outcome::Refused(_) | Outcome::Failed(_)) => Ok(
-            "the probe, started without the network, could not connect to a loopback listener"
+        Some(Outcome::Refused(_)) => Ok(
+            "the probe, started without the network, was refused a connection to a loopback listener"
                 .into(),
         ),
+        Some(Outcome::Failed(why)) => Err(format!(
+            "the probe's connection failed without a refusal ({why})"
+        )),
         Some(Outcome::Done) => {
             Err("the probe reported a connection the loopback listener never accepted".into())
         }
@@ -294,6 +318,7 @@ pub fn read_record(text: &str, key: &str) -> Option<Proof> {
         writes: part("writes")?,
         trust: part("trust_folders")?,
         network: part("network")?,
+        ran: true,
     })
 }
 

@@ -12,17 +12,17 @@ fn holding_report() -> Report {
             (Place::Temp, Outcome::Done),
             (Place::Outside, refused("Permission denied (os error 13)")),
             (Place::Trust, refused("Read-only file system (os error 30)")),
+            (Place::Victim, refused("Permission denied (os error 13)")),
         ],
-        connect: Some(Outcome::Failed(
-            "Network is unreachable (os error 101)".into(),
-        )),
+        connect: Some(refused("Permission denied (os error 13)")),
     }
 }
 
 fn holding_observed() -> Observed {
     Observed {
-        written: vec![Place::Root, Place::Temp],
+        written: vec![Place::Root],
         accepted: false,
+        truncated: false,
     }
 }
 
@@ -54,6 +54,7 @@ fn the_report_reads_back_as_written_and_ignores_stray_lines() {
 #[test]
 fn a_layer_that_holds_is_proven_part_by_part() {
     let proof = judge(Ok(()), &holding_observed(), &holding_report());
+    assert!(proof.ran);
     assert!(proof.writes.is_ok(), "{proof:?}");
     assert!(proof.trust.is_ok(), "{proof:?}");
     assert!(proof.network.is_ok(), "{proof:?}");
@@ -64,7 +65,28 @@ fn a_layer_that_holds_is_proven_part_by_part() {
 #[test]
 fn each_failure_is_named_by_what_was_seen() {
     type Change = fn(&mut Observed, &mut Report);
-    let cases: [(&str, Change, &str, &str); 8] = [
+    let cases: [(&str, Change, &str, &str); 11] = [
+        (
+            "Landlock before ABI 3: a file outside truncated by path",
+            |o, r| {
+                o.truncated = true;
+                r.writes[4].1 = Outcome::Done;
+            },
+            "writes",
+            "the system let the probe truncate a file outside the writable roots",
+        ),
+        (
+            "the truncation failed another way",
+            |_, r| r.writes[4].1 = Outcome::Failed("No such file or directory".into()),
+            "writes",
+            "the probe's truncation outside the roots failed without a refusal (No such file or directory)",
+        ),
+        (
+            "a connection that timed out proves nothing",
+            |_, r| r.connect = Some(Outcome::Failed("timed out".into())),
+            "network",
+            "the probe's connection failed without a refusal (timed out)",
+        ),
         (
             "Wine: the write outside went through",
             |o, r| {
@@ -146,6 +168,7 @@ fn a_probe_that_did_not_start_proves_nothing() {
             &Err("the probe could not start confined: access denied".to_string())
         );
     }
+    assert!(!proof.ran, "a verdict of failed machinery is not kept");
     let silent = judge(Ok(()), &holding_observed(), &Report::default());
     assert!(silent.writes.is_err() && silent.trust.is_err() && silent.network.is_err());
 }
@@ -156,6 +179,7 @@ fn a_record_holds_only_for_its_key() {
         writes: Ok("held".into()),
         trust: Err("the system let\nit".into()),
         network: Err("connected".into()),
+        ran: true,
     };
     let text = record("boot-1 wamcp 123", &proof);
     let read = read_record(&text, "boot-1 wamcp 123").unwrap();
