@@ -903,9 +903,9 @@ pub fn uninstall() -> Result<Vec<String>, String> {
 pub fn recorded_entries() -> (Vec<String>, Option<PathBuf>) {
     #[cfg(windows)]
     {
-        use wamcp_policy::command::token_plan::{Access, write_ledger};
-        let mut entries: Vec<(Access, String)> = crate::confine_windows::recorded();
-        entries.retain(|(_, path)| Path::new(path).exists());
+        let mut entries = crate::confine_windows::recorded();
+        entries.retain(|entry| Path::new(&entry.path).exists());
+        let write_ledger = wamcp_policy::command::token_plan::write_ledger;
         let lines = write_ledger(&entries).lines().map(str::to_string).collect();
         (lines, crate::confine_windows::ledger_file().ok())
     }
@@ -915,11 +915,12 @@ pub fn recorded_entries() -> (Vec<String>, Option<PathBuf>) {
     }
 }
 
-/// The body of `wamcp __confined-run CAPABILITY [--] PROGRAM ARGS...`:
-/// starts the program under the write-restricted token and answers its
-/// exit code. A batch file runs through `cmd.exe` with the standard
-/// library's quoting (see `batch_command_line`).
-pub fn run_helper(capability: &str, argv: &[String]) -> Result<u32, String> {
+/// The body of `wamcp __confined-run SID,SID... [--] PROGRAM ARGS...`:
+/// starts the program under the write-restricted token whose restricting
+/// SIDs are the listed capability SIDs (one per writable place) and the
+/// logon SID, and answers its exit code. A batch file runs through
+/// `cmd.exe` with the standard library's quoting (see `batch_command_line`).
+pub fn run_helper(capabilities: &str, argv: &[String]) -> Result<u32, String> {
     let argv = match argv.first().map(String::as_str) {
         Some("--") => &argv[1..],
         _ => argv,
@@ -927,12 +928,16 @@ pub fn run_helper(capability: &str, argv: &[String]) -> Result<u32, String> {
     let Some((program, args)) = argv.split_first() else {
         return Err("no program to run".into());
     };
-    if !wamcp_policy::command::token_plan::is_capability_sid(capability) {
-        return Err(format!("'{capability}' is not a capability SID"));
+    let sids: Vec<String> = capabilities.split(',').map(str::to_string).collect();
+    if let Some(bad) = sids
+        .iter()
+        .find(|sid| !wamcp_policy::command::token_plan::is_capability_sid(sid))
+    {
+        return Err(format!("'{bad}' is not a capability SID"));
     }
     #[cfg(windows)]
     {
-        wamcp_platform::confine::windows::run_restricted(capability, program, args)
+        wamcp_platform::confine::windows::run_restricted(&sids, program, args)
             .map_err(|e| format!("could not start '{program}' under the restricted token: {e}"))
     }
     #[cfg(not(windows))]

@@ -1,6 +1,6 @@
-//! The Windows launch: access entries for wamcp's capability SID as the
-//! token plan says, then `wamcp __confined-run`, which starts the program
-//! under the write-restricted token.
+//! The Windows launch: access entries for the capability SIDs of the
+//! writable places as the token plan says, then `wamcp __confined-run`,
+//! which starts the program under the write-restricted token.
 
 use crate::confine::Launch;
 use std::collections::HashSet;
@@ -10,17 +10,20 @@ use std::sync::Mutex;
 use wamcp_platform::confine::Scope;
 use wamcp_platform::confine::windows::{Grant, grant, grants, revoke};
 use wamcp_policy::command::token_plan::{
-    Access, Entry, Lifetime, capability_sid, is_capability_sid, ledger_with, read_ledger,
-    token_plan, trust_candidates, write_ledger,
+    Access, Entry, LOGON, Lifetime, Recorded, capability_sid, is_capability_sid, ledger_with,
+    read_ledger, token_plan, trust_candidates, write_ledger,
 };
 
 /// The subcommand of the wamcp binary that starts a program under the token.
 pub const HELPER: &str = "__confined-run";
 
-/// Server-lifetime entries already added: adding one to a project root
-/// rewrites the access lists of the whole tree, so it is done once per
-/// server, and not at all when an earlier server's entry is still there.
-static APPLIED: Mutex<Option<HashSet<(String, bool)>>> = Mutex::new(None);
+/// Server-lifetime allow entries already added: adding one to a project
+/// root rewrites the access lists of the whole tree, so it is done once
+/// per server, and not at all when an earlier server's entry is still
+/// there. Deny entries are looked at before every command instead: a file
+/// replaced by renaming a new one over it (git writing `.git\config`)
+/// loses its own entries.
+static APPLIED: Mutex<Option<HashSet<(String, String)>>> = Mutex::new(None);
 
 pub fn launch(scope: &Scope, temp: &Path) -> io::Result<Launch> {
     let capability = capability()?;
@@ -37,7 +40,6 @@ pub fn launch(scope: &Scope, temp: &Path) -> io::Result<Launch> {
     let plan = token_plan(&capability, &writable, &temp.display().to_string(), &trust);
     let mut applied = APPLIED.lock().unwrap_or_else(|e| e.into_inner());
     let applied = applied.get_or_insert_with(HashSet::new);
-    let key = |entry: &Entry| (entry.path.clone(), entry.access == Access::DenyWrite);
     let kind = |entry: &Entry| match entry.access {
         Access::Modify => Grant::Modify,
         Access::DenyWrite => Grant::DenyWrite,
@@ -47,24 +49,33 @@ pub fn launch(scope: &Scope, temp: &Path) -> io::Result<Launch> {
     // would stay on the user's files for good. All of them, so that one an
     // earlier server added is in the ledger too.
     record(&plan.entries)?;
-    for entry in plan.entries {
-        let server = entry.lifetime == Lifetime::Server;
-        if server && applied.contains(&key(&entry)) {
+    for entry in &plan.entries {
+        let key = (entry.path.clone(), entry.sid.clone());
+        let lasting_allow = entry.lifetime == Lifetime::Server && entry.access == Access::Modify;
+        if lasting_allow && applied.contains(&key) {
             continue;
         }
-        let there = || grants(Path::new(&entry.path), &capability);
-        if !(server && there().is_ok_and(|g| g.contains(&kind(&entry)))) {
-            grant(Path::new(&entry.path), &capability, kind(&entry))?;
+        let path = Path::new(&entry.path);
+        let there = entry.lifetime == Lifetime::Server
+            && grants(path, &entry.sid).is_ok_and(|g| g.contains(&kind(entry)));
+        if !there {
+            grant(path, &entry.sid, kind(entry))?;
         }
-        if server {
-            applied.insert(key(&entry));
+        if lasting_allow {
+            applied.insert(key);
         }
     }
+    let sids: Vec<&str> = plan
+        .restricting
+        .iter()
+        .map(String::as_str)
+        .filter(|sid| *sid != LOGON)
+        .collect();
     let helper = std::env::current_exe()?;
     Ok(Launch {
         wrapper: Some((
             helper.display().to_string(),
-            vec![HELPER.to_string(), capability, "--".to_string()],
+            vec![HELPER.to_string(), sids.join(","), "--".to_string()],
         )),
     })
 }
@@ -97,7 +108,7 @@ fn record(entries: &[Entry]) -> io::Result<()> {
         return Ok(());
     };
     let known = read_ledger(&text);
-    let added: Vec<(Access, String)> = read_ledger(&whole)
+    let added: Vec<Recorded> = read_ledger(&whole)
         .into_iter()
         .filter(|entry| !known.contains(entry))
         .collect();
@@ -110,37 +121,33 @@ fn record(entries: &[Entry]) -> io::Result<()> {
 }
 
 /// The lasting entries wamcp has added and not taken away.
-pub fn recorded() -> Vec<(Access, String)> {
+pub fn recorded() -> Vec<Recorded> {
     let text = ledger_file().and_then(std::fs::read_to_string);
     read_ledger(&text.unwrap_or_default())
 }
 
-/// `wamcp uninstall-sandbox`: takes every recorded entry away, and the
-/// capability SID with them once none is left. One line per path; an
-/// error names the paths whose entries are still there (and keeps them in
-/// the ledger for the next try).
+/// `wamcp uninstall-sandbox`: takes every recorded entry away (each names
+/// its capability SID), and the base SID with them once none is left. One
+/// line per path; an error names the paths whose entries are still there
+/// (and keeps them in the ledger for the next try).
 pub fn uninstall() -> Result<Vec<String>, String> {
     let sid_file = own_dir()
         .map_err(|e| e.to_string())?
         .join("capability-sid.txt");
-    let Ok(sid) = std::fs::read_to_string(&sid_file) else {
+    let entries = recorded();
+    if entries.is_empty() && !sid_file.exists() {
         return Ok(vec![
             "nothing to remove: wamcp never confined a command for this user".into(),
         ]);
-    };
-    if !is_capability_sid(&sid) {
-        return Err(format!(
-            "{} does not hold a capability SID; nothing was removed",
-            sid_file.display()
-        ));
     }
     let (mut lines, mut failed) = (Vec::new(), Vec::new());
     let mut done = std::collections::BTreeSet::new();
-    for (access, path) in recorded() {
-        if !done.insert(path.clone()) {
+    for entry in entries {
+        if !done.insert((entry.path.clone(), entry.sid.clone())) {
             continue;
         }
-        match revoke(Path::new(&path), sid.trim()) {
+        let path = entry.path.clone();
+        match revoke(Path::new(&path), &entry.sid) {
             Ok(n) => lines.push(format!(
                 "{path}: {n} entr{} removed",
                 if n == 1 { "y" } else { "ies" }
@@ -148,7 +155,7 @@ pub fn uninstall() -> Result<Vec<String>, String> {
             Err(_) if !Path::new(&path).exists() => {
                 lines.push(format!("{path}: gone, nothing to remove"))
             }
-            Err(e) => failed.push(((access, path.clone()), format!("{path}: {e}"))),
+            Err(e) => failed.push((entry, format!("{path}: {e}"))),
         }
     }
     let ledger = ledger_file().map_err(|e| e.to_string())?;
@@ -158,7 +165,7 @@ pub fn uninstall() -> Result<Vec<String>, String> {
         lines.push("the capability SID and the ledger are removed".into());
         return Ok(lines);
     }
-    let left: Vec<(Access, String)> = failed.iter().map(|(entry, _)| entry.clone()).collect();
+    let left: Vec<Recorded> = failed.iter().map(|(entry, _)| entry.clone()).collect();
     let _ = std::fs::write(&ledger, write_ledger(&left));
     let errors: Vec<String> = failed.into_iter().map(|(_, why)| why).collect();
     Err(format!(

@@ -413,3 +413,25 @@ mod settings_only {
         assert_eq!(*egress.served.lock().unwrap(), 1);
     }
 }
+
+/// The helper starts nothing unless every restricting SID it is handed is
+/// a capability SID: never the user's well-known groups, never an empty
+/// list item.
+#[test]
+fn the_helper_takes_only_capability_sids() {
+    let argv: Vec<String> = ["--", "prog.exe"].map(String::from).to_vec();
+    for bad in ["S-1-1-0", "S-1-5-21-1-2-3-4,S-1-1-0", "S-1-5-21-1-2-3-4,", ""] {
+        let error = run_helper(bad, &argv).unwrap_err();
+        assert!(error.ends_with("is not a capability SID"), "{bad}: {error}");
+    }
+    assert_eq!(
+        run_helper("S-1-5-21-1-2-3-4", &["--".to_string()]),
+        Err("no program to run".to_string())
+    );
+    if cfg!(not(windows)) {
+        assert_eq!(
+            run_helper("S-1-5-21-1-2-3-4,S-1-5-21-5-6-7-8", &argv),
+            Err("the restricted token exists only on Windows".to_string())
+        );
+    }
+}

@@ -382,14 +382,17 @@ fn system_cmd() -> io::Result<String> {
 }
 
 /// Runs `program` (a resolved path) with `args` under a write-restricted
-/// token whose restricting SIDs are `capability` and the logon SID, with
-/// this process's standard handles, environment and directory; returns its
-/// exit code.
-pub fn run_restricted(capability: &str, program: &str, args: &[String]) -> io::Result<u32> {
+/// token whose restricting SIDs are `capabilities` (one per writable place)
+/// and the logon SID, with this process's standard handles, environment
+/// and directory; returns its exit code.
+pub fn run_restricted(capabilities: &[String], program: &str, args: &[String]) -> io::Result<u32> {
     let own = own_token()?;
-    let capability = Sid::parse(capability)?;
+    let capabilities = capabilities
+        .iter()
+        .map(|sid| Sid::parse(sid))
+        .collect::<io::Result<Vec<Sid>>>()?;
     let mut logon = logon_sid(own.0)?;
-    let restricted = restricted_token(&own, &capability, logon.as_deref_mut())?;
+    let restricted = restricted_token(&own, &capabilities, logon.as_deref_mut())?;
     let (application, mut line) = command_line(program, args)?;
     let (process, _thread) = start_as(&restricted, &application, &mut line)?;
     exit_code(&process)
@@ -409,16 +412,19 @@ fn own_token() -> io::Result<Handle> {
 }
 
 /// A write-restricted copy of `own` whose restricting SIDs are
-/// `capability` and, when the token has one, the `logon` SID.
+/// `capabilities` and, when the token has one, the `logon` SID.
 fn restricted_token(
     own: &Handle,
-    capability: &Sid,
+    capabilities: &[Sid],
     logon: Option<&mut [u8]>,
 ) -> io::Result<Handle> {
-    let mut restricting = vec![SID_AND_ATTRIBUTES {
-        Sid: capability.0,
-        Attributes: 0,
-    }];
+    let mut restricting: Vec<SID_AND_ATTRIBUTES> = capabilities
+        .iter()
+        .map(|sid| SID_AND_ATTRIBUTES {
+            Sid: sid.0,
+            Attributes: 0,
+        })
+        .collect();
     if let Some(logon) = logon {
         restricting.push(SID_AND_ATTRIBUTES {
             Sid: logon.as_mut_ptr().cast(),

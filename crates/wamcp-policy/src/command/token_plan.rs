@@ -3,11 +3,15 @@
 //!
 //! A write-restricted token passes a write check only when both the user's
 //! own groups *and* one of the restricting SIDs are granted the access. The
-//! restricting SIDs are a capability SID that belongs to this installation
-//! of wamcp (nothing else on the machine is ever granted anything for it)
-//! and the logon session's SID (the session's own objects). So a command can
-//! write exactly where wamcp added an allow entry for the capability, and
-//! nowhere a deny entry for it says no, whatever the user may write.
+//! restricting SIDs are capability SIDs of this installation of wamcp, one
+//! per writable place (derived from a random base SID and the place's
+//! path; nothing else on the machine is ever granted anything for them),
+//! and the logon session's SID (the session's own objects). So a command
+//! can write exactly where wamcp added an allow entry for one of *its*
+//! places, and nowhere a deny entry says no, whatever the user may write.
+//! The entries stay between servers (adding one to a big tree is slow);
+//! a root an earlier session used keeps its entry, but no later command
+//! carries its SID unless that root is writable to it again.
 
 use crate::write_rules::trust_dir_names;
 
@@ -31,7 +35,7 @@ pub enum Access {
     DenyWrite,
 }
 
-/// One access-control entry for the capability SID, on one path.
+/// One access-control entry for a capability SID, on one path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
     /// The file or directory the entry is added to (a Windows path).
@@ -40,6 +44,8 @@ pub struct Entry {
     pub access: Access,
     /// When the entry is removed again.
     pub lifetime: Lifetime,
+    /// The capability SID it names.
+    pub sid: String,
 }
 
 /// How one command's token is restricted and which paths it may write.
@@ -56,35 +62,79 @@ pub struct TokenPlan {
 /// Placeholder for the logon SID in [`TokenPlan::restricting`].
 pub const LOGON: &str = "LOGON";
 
-/// The plan for one command: `writable` holds the roots and caches.
-/// `existing_trust` lists the trust locations that exist inside them (from
-/// [`trust_candidates`]), which stay closed to the command although they
-/// are inside a writable root.
+/// The plan for one command: `writable` holds the roots and caches, each
+/// opened for a capability SID of its own (from `base`, the installation's
+/// SID). `existing_trust` lists the trust locations that exist inside them
+/// (from [`trust_candidates`]), which stay closed to the command although
+/// they are inside a writable root: denied for the SID of every writable
+/// place that holds them (a root nested in another inherits both allows).
 pub fn token_plan(
-    capability: &str,
+    base: &str,
     writable: &[String],
     temp: &str,
     existing_trust: &[String],
 ) -> TokenPlan {
-    let entry = |path: &String, access, lifetime| Entry {
-        path: path.clone(),
+    let entry = |path: &str, access, lifetime, sid: String| Entry {
+        path: path.to_string(),
         access,
         lifetime,
+        sid,
     };
     let mut entries: Vec<Entry> = writable
         .iter()
-        .map(|p| entry(p, Access::Modify, Lifetime::Server))
+        .map(|p| entry(p, Access::Modify, Lifetime::Server, capability_for(base, p)))
         .collect();
-    entries.push(entry(&temp.to_string(), Access::Modify, Lifetime::Call));
-    entries.extend(
-        existing_trust
-            .iter()
-            .map(|p| entry(p, Access::DenyWrite, Lifetime::Server)),
-    );
+    entries.push(entry(
+        temp,
+        Access::Modify,
+        Lifetime::Call,
+        capability_for(base, temp),
+    ));
+    for trust in existing_trust {
+        entries.extend(writable.iter().filter(|w| holds(w, trust)).map(|w| {
+            entry(
+                trust,
+                Access::DenyWrite,
+                Lifetime::Server,
+                capability_for(base, w),
+            )
+        }));
+    }
+    let mut restricting: Vec<String> = Vec::new();
+    for e in entries.iter().filter(|e| e.access == Access::Modify) {
+        if !restricting.contains(&e.sid) {
+            restricting.push(e.sid.clone());
+        }
+    }
+    restricting.push(LOGON.to_string());
     TokenPlan {
-        restricting: vec![capability.to_string(), LOGON.to_string()],
+        restricting,
         entries,
     }
+}
+
+/// Whether the folder `dir` holds `path` (compared without case, as
+/// Windows compares names).
+fn holds(dir: &str, path: &str) -> bool {
+    let dir = dir.trim_end_matches(['\\', '/']).to_lowercase();
+    let path = path.to_lowercase();
+    path.strip_prefix(&dir)
+        .is_some_and(|rest| rest.starts_with(['\\', '/']))
+}
+
+/// The capability SID that opens `path` to commands: the same for the same
+/// installation and folder (spelled in any case), different for any other,
+/// and unlike any account's.
+pub fn capability_for(base: &str, path: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let folded = path.trim_end_matches(['\\', '/']).to_lowercase();
+    let mut input = base.trim().as_bytes().to_vec();
+    input.push(0);
+    input.extend_from_slice(folded.as_bytes());
+    let digest = Sha256::digest(&input);
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    capability_sid(bytes)
 }
 
 /// The trust locations a root may hold, to be denied when they exist:
@@ -120,16 +170,31 @@ pub fn is_capability_sid(text: &str) -> bool {
     parts.len() == 4 && parts.iter().all(|p| p.parse::<u32>().is_ok())
 }
 
-/// The record of the lasting entries wamcp added (one `allow PATH` or
-/// `deny PATH` line each), so that `wamcp uninstall-sandbox` can take
+/// One line of the ledger: an entry wamcp added, with the SID it names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    /// Allow or deny.
+    pub access: Access,
+    /// The capability SID the entry names.
+    pub sid: String,
+    /// Where it is.
+    pub path: String,
+}
+
+/// The record of the lasting entries wamcp added (one `allow SID PATH` or
+/// `deny SID PATH` line each), so that `wamcp uninstall-sandbox` can take
 /// every one away again and `wamcp config --check` can list them: the
 /// entries outlive the server on purpose (adding one to a big tree is
-/// slow), so they must never be forgotten.
+/// slow), so they must never be forgotten. `None` when nothing is new.
 pub fn ledger_with(ledger: &str, added: &[Entry]) -> Option<String> {
     let mut entries = read_ledger(ledger);
     let before = entries.len();
     for entry in added.iter().filter(|e| e.lifetime == Lifetime::Server) {
-        let item = (entry.access, entry.path.clone());
+        let item = Recorded {
+            access: entry.access,
+            sid: entry.sid.clone(),
+            path: entry.path.clone(),
+        };
         if !entries.contains(&item) {
             entries.push(item);
         }
@@ -137,17 +202,27 @@ pub fn ledger_with(ledger: &str, added: &[Entry]) -> Option<String> {
     (entries.len() != before).then(|| write_ledger(&entries))
 }
 
-/// The entries a ledger names, each once; lines it does not know are
-/// skipped (a ledger is only ever written by [`ledger_with`]).
-pub fn read_ledger(text: &str) -> Vec<(Access, String)> {
-    let mut entries: Vec<(Access, String)> = Vec::new();
+/// The entries a ledger names, each once; lines it does not know, or
+/// whose SID is not a capability SID, are skipped (a ledger is only ever
+/// written by [`ledger_with`]).
+pub fn read_ledger(text: &str) -> Vec<Recorded> {
+    let mut entries: Vec<Recorded> = Vec::new();
     for line in text.lines().map(|l| l.trim_end_matches('\r')) {
-        let entry = match line.split_once(' ') {
-            Some(("allow", path)) => (Access::Modify, path.to_string()),
-            Some(("deny", path)) => (Access::DenyWrite, path.to_string()),
+        let mut words = line.splitn(3, ' ');
+        let access = match words.next() {
+            Some("allow") => Access::Modify,
+            Some("deny") => Access::DenyWrite,
             _ => continue,
         };
-        if !entry.1.is_empty() && !entries.contains(&entry) {
+        let (Some(sid), Some(path)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let entry = Recorded {
+            access,
+            sid: sid.to_string(),
+            path: path.to_string(),
+        };
+        if is_capability_sid(sid) && !path.is_empty() && !entries.contains(&entry) {
             entries.push(entry);
         }
     }
@@ -155,12 +230,15 @@ pub fn read_ledger(text: &str) -> Vec<(Access, String)> {
 }
 
 /// A ledger naming `entries`.
-pub fn write_ledger(entries: &[(Access, String)]) -> String {
+pub fn write_ledger(entries: &[Recorded]) -> String {
     entries
         .iter()
-        .map(|(access, path)| match access {
-            Access::Modify => format!("allow {path}\n"),
-            Access::DenyWrite => format!("deny {path}\n"),
+        .map(|e| {
+            let word = match e.access {
+                Access::Modify => "allow",
+                Access::DenyWrite => "deny",
+            };
+            format!("{word} {} {}\n", e.sid, e.path)
         })
         .collect()
 }
@@ -169,75 +247,117 @@ pub fn write_ledger(entries: &[(Access, String)]) -> String {
 mod tests {
     use super::*;
 
+    const BASE: &str = "S-1-5-21-1-2-3-4";
+
     #[test]
-    fn the_ledger_keeps_every_lasting_entry_once() {
+    fn the_ledger_keeps_every_lasting_entry_once_with_its_sid() {
         let plan = token_plan(
-            "S-1-5-21-1-2-3-4",
+            BASE,
             &[r"C:\src\game".to_string()],
             r"C:\Temp\wamcp-cmd-x1",
             &[r"C:\src\game\.vscode".to_string()],
         );
+        let game = capability_for(BASE, r"C:\src\game");
         let first = ledger_with("", &plan.entries).unwrap();
-        assert_eq!(first, "allow C:\\src\\game\ndeny C:\\src\\game\\.vscode\n");
+        assert_eq!(
+            first,
+            format!("allow {game} C:\\src\\game\ndeny {game} C:\\src\\game\\.vscode\n")
+        );
         assert_eq!(ledger_with(&first, &plan.entries), None, "nothing new");
-        let other = token_plan("S-1-5-21-1-2-3-4", &[r"D:\w".to_string()], r"C:\T\x", &[]);
+        let other = token_plan(BASE, &[r"D:\w x".to_string()], r"C:\T\x", &[]);
         let second = ledger_with(&first, &other.entries).unwrap();
+        let recorded = |access, sid: &str, path: &str| Recorded {
+            access,
+            sid: sid.to_string(),
+            path: path.to_string(),
+        };
+        let w = capability_for(BASE, r"D:\w x");
         assert_eq!(
             read_ledger(&second),
             [
-                (Access::Modify, r"C:\src\game".to_string()),
-                (Access::DenyWrite, r"C:\src\game\.vscode".to_string()),
-                (Access::Modify, r"D:\w".to_string()),
+                recorded(Access::Modify, &game, r"C:\src\game"),
+                recorded(Access::DenyWrite, &game, r"C:\src\game\.vscode"),
+                recorded(Access::Modify, &w, r"D:\w x"),
             ]
         );
-        let messy = "allow C:\\a\r\nallow C:\\a\ngrant C:\\b\nallow \n\ndeny C:\\a b\n";
+        let messy = format!(
+            "allow {game} C:\\a\r\nallow {game} C:\\a\ngrant {game} C:\\b\nallow C:\\no-sid\n\
+             allow S-1-1-0 C:\\everyone\nallow {game} \n\ndeny {game} C:\\a b\n"
+        );
         assert_eq!(
-            read_ledger(messy),
+            read_ledger(&messy),
             [
-                (Access::Modify, r"C:\a".to_string()),
-                (Access::DenyWrite, r"C:\a b".to_string())
+                recorded(Access::Modify, &game, r"C:\a"),
+                recorded(Access::DenyWrite, &game, r"C:\a b"),
             ]
         );
     }
 
     #[test]
-    fn the_plan_opens_roots_caches_and_temp_and_keeps_trust_closed() {
-        let plan = token_plan(
-            "S-1-5-21-1-2-3-4",
-            &[
-                r"C:\src\game".to_string(),
-                r"C:\Users\u\.cargo\registry".to_string(),
-            ],
+    fn the_plan_opens_each_place_for_its_own_sid_and_keeps_trust_closed() {
+        let (game, inner, cargo, temp) = (
+            r"C:\src\game",
+            r"C:\src\game\libs\inner",
+            r"C:\Users\u\.cargo\registry",
             r"C:\Users\u\AppData\Local\Temp\wamcp-cmd-x1",
-            &[r"C:\src\game\.git\hooks".to_string()],
         );
-        assert_eq!(plan.restricting, ["S-1-5-21-1-2-3-4", LOGON]);
-        let shown: Vec<(&str, Access, Lifetime)> = plan
+        let plan = token_plan(
+            BASE,
+            &[game.to_string(), inner.to_string(), cargo.to_string()],
+            temp,
+            &[
+                r"C:\src\game\.git\hooks".to_string(),
+                r"C:\src\game\libs\inner\.vscode".to_string(),
+            ],
+        );
+        let sid = |path| capability_for(BASE, path);
+        assert_eq!(
+            plan.restricting,
+            [
+                sid(game),
+                sid(inner),
+                sid(cargo),
+                sid(temp),
+                LOGON.to_string()
+            ]
+        );
+        let shown: Vec<(&str, Access, Lifetime, String)> = plan
             .entries
             .iter()
-            .map(|e| (e.path.as_str(), e.access, e.lifetime))
+            .map(|e| (e.path.as_str(), e.access, e.lifetime, e.sid.clone()))
             .collect();
+        let hooks = r"C:\src\game\.git\hooks";
+        let vscode = r"C:\src\game\libs\inner\.vscode";
         assert_eq!(
             shown,
             [
-                (r"C:\src\game", Access::Modify, Lifetime::Server),
-                (
-                    r"C:\Users\u\.cargo\registry",
-                    Access::Modify,
-                    Lifetime::Server
-                ),
-                (
-                    r"C:\Users\u\AppData\Local\Temp\wamcp-cmd-x1",
-                    Access::Modify,
-                    Lifetime::Call
-                ),
-                (
-                    r"C:\src\game\.git\hooks",
-                    Access::DenyWrite,
-                    Lifetime::Server
-                ),
+                (game, Access::Modify, Lifetime::Server, sid(game)),
+                (inner, Access::Modify, Lifetime::Server, sid(inner)),
+                (cargo, Access::Modify, Lifetime::Server, sid(cargo)),
+                (temp, Access::Modify, Lifetime::Call, sid(temp)),
+                (hooks, Access::DenyWrite, Lifetime::Server, sid(game)),
+                // Denied for both SIDs that would open it: the nested root's
+                // and the one its allow is inherited from.
+                (vscode, Access::DenyWrite, Lifetime::Server, sid(game)),
+                (vscode, Access::DenyWrite, Lifetime::Server, sid(inner)),
             ]
         );
+    }
+
+    /// One SID per folder and installation: a root an earlier session
+    /// opened is not writable to a command of another root.
+    #[test]
+    fn each_folder_has_a_capability_of_its_own() {
+        let a = capability_for(BASE, r"C:\src\game");
+        assert!(is_capability_sid(&a), "{a}");
+        assert_eq!(a, capability_for(BASE, r"c:\SRC\Game\"));
+        assert_ne!(a, capability_for(BASE, r"C:\src\game2"));
+        assert_ne!(a, capability_for(BASE, r"C:\src"));
+        assert_ne!(a, capability_for("S-1-5-21-9-9-9-9", r"C:\src\game"));
+        assert_ne!(a, BASE);
+        assert!(holds(r"C:\src\game\", r"c:\SRC\game\.git"));
+        assert!(!holds(r"C:\src\game", r"C:\src\game2\.git"));
+        assert!(!holds(r"C:\src\game", r"C:\src\game"));
     }
 
     #[test]
