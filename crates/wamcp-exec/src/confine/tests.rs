@@ -420,7 +420,12 @@ mod settings_only {
 #[test]
 fn the_helper_takes_only_capability_sids() {
     let argv: Vec<String> = ["--", "prog.exe"].map(String::from).to_vec();
-    for bad in ["S-1-1-0", "S-1-5-21-1-2-3-4,S-1-1-0", "S-1-5-21-1-2-3-4,", ""] {
+    for bad in [
+        "S-1-1-0",
+        "S-1-5-21-1-2-3-4,S-1-1-0",
+        "S-1-5-21-1-2-3-4,",
+        "",
+    ] {
         let error = run_helper(bad, &argv).unwrap_err();
         assert!(error.ends_with("is not a capability SID"), "{bad}: {error}");
     }
