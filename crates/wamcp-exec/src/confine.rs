@@ -903,7 +903,7 @@ pub fn uninstall() -> Result<Vec<String>, String> {
 pub fn recorded_entries() -> (Vec<String>, Option<PathBuf>) {
     #[cfg(windows)]
     {
-        let mut entries = crate::confine_windows::recorded();
+        let mut entries = crate::confine_windows::recorded().unwrap_or_default();
         entries.retain(|entry| Path::new(&entry.path).exists());
         let write_ledger = wamcp_policy::command::token_plan::write_ledger;
         let lines = write_ledger(&entries).lines().map(str::to_string).collect();

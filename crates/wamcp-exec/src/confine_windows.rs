@@ -10,8 +10,8 @@ use std::sync::Mutex;
 use wamcp_platform::confine::Scope;
 use wamcp_platform::confine::windows::{Grant, grant, grants, revoke};
 use wamcp_policy::command::token_plan::{
-    Access, Entry, LOGON, Lifetime, Recorded, capability_sid, is_capability_sid, ledger_with,
-    read_ledger, token_plan, trust_candidates, write_ledger,
+    Access, Entry, LOGON, Lifetime, Recorded, capability_sid, is_capability_sid, is_own_sid,
+    ledger_with, read_ledger, token_plan, trust_candidates, write_ledger,
 };
 
 /// The subcommand of the wamcp binary that starts a program under the token.
@@ -35,7 +35,10 @@ pub fn launch(scope: &Scope, temp: &Path) -> io::Result<Launch> {
     let trust: Vec<String> = writable
         .iter()
         .flat_map(|root| trust_candidates(root))
-        .filter(|p| Path::new(p).exists())
+        // Not through a link or junction: an entry set there lands on
+        // whatever it leads to, where the ledger cannot find it. A write
+        // through it needs an allow entry there, which none gives.
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink()))
         .collect();
     let plan = token_plan(&capability, &writable, &temp.display().to_string(), &trust);
     let mut applied = APPLIED.lock().unwrap_or_else(|e| e.into_inner());
@@ -97,7 +100,6 @@ pub fn ledger_file() -> io::Result<PathBuf> {
 /// writing at once may both add a line (read back once), but neither can
 /// drop the other's, as a rewrite could.
 fn record(entries: &[Entry]) -> io::Result<()> {
-    use std::io::Write;
     let file = ledger_file()?;
     let text = match std::fs::read_to_string(&file) {
         Ok(text) => text,
@@ -112,18 +114,32 @@ fn record(entries: &[Entry]) -> io::Result<()> {
         .into_iter()
         .filter(|entry| !known.contains(entry))
         .collect();
+    record_lines(&added)
+}
+
+/// Appends `entries` to the ledger.
+fn record_lines(entries: &[Recorded]) -> io::Result<()> {
+    use std::io::Write;
     std::fs::create_dir_all(own_dir()?)?;
     let mut ledger = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&file)?;
-    ledger.write_all(write_ledger(&added).as_bytes())
+        .open(ledger_file()?)?;
+    ledger.write_all(write_ledger(entries).as_bytes())
 }
 
-/// The lasting entries wamcp has added and not taken away.
-pub fn recorded() -> Vec<Recorded> {
-    let text = ledger_file().and_then(std::fs::read_to_string);
-    read_ledger(&text.unwrap_or_default())
+/// The lasting entries wamcp has added and not taken away (none when
+/// there is no ledger).
+pub fn recorded() -> io::Result<Vec<Recorded>> {
+    read_ledger_file(&ledger_file()?)
+}
+
+fn read_ledger_file(file: &Path) -> io::Result<Vec<Recorded>> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => Ok(read_ledger(&text)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
 }
 
 /// `wamcp uninstall-sandbox`: takes every recorded entry away (each names
@@ -131,22 +147,37 @@ pub fn recorded() -> Vec<Recorded> {
 /// line per path; an error names the paths whose entries are still there
 /// (and keeps them in the ledger for the next try).
 pub fn uninstall() -> Result<Vec<String>, String> {
-    let sid_file = own_dir()
-        .map_err(|e| e.to_string())?
-        .join("capability-sid.txt");
-    let entries = recorded();
-    if entries.is_empty() && !sid_file.exists() {
+    let text = |e: io::Error| e.to_string();
+    let sid_file = own_dir().map_err(text)?.join("capability-sid.txt");
+    let ledger = ledger_file().map_err(text)?;
+    // Taken aside first: a server adding entries meanwhile starts a new
+    // ledger, which this run leaves alone.
+    let taking = ledger.with_extension("uninstalling");
+    match std::fs::rename(&ledger, &taking) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("{}: {e}", ledger.display())),
+    }
+    let entries = read_ledger_file(&taking).map_err(text)?;
+    let base = std::fs::read_to_string(&sid_file).unwrap_or_default();
+    if entries.is_empty() && base.is_empty() {
+        let _ = std::fs::remove_file(&taking);
         return Ok(vec![
             "nothing to remove: wamcp never confined a command for this user".into(),
         ]);
     }
     let (mut lines, mut failed) = (Vec::new(), Vec::new());
-    let mut done = std::collections::BTreeSet::new();
     for entry in entries {
-        if !done.insert((entry.path.clone(), entry.sid.clone())) {
+        let path = entry.path.clone();
+        // Only a SID this installation made for the path or a folder
+        // holding it: never an account's, whatever the ledger says.
+        if !is_own_sid(base.trim(), &entry.sid, &path) {
+            lines.push(format!(
+                "{path}: the ledger names {}, which is not wamcp's; left alone",
+                entry.sid
+            ));
             continue;
         }
-        let path = entry.path.clone();
         match revoke(Path::new(&path), &entry.sid) {
             Ok(n) => lines.push(format!(
                 "{path}: {n} entr{} removed",
@@ -158,15 +189,19 @@ pub fn uninstall() -> Result<Vec<String>, String> {
             Err(e) => failed.push((entry, format!("{path}: {e}"))),
         }
     }
-    let ledger = ledger_file().map_err(|e| e.to_string())?;
     if failed.is_empty() {
-        let _ = std::fs::remove_file(&ledger);
-        let _ = std::fs::remove_file(&sid_file);
-        lines.push("the capability SID and the ledger are removed".into());
+        let _ = std::fs::remove_file(&taking);
+        if !ledger.exists() {
+            let _ = std::fs::remove_file(&sid_file);
+            lines.push("the capability SID and the ledger are removed".into());
+        } else {
+            lines.push("a server added entries meanwhile: the capability SID is kept".into());
+        }
         return Ok(lines);
     }
     let left: Vec<Recorded> = failed.iter().map(|(entry, _)| entry.clone()).collect();
-    let _ = std::fs::write(&ledger, write_ledger(&left));
+    let _ = record_lines(&left);
+    let _ = std::fs::remove_file(&taking);
     let errors: Vec<String> = failed.into_iter().map(|(_, why)| why).collect();
     Err(format!(
         "entries remain on {} path(s): {}",
@@ -195,13 +230,15 @@ fn capability() -> io::Result<String> {
     }
     std::fs::create_dir_all(&dir)?;
     let sid = capability_sid(random_bytes());
-    // Made once: a server that loses the race to make it takes the winner's.
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&file)
-    {
-        Ok(mut made) => std::io::Write::write_all(&mut made, sid.as_bytes()).map(|()| sid),
+    // Written whole beside it, then linked into place, which never
+    // replaces: a server that loses the race takes the winner's, and a
+    // crash leaves no empty file behind.
+    let part = dir.join(format!("capability-sid.{}.part", std::process::id()));
+    std::fs::write(&part, &sid)?;
+    let linked = std::fs::hard_link(&part, &file);
+    let _ = std::fs::remove_file(&part);
+    match linked {
+        Ok(()) => Ok(sid),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => capability(),
         Err(e) => Err(e),
     }

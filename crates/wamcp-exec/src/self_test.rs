@@ -24,7 +24,7 @@ pub const PROBE: &str = "__confine-probe";
 /// The probe's file name in each place.
 const PROBE_FILE: &str = "wamcp-probe.txt";
 
-/// What the file outside holds, which the probe tries to truncate.
+/// What the files the probe must not change hold.
 const VICTIM: &[u8] = b"wamcp canary: must keep these bytes\n";
 
 /// What the probe does to the system, so that its own decisions are tested
@@ -34,6 +34,13 @@ pub trait ProbeSystem {
     fn write(&self, path: &Path) -> io::Result<()>;
     /// Truncates the file `path` to nothing, by its path.
     fn truncate(&self, path: &Path) -> io::Result<()>;
+    /// Opens the file `path` for reading with `O_TRUNC` (Windows: for
+    /// writing, truncating), which empties it.
+    fn empty(&self, path: &Path) -> io::Result<()>;
+    /// Deletes the file `path`.
+    fn remove(&self, path: &Path) -> io::Result<()>;
+    /// Renames `from` to `to`.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Connects to `port` on this machine's loopback.
     fn connect(&self, port: u16) -> io::Result<()>;
     /// Where its temp folder is.
@@ -70,6 +77,34 @@ impl ProbeSystem for RealSystem {
             .set_len(0)
     }
 
+    #[cfg(unix)]
+    fn empty(&self, path: &Path) -> io::Result<()> {
+        use std::os::unix::fs::OpenOptionsExt;
+        // O_RDONLY is zero: read access, with the truncation as a flag.
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_TRUNC)
+            .open(path)
+            .map(drop)
+    }
+
+    #[cfg(not(unix))]
+    fn empty(&self, path: &Path) -> io::Result<()> {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .map(drop)
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::rename(from, to)
+    }
+
     fn connect(&self, port: u16) -> io::Result<()> {
         let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
         TcpStream::connect_timeout(&address, Duration::from_secs(3)).map(drop)
@@ -80,10 +115,11 @@ impl ProbeSystem for RealSystem {
     }
 }
 
-/// The body of `wamcp __confine-probe --port P PLACE=FOLDER... temp
-/// victim=FILE`: tries each write, the truncation and the connection, and
-/// answers the report, one line each. An argument it does not understand
-/// is an error, never skipped.
+/// The body of `wamcp __confine-probe --port P PLACE=PATH... temp`: tries
+/// each change (a new file in a folder, a truncation, an emptying open, a
+/// delete, a rename: see `Place`) and the connection, and answers the
+/// report, one line each. An argument it does not understand is an error,
+/// never skipped.
 pub fn probe_main(args: &[String], system: &dyn ProbeSystem) -> Result<String, String> {
     let mut report = Vec::new();
     let mut args = args.iter();
@@ -94,16 +130,21 @@ pub fn probe_main(args: &[String], system: &dyn ProbeSystem) -> Result<String, S
             report.push(report_line(None, &outcome(system.connect(port))));
             continue;
         }
-        let (label, folder) = match arg.split_once('=') {
-            Some((label, folder)) => (label, PathBuf::from(folder)),
+        let (label, path) = match arg.split_once('=') {
+            Some((label, path)) => (label, PathBuf::from(path)),
             None => (arg.as_str(), system.temp_dir()),
         };
         let place = Place::from_label(label).ok_or_else(|| format!("unknown place '{arg}'"))?;
-        let written = match place {
-            Place::Victim => system.truncate(&folder),
-            _ => system.write(&folder.join(PROBE_FILE)),
+        let done = match place {
+            Place::Root | Place::Temp | Place::Outside | Place::Trust => {
+                system.write(&path.join(PROBE_FILE))
+            }
+            Place::Victim => system.truncate(&path),
+            Place::Emptied => system.empty(&path),
+            Place::Doomed | Place::TrustFile => system.remove(&path),
+            Place::TrustFolder => system.rename(&path, &moved(&path)),
         };
-        report.push(report_line(Some(place), &outcome(written)));
+        report.push(report_line(Some(place), &outcome(done)));
     }
     Ok(report.join("\n") + "\n")
 }
@@ -119,12 +160,21 @@ fn outcome(result: io::Result<()>) -> Outcome {
 }
 
 fn refused(error: &io::Error) -> bool {
+    // EBUSY: a mount point (a read-only trust folder) cannot be renamed.
     const EPERM: i32 = 1;
+    const EBUSY: i32 = 16;
     const EROFS: i32 = 30;
     matches!(
         error.kind(),
         io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem
-    ) || (cfg!(unix) && matches!(error.raw_os_error(), Some(EPERM | EROFS)))
+    ) || (cfg!(unix) && matches!(error.raw_os_error(), Some(EPERM | EBUSY | EROFS)))
+}
+
+/// Where the probe tries to rename a folder to.
+fn moved(folder: &Path) -> PathBuf {
+    let mut name = folder.as_os_str().to_os_string();
+    name.push("-moved");
+    PathBuf::from(name)
 }
 
 /// The verdict for this machine: the kept one when it holds for this boot,
@@ -172,30 +222,37 @@ pub fn prove(sandbox: &Sandbox, program: &Path) -> Proof {
 
 fn attempt(sandbox: &Sandbox, program: &Path) -> io::Result<Proof> {
     let area = tempfile::Builder::new().prefix("wamcp-probe-").tempdir()?;
-    let root = area.path().join("root");
-    let outside = area.path().join("outside");
+    let (root, outside) = (area.path().join("root"), area.path().join("outside"));
     let trust = root.join(".vscode");
     for dir in [&trust, &outside] {
         std::fs::create_dir_all(dir)?;
     }
-    let victim = outside.join("victim.txt");
-    std::fs::write(&victim, VICTIM)?;
     let root = dunce::canonicalize(&root)?;
+    let path = |place| match place {
+        Place::Root => root.clone(),
+        Place::Temp => PathBuf::new(),
+        Place::Outside => outside.clone(),
+        Place::Trust | Place::TrustFolder => trust.clone(),
+        Place::Victim => outside.join("victim.txt"),
+        Place::Emptied => outside.join("emptied.txt"),
+        Place::Doomed => outside.join("doomed.txt"),
+        Place::TrustFile => trust.join("settings.json"),
+    };
+    for place in [
+        Place::Victim,
+        Place::Emptied,
+        Place::Doomed,
+        Place::TrustFile,
+    ] {
+        std::fs::write(path(place), VICTIM)?;
+    }
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
     listener.set_nonblocking(true)?;
-    let folders = [
-        (Place::Root, &root),
-        (Place::Outside, &outside),
-        (Place::Trust, &trust),
-    ];
     let mut args = vec![PROBE.to_string()];
-    args.extend(
-        folders
-            .iter()
-            .map(|(place, dir)| format!("{}={}", place.label(), dir.display())),
-    );
-    args.push(Place::Temp.label().to_string());
-    args.push(format!("{}={}", Place::Victim.label(), victim.display()));
+    args.extend(Place::ALL.iter().map(|&place| match place {
+        Place::Temp => place.label().to_string(),
+        _ => format!("{}={}", place.label(), path(place).display()),
+    }));
     args.push("--port".into());
     args.push(listener.local_addr()?.port().to_string());
     let spec = crate::RunSpec {
@@ -210,14 +267,16 @@ fn attempt(sandbox: &Sandbox, program: &Path) -> io::Result<Proof> {
         search: Default::default(),
     };
     let output = run_apart(spec)?;
+    let kept = |file: PathBuf| std::fs::read(file).is_ok_and(|bytes| bytes == VICTIM);
+    let changed = |place| match place {
+        Place::Temp => false,
+        Place::Root | Place::Outside | Place::Trust => path(place).join(PROBE_FILE).exists(),
+        Place::TrustFolder => !trust.is_dir() || moved(&trust).exists(),
+        _ => !kept(path(place)),
+    };
     let observed = Observed {
-        written: folders
-            .iter()
-            .filter(|(_, dir)| dir.join(PROBE_FILE).exists())
-            .map(|(place, _)| *place)
-            .collect(),
+        changed: Place::ALL.into_iter().filter(|p| changed(*p)).collect(),
         accepted: listener.accept().is_ok(),
-        truncated: std::fs::read(&victim).map_or(true, |bytes| bytes != VICTIM),
     };
     let started = match output.exit_code {
         Some(0) => Ok(()),

@@ -225,14 +225,8 @@ fn compiled_filters() -> &'static Result<Compiled, String> {
                 filter(unreadable_argument_rules(), libc::ENOSYS)?,
                 filter(unseen_stream_rules()?, libc::EACCES)?,
             ];
-            // Before ABI 3 Landlock does not see `truncate(2)`, which
-            // needs no open descriptor: a file outside the roots could be
-            // emptied by name. Refused outright there (`ftruncate` on a
-            // descriptor opened for writing stays, bounded by the open).
             if landlock_abi().is_ok_and(|abi| abi < 3) {
-                let mut rules = Rules::new();
-                add(&mut rules, libc::SYS_truncate, always());
-                filters.push(filter(rules, libc::EACCES)?);
+                filters.push(filter(truncation_rules()?, libc::EACCES)?);
             }
             Ok(Compiled {
                 always: filters,
@@ -532,6 +526,24 @@ fn unreadable_argument_rules() -> Rules {
 
 /// Extended attributes hold file capabilities and security labels; setting
 /// or removing one answers "not supported", which tools already accept.
+/// Before ABI 3 Landlock does not see truncation: `truncate(2)` needs no
+/// descriptor, and an open for reading with `O_TRUNC` counts as a read,
+/// yet both empty the file, outside the roots too. Refused outright there
+/// (`ftruncate` on a descriptor opened for writing stays, bounded by the
+/// open, and so does `O_TRUNC` with write access).
+fn truncation_rules() -> Result<Rules, seccompiler::BackendError> {
+    let mut rules = Rules::new();
+    add(&mut rules, libc::SYS_truncate, always());
+    let read_only_truncation = |flags: u8| {
+        let mask = (libc::O_ACCMODE | libc::O_TRUNC) as u64;
+        SeccompRule::new(vec![masked(flags, mask, libc::O_TRUNC as u64)?])
+    };
+    #[cfg(target_arch = "x86_64")]
+    add(&mut rules, libc::SYS_open, vec![read_only_truncation(1)?]);
+    add(&mut rules, libc::SYS_openat, vec![read_only_truncation(2)?]);
+    Ok(rules)
+}
+
 fn xattr_rules() -> Rules {
     let mut rules = Rules::new();
     for number in [

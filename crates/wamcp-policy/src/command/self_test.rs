@@ -9,30 +9,47 @@
 //! Pure: the probe's report is text, what wamcp saw is data, and the
 //! verdict is kept as text between runs (per boot and binary).
 
-/// A place the probe tries to write.
+/// A place the probe tries to change, and how.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
-    /// Inside its writable root: must succeed.
+    /// A new file inside its writable root: must succeed.
     Root,
-    /// Its own temp folder: must succeed.
+    /// A new file in its own temp folder: must succeed.
     Temp,
-    /// A canary folder outside every writable place: must be refused.
+    /// A new file in a canary folder outside every writable place: must be
+    /// refused.
     Outside,
-    /// A trust folder (`.vscode`) inside the root: must be refused.
+    /// A new file in a trust folder (`.vscode`) inside the root: must be
+    /// refused.
     Trust,
-    /// A file outside every writable place, truncated by path (the call
-    /// Landlock bounds only from ABI 3): must be refused.
+    /// A file outside, truncated by its path (`truncate(2)`, which Landlock
+    /// sees only from ABI 3): must be refused.
     Victim,
+    /// A file outside, opened for reading with `O_TRUNC` (which empties it,
+    /// and which Landlock before ABI 3 counts as a read): must be refused.
+    Emptied,
+    /// A file outside, deleted (a delete is not a write to every system:
+    /// Windows lets a parent folder's rights decide it): must be refused.
+    Doomed,
+    /// A file inside the trust folder, deleted: must be refused.
+    TrustFile,
+    /// The trust folder itself, renamed away (a writable copy could then
+    /// take its place): must be refused.
+    TrustFolder,
 }
 
 impl Place {
     /// Every place, in the order the probe tries them.
-    pub const ALL: [Place; 5] = [
+    pub const ALL: [Place; 9] = [
         Place::Root,
         Place::Temp,
         Place::Outside,
         Place::Trust,
         Place::Victim,
+        Place::Emptied,
+        Place::Doomed,
+        Place::TrustFile,
+        Place::TrustFolder,
     ];
 
     /// The word for the place in the probe's arguments and report.
@@ -43,12 +60,44 @@ impl Place {
             Place::Outside => "outside",
             Place::Trust => "trust",
             Place::Victim => "victim",
+            Place::Emptied => "emptied",
+            Place::Doomed => "doomed",
+            Place::TrustFile => "trust-file",
+            Place::TrustFolder => "trust-folder",
         }
     }
 
     /// The place a label names.
     pub fn from_label(label: &str) -> Option<Place> {
         Place::ALL.into_iter().find(|p| p.label() == label)
+    }
+
+    /// What wamcp says when it finds this place changed although it must
+    /// not be (`None` for the places that must change).
+    fn breach(self) -> Option<&'static str> {
+        Some(match self {
+            Place::Root | Place::Temp => return None,
+            Place::Outside => "the system let the probe write outside the writable roots",
+            Place::Victim => "the system let the probe truncate a file outside the writable roots",
+            Place::Emptied => {
+                "the system let the probe empty a file outside the writable roots by opening it"
+            }
+            Place::Doomed => "the system let the probe delete a file outside the writable roots",
+            Place::Trust => "the system let the probe change a trust folder inside its root",
+            Place::TrustFile => "the system let the probe delete a file in a trust folder",
+            Place::TrustFolder => "the system let the probe rename a trust folder away",
+        })
+    }
+
+    /// The attempt, in words, for evidence.
+    fn attempt(self) -> &'static str {
+        match self {
+            Place::Root | Place::Temp | Place::Outside | Place::Trust => "write",
+            Place::Victim => "truncation",
+            Place::Emptied => "emptying open",
+            Place::Doomed | Place::TrustFile => "delete",
+            Place::TrustFolder => "rename",
+        }
     }
 }
 
@@ -151,14 +200,13 @@ pub fn parse_report(text: &str) -> Report {
 /// What wamcp saw for itself once the probe had ended.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Observed {
-    /// The places where the probe's file exists. Not [`Place::Temp`]: the
-    /// temp folder goes with the run, so its write is taken from the
+    /// The places wamcp found changed: a new file there, a file that lost
+    /// its bytes or is gone, a folder that is gone. Never [`Place::Temp`]:
+    /// the temp folder goes with the run, so its write is taken from the
     /// report (a write that must succeed, not one that must be refused).
-    pub written: Vec<Place>,
+    pub changed: Vec<Place>,
     /// Whether the loopback listener accepted a connection.
     pub accepted: bool,
-    /// Whether the file outside lost its bytes.
-    pub truncated: bool,
 }
 
 /// One part of the OS layer: `Ok` with what proved it, or `Err` with the
@@ -215,17 +263,13 @@ pub fn judge(started: Result<(), String>, observed: &Observed, report: &Report) 
 }
 
 fn writes(observed: &Observed, report: &Report) -> Part {
+    let outside = [Place::Outside, Place::Victim, Place::Emptied, Place::Doomed];
+    refused_everywhere(observed, report, &outside)?;
     let wrote = |place| match place {
         Place::Temp => report.write(place) == Some(&Outcome::Done),
-        _ => observed.written.contains(&place),
+        _ => observed.changed.contains(&place),
     };
     let why = |place| report.write(place).map(Outcome::why).unwrap_or("no report");
-    if wrote(Place::Outside) {
-        return Err("the system let the probe write outside the writable roots".into());
-    }
-    if observed.truncated {
-        return Err("the system let the probe truncate a file outside the writable roots".into());
-    }
     for (place, name) in [
         (Place::Root, "its writable root"),
         (Place::Temp, "its own temp folder"),
@@ -237,30 +281,52 @@ fn writes(observed: &Observed, report: &Report) -> Part {
             ));
         }
     }
-    for (place, what) in [(Place::Outside, "write"), (Place::Victim, "truncation")] {
-        if !matches!(report.write(place), Some(Outcome::Refused(_))) {
-            return Err(format!(
-                "the probe's {what} outside the roots failed without a refusal ({})",
-                why(place)
-            ));
-        }
-    }
-    Ok("a probe started as commands are wrote inside its root and temp folder and was refused outside them".into())
+    Ok(
+        "a probe started as commands are wrote inside its root and temp folder and was refused \
+        writing, truncating, emptying and deleting outside them"
+            .into(),
+    )
 }
 
 fn trust(observed: &Observed, report: &Report) -> Part {
-    if observed.written.contains(&Place::Trust) {
-        return Err("the system let the probe change a trust folder inside its root".into());
+    let places = [Place::Trust, Place::TrustFile, Place::TrustFolder];
+    refused_everywhere(observed, report, &places)?;
+    Ok("the probe was refused writing into, deleting in and renaming a trust folder inside its root".into())
+}
+
+/// `Ok` when none of `places` changed and the system refused each attempt;
+/// else the evidence of the first that did not hold. A place found
+/// changed is a breach whatever the probe said; an attempt that failed
+/// another way (a wrong path, a timeout) proves nothing.
+fn refused_everywhere(
+    observed: &Observed,
+    report: &Report,
+    places: &[Place],
+) -> Result<(), String> {
+    if let Some(breach) = places
+        .iter()
+        .find(|p| observed.changed.contains(p))
+        .and_then(|p| p.breach())
+    {
+        return Err(breach.to_string());
     }
-    match report.write(Place::Trust) {
-        Some(Outcome::Refused(_)) => {
-            Ok("the probe was refused a write into a trust folder inside its root".into())
+    for place in places {
+        if !matches!(report.write(*place), Some(Outcome::Refused(_))) {
+            let why = report
+                .write(*place)
+                .map(Outcome::why)
+                .unwrap_or("no report");
+            let context = match place {
+                Place::Trust | Place::TrustFile | Place::TrustFolder => "in a trust folder",
+                _ => "outside the roots",
+            };
+            return Err(format!(
+                "the probe's {} {context} failed without a refusal ({why})",
+                place.attempt()
+            ));
         }
-        other => Err(format!(
-            "the probe's write into a trust folder failed without a refusal ({})",
-            other.map(Outcome::why).unwrap_or("no report")
-        )),
     }
+    Ok(())
 }
 
 fn network(observed: &Observed, report: &Report) -> Part {

@@ -122,6 +122,24 @@ fn holds(dir: &str, path: &str) -> bool {
         .is_some_and(|rest| rest.starts_with(['\\', '/']))
 }
 
+/// Whether `sid` is one this installation (`base`) makes for `path` or a
+/// folder holding it: the SIDs of the entries it may ever take away.
+pub fn is_own_sid(base: &str, sid: &str, path: &str) -> bool {
+    if !is_capability_sid(base) {
+        return false;
+    }
+    let mut folder = path.trim_end_matches(['\\', '/']);
+    loop {
+        if capability_for(base, folder) == sid {
+            return true;
+        }
+        match folder.rfind(['\\', '/']) {
+            Some(cut) if cut > 0 => folder = &folder[..cut],
+            _ => return false,
+        }
+    }
+}
+
 /// The capability SID that opens `path` to commands: the same for the same
 /// installation and folder (spelled in any case), different for any other,
 /// and unlike any account's.
@@ -342,6 +360,19 @@ mod tests {
                 (vscode, Access::DenyWrite, Lifetime::Server, sid(inner)),
             ]
         );
+    }
+
+    /// Uninstall takes away only SIDs made for the path or a folder above
+    /// it: never an account's SID a ledger line names.
+    #[test]
+    fn only_the_installations_own_sids_are_taken_away() {
+        let game = capability_for(BASE, r"C:\src\game");
+        assert!(is_own_sid(BASE, &game, r"C:\src\game"));
+        assert!(is_own_sid(BASE, &game, r"C:\src\game\libs\inner\.vscode"));
+        assert!(!is_own_sid(BASE, &game, r"C:\src\other"));
+        assert!(!is_own_sid(BASE, "S-1-5-21-7-8-9-1001", r"C:\Users\u"));
+        assert!(!is_own_sid("S-1-5-21-9-9-9-9", &game, r"C:\src\game"));
+        assert!(!is_own_sid("", &game, r"C:\src\game"));
     }
 
     /// One SID per folder and installation: a root an earlier session

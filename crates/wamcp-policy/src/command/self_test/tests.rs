@@ -6,23 +6,35 @@ fn refused(why: &str) -> Outcome {
 
 /// The report of a probe under a layer that holds.
 fn holding_report() -> Report {
+    let denied = || refused("Permission denied (os error 13)");
+    let mut writes = vec![(Place::Root, Outcome::Done), (Place::Temp, Outcome::Done)];
+    writes.extend(Place::ALL[2..].iter().map(|place| (*place, denied())));
+    writes[3].1 = refused("Read-only file system (os error 30)");
     Report {
-        writes: vec![
-            (Place::Root, Outcome::Done),
-            (Place::Temp, Outcome::Done),
-            (Place::Outside, refused("Permission denied (os error 13)")),
-            (Place::Trust, refused("Read-only file system (os error 30)")),
-            (Place::Victim, refused("Permission denied (os error 13)")),
-        ],
-        connect: Some(refused("Permission denied (os error 13)")),
+        writes,
+        connect: Some(denied()),
     }
 }
 
 fn holding_observed() -> Observed {
     Observed {
-        written: vec![Place::Root],
+        changed: vec![Place::Root],
         accepted: false,
-        truncated: false,
+    }
+}
+
+/// The probe did it at `place`, and wamcp saw it.
+fn done(observed: &mut Observed, report: &mut Report, place: Place) {
+    observed.changed.push(place);
+    report_at(report, place, Outcome::Done);
+}
+
+/// Sets what the probe reported at `place`.
+fn report_at(report: &mut Report, place: Place, outcome: Outcome) {
+    for (p, o) in &mut report.writes {
+        if *p == place {
+            *o = outcome.clone();
+        }
     }
 }
 
@@ -65,69 +77,117 @@ fn a_layer_that_holds_is_proven_part_by_part() {
 #[test]
 fn each_failure_is_named_by_what_was_seen() {
     type Change = fn(&mut Observed, &mut Report);
-    let cases: [(&str, Change, &str, &str); 11] = [
-        (
-            "Landlock before ABI 3: a file outside truncated by path",
-            |o, r| {
-                o.truncated = true;
-                r.writes[4].1 = Outcome::Done;
-            },
-            "writes",
-            "the system let the probe truncate a file outside the writable roots",
-        ),
-        (
-            "the truncation failed another way",
-            |_, r| r.writes[4].1 = Outcome::Failed("No such file or directory".into()),
-            "writes",
-            "the probe's truncation outside the roots failed without a refusal (No such file or directory)",
-        ),
-        (
-            "a connection that timed out proves nothing",
-            |_, r| r.connect = Some(Outcome::Failed("timed out".into())),
-            "network",
-            "the probe's connection failed without a refusal (timed out)",
-        ),
+    let cases: [(&str, Change, &str, &str); 17] = [
         (
             "Wine: the write outside went through",
-            |o, r| {
-                o.written.push(Place::Outside);
-                r.writes[2].1 = Outcome::Done;
-            },
+            |o, r| done(o, r, Place::Outside),
             "writes",
             "the system let the probe write outside the writable roots",
         ),
         (
             "the probe lies about a refusal; the file is there",
-            |o, _| o.written.push(Place::Outside),
+            |o, _| o.changed.push(Place::Outside),
             "writes",
             "the system let the probe write outside the writable roots",
         ),
         (
+            "Landlock before ABI 3: a file outside truncated by path",
+            |o, r| done(o, r, Place::Victim),
+            "writes",
+            "the system let the probe truncate a file outside the writable roots",
+        ),
+        (
+            "Landlock before ABI 3: O_TRUNC on a read-only open",
+            |o, r| done(o, r, Place::Emptied),
+            "writes",
+            "the system let the probe empty a file outside the writable roots by opening it",
+        ),
+        (
+            "Windows: a parent's delete-child right deletes a file outside",
+            |o, r| done(o, r, Place::Doomed),
+            "writes",
+            "the system let the probe delete a file outside the writable roots",
+        ),
+        (
+            "the truncation failed another way",
+            |_, r| {
+                report_at(
+                    r,
+                    Place::Victim,
+                    Outcome::Failed("No such file or directory".into()),
+                )
+            },
+            "writes",
+            "the probe's truncation outside the roots failed without a refusal (No such file or directory)",
+        ),
+        (
+            "the outside write failed for another reason",
+            |_, r| {
+                report_at(
+                    r,
+                    Place::Outside,
+                    Outcome::Failed("No such file or directory".into()),
+                )
+            },
+            "writes",
+            "the probe's write outside the roots failed without a refusal (No such file or directory)",
+        ),
+        (
             "too strict: nothing inside the root",
             |o, r| {
-                o.written.retain(|p| *p != Place::Root);
-                r.writes[0].1 = refused("Access is denied. (os error 5)");
+                o.changed.retain(|p| *p != Place::Root);
+                report_at(r, Place::Root, refused("Access is denied. (os error 5)"));
             },
             "writes",
             "the probe could not write inside its writable root (Access is denied. (os error 5))",
         ),
         (
             "no temp folder",
-            |_, r| r.writes[1].1 = Outcome::Failed("No space left on device".into()),
+            |_, r| {
+                report_at(
+                    r,
+                    Place::Temp,
+                    Outcome::Failed("No space left on device".into()),
+                )
+            },
             "writes",
             "the probe could not write inside its own temp folder (No space left on device)",
         ),
         (
-            "the outside write failed for another reason",
-            |_, r| r.writes[2].1 = Outcome::Failed("No such file or directory".into()),
-            "writes",
-            "the probe's write outside the roots failed without a refusal (No such file or directory)",
-        ),
-        (
             "a trust folder was changed",
-            |o, _| o.written.push(Place::Trust),
+            |o, _| o.changed.push(Place::Trust),
             "trust_folders",
             "the system let the probe change a trust folder inside its root",
+        ),
+        (
+            "a file in a trust folder was deleted",
+            |o, r| done(o, r, Place::TrustFile),
+            "trust_folders",
+            "the system let the probe delete a file in a trust folder",
+        ),
+        (
+            "a trust folder was renamed away",
+            |o, r| done(o, r, Place::TrustFolder),
+            "trust_folders",
+            "the system let the probe rename a trust folder away",
+        ),
+        (
+            "a rename that failed another way",
+            |_, r| {
+                report_at(
+                    r,
+                    Place::TrustFolder,
+                    Outcome::Failed("No such file or directory".into()),
+                )
+            },
+            "trust_folders",
+            "the probe's rename in a trust folder failed without a refusal (No such file or directory)",
+        ),
+        (
+            "a connection that timed out proves nothing",
+            |_, r| r.connect = Some(Outcome::Failed("timed out".into())),
+            "network",
+            "the probe's connection failed without a refusal (timed out)",
         ),
         (
             "the listener saw the probe",
@@ -140,6 +200,12 @@ fn each_failure_is_named_by_what_was_seen() {
             |_, r| r.connect = Some(Outcome::Done),
             "network",
             "the probe reported a connection the loopback listener never accepted",
+        ),
+        (
+            "the probe said nothing about the network",
+            |_, r| r.connect = None,
+            "network",
+            "the probe did not report its connection attempt",
         ),
     ];
     for (case, change, part, evidence) in cases {
