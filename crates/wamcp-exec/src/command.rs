@@ -304,7 +304,6 @@ impl Policy<'_> {
         if let Some(confinement) = confinement.as_mut() {
             confinement.grant(hosts);
         }
-        let mut env = env;
         let mut guarded = None;
         if let Some(confinement) = confinement.as_mut()
             && is_git
@@ -319,18 +318,10 @@ impl Policy<'_> {
                 network,
                 clean,
             );
-            let hooks_in_work_tree = repository.as_ref().is_some_and(|r| r.hooks_outside_git());
             // git may write its own config (an upstream, a branch), never
             // a program for the user's git to run later.
             if protected {
                 guarded = repository.map(|r| r.common_dir.join("config"));
-            }
-            // Hooks are code the work tree can steer (husky, lint configs):
-            // never with keys and sockets in view, never in a repository
-            // whose .git a script could have written, never from a hooks
-            // folder scripts can write (they would run with .git writable).
-            if !protected || network || hooks_in_work_tree {
-                wamcp_policy::command::hardening::without_hooks(&mut env);
             }
         }
         let spec = RunSpec {

@@ -274,8 +274,8 @@ impl Sandbox {
     }
 
     /// What git's program-running settings are pinned to here: the
-    /// user's own global or system programs, and the repository's hooks
-    /// where the OS layer keeps `.git` read-only to every other program.
+    /// user's own global or system programs (hooks never run, see
+    /// `hardening::child_env`).
     pub fn git_pins(&self, search: &wamcp_platform::search_path::ProgramSearch) -> GitPins {
         let user = self.git_programs.get_or_init(|| {
             let git = search.find_program("git");
@@ -299,19 +299,11 @@ impl Sandbox {
                 gpg_program: last("gpg.program").unwrap_or_else(|| "gpg".into()),
                 credential_helpers: read("credential.helper"),
                 ask_pass: last("core.askPass").unwrap_or_default(),
-                hooks: false,
                 ssh_relay,
             }
         });
         let confined = self.status().mechanism.is_some();
         GitPins {
-            // Never: a hook runs as git's child with `.git` writable, and
-            // hooks run project scripts a command could have changed
-            // (`pre-commit` calling `scripts/check.sh`), which could then
-            // leave a program in `.git` for the user's git (`commondir`,
-            // a submodule's hooks). Until `.git` can be kept from git's
-            // children, the answer says the hooks did not run.
-            hooks: false,
             ssh_relay: user.ssh_relay.clone().filter(|_| confined),
             ..user.clone()
         }

@@ -86,24 +86,6 @@ impl Repository {
             .collect()
     }
 
-    /// Whether the repository's own config sends git for hooks outside
-    /// its git folder (husky's `.husky/_` in the work tree): a folder
-    /// scripts can write, so its hooks could be theirs.
-    pub fn hooks_outside_git(&self) -> bool {
-        let configured = self
-            .config_files()
-            .iter()
-            .rev()
-            .filter_map(|file| std::fs::read_to_string(file).ok())
-            .find_map(|text| {
-                wamcp_policy::command::hardening::config_value(&text, "core.hookspath")
-            });
-        configured.is_some_and(|path| {
-            let path = self.top.join(path.trim_matches('"'));
-            !path.starts_with(&self.git_dir) && !path.starts_with(&self.common_dir)
-        })
-    }
-
     /// Whether a hook would run here: a file in the hooks folder that is
     /// not one of git's `.sample` files, or a `core.hooksPath` in the
     /// repository's config.
@@ -124,16 +106,15 @@ mod tests {
     use super::*;
 
     /// Every config file git reads for the repository is looked at for a
-    /// program a git with the network would run, and for where hooks are.
+    /// program a git with the network would run.
     #[test]
-    fn programs_and_hooks_in_any_config_file_are_found() {
+    fn programs_in_any_config_file_are_found() {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("repo");
         std::fs::create_dir_all(repo.join(".git/modules/s")).unwrap();
         std::fs::write(repo.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
         let found = Repository::enclosing(&repo).unwrap();
         assert!(found.programs_in_config().is_empty());
-        assert!(!found.hooks_outside_git());
         std::fs::write(
             repo.join(".git/config.worktree"),
             "[submodule \"s\"]\n\tupdate = \"!sh x\"\n",
@@ -148,14 +129,6 @@ mod tests {
             found.programs_in_config(),
             ["submodule.s.update", "filter.f.smudge"]
         );
-        std::fs::write(repo.join(".git/config"), "[core]\n\thooksPath = .husky/_\n").unwrap();
-        assert!(found.hooks_outside_git());
-        std::fs::write(
-            repo.join(".git/config"),
-            "[core]\n\thooksPath = .git/hooks2\n",
-        )
-        .unwrap();
-        assert!(!found.hooks_outside_git());
     }
 
     #[test]

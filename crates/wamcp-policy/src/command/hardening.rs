@@ -35,10 +35,6 @@ pub struct GitPins {
     pub credential_helpers: Vec<String>,
     /// The user's global or system `core.askPass`, else none.
     pub ask_pass: String,
-    /// Whether the repository's hooks run: only where no confined program
-    /// but git can change `.git` (the OS layer keeps it read-only to the
-    /// others). Otherwise a hook could be one a script planted.
-    pub hooks: bool,
     /// The program (quoted for a shell) that carries an SSH connection
     /// through the egress proxy, given the host and port: a command with the
     /// network has no other way out, and ssh speaks no HTTP proxy protocol.
@@ -52,7 +48,6 @@ impl Default for GitPins {
             gpg_program: "gpg".into(),
             credential_helpers: Vec::new(),
             ask_pass: String::new(),
-            hooks: false,
             ssh_relay: None,
         }
     }
@@ -101,9 +96,10 @@ pub fn child_env(
             .iter()
             .map(|helper| ("credential.helper", helper.as_str())),
     );
-    if !pins.hooks {
-        settings.push(("core.hooksPath", NO_HOOKS));
-    }
+    // Hooks never run through wamcp: a hook runs as git's child with `.git`
+    // writable, and it (or the project scripts it calls, which a command
+    // could have changed) could leave a program there for the user's git.
+    settings.push(("core.hooksPath", NO_HOOKS));
     let mut env = Vec::new();
     for (offset, (key, value)) in settings.iter().enumerate() {
         env.push((
@@ -162,11 +158,6 @@ pub fn push_git_setting(env: &mut Vec<(String, String)>, key: &str, value: &str)
     env[at].1 = (n + 1).to_string();
     env.push((format!("GIT_CONFIG_KEY_{n}"), key.to_string()));
     env.push((format!("GIT_CONFIG_VALUE_{n}"), value.to_string()));
-}
-
-/// Keeps a git command's hooks from running (see [`GitPins::hooks`]).
-pub fn without_hooks(env: &mut Vec<(String, String)>) {
-    push_git_setting(env, "core.hooksPath", NO_HOOKS);
 }
 
 /// The keys of a git config file that name a program git (or the user's
@@ -288,16 +279,6 @@ fn unread_syntax(config: &str) -> bool {
         })
 }
 
-/// The last value `key` (lower case, `section.name`) has in a git config
-/// file.
-pub fn config_value(config: &str, key: &str) -> Option<String> {
-    config_entries(config)
-        .into_iter()
-        .rev()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v)
-}
-
 /// The program-naming keys `after` adds to or changes from `before` (two
 /// versions of one git config file).
 pub fn program_keys_changed(before: &str, after: &str) -> Vec<String> {
@@ -382,11 +363,6 @@ mod tests {
             ]
         );
         assert!(unpinned_program_keys("[submodule \"s\"]\n\tupdate = checkout\n").is_empty());
-        assert_eq!(
-            config_value(husky, "core.hookspath").as_deref(),
-            Some(".husky/_")
-        );
-        assert_eq!(config_value(husky, "core.editor"), None);
         // Syntax git reads that could hide a key: reported, never read.
         for hidden in [
             "[submodule \"s\"] update = !sh x\n",
@@ -449,13 +425,12 @@ mod tests {
     }
 
     #[test]
-    fn the_users_own_programs_and_hooks_where_git_alone_writes_git() {
+    fn the_users_own_programs_and_never_a_hook() {
         let pins = GitPins {
             ssh_command: "C:/Windows/System32/OpenSSH/ssh.exe".into(),
             gpg_program: "C:/Program Files (x86)/GnuPG/bin/gpg.exe".into(),
             credential_helpers: vec!["manager".into()],
             ask_pass: String::new(),
-            hooks: true,
             ssh_relay: None,
         };
         let env = child_env("git", |_| None, &pins);
@@ -471,8 +446,8 @@ mod tests {
         };
         assert_eq!(value("core.sshCommand").unwrap(), pins.ssh_command);
         assert_eq!(value("gpg.program").unwrap(), pins.gpg_program);
-        assert_eq!(value("core.hooksPath"), None);
-        assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "12".into())));
+        assert_eq!(value("core.hooksPath").as_deref(), Some(NO_HOOKS));
+        assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "13".into())));
         let helpers: Vec<&str> = env
             .iter()
             .filter(|(_, v)| v == "credential.helper")
@@ -488,10 +463,6 @@ mod tests {
             ["", "manager"],
             "the list is reset, then the user's"
         );
-        let mut env = env.clone();
-        without_hooks(&mut env);
-        assert!(env.contains(&("GIT_CONFIG_COUNT".into(), "13".into())));
-        assert!(env.contains(&("GIT_CONFIG_KEY_12".into(), "core.hooksPath".into())));
     }
 
     /// Splits `line` as a POSIX shell would, by asking one.
