@@ -270,7 +270,11 @@ fn attempt(sandbox: &Sandbox, program: &Path) -> io::Result<Proof> {
     let kept = |file: PathBuf| std::fs::read(file).is_ok_and(|bytes| bytes == VICTIM);
     let changed = |place| match place {
         Place::Temp => false,
-        Place::Root | Place::Outside | Place::Trust => path(place).join(PROBE_FILE).exists(),
+        Place::Root | Place::Outside => path(place).join(PROBE_FILE).exists(),
+        // Looked for where the rename below may have taken it too.
+        Place::Trust => [trust.clone(), moved(&trust)]
+            .iter()
+            .any(|dir| dir.join(PROBE_FILE).exists()),
         Place::TrustFolder => !trust.is_dir() || moved(&trust).exists(),
         _ => !kept(path(place)),
     };

@@ -10,6 +10,7 @@
 mod confinement;
 mod everyday;
 mod real_compilers;
+mod self_test;
 
 use std::sync::Arc;
 use wamcp_exec::confine::{OsConfiner, Sandbox};
@@ -18,6 +19,16 @@ use wamcp_policy::command::sandbox::{Caches, SandboxMode};
 /// The platform's own confinement, proven by its self-test as the server's
 /// is, with this crate's probe binary in the place of wamcp.
 pub fn os_sandbox(mode: SandboxMode, caches: Caches) -> Sandbox {
-    let probe = std::path::PathBuf::from(env!("CARGO_BIN_EXE_confine-probe"));
-    Sandbox::with_confiner(mode, caches, Arc::new(OsConfiner::with_probe(probe)))
+    Sandbox::with_confiner(
+        mode,
+        caches,
+        Arc::new(OsConfiner::with_probe(probe_binary())),
+    )
+}
+
+/// This crate's probe binary, resolved: under Wine the path cargo gives is
+/// the host's (`/root/...`), which Windows does not read as absolute.
+pub fn probe_binary() -> std::path::PathBuf {
+    let built = env!("CARGO_BIN_EXE_confine-probe");
+    dunce::canonicalize(built).unwrap_or_else(|_| built.into())
 }
