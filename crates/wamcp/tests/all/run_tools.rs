@@ -211,6 +211,7 @@ async fn the_self_test_decides_whether_commands_run_confined() {
         let call = json!({"command": "find 'needle here' a.txt", "working_directory": "proj"});
         if !common::under_wine() {
             assert_eq!(proof["writes"], "holds", "{info}");
+            common::skipped("on Windows itself only the writes part is checked here");
             continue;
         }
         assert_eq!(info["command_sandbox"], mode);

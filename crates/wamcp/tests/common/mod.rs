@@ -421,6 +421,13 @@ pub fn git_stdout(dir: &Path, args: &[&str]) -> String {
 }
 
 /// Whether a git program can be run here (Wine prefixes have none).
+/// Says loudly that part of a test did not run: straight to stderr, since
+/// the harness swallows `eprintln!` of a passing test.
+pub fn skipped(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED: {why} !!!\n");
+}
+
 /// Whether the suite runs under Wine: its cmd.exe expands `%` unlike
 /// Windows', and it enforces no access list (the OS layer's self-test
 /// finds every part open).
