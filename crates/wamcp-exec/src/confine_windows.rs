@@ -230,14 +230,15 @@ fn capability() -> io::Result<String> {
     }
     std::fs::create_dir_all(&dir)?;
     let sid = capability_sid(random_bytes());
-    // Written whole beside it, then linked into place, which never
-    // replaces: a server that loses the race takes the winner's, and a
-    // crash leaves no empty file behind.
-    let part = dir.join(format!("capability-sid.{}.part", std::process::id()));
-    std::fs::write(&part, &sid)?;
-    let linked = std::fs::hard_link(&part, &file);
-    let _ = std::fs::remove_file(&part);
-    match linked {
+    // Written whole, and never over another: a server that loses the race
+    // takes the winner's, and a crash leaves no empty file behind.
+    let made = wamcp_platform::atomic::write_atomically(
+        &dunce::canonicalize(&dir)?,
+        std::ffi::OsStr::new("capability-sid.txt"),
+        sid.as_bytes(),
+        wamcp_platform::atomic::Commit::CreateNew,
+    );
+    match made {
         Ok(()) => Ok(sid),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => capability(),
         Err(e) => Err(e),

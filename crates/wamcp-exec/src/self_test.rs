@@ -14,6 +14,7 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use wamcp_platform::atomic::Commit;
 use wamcp_policy::command::self_test::{
     Observed, Outcome, Place, Proof, judge, parse_report, read_record, record, report_line,
 };
@@ -202,14 +203,12 @@ pub fn renew(sandbox: &Sandbox, program: &Path, file: Option<&Path>, key: &str) 
 
 /// Writes the record whole or not at all.
 fn keep(file: &Path, text: &str) -> io::Result<()> {
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let part = file.with_extension(format!("part-{}", std::process::id()));
-    std::fs::write(&part, text)?;
-    std::fs::rename(&part, file).inspect_err(|_| {
-        let _ = std::fs::remove_file(&part);
-    })
+    let (Some(dir), Some(name)) = (file.parent(), file.file_name()) else {
+        return Err(io::Error::other("the record needs a folder and a name"));
+    };
+    std::fs::create_dir_all(dir)?;
+    let dir = dunce::canonicalize(dir)?;
+    wamcp_platform::atomic::write_atomically(&dir, name, text.as_bytes(), Commit::Replace)
 }
 
 /// Runs the self-test now.
