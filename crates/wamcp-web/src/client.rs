@@ -23,6 +23,12 @@ use wamcp_policy::url_policy::{HostRule, check_url};
 /// Redirect hops followed before giving up.
 pub const MAX_REDIRECTS: usize = 5;
 
+/// The log target of the trail of requests that any public host may
+/// answer (research mode). An arbitrary outbound GET is the channel a
+/// prompt-injected page would use to carry data away, so each one is
+/// written to stderr whatever the log level: detection, not prevention.
+pub const AUDIT_TARGET: &str = "wamcp::audit";
+
 /// Honest about who is asking; servers may log it and block it knowingly.
 const USER_AGENT: &str = concat!(
     "wamcp/",
@@ -193,6 +199,14 @@ impl WebClient {
             .map_err(|refusal| FetchError::Refused(refusal.0))?
             .url;
         for hop in 0..=max_redirects {
+            if matches!(rule, HostRule::AnyPublic) {
+                tracing::info!(
+                    target: AUDIT_TARGET,
+                    host = current.host_str().unwrap_or_default(),
+                    url = current.as_str(),
+                    "research-mode request"
+                );
+            }
             let mut request = self.http.get(current.clone());
             for (name, value) in headers {
                 request = request.header(*name, *value);

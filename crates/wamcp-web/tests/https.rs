@@ -819,3 +819,73 @@ async fn search_results_are_fenced_and_blocks_are_never_no_results() {
         assert_eq!(error.kind, ErrorType::InvalidQuery);
     }
 }
+
+/// The URLs of the research trail's events, as they are logged.
+#[derive(Clone, Default)]
+struct Trail(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl tracing::Subscriber for Trail {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        metadata.target() == wamcp_web::client::AUDIT_TARGET
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Url(String);
+        impl tracing::field::Visit for Url {
+            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+                if field.name() == "url" {
+                    self.0 = value.to_string();
+                }
+            }
+            fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn std::fmt::Debug) {}
+        }
+        let mut url = Url(String::new());
+        event.record(&mut url);
+        self.0.lock().unwrap().push(url.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[tokio::test]
+async fn every_request_any_public_host_may_answer_leaves_a_trail() {
+    let net = net().await;
+    let trail = Trail::default();
+    let _guard = tracing::subscriber::set_default(trail.clone());
+    let body = net
+        .client
+        .get("https://docs.test/to-github", HostRule::AnyPublic, &[])
+        .await
+        .unwrap()
+        .read_capped(MAX_HTTP_BYTES)
+        .await
+        .unwrap();
+    assert_eq!(body, b"hello from loopback");
+    let refused = net
+        .client
+        .get(
+            "https://docs.test/to-private-literal",
+            HostRule::AnyPublic,
+            &[],
+        )
+        .await;
+    assert!(matches!(refused, Err(FetchError::Refused(_))));
+    // Each hop that was sent is in the trail; the refused one never left.
+    assert_eq!(
+        *trail.0.lock().unwrap(),
+        [
+            "https://docs.test/to-github",
+            "https://github.com/text",
+            "https://docs.test/to-private-literal"
+        ]
+    );
+    // A listed host is no research reach: nothing is added.
+    get_text(&net, "https://docs.test/text", &["docs.test"])
+        .await
+        .unwrap();
+    assert_eq!(trail.0.lock().unwrap().len(), 3);
+}

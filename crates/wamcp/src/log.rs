@@ -16,6 +16,7 @@ use tracing::field::{Field, Visit};
 use tracing::level_filters::LevelFilter;
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
+use wamcp_web::client::AUDIT_TARGET;
 
 /// Installs the process-wide logger. Call once, before serving.
 pub fn init() {
@@ -25,6 +26,8 @@ pub fn init() {
         let _ = tracing::subscriber::set_global_default(WarningLines { sink: to_stderr });
         return;
     };
+    // The research trail is written whatever the filter asks for.
+    let directives = format!("{directives},{AUDIT_TARGET}=info");
     let logger = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
@@ -40,8 +43,9 @@ pub fn init() {
     }
 }
 
-/// Writes each warning or error as one line, `WARN target: message
-/// key=value`, and ignores everything else (spans included).
+/// Writes each warning or error, and each event of the research trail
+/// ([`AUDIT_TARGET`]), as one line, `WARN target: message key=value`, and
+/// ignores everything else (spans included).
 struct WarningLines {
     sink: fn(&str),
 }
@@ -54,11 +58,13 @@ fn to_stderr(line: &str) {
 
 impl Subscriber for WarningLines {
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        *metadata.level() <= Level::WARN
+        *metadata.level() <= Level::WARN || metadata.target() == AUDIT_TARGET
     }
 
+    // INFO lets the trail's callsites ask; every other INFO callsite is
+    // refused once, when it registers, and costs nothing after.
     fn max_level_hint(&self) -> Option<LevelFilter> {
-        Some(LevelFilter::WARN)
+        Some(LevelFilter::INFO)
     }
 
     fn new_span(&self, _: &Attributes<'_>) -> Id {
@@ -160,6 +166,24 @@ mod tests {
             tracing::warn!(target: "rmcp::service", "something else");
         });
         assert_eq!(lines, [" WARN rmcp::service: something else\n"]);
+    }
+
+    #[test]
+    fn the_research_trail_is_written_at_any_level() {
+        let lines = lines_of(|| {
+            tracing::info!(
+                target: AUDIT_TARGET,
+                host = "evil.example",
+                url = "https://evil.example/?d=x",
+                "research-mode request"
+            );
+        });
+        assert_eq!(
+            lines,
+            [
+                " INFO wamcp::audit: research-mode request host=evil.example url=https://evil.example/?d=x\n"
+            ]
+        );
     }
 
     #[test]

@@ -31,8 +31,10 @@ pub fn parse_results(html: &str) -> Result<Vec<Hit>, SearchError> {
     }
     let document = Html::parse_document(html);
     let rows = lite_rows(&document).or_else(|| html_layout_rows(&document));
-    if let Some(rows) = rows {
-        return Ok(rows.into_iter().flatten().collect());
+    let listed = rows.as_ref().map_or(0, Vec::len);
+    let hits: Vec<Hit> = rows.into_iter().flatten().flatten().collect();
+    if !hits.is_empty() {
+        return Ok(hits);
     }
     // Judged only without results: a snippet may well say "captcha".
     if let Some(sentence) = bot_check_sentence(&document) {
@@ -44,10 +46,18 @@ pub fn parse_results(html: &str) -> Result<Vec<Hit>, SearchError> {
     if lower.contains("no results") || lower.contains("no more results") {
         return Ok(Vec::new());
     }
-    Err(SearchError::Blocked(
-        "the search page has neither results nor a 'no results' notice; its layout may have changed"
-            .into(),
-    ))
+    // A page of nothing but ads and unusable links is not an answer about
+    // the web: "no results" would send the model rephrasing forever.
+    Err(SearchError::Blocked(if listed == 0 {
+        "the search page has neither results nor a 'no results' notice; its layout has probably changed"
+            .into()
+    } else {
+        format!(
+            "all {listed} entries of the search page were dropped (ads, or targets that are not \
+             plain http(s) links) and it has no 'no results' notice; its layout has probably \
+             changed or it is a block page"
+        )
+    }))
 }
 
 // Every caller passes a literal selector, each parsed by the tests of this
@@ -66,19 +76,25 @@ fn lite_rows(document: &Html) -> Option<Vec<Option<Hit>>> {
         selector("td.result-snippet"),
     );
     let mut results: Vec<Option<Hit>> = Vec::new();
-    // Whether the latest result already has its snippet (or has none to get).
+    // Whether the row just read was a result's link: its snippet, if it has
+    // one, is the very next row. Any other row in between closes it, so a
+    // snippet whose own link went unrecognised is dropped, not lent to the
+    // result above.
     let mut snippet_open = false;
     for tr in document.select(&row) {
         if let Some(a) = tr.select(&link).next() {
             let is_ad = has_class_part(tr, "sponsored") || has_class_part(a, "sponsored");
             results.push(if is_ad { None } else { hit(a) });
             snippet_open = true;
-        } else if snippet_open && let Some(td) = tr.select(&snippet).next() {
-            if let Some(Some(hit)) = results.last_mut() {
-                hit.snippet = field(&td.text().collect::<String>());
-            }
-            snippet_open = false;
+            continue;
         }
+        if snippet_open
+            && let Some(td) = tr.select(&snippet).next()
+            && let Some(Some(hit)) = results.last_mut()
+        {
+            hit.snippet = field(&td.text().collect::<String>());
+        }
+        snippet_open = false;
     }
     (!results.is_empty()).then_some(results)
 }
@@ -99,7 +115,7 @@ fn html_layout_rows(document: &Html) -> Option<Vec<Option<Hit>>> {
                 return Some(None);
             }
             Some(hit(a).map(|mut hit| {
-                if let Some(s) = result.select(&snippet).next() {
+                if let Some(s) = snippet_after(result, a, &snippet) {
                     hit.snippet = field(&s.text().collect::<String>());
                 }
                 hit
@@ -107,6 +123,21 @@ fn html_layout_rows(document: &Html) -> Option<Vec<Option<Hit>>> {
         })
         .collect();
     (!results.is_empty()).then_some(results)
+}
+
+/// The first element of `block` matching `snippet` that comes after
+/// `link` in the page: one placed before the link belongs to something else
+/// (a nested ad, markup of the result above) and is not lent to it.
+fn snippet_after<'a>(
+    block: ElementRef<'a>,
+    link: ElementRef<'a>,
+    snippet: &Selector,
+) -> Option<ElementRef<'a>> {
+    block
+        .descendants()
+        .skip_while(|node| node.id() != link.id())
+        .filter_map(ElementRef::wrap)
+        .find(|element| snippet.matches(element))
 }
 
 fn has_class_part(element: ElementRef, part: &str) -> bool {

@@ -177,6 +177,9 @@ async fn the_report_carries_the_seeds_limits_tags_and_changes() {
     let (sandbox, project) = Sandbox::with_project();
     let script = r#"import sys
 lines = [f"src/w{i}.c:{i}:1: warning: noisy {i} [-Wextra]" for i in range(14)]
+if sys.argv[1:] == ["clean"]:
+    print("\n".join(lines))
+    sys.exit(0)
 lines.append("third_party/z/z.c:1:1: warning: old code")
 lines.append("src/t.cpp:7:3: error: " + "t" * 2000)
 lines.append("LINK : fatal error LNK1181: cannot open input file 'x.lib'")
@@ -239,6 +242,22 @@ sys.exit(1)
     assert!(
         other.contains("nothing to compare (first build of this command)"),
         "another command: {other}"
+    );
+    // A build that succeeds keeps the same cap on its warnings.
+    let clean = text(&call("python3 fake_build.py clean").await);
+    assert!(
+        clean.contains("WARNINGS (14 unique, 14 total):\n"),
+        "{clean}"
+    );
+    assert!(clean.contains("noisy 9 [-Wextra]"), "{clean}");
+    assert!(!clean.contains("noisy 10 [-Wextra]"), "{clean}");
+    assert!(
+        clean.contains("  ...4 more unique warnings not shown\n"),
+        "{clean}"
+    );
+    assert!(
+        clean.ends_with("BUILD SUCCEEDED (0 errors, 14 warnings)\nWarnings above are not fatal.\n"),
+        "{clean}"
     );
     client.close().await;
 }
