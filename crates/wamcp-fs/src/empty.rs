@@ -2,13 +2,13 @@
 //! directories, deepest first so they can be removed in order.
 
 use crate::budget::{Bounds, Budget};
-use crate::paths::{input_path, relative, require_directory};
+use crate::paths::{input_path, io_error, relative, require_directory};
 use crate::secrets::{Secrets, refuse_secret};
 use crate::walk::io_reason;
 use std::fmt::Write;
 use std::fs::ReadDir;
 use std::path::{Path, PathBuf};
-use wamcp_policy::error::ToolError;
+use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::limits::MAX_EMPTY_DIR_RESULTS;
 use wamcp_policy::skip::is_skipped_directory;
 
@@ -25,10 +25,13 @@ use wamcp_policy::skip::is_skipped_directory;
 /// Secret stores are never entered: they count as content.
 pub fn list_empty_dirs(path_arg: &str, cwd: &Path, bounds: &Bounds) -> Result<String, ToolError> {
     let root = input_path(path_arg, cwd)?;
-    require_directory(path_arg, &root)?;
+    require_directory(path_arg, &root, ErrorType::DirectoryWalkFailed)?;
     refuse_secret(bounds.secrets, path_arg, &root, "it is not walked")?;
     let budget = bounds.budget;
-    let mut tree = walk_tree(&root, bounds);
+    // Below the root an unreadable folder is reported and counted as
+    // content; the root itself unreadable leaves nothing to report.
+    let mut tree = walk_tree(&root, bounds)
+        .map_err(|e| io_error(path_arg, &root, &e, ErrorType::DirectoryWalkFailed))?;
     settle_content(&mut tree.nodes);
     let empty = empty_deepest_first(&tree.nodes, &root);
     Ok(render_empty(&root, &empty, &tree, budget))
@@ -57,8 +60,9 @@ struct Tree {
 
 /// Walks the directories below `root` within `budget`, marking each that
 /// holds content of its own; a directory it could not read, or did not
-/// reach, is marked as holding content.
-fn walk_tree(root: &Path, bounds: &Bounds) -> Tree {
+/// reach, is marked as holding content. Fails only when the root itself
+/// cannot be read.
+fn walk_tree(root: &Path, bounds: &Bounds) -> std::io::Result<Tree> {
     // Depth-first with an explicit stack: deep trees must not overflow a thread's stack.
     let mut tree = Tree {
         nodes: vec![Node {
@@ -84,6 +88,7 @@ fn walk_tree(root: &Path, bounds: &Bounds) -> Tree {
         let path = tree.nodes[index].path.clone();
         let entries = match std::fs::read_dir(&path) {
             Ok(entries) => entries,
+            Err(e) if index == 0 => return Err(e),
             Err(e) => {
                 let reason = format!("{} ({})", relative(&path, root), io_reason(&e));
                 tree.unreadable.push(reason);
@@ -93,7 +98,7 @@ fn walk_tree(root: &Path, bounds: &Bounds) -> Tree {
         };
         read_children(&mut tree.nodes, index, entries, &mut stack, bounds.secrets);
     }
-    tree
+    Ok(tree)
 }
 
 /// Adds the subdirectories of the directory `nodes[index]` to the walk

@@ -29,7 +29,7 @@ pub fn find_files(
         path_arg
     };
     let root = input_path(path_arg, cwd)?;
-    require_directory(path_arg, &root)?;
+    require_directory(path_arg, &root, ErrorType::DirectoryReadFailed)?;
     crate::secrets::refuse_secret(bounds.secrets, path_arg, &root, "it is not walked")?;
     let (limit, capped) = clamp_request(max_results, MAX_FIND_RESULTS as u64);
     let walk = walk_files(&root, &|rel, name| globs.matches(rel, name), bounds);

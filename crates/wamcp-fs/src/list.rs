@@ -21,7 +21,7 @@ pub fn list_directory(path_arg: &str, cwd: &Path, bounds: &Bounds) -> Result<Str
         path_arg
     };
     let dir = input_path(path_arg, cwd)?;
-    require_directory(path_arg, &dir)?;
+    require_directory(path_arg, &dir, ErrorType::DirectoryReadFailed)?;
     refuse_secret(bounds.secrets, path_arg, &dir, "it is not listed")?;
     let entries = std::fs::read_dir(&dir)
         .map_err(|e| io_error(path_arg, &dir, &e, ErrorType::DirectoryReadFailed))?;

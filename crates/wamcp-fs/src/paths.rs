@@ -88,8 +88,9 @@ pub fn file_in_use(shown: &str) -> ToolError {
         .retryable("Ask the user to close the program holding it (an editor, a debugger, the build), then retry.")
 }
 
-/// Checks that `path` is an existing directory.
-pub fn require_directory(shown: &str, path: &Path) -> Result<(), ToolError> {
+/// Checks that `path` is an existing directory; a failure other than
+/// not-found or permission is of type `unreadable`, the tool's own.
+pub fn require_directory(shown: &str, path: &Path, unreadable: ErrorType) -> Result<(), ToolError> {
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => Ok(()),
         Ok(_) => Err(ToolError::new(
@@ -98,7 +99,7 @@ pub fn require_directory(shown: &str, path: &Path) -> Result<(), ToolError> {
         )
         .with_path(shown)
         .recover("Use read_file to read it, or pass its parent directory.")),
-        Err(e) => Err(io_error(shown, path, &e, ErrorType::DirectoryReadFailed)),
+        Err(e) => Err(io_error(shown, path, &e, unreadable)),
     }
 }
 

@@ -122,7 +122,7 @@ impl Query {
             req.path
         };
         let root = input_path(path_arg, cwd)?;
-        require_directory(path_arg, &root)?;
+        require_directory(path_arg, &root, ErrorType::DirectoryReadFailed)?;
         let (limit, capped) = clamp_request(req.max_results, MAX_SEARCH_MATCHES as u64);
         Ok(Query {
             matcher,

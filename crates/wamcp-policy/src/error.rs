@@ -90,8 +90,6 @@ error_types! {
     /// The release lookup failed: no release, GitHub's
     /// rate limit, or an answer not understood.
     GithubRequestFailed => "GITHUB_REQUEST_FAILED",
-    /// Asking the system about its GPUs failed; no tool raises it at present.
-    GpuInfoFailed => "GPU_INFO_FAILED",
     /// `fetch_https_response` failed, or the HTTPS client could not start.
     HttpRequestFailed => "HTTP_REQUEST_FAILED",
     /// Synthetic input failed, or another

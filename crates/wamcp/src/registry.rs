@@ -9,11 +9,11 @@ use crate::consent::{Answer, Exchange};
 use crate::context::ServerContext;
 use crate::tools;
 use futures::FutureExt;
-use rmcp::RoleServer;
 use rmcp::model::{
     CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -411,6 +411,51 @@ pub fn absent_here(groups: &[Group]) -> Vec<&'static str> {
         .filter(|t| t.in_any(groups) && !t.on_this_platform())
         .map(|t| t.name)
         .collect()
+}
+
+/// The answer to a call of a tool that is not registered. A client may
+/// still offer the model a tool from an earlier session's list: a tool
+/// wamcp has, switched off here, is named with the groups that turn it on;
+/// `web_search` answers the seed's `WEB_RESEARCH_DISABLED` as a tool result,
+/// so the model reads why instead of a bare protocol error.
+pub fn unregistered(name: &str) -> Result<CallToolResult, McpError> {
+    let Some(known) = TOOLS.iter().find(|t| t.name == name) else {
+        return Err(McpError::invalid_params(
+            format!(
+                "Unknown tool '{name}'. Call tools/list, or get_server_info to see which groups are active."
+            ),
+            None,
+        ));
+    };
+    if !known.on_this_platform() {
+        return Err(McpError::invalid_params(
+            format!("'{name}' works only on Windows; this server runs elsewhere."),
+            None,
+        ));
+    }
+    let groups: Vec<&str> = known.groups.iter().map(|g| g.name()).collect();
+    if name == tools::web_search::WebSearch::NAME {
+        let error = ToolError::new(
+            ErrorType::WebResearchDisabled,
+            "Web search is switched off in this server.",
+        )
+        .recover(format!(
+            "It stays off until the server restarts. Tell the user; they can turn it on with {}=1 or by adding search to {} in the host's server \
+             entry, then restart the server.",
+            crate::settings::WEB_RESEARCH,
+            crate::settings::TOOLS
+        ));
+        return Ok(failure(name, &error));
+    }
+    Err(McpError::invalid_params(
+        format!(
+            "'{name}' is switched off in this server: it belongs to the {} group(s), none of them active \
+             (set {} to add one, then restart the server).",
+            groups.join(" or "),
+            crate::settings::TOOLS
+        ),
+        None,
+    ))
 }
 
 /// Tool names per group, for every group, active or not.

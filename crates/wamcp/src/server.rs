@@ -172,13 +172,7 @@ impl ServerHandler for WamcpServer {
         // An unregistered name is a protocol error, not a tool result: the
         // client offered the model a tool this server never listed.
         let Some(entry) = self.ctx.registered.iter().find(|t| t.name == request.name) else {
-            return Err(McpError::invalid_params(
-                format!(
-                    "Unknown tool '{}'. Call tools/list, or get_server_info to see which groups are active.",
-                    request.name
-                ),
-                None,
-            ));
+            return crate::registry::unregistered(&request.name).map(CallToolResponse::from);
         };
         tracing::debug!(tool = entry.name, "call");
         // Roots decide where the call may write: known before it starts.

@@ -186,6 +186,29 @@ fn empty_directories_deepest_first() {
     );
 }
 
+/// A path that cannot be walked at all (here a link loop, which the
+/// system refuses to resolve) is the seed's DIRECTORY_WALK_FAILED, not an
+/// empty answer.
+#[cfg(unix)]
+#[test]
+fn a_root_that_cannot_be_walked_is_a_walk_failure() {
+    let d = tree(&[], &[]);
+    std::os::unix::fs::symlink("loop-b", d.path().join("loop-a")).unwrap();
+    std::os::unix::fs::symlink("loop-a", d.path().join("loop-b")).unwrap();
+    let error = list_empty_dirs("loop-a", d.path(), &bounds()).unwrap_err();
+    assert_eq!(error.kind, ErrorType::DirectoryWalkFailed, "{error:?}");
+    assert!(
+        error.message.starts_with("Cannot read 'loop-a': "),
+        "{error:?}"
+    );
+    assert_eq!(
+        list_empty_dirs("missing", d.path(), &bounds())
+            .unwrap_err()
+            .kind,
+        ErrorType::PathNotFound
+    );
+}
+
 fn code_tree() -> tempfile::TempDir {
     tree(
         &[

@@ -636,17 +636,38 @@ async fn bad_arguments_get_the_envelope_and_unknown_tools_a_protocol_error() {
     let text = result.content[0].as_text().unwrap().text.clone();
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), envelope);
 
-    let params = rmcp::model::CallToolRequestParams::new("web_search");
-    let err = client
-        .service
-        .peer()
-        .call_tool(params)
-        .await
-        .expect_err("unknown tool");
+    // A tool wamcp has, switched off here: web_search says why in the
+    // seed's type, the others name their groups; a name wamcp never had is
+    // unknown.
+    let error = client
+        .error_of("web_search", json!({"query": "vulkan"}))
+        .await;
+    assert_eq!(error["type"], "WEB_RESEARCH_DISABLED", "{error}");
+    let recovery = error["recovery"].to_string();
     assert!(
-        format!("{err}").contains("Unknown tool 'web_search'"),
-        "{err}"
+        recovery.contains("WAMCP_WEB_RESEARCH=1") && recovery.contains("WAMCP_TOOLS"),
+        "{error}"
     );
+    for (name, says) in [
+        (
+            "see",
+            if cfg!(windows) {
+                "'see' is switched off in this server: it belongs to the desktop group(s)"
+            } else {
+                "'see' works only on Windows"
+            },
+        ),
+        ("bogus_tool", "Unknown tool 'bogus_tool'"),
+    ] {
+        let params = rmcp::model::CallToolRequestParams::new(name);
+        let err = client
+            .service
+            .peer()
+            .call_tool(params)
+            .await
+            .expect_err("not registered");
+        assert!(format!("{err}").contains(says), "{err}");
+    }
     client.close().await;
 }
 
