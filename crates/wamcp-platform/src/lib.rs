@@ -9,6 +9,7 @@
 
 pub mod ansi;
 pub mod atomic;
+pub mod bounded;
 pub mod confine;
 pub mod console;
 pub mod gpu;

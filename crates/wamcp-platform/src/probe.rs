@@ -225,6 +225,7 @@ mod windows {
     use super::{OsRow, RegValue};
     use serde::Deserialize;
     use std::os::windows::ffi::OsStrExt;
+    use std::time::Duration;
     use windows_sys::Win32::Foundation::{ERROR_FILE_NOT_FOUND, ERROR_NO_MORE_ITEMS};
     use windows_sys::Win32::System::Registry::{
         HKEY, HKEY_LOCAL_MACHINE, KEY_READ, REG_DWORD, REG_EXPAND_SZ, REG_SZ, RRF_NOEXPAND,
@@ -325,6 +326,10 @@ mod windows {
         }
     }
 
+    /// Every WMI query of the snapshot: a wedged WMI service must cost
+    /// `env_inspect` one bounded wait, then an "unknown", never the call.
+    static WMI: crate::bounded::Gate = crate::bounded::Gate::new("WMI", Duration::from_secs(20));
+
     #[derive(Deserialize)]
     #[serde(rename = "Win32_OptionalFeature", rename_all = "PascalCase")]
     struct OptionalFeature {
@@ -334,12 +339,13 @@ mod windows {
     pub fn optional_feature(name: &str) -> Result<Option<u32>, String> {
         // The name is one of ours, never the model's, and holds no quote.
         debug_assert!(!name.contains('\''));
-        let connection = wmi::WMIConnection::new().map_err(|e| format!("WMI: {e}"))?;
-        let rows: Vec<OptionalFeature> = connection
-            .raw_query(format!(
-                "SELECT InstallState FROM Win32_OptionalFeature WHERE Name = '{name}'"
-            ))
-            .map_err(|e| format!("WMI Win32_OptionalFeature: {e}"))?;
+        let query = format!("SELECT InstallState FROM Win32_OptionalFeature WHERE Name = '{name}'");
+        let rows: Vec<OptionalFeature> = WMI.run(move || {
+            let connection = wmi::WMIConnection::new().map_err(|e| format!("WMI: {e}"))?;
+            connection
+                .raw_query(query)
+                .map_err(|e| format!("WMI Win32_OptionalFeature: {e}"))
+        })?;
         Ok(rows
             .into_iter()
             .next()
@@ -357,10 +363,12 @@ mod windows {
     }
 
     pub fn operating_system() -> Result<OsRow, String> {
-        let connection = wmi::WMIConnection::new().map_err(|e| format!("WMI: {e}"))?;
-        let rows: Vec<OperatingSystem> = connection
-            .query()
-            .map_err(|e| format!("WMI Win32_OperatingSystem: {e}"))?;
+        let rows: Vec<OperatingSystem> = WMI.run(|| {
+            let connection = wmi::WMIConnection::new().map_err(|e| format!("WMI: {e}"))?;
+            connection
+                .query()
+                .map_err(|e| format!("WMI Win32_OperatingSystem: {e}"))
+        })?;
         let row = rows
             .into_iter()
             .next()
