@@ -2,9 +2,12 @@
 //!
 //! Each tool found on `PATH` is asked its version, all at once, each within
 //! five seconds; one that does not answer is `unknown`, never absent. IDEs
-//! are located but not started: asking `devenv` or `rider` for a version
-//! can open the IDE on the user's desktop.
+//! not on `PATH` are looked for where their installers put them
+//! ([`crate::installs`]), and located but not started: asking `devenv` or
+//! `rider` for a version can open the IDE on the user's desktop. The
+//! Store's `python.exe` stand-in is reported missing, with a note.
 
+use crate::installs::{installed_editor, is_store_python_stub};
 use crate::sources::Sources;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -39,6 +42,7 @@ pub const CATEGORIES: [(&str, &[Probe]); 4] = [
             ("devenv", None),
             ("rider", None),
             ("pycharm", None),
+            ("clion", None),
         ],
     ),
     (
@@ -109,9 +113,17 @@ pub fn discover(sources: &dyn Sources, category: &str) -> Option<Value> {
 }
 
 fn probe(sources: &dyn Sources, name: &str, args: Option<&[&str]>) -> Value {
-    let Some(path) = sources.program(name) else {
+    let found = sources
+        .program(name)
+        .or_else(|| installed_editor(sources, name));
+    let Some(path) = found else {
         return json!({"name": name, "state": "missing", "available": false, "path": null, "version": null});
     };
+    if is_store_python_stub(sources, &path) {
+        return json!({"name": name, "state": "missing", "available": false, "path": null, "version": null,
+                      "note": format!("{} is the Microsoft Store's stand-in, not Python: it opens the Store",
+                                      path.display())});
+    }
     let shown = path.display().to_string();
     let Some(args) = args else {
         return json!({"name": name, "state": "available", "available": true, "path": shown, "version": null,
@@ -178,6 +190,15 @@ mod tests {
         fn operating_system(&self) -> Result<OsRow, String> {
             unreachable!()
         }
+        fn env_var(&self, _: &str) -> Option<String> {
+            None
+        }
+        fn folder_names(&self, _: &Path) -> io::Result<Vec<String>> {
+            Ok(Vec::new())
+        }
+        fn dev_drives(&self) -> Result<Vec<String>, String> {
+            unreachable!()
+        }
         fn output(&self, program: &Path, args: &[&str], _: Duration) -> Result<Output, String> {
             assert_ne!(program, Path::new("/bin/devenv"), "IDEs are never started");
             match program.file_name().and_then(|n| n.to_str()) {
@@ -221,6 +242,138 @@ mod tests {
         assert_eq!(tools[1]["state"], "available");
         assert_eq!(tools[1]["version"], Value::Null);
         assert_eq!(tools[2]["state"], "missing");
+        assert_eq!(editors["status"], "ok");
+    }
+
+    /// A Windows machine whose IDEs are where their installers put them,
+    /// none on PATH.
+    struct Installed;
+
+    fn local() -> PathBuf {
+        PathBuf::from(r"C:\Users\u\AppData\Local")
+    }
+
+    fn program_files() -> PathBuf {
+        PathBuf::from(r"C:\Program Files")
+    }
+
+    fn installed_files() -> Vec<PathBuf> {
+        vec![
+            local()
+                .join(r"Programs")
+                .join("Microsoft VS Code")
+                .join("bin")
+                .join("code.cmd"),
+            PathBuf::from(r"C:\Program Files (x86)")
+                .join("Microsoft Visual Studio")
+                .join("Installer")
+                .join("vswhere.exe"),
+            PathBuf::from(r"C:\VS\Common7\IDE\devenv.exe"),
+            local()
+                .join("Programs")
+                .join("Rider")
+                .join("bin")
+                .join("rider64.exe"),
+            program_files()
+                .join("JetBrains")
+                .join("PyCharm Community Edition 2024.10")
+                .join("bin")
+                .join("pycharm64.exe"),
+            program_files()
+                .join("JetBrains")
+                .join("PyCharm Community Edition 2024.9")
+                .join("bin")
+                .join("pycharm64.exe"),
+            local()
+                .join("JetBrains")
+                .join("Toolbox")
+                .join("apps")
+                .join("CLion")
+                .join("ch-0")
+                .join("243.22562.1")
+                .join("bin")
+                .join("clion64.exe"),
+        ]
+    }
+
+    impl Sources for Installed {
+        fn trusted_program(&self, _: &Path) -> bool {
+            true
+        }
+        fn program(&self, _: &str) -> Option<PathBuf> {
+            None
+        }
+        fn text_file(&self, _: &Path) -> io::Result<String> {
+            unreachable!()
+        }
+        fn file_exists(&self, path: &Path) -> io::Result<bool> {
+            Ok(installed_files().iter().any(|f| f == path))
+        }
+        fn machine_value(&self, _: &str, _: &str) -> Result<Option<RegValue>, String> {
+            unreachable!()
+        }
+        fn machine_subkeys(&self, _: &str) -> Result<Option<Vec<String>>, String> {
+            unreachable!()
+        }
+        fn optional_feature(&self, _: &str) -> Result<Option<u32>, String> {
+            unreachable!()
+        }
+        fn operating_system(&self) -> Result<OsRow, String> {
+            unreachable!()
+        }
+        fn env_var(&self, name: &str) -> Option<String> {
+            match name {
+                "LOCALAPPDATA" => Some(local().display().to_string()),
+                "ProgramFiles" => Some(program_files().display().to_string()),
+                "ProgramFiles(x86)" => Some(r"C:\Program Files (x86)".into()),
+                _ => None,
+            }
+        }
+        fn folder_names(&self, dir: &Path) -> io::Result<Vec<String>> {
+            // The names directly below `dir` of every installed file.
+            let mut names: Vec<String> = installed_files()
+                .iter()
+                .filter_map(|f| f.strip_prefix(dir).ok()?.components().next())
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            names.dedup();
+            Ok(names)
+        }
+        fn dev_drives(&self) -> Result<Vec<String>, String> {
+            unreachable!()
+        }
+        fn output(&self, program: &Path, args: &[&str], _: Duration) -> Result<Output, String> {
+            let name = program.file_name().unwrap().to_string_lossy();
+            assert!(
+                name == "vswhere.exe" || name == "code.cmd",
+                "only vswhere and VS Code's launcher run, not {program:?}"
+            );
+            let stdout = if name == "vswhere.exe" {
+                assert!(args.contains(&"productPath"), "{args:?}");
+                "C:\\VS\\Common7\\IDE\\devenv.exe\r\n".to_string()
+            } else {
+                "1.96.2\nabc\nx64\n".to_string()
+            };
+            Ok(Output {
+                code: Some(0),
+                stdout: stdout.into_bytes(),
+                stderr: vec![],
+            })
+        }
+    }
+
+    #[test]
+    fn editors_are_found_where_they_install_not_only_on_path() {
+        let editors = discover(&Installed, "editors").unwrap();
+        let tools = editors["tools"]["editors"].as_array().unwrap();
+        let path = |i: usize| tools[i]["path"].as_str().unwrap().to_string();
+        assert_eq!(tools[0]["version"], "1.96.2");
+        assert!(path(0).ends_with("code.cmd"), "{}", tools[0]);
+        assert_eq!(path(1), r"C:\VS\Common7\IDE\devenv.exe");
+        assert!(path(2).ends_with("rider64.exe"), "{}", tools[2]);
+        // The newest of two standalone installs, by version number.
+        assert!(path(3).contains("2024.10"), "{}", tools[3]);
+        assert!(path(4).contains("243.22562.1"), "{}", tools[4]);
         assert_eq!(editors["status"], "ok");
     }
 

@@ -10,6 +10,7 @@ pub mod audit_log;
 pub mod capability;
 pub mod discover;
 pub mod ecosystem;
+pub mod installs;
 pub mod mcp_audit;
 pub mod packages;
 pub mod sandbox;

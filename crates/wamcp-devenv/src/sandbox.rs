@@ -515,6 +515,45 @@ pub struct SandboxPlan {
     pub payload: Option<Payload>,
     /// The payload paths as the call gave them.
     pub payload_paths: Vec<String>,
+    /// For WSL where `wsl.exe` exists: its state as checked while planning
+    /// (`ready` with the distributions, `no_distribution`, or `unknown`).
+    pub wsl: Option<Value>,
+}
+
+/// A WSL route's state from the snapshot's WSL probe, and why the route
+/// cannot run when it cannot. A probe that failed is `unknown`, not
+/// absent: `wsl.exe --list` fails both without WSL and with a broken one,
+/// so the plan stands and the run will tell. Docker Desktop's own
+/// distributions are not a Linux to run a project's command in.
+pub fn wsl_readiness(found: Result<Option<Value>, String>) -> (Value, Option<String>) {
+    let listed = match found {
+        Ok(Some(listed)) => listed,
+        Ok(None) => {
+            return (
+                json!({"state": "missing"}),
+                Some("wsl.exe was not found".into()),
+            );
+        }
+        Err(error) => return (json!({"state": "unknown", "error": error}), None),
+    };
+    let usable: Vec<&str> = listed["distributions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|d| !d.to_ascii_lowercase().starts_with("docker-desktop"))
+        .collect();
+    if usable.is_empty() {
+        return (
+            json!({"state": "no_distribution", "distributions": listed["distributions"]}),
+            Some(
+                "WSL has no Linux distribution to run the command in (Docker Desktop's own do not count); \
+                 the user can add one with wsl --install -d Ubuntu"
+                    .into(),
+            ),
+        );
+    }
+    (json!({"state": "ready", "distributions": usable}), None)
 }
 
 /// Whether the project has its own Dev Container configuration: a regular
@@ -579,6 +618,7 @@ impl SandboxPlan {
             unavailable: None,
             payload: None,
             payload_paths: paths.to_vec(),
+            wsl: None,
         };
         if environment != Environment::WindowsSandbox && !paths.is_empty() {
             return Err("payload_paths are only for windows_sandbox (untrusted_windows)".into());
@@ -597,6 +637,11 @@ impl SandboxPlan {
                     } else {
                         "WSL exists only on Windows".into()
                     });
+                } else {
+                    let system = crate::sources::System::new(programs.clone());
+                    let (state, unavailable) = wsl_readiness(crate::snapshot::wsl(&system));
+                    plan.wsl = Some(state);
+                    plan.unavailable = unavailable;
                 }
             }
             Environment::DevContainer => {
@@ -648,6 +693,9 @@ impl SandboxPlan {
             "safety": Safety::ApprovalRequired,
             "reason": self.unavailable,
         });
+        if let Some(wsl) = &self.wsl {
+            view["wsl"] = wsl.clone();
+        }
         if let Some(payload) = &self.payload {
             view["payload"] = json!({
                 "paths": self.payload_paths,

@@ -7,6 +7,7 @@
 //! consumer never mistakes a missing key for an absence. Nothing personal
 //! is collected (no user or domain name, no git identity).
 
+use crate::installs::{is_app_alias, is_store_python_stub};
 use crate::sources::{RegValue, Sources};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -48,9 +49,25 @@ impl Facts {
     }
 
     fn program(&mut self, sources: &dyn Sources, key: &str, names: &[&str]) {
-        let found = names
-            .iter()
-            .find_map(|n| sources.program(n).map(|p| (n, p)));
+        let mut stub = None;
+        let found = names.iter().find_map(|n| {
+            let path = sources.program(n)?;
+            if is_store_python_stub(sources, &path) {
+                stub.get_or_insert(path);
+                return None;
+            }
+            Some((n, path))
+        });
+        if found.is_none()
+            && let Some(stub) = stub
+        {
+            // Not Python: the Store's stand-in opens the Store instead.
+            self.details.insert(
+                key.into(),
+                json!({"store_stub": stub.display().to_string(),
+                       "note": "the Microsoft Store's python stand-in, not Python: it opens the Store"}),
+            );
+        }
         self.record(
             key,
             Ok(found.map(|(name, path)| {
@@ -64,12 +81,6 @@ impl Facts {
             })),
         );
     }
-}
-
-fn is_app_alias(path: &Path) -> bool {
-    path.to_string_lossy()
-        .to_ascii_lowercase()
-        .contains("\\microsoft\\windowsapps\\")
 }
 
 const RUNTIMES: [(&str, &[&str]); 6] = [
@@ -120,9 +131,14 @@ pub fn windows(sources: &dyn Sources) -> Value {
         ("package_manager.winget", "winget"),
         ("package_manager.choco", "choco"),
         ("package_manager.scoop", "scoop"),
+        // The Dev Container route needs both.
+        ("container.docker", "docker"),
+        ("container.podman", "podman"),
+        ("devcontainer_cli", "devcontainer"),
     ] {
         facts.program(sources, key, &[name]);
     }
+    facts.record("dev_drive", dev_drive(sources));
     facts.record("visual_studio", visual_studio(sources));
     facts.record("windows_sdk", windows_sdks(sources));
     facts.record("wsl", wsl(sources));
@@ -188,6 +204,12 @@ fn windows_os(sources: &dyn Sources, facts: &mut Facts) -> Value {
         }
     }
     os
+}
+
+/// The Dev Drives by letter; none is an observed absence.
+fn dev_drive(sources: &dyn Sources) -> Result<Option<Value>, String> {
+    let volumes = sources.dev_drives()?;
+    Ok((!volumes.is_empty()).then(|| json!({"volumes": volumes})))
 }
 
 /// A DWORD switch: 1 on; 0 or not set off.
@@ -293,7 +315,7 @@ fn windows_sdks(sources: &dyn Sources) -> Result<Option<Value>, String> {
 /// WSL: `wsl.exe --list --quiet` answers the installed distributions (in
 /// UTF-16). No `wsl.exe` means no WSL; one that fails says nothing certain
 /// (it fails both when WSL is not installed and when it is broken).
-fn wsl(sources: &dyn Sources) -> Result<Option<Value>, String> {
+pub(crate) fn wsl(sources: &dyn Sources) -> Result<Option<Value>, String> {
     let wsl = system_root(sources).join("System32").join("wsl.exe");
     if !sources
         .file_exists(&wsl)

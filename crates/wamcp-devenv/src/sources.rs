@@ -36,6 +36,12 @@ pub trait Sources: Sync {
     /// Runs a probe program in a neutral directory (never the project: its
     /// files must not steer a probe, as `rust-toolchain.toml` steers cargo).
     fn output(&self, program: &Path, args: &[&str], timeout: Duration) -> Result<Output, String>;
+    /// An environment variable of the server (`LOCALAPPDATA`, ...).
+    fn env_var(&self, name: &str) -> Option<String>;
+    /// The names of the entries of folder `dir`.
+    fn folder_names(&self, dir: &Path) -> io::Result<Vec<String>>;
+    /// The drive letters of the fixed volumes that are Dev Drives.
+    fn dev_drives(&self) -> Result<Vec<String>, String>;
 }
 
 /// The machine itself.
@@ -93,5 +99,19 @@ impl Sources for System {
             &std::env::temp_dir(),
             timeout,
         )
+    }
+
+    fn env_var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.is_empty())
+    }
+
+    fn folder_names(&self, dir: &Path) -> io::Result<Vec<String>> {
+        std::fs::read_dir(dir)?
+            .map(|entry| entry.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect()
+    }
+
+    fn dev_drives(&self) -> Result<Vec<String>, String> {
+        wamcp_platform::probe::dev_drives()
     }
 }

@@ -66,6 +66,17 @@ pub fn optional_feature_state(name: &str) -> Result<Option<u32>, String> {
     }
 }
 
+/// The drive letters (`D:`) of the fixed volumes that are Dev Drives.
+pub fn dev_drives() -> Result<Vec<String>, String> {
+    #[cfg(windows)]
+    return dev_drive::dev_drives();
+    #[cfg(not(windows))]
+    Err(not_windows())
+}
+
+#[cfg(windows)]
+mod dev_drive;
+
 /// The `Win32_OperatingSystem` row.
 pub fn operating_system() -> Result<OsRow, String> {
     #[cfg(windows)]

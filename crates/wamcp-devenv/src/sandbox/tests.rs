@@ -677,3 +677,33 @@ fn a_path_inside_the_payload_longer_than_the_limit_is_refused() {
     let err = check_payload(Path::new("/w"), &paths(&["d"]), &Fake::new(&refs)).unwrap_err();
     assert_eq!(err, "a path inside the payload is longer than 4096 bytes");
 }
+
+#[test]
+fn a_wsl_route_knows_whether_a_distribution_is_there() {
+    let (ready, none) = wsl_readiness(Ok(Some(
+        json!({"distributions": ["docker-desktop", "Ubuntu-24.04"]}),
+    )));
+    assert_eq!(
+        ready,
+        json!({"state": "ready", "distributions": ["Ubuntu-24.04"]})
+    );
+    assert_eq!(none, None);
+    let (state, why) = wsl_readiness(Ok(Some(
+        json!({"distributions": ["docker-desktop", "docker-desktop-data"]}),
+    )));
+    assert_eq!(state["state"], "no_distribution");
+    assert!(why.unwrap().starts_with("WSL has no Linux distribution"));
+    let (state, why) = wsl_readiness(Ok(Some(json!({"distributions": []}))));
+    assert_eq!(state["state"], "no_distribution");
+    assert!(why.is_some());
+    // A failed probe is unknown: the plan stands, with the probe's words.
+    let (state, why) = wsl_readiness(Err(
+        "wsl.exe --list exited with Some(-1): Windows Subsystem for Linux is not installed.".into(),
+    ));
+    assert_eq!(state["state"], "unknown");
+    assert!(state["error"].as_str().unwrap().contains("not installed"));
+    assert_eq!(why, None);
+    let (state, why) = wsl_readiness(Ok(None));
+    assert_eq!(state, json!({"state": "missing"}));
+    assert_eq!(why.as_deref(), Some("wsl.exe was not found"));
+}

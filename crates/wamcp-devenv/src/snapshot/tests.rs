@@ -18,8 +18,29 @@ impl Sources for Fake {
                 r"C:\Users\u\AppData\Local\Microsoft\WindowsApps\winget.exe",
             )),
             "git" | "cargo" => Some(PathBuf::from(format!("/usr/bin/{name}"))),
+            "docker" => Some(PathBuf::from(
+                r"C:\Program Files\Docker\Docker\resources\bin\docker.exe",
+            )),
+            "devcontainer" => Some(PathBuf::from(
+                r"C:\Users\u\AppData\Roaming\npm\devcontainer.cmd",
+            )),
             _ => None,
         }
+    }
+
+    fn env_var(&self, _: &str) -> Option<String> {
+        None
+    }
+
+    fn folder_names(&self, _: &Path) -> io::Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+
+    fn dev_drives(&self) -> Result<Vec<String>, String> {
+        if self.broken {
+            return Err(r"D:\: error 5 asking whether it is a Dev Drive".into());
+        }
+        Ok(vec!["D:".into()])
     }
 
     fn text_file(&self, path: &Path) -> io::Result<String> {
@@ -135,6 +156,11 @@ fn a_healthy_windows_machine() {
         true
     );
     assert_eq!(a["windows_sandbox"], true);
+    assert_eq!(a["container.docker"], true);
+    assert_eq!(a["container.podman"], false);
+    assert_eq!(a["devcontainer_cli"], true);
+    assert_eq!(a["dev_drive"], true);
+    assert_eq!(s["details"]["dev_drive"]["volumes"], json!(["D:"]));
     assert_eq!(a["hyper_v"], false);
     assert_eq!(a["developer_mode"], true);
     assert_eq!(a["long_paths"], false);
@@ -175,6 +201,7 @@ fn failed_probes_are_unknown_never_false_and_the_shape_stays() {
         "wsl",
         "visual_studio",
         "windows_sdk",
+        "dev_drive",
     ] {
         assert_eq!(bad["availability"][key], Value::Null, "{key}");
         assert_eq!(bad["probe_states"][key], "unknown", "{key}");
@@ -220,6 +247,15 @@ fn a_wsl_that_fails_and_a_feature_windows_does_not_list_are_unknown() {
         }
         fn operating_system(&self) -> Result<OsRow, String> {
             Ok(OsRow::default())
+        }
+        fn env_var(&self, _: &str) -> Option<String> {
+            None
+        }
+        fn folder_names(&self, _: &Path) -> io::Result<Vec<String>> {
+            Ok(Vec::new())
+        }
+        fn dev_drives(&self) -> Result<Vec<String>, String> {
+            Ok(Vec::new())
         }
         fn output(&self, _: &Path, _: &[&str], _: Duration) -> Result<Output, String> {
             let stdout = "Windows Subsystem for Linux is not installed."
@@ -320,4 +356,93 @@ fn the_cache_returns_exactly_what_it_returned_until_forced_or_invalidated() {
     assert_eq!(cache.get(true, collect), json!({"n": 2}));
     cache.invalidate();
     assert_eq!(cache.get(false, collect), json!({"n": 3}));
+}
+
+/// The Store's `python.exe` stand-in is on PATH of a fresh Windows: it is
+/// not Python, and `py` or a real Store Python beside it still is.
+#[test]
+fn the_store_python_stand_in_is_not_python() {
+    struct Store {
+        real_package: bool,
+        launcher: bool,
+    }
+    const APPS: &str = r"C:\Users\u\AppData\Local\Microsoft\WindowsApps";
+    impl Sources for Store {
+        fn trusted_program(&self, _: &Path) -> bool {
+            true
+        }
+        fn program(&self, name: &str) -> Option<PathBuf> {
+            match name {
+                // Joined, so the test reads the same on every host.
+                "python3" | "python" => Some(Path::new(APPS).join(format!("{name}.exe"))),
+                "py" if self.launcher => Some(PathBuf::from(r"C:\Windows\py.exe")),
+                _ => None,
+            }
+        }
+        fn text_file(&self, _: &Path) -> io::Result<String> {
+            Ok(String::new())
+        }
+        fn file_exists(&self, _: &Path) -> io::Result<bool> {
+            Ok(false)
+        }
+        fn machine_value(&self, _: &str, _: &str) -> Result<Option<RegValue>, String> {
+            Ok(None)
+        }
+        fn machine_subkeys(&self, _: &str) -> Result<Option<Vec<String>>, String> {
+            Ok(None)
+        }
+        fn optional_feature(&self, _: &str) -> Result<Option<u32>, String> {
+            Ok(None)
+        }
+        fn operating_system(&self) -> Result<OsRow, String> {
+            Ok(OsRow::default())
+        }
+        fn output(&self, _: &Path, _: &[&str], _: Duration) -> Result<Output, String> {
+            Err("not asked".into())
+        }
+        fn env_var(&self, _: &str) -> Option<String> {
+            None
+        }
+        fn folder_names(&self, dir: &Path) -> io::Result<Vec<String>> {
+            assert_eq!(dir, Path::new(APPS));
+            let mut names = vec![
+                "python.exe".to_string(),
+                "python3.exe".into(),
+                "winget.exe".into(),
+            ];
+            if self.real_package {
+                names.push("PythonSoftwareFoundation.Python.3.12_qbz5n2kfra8p0".into());
+            }
+            Ok(names)
+        }
+        fn dev_drives(&self) -> Result<Vec<String>, String> {
+            Ok(Vec::new())
+        }
+    }
+    let stub = windows(&Store {
+        real_package: false,
+        launcher: false,
+    });
+    assert_eq!(stub["availability"]["runtime.python"], false);
+    assert_eq!(stub["probe_states"]["runtime.python"], "missing");
+    assert_eq!(
+        stub["details"]["runtime.python"]["store_stub"],
+        Path::new(APPS).join("python3.exe").display().to_string()
+    );
+    let launcher = windows(&Store {
+        real_package: false,
+        launcher: true,
+    });
+    assert_eq!(launcher["availability"]["runtime.python"], true);
+    assert_eq!(launcher["details"]["runtime.python"]["program"], "py");
+    let real = windows(&Store {
+        real_package: true,
+        launcher: false,
+    });
+    assert_eq!(real["availability"]["runtime.python"], true);
+    assert_eq!(real["details"]["runtime.python"]["program"], "python3");
+    assert_eq!(
+        real["details"]["runtime.python"]["app_execution_alias"],
+        true
+    );
 }
