@@ -8,11 +8,14 @@
 //! by whoever wrote the files.
 
 use crate::mcp_audit::{Place, UserDirs, audit, host_places, project_places};
+use duplicates::{HookSite, SkillFolder, hook_sites, same_hooks, same_skills};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
-use wamcp_policy::devenv::mcp_config::{Server, Summary};
+use wamcp_policy::devenv::mcp_config::{Server, Summary, toml_section};
 use wamcp_policy::text::shown;
+
+mod duplicates;
 
 /// Entries listed per directory (skills, agents, extensions...), and
 /// overlaps and plan steps per answer.
@@ -26,7 +29,8 @@ pub struct Scan<'a> {
     pub cwd: &'a Path,
     /// Also scan the user's own client configuration and agent files.
     pub include_host: bool,
-    /// Also list editor extensions; needs `include_host`.
+    /// Also list editor extensions (and, from the tool, the WinGet
+    /// inventory); needs `include_host`.
     pub include_packages: bool,
     /// Where the user's configuration lives, for `include_host`.
     pub user: UserDirs,
@@ -48,10 +52,21 @@ pub fn scan(request: &Scan) -> Value {
         "mcp": mcp,
         "project": agent_files(request.cwd, "project"),
     });
+    let mut tooling = Tooling::default();
+    tooling.add(request.cwd, &request.cwd.join(".codex"), "project");
     if request.include_host
         && let Some(home) = &request.user.home
     {
         view["host"] = agent_files(home, "host");
+        if let Some(codex) = &request.user.codex_home {
+            tooling.add(home, codex, "host");
+            tooling.skills.push(SkillFolder {
+                scope: "host",
+                client: "codex",
+                path: codex.join("skills"),
+            });
+            view["host"]["codex_plugins"] = codex_plugins(codex);
+        }
     }
     if request.include_packages
         && let Some(home) = &request.user.home
@@ -62,6 +77,13 @@ pub fn scan(request: &Scan) -> Value {
         });
     }
     let (mut overlaps, mut plan) = overlaps(&read);
+    let (hooks, hook_steps) = same_hooks(&tooling.hooks);
+    overlaps.extend(same_skills(&tooling.skills));
+    overlaps.extend(hooks);
+    plan.extend(hook_steps);
+    for (i, step) in plan.iter_mut().enumerate() {
+        step["step"] = json!(i + 1);
+    }
     let cut = overlaps.len().saturating_sub(MAX_LISTED) + plan.len().saturating_sub(MAX_LISTED);
     overlaps.truncate(MAX_LISTED);
     plan.truncate(MAX_LISTED);
@@ -69,6 +91,87 @@ pub fn scan(request: &Scan) -> Value {
     view["consolidation_plan"] = Value::Array(plan);
     view["overlaps_or_steps_not_listed"] = json!(cut);
     view
+}
+
+/// Where skills and hooks are configured, for the duplicate checks.
+#[derive(Default)]
+struct Tooling {
+    skills: Vec<SkillFolder>,
+    hooks: Vec<HookSite>,
+}
+
+impl Tooling {
+    /// The skill folders and hook files of Claude Code under `base` and of
+    /// Codex under `base` and `codex` (its folder: `.codex` in a project,
+    /// `CODEX_HOME` for the user).
+    fn add(&mut self, base: &Path, codex: &Path, scope: &'static str) {
+        let claude = base.join(".claude");
+        self.skills.push(SkillFolder {
+            scope,
+            client: "claude-code",
+            path: claude.join("skills"),
+        });
+        self.skills.push(SkillFolder {
+            scope,
+            client: "codex",
+            path: base.join(".agents").join("skills"),
+        });
+        for (client, file) in [
+            ("claude-code", claude.join("settings.json")),
+            ("claude-code", claude.join("settings.local.json")),
+            ("codex", codex.join("hooks.json")),
+        ] {
+            if let Some(Ok(settings)) = read_json(&file) {
+                self.hooks
+                    .extend(hook_sites(&settings["hooks"], scope, client, &file));
+            }
+        }
+        let config = codex.join("config.toml");
+        if let Ok(text) = wamcp_fs::regular::read_small(&config, MAX_SETTINGS_BYTES)
+            && let Ok(Some(hooks)) = toml_section(&String::from_utf8_lossy(&text), "hooks")
+        {
+            self.hooks
+                .extend(hook_sites(&hooks, scope, "codex", &config));
+        }
+    }
+}
+
+/// Codex's plugins as `plugin@marketplace`: those installed in its cache
+/// (`plugins/cache/<marketplace>/<plugin>`) and those `config.toml`
+/// switches on or off, each with both facts.
+fn codex_plugins(codex_home: &Path) -> Value {
+    let mut plugins: BTreeMap<String, (bool, Option<bool>)> = BTreeMap::new();
+    let cache = codex_home.join("plugins").join("cache");
+    for marketplace in names_in(&cache, true) {
+        for plugin in names_in(&cache.join(&marketplace), true) {
+            plugins
+                .entry(format!("{plugin}@{marketplace}"))
+                .or_default()
+                .0 = true;
+        }
+    }
+    let config = codex_home.join("config.toml");
+    let configured = wamcp_fs::regular::read_small(&config, MAX_SETTINGS_BYTES)
+        .ok()
+        .and_then(|text| toml_section(&String::from_utf8_lossy(&text), "plugins").ok())
+        .flatten();
+    for (id, entry) in configured
+        .as_ref()
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        plugins.entry(shown(id)).or_default().1 = entry["enabled"].as_bool();
+    }
+    Value::Array(
+        plugins
+            .into_iter()
+            .take(MAX_LISTED)
+            .map(|(plugin, (installed, enabled))| {
+                json!({"plugin": plugin, "installed": installed, "enabled": enabled})
+            })
+            .collect(),
+    )
 }
 
 /// Instruction files, Claude Code's settings, skills, agents, commands,

@@ -11,6 +11,7 @@ pub mod capability;
 pub mod discover;
 pub mod ecosystem;
 pub mod installs;
+pub mod inventory;
 pub mod mcp_audit;
 pub mod packages;
 pub mod sandbox;

@@ -63,7 +63,7 @@ fn tail(text: &str) -> String {
         .collect()
 }
 
-async fn run(
+pub(crate) async fn run(
     programs: &ProgramSearch,
     program: &Path,
     argv: &[String],

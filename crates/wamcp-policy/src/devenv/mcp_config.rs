@@ -186,6 +186,18 @@ pub fn strip_jsonc(text: &str) -> String {
     out
 }
 
+/// One top-level table of a Codex `config.toml` (`plugins`, `hooks`) as
+/// JSON, `None` when the file has none; `Err` when it is not TOML.
+pub fn toml_section(text: &str, key: &str) -> Result<Option<Value>, String> {
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| match e.span() {
+        Some(at) => format!("not valid TOML (at byte {})", at.start),
+        None => "not valid TOML".to_string(),
+    })?;
+    Ok(table
+        .get(key)
+        .map(|section| serde_json::to_value(section).unwrap_or(Value::Null)))
+}
+
 /// Reads a Codex `config.toml` (`[mcp_servers.<name>]`).
 pub fn summarize_toml(text: &str) -> Summary {
     let table: toml::Table = match text.parse() {

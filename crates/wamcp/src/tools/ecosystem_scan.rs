@@ -5,6 +5,7 @@ use crate::tools::mcp_audit::project_dir;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use wamcp_devenv::ecosystem::{Scan, scan};
+use wamcp_devenv::inventory::winget_inventory;
 use wamcp_devenv::mcp_audit::UserDirs;
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::groups::Group;
@@ -18,7 +19,7 @@ pub struct Params {
     /// Also scan the user's own client configuration.
     #[serde(default)]
     pub include_host: bool,
-    /// Also list editor extensions (needs include_host).
+    /// Also list editor extensions and WinGet packages (needs include_host).
     #[serde(default)]
     pub include_packages: bool,
 }
@@ -45,7 +46,8 @@ impl ToolDef for EcosystemScan {
             .detail("status", "invalid_input"));
         }
         let ctx = call.ctx.clone();
-        blocking(Self::NAME, move || {
+        let include_packages = p.include_packages;
+        let mut view = blocking(Self::NAME, move || {
             let cwd = project_dir(&ctx, p.cwd.as_deref(), p.include_host)?;
             Ok(scan(&Scan {
                 cwd: &cwd,
@@ -54,7 +56,13 @@ impl ToolDef for EcosystemScan {
                 user: UserDirs::from_env(),
             }))
         })
-        .await
-        .map(ToolOutput::Data)
+        .await?;
+        if include_packages {
+            let programs = call.ctx.program_search();
+            view["packages"]["winget"] = call
+                .unless_cancelled(async { Ok(winget_inventory(&programs).await) })
+                .await?;
+        }
+        Ok(ToolOutput::Data(view))
     }
 }

@@ -300,3 +300,84 @@ async fn a_project_entry_cannot_probe_or_remove_a_host_entry() {
     assert_eq!(scan["consolidation_plan"], json!([]));
     client.close().await;
 }
+
+/// With the host and packages: the WinGet inventory (from a stand-in
+/// `winget export`), Codex's plugins, the same skill in two folders and
+/// the same hook in two hosts — the command never shown.
+#[tokio::test]
+async fn ecosystem_scan_lists_packages_plugins_and_duplicates() {
+    let (sandbox, log, _state) = common::with_fake_winget();
+    let project = sandbox.root().join("work").join("proj");
+    assert!(project.is_dir());
+    let home = sandbox.home();
+    let codex = home.join(".codex");
+    let hook = json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": format!("notify {SECRET}")}]}]}});
+    let files = [
+        (project.join(".claude/skills/review/SKILL.md"), "---\nname: review\n---\n".to_string()),
+        (project.join(".agents/skills/review/SKILL.md"), "---\nname: review\n---\n".to_string()),
+        (home.join(".claude/settings.json"), hook.to_string()),
+        (codex.join("hooks.json"), hook.to_string()),
+        (
+            codex.join("config.toml"),
+            "[plugins.\"wamcp@wamcp\"]\nenabled = true\n[plugins.\"gone@market\"]\nenabled = false\n".to_string(),
+        ),
+        (codex.join("plugins/cache/wamcp/wamcp/0.1.0/.codex-plugin/plugin.json"), "{}".to_string()),
+        (codex.join("plugins/cache/market/other/local/plugin.json"), "{}".to_string()),
+    ];
+    for (path, text) in files {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let client = sandbox
+        .set("CODEX_HOME", codex.display().to_string())
+        .connect()
+        .await;
+    let scan = data(
+        &client,
+        "ecosystem_scan",
+        json!({"cwd": "proj", "include_host": true, "include_packages": true}),
+    )
+    .await;
+    assert_eq!(
+        scan["packages"]["winget"],
+        json!({"state": "listed", "count": 1, "packages": [{"id": "Fake.Tool", "version": "1.0", "source": "winget"}]}),
+        "{scan:#}"
+    );
+    assert!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .starts_with("export -o "),
+        "winget export ran"
+    );
+    assert_eq!(
+        scan["host"]["codex_plugins"],
+        json!([
+            {"plugin": "gone@market", "installed": false, "enabled": false},
+            {"plugin": "other@market", "installed": true, "enabled": null},
+            {"plugin": "wamcp@wamcp", "installed": true, "enabled": true},
+        ])
+    );
+    let of_kind = |kind: &str| -> Vec<Value> {
+        scan["overlaps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["kind"] == kind)
+            .cloned()
+            .collect()
+    };
+    let skills = of_kind("same_skill");
+    assert_eq!(skills.len(), 1, "{scan:#}");
+    assert_eq!(skills[0]["skill"], "review");
+    let hooks = of_kind("same_hook");
+    assert_eq!(hooks.len(), 1, "{scan:#}");
+    let clients: Vec<&str> = hooks[0]["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["client"].as_str().unwrap())
+        .collect();
+    assert_eq!(clients, ["claude-code", "codex"]);
+    assert!(!scan.to_string().contains(SECRET), "{scan:#}");
+    client.close().await;
+}

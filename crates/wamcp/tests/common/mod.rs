@@ -455,12 +455,16 @@ pub fn fake_winget(dir: &Path) {
             echo %*>>\"%FAKE_LOG%\"\r\n\
             if \"%1\"==\"search\" goto table\r\n\
             if \"%1\"==\"install\" goto install\r\n\
+            if \"%1\"==\"export\" goto export\r\n\
             if exist \"%FAKE_STATE%\" goto table\r\n\
             echo No installed package found matching input criteria.\r\n\
             exit /b 1\r\n\
             :install\r\n\
             echo installed>\"%FAKE_STATE%\"\r\n\
             echo Successfully installed\r\n\
+            exit /b 0\r\n\
+            :export\r\n\
+            echo {\"Sources\":[{\"Packages\":[{\"PackageIdentifier\":\"Fake.Tool\",\"Version\":\"1.0\"}],\"SourceDetails\":{\"Name\":\"winget\"}}]}>\"%~3\"\r\n\
             exit /b 0\r\n\
             :table\r\n\
             echo Name   Id         Version  Source\r\n\
@@ -474,6 +478,7 @@ pub fn fake_winget(dir: &Path) {
             table() { printf 'Name   Id         Version  Source\\n----------------------------------\\nFake   Fake.Tool  1.0      winget\\n'; }\n\
             case \"$1\" in\n\
               search) table ;;\n\
+              export) printf '%s' '{\"Sources\":[{\"Packages\":[{\"PackageIdentifier\":\"Fake.Tool\",\"Version\":\"1.0\"}],\"SourceDetails\":{\"Name\":\"winget\"}}]}' > \"$3\" ;;\n\
               install) echo installed > \"$FAKE_STATE\"; echo Successfully installed ;;\n\
               list) if [ -f \"$FAKE_STATE\" ]; then table; else echo 'No installed package found matching input criteria.'; exit 1; fi ;;\n\
             esac\n";
