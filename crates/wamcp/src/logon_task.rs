@@ -8,9 +8,39 @@
 //! what runs (no shell, no time limit, one instance). The exact command is
 //! printed before it runs.
 
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 pub const TASK_NAME: &str = "wamcp-http";
+
+/// How long install-task waits for the server it started to listen.
+#[cfg(windows)]
+const START_WAIT: Duration = Duration::from_secs(5);
+
+/// Whether something accepts connections at `address` within `limit`,
+/// asked every tenth of a second.
+pub fn listening_within(address: SocketAddr, limit: Duration) -> bool {
+    let started = Instant::now();
+    loop {
+        if TcpStream::connect_timeout(&address, Duration::from_millis(250)).is_ok() {
+            return true;
+        }
+        if started.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The line that tells a user how to check the server themselves: any
+/// HTTP status (401 without the token) means it listens.
+pub fn check_hint(address: SocketAddr) -> String {
+    format!(
+        "check it any time with: curl.exe -s -o NUL -w \"%{{http_code}}\" http://{address}/mcp \
+         (401 means it listens and wants the token; no number means nothing listens)"
+    )
+}
 
 fn xml_escape(text: &str) -> String {
     text.replace('&', "&amp;")
@@ -127,10 +157,22 @@ pub fn install(addr: &str, token_file: Option<&Path>) -> Result<(), String> {
         file.as_os_str(),
         "/F".as_ref(),
     ])?;
-    println!(
-        "registered task '{TASK_NAME}'; it starts at your next logon (start it now with: schtasks /Run /TN {TASK_NAME}). \
-         Point clients at it with: wamcp config --emit <client> --http http://{address}/mcp"
-    );
+    println!("registered task '{TASK_NAME}'; it starts at each logon, and now");
+    // The seed starts the server right away: a user should not have to log
+    // off to use what they just installed.
+    if let Err(e) = run(&["/Run".as_ref(), "/TN".as_ref(), TASK_NAME.as_ref()]) {
+        println!("warning: the task could not be started now ({e}); it starts at your next logon");
+    }
+    if listening_within(listen.address, START_WAIT) {
+        println!("the server is listening at http://{address}/mcp");
+    } else {
+        println!(
+            "warning: nothing listens at {address} after {} s; Task Scheduler's history for '{TASK_NAME}' says why",
+            START_WAIT.as_secs()
+        );
+    }
+    println!("{}", check_hint(listen.address));
+    println!("point clients at it with: wamcp config --emit <client> --http http://{address}/mcp");
     Ok(())
 }
 
@@ -166,6 +208,16 @@ fn not_windows() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listener_is_found_and_a_closed_port_is_not() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let open = listener.local_addr().unwrap();
+        assert!(listening_within(open, Duration::ZERO));
+        drop(listener);
+        assert!(!listening_within(open, Duration::from_millis(200)));
+        assert!(check_hint(open).contains(&format!("http://{open}/mcp")));
+    }
 
     #[test]
     fn the_task_runs_exactly_the_server_for_one_user() {

@@ -566,6 +566,21 @@ fn install_task_registers_the_http_server_at_logon_and_uninstall_removes_it() {
         sandbox.http_token_file().is_file(),
         "the token exists before the first logon"
     );
+    // It is started at once, and the answer says whether it listens (under
+    // Wine the task runs nothing: its action was dropped) and how to check.
+    assert!(
+        stdout.contains("running: ") && stdout.contains("/Run /TN wamcp-http"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("the server is listening at http://127.0.0.1:8799/mcp")
+            || stdout.contains("warning: nothing listens at 127.0.0.1:8799 after 5 s"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("curl.exe -s -o NUL -w \"%{http_code}\" http://127.0.0.1:8799/mcp"),
+        "{stdout}"
+    );
     let bytes = std::fs::read(&store).expect("the task is registered");
     let units: Vec<u16> = bytes
         .chunks_exact(2)
