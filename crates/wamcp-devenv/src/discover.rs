@@ -260,6 +260,11 @@ mod tests {
     fn installed_files() -> Vec<PathBuf> {
         vec![
             local()
+                .join("JetBrains")
+                .join("Toolbox")
+                .join("scripts")
+                .join("clion.cmd"),
+            local()
                 .join(r"Programs")
                 .join("Microsoft VS Code")
                 .join("bin")
@@ -297,8 +302,9 @@ mod tests {
     }
 
     impl Sources for Installed {
-        fn trusted_program(&self, _: &Path) -> bool {
-            true
+        fn trusted_program(&self, path: &Path) -> bool {
+            // The agent can write to the Toolbox's scripts folder here.
+            !path.to_string_lossy().contains("scripts")
         }
         fn program(&self, _: &str) -> Option<PathBuf> {
             None
@@ -373,6 +379,7 @@ mod tests {
         assert!(path(2).ends_with("rider64.exe"), "{}", tools[2]);
         // The newest of two standalone installs, by version number.
         assert!(path(3).contains("2024.10"), "{}", tools[3]);
+        // A launcher where the agent can write is passed over, never run.
         assert!(path(4).contains("243.22562.1"), "{}", tools[4]);
         assert_eq!(editors["status"], "ok");
     }

@@ -44,7 +44,9 @@ pub fn is_app_alias(path: &Path) -> bool {
 }
 
 /// An IDE's program where its installers put it, for the names
-/// `tool_discover` knows (`code`, `devenv`, `rider`, `pycharm`, `clion`).
+/// `tool_discover` knows (`code`, `devenv`, `rider`, `pycharm`, `clion`),
+/// and only outside every place the agent can write: the version probe
+/// runs VS Code's launcher, and a planted one must never be run.
 pub fn installed_editor(sources: &dyn Sources, name: &str) -> Option<PathBuf> {
     match name {
         "code" => vs_code(sources),
@@ -72,7 +74,7 @@ fn vs_code(sources: &dyn Sources) -> Option<PathBuf> {
             }
             Some(path.join("Microsoft VS Code").join("bin").join("code.cmd"))
         })
-        .find(|p| exists(sources, p))
+        .find(|p| usable(sources, p))
 }
 
 /// The newest Visual Studio's `devenv.exe`, as its installer's `vswhere`
@@ -83,7 +85,7 @@ fn visual_studio_ide(sources: &dyn Sources) -> Option<PathBuf> {
         .join("Microsoft Visual Studio")
         .join("Installer")
         .join("vswhere.exe");
-    if !exists(sources, &vswhere) {
+    if !usable(sources, &vswhere) {
         return None;
     }
     let args = [
@@ -101,7 +103,7 @@ fn visual_studio_ide(sources: &dyn Sources) -> Option<PathBuf> {
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
     let path = PathBuf::from(line);
-    (out.code == Some(0) && exists(sources, &path)).then_some(path)
+    (out.code == Some(0) && usable(sources, &path)).then_some(path)
 }
 
 /// A JetBrains IDE: the launcher script Toolbox writes, Toolbox 2's
@@ -121,7 +123,7 @@ fn jetbrains(
             .join("Toolbox")
             .join("scripts")
             .join(format!("{script}.cmd"));
-        if exists(sources, &launcher) {
+        if usable(sources, &launcher) {
             return Some(launcher);
         }
     }
@@ -138,7 +140,7 @@ fn jetbrains(
         })
         .into_iter()
         .map(|folder| parent.join(folder).join("bin").join(exe))
-        .find(|p| exists(sources, p));
+        .find(|p| usable(sources, p));
         if found.is_some() {
             return found;
         }
@@ -152,7 +154,7 @@ fn jetbrains(
                 .into_iter()
                 .map(move |build| channel.join(build).join("bin").join(exe))
         })
-        .find(|p| exists(sources, p))
+        .find(|p| usable(sources, p))
 }
 
 /// The entries of `dir` that `wanted` accepts, newest version first.
@@ -176,6 +178,8 @@ fn version_key(name: &str) -> Vec<u64> {
         .collect()
 }
 
-fn exists(sources: &dyn Sources, path: &Path) -> bool {
-    sources.file_exists(path).unwrap_or(false)
+/// A program that exists outside every place the agent can write: only
+/// such a one is reported, and so ever run.
+fn usable(sources: &dyn Sources, path: &Path) -> bool {
+    sources.file_exists(path).unwrap_or(false) && sources.trusted_program(path)
 }

@@ -263,6 +263,12 @@ fn visual_studio(sources: &dyn Sources) -> Result<Option<Value>, String> {
     {
         return Ok(None);
     }
+    if !sources.trusted_program(&vswhere) {
+        return Err(format!(
+            "{} lies where the agent can write; it is not run",
+            vswhere.display()
+        ));
+    }
     let out = sources.output(
         &vswhere,
         &[
