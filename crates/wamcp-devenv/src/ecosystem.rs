@@ -7,11 +7,13 @@
 //! their files. Names shown are escaped (`text::shown`): they are written
 //! by whoever wrote the files.
 
-use crate::mcp_audit::{Place, UserDirs, audit, host_places, project_places};
+use crate::mcp_audit::{
+    Place, UserDirs, audit, host_places, leads_outside, project_places, resolved_project,
+};
 use duplicates::{HookSite, SkillFolder, hook_sites, same_hooks, same_skills};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use wamcp_policy::devenv::mcp_config::{Server, Summary, toml_section};
 use wamcp_policy::text::shown;
 
@@ -44,22 +46,24 @@ pub fn scan(request: &Scan) -> Value {
         places.extend(host_places(&request.user));
     }
     let (mcp, read) = audit(&places, Some(&key));
+    let root = resolved_project(request.cwd);
+    let project = Reach::Within(&root);
     let mut view = json!({
         "status": "ok",
         "cwd": key,
         "include_host": request.include_host,
         "include_packages": request.include_packages,
         "mcp": mcp,
-        "project": agent_files(request.cwd, "project"),
+        "project": agent_files(request.cwd, "project", project),
     });
     let mut tooling = Tooling::default();
-    tooling.add(request.cwd, &request.cwd.join(".codex"), "project");
+    tooling.add(request.cwd, &request.cwd.join(".codex"), "project", project);
     if request.include_host
         && let Some(home) = &request.user.home
     {
-        view["host"] = agent_files(home, "host");
+        view["host"] = agent_files(home, "host", Reach::Anywhere);
         if let Some(codex) = &request.user.codex_home {
-            tooling.add(home, codex, "host");
+            tooling.add(home, codex, "host", Reach::Anywhere);
             tooling.skills.push(SkillFolder {
                 scope: "host",
                 client: "codex",
@@ -93,6 +97,24 @@ pub fn scan(request: &Scan) -> Value {
     view
 }
 
+/// Which files of a scope may be read: the user's own anywhere, the
+/// project's only where they stay inside the project folder (see
+/// [`leads_outside`]).
+#[derive(Clone, Copy)]
+enum Reach<'a> {
+    Anywhere,
+    Within(&'a Path),
+}
+
+impl Reach<'_> {
+    fn allows(self, path: &Path) -> bool {
+        match self {
+            Reach::Anywhere => true,
+            Reach::Within(root) => !leads_outside(root, path),
+        }
+    }
+}
+
 /// Where skills and hooks are configured, for the duplicate checks.
 #[derive(Default)]
 struct Tooling {
@@ -104,30 +126,35 @@ impl Tooling {
     /// The skill folders and hook files of Claude Code under `base` and of
     /// Codex under `base` and `codex` (its folder: `.codex` in a project,
     /// `CODEX_HOME` for the user).
-    fn add(&mut self, base: &Path, codex: &Path, scope: &'static str) {
+    fn add(&mut self, base: &Path, codex: &Path, scope: &'static str, reach: Reach) {
         let claude = base.join(".claude");
-        self.skills.push(SkillFolder {
-            scope,
-            client: "claude-code",
-            path: claude.join("skills"),
-        });
-        self.skills.push(SkillFolder {
-            scope,
-            client: "codex",
-            path: base.join(".agents").join("skills"),
-        });
+        for (client, path) in [
+            ("claude-code", claude.join("skills")),
+            ("codex", base.join(".agents").join("skills")),
+        ] {
+            if reach.allows(&path) {
+                self.skills.push(SkillFolder {
+                    scope,
+                    client,
+                    path,
+                });
+            }
+        }
         for (client, file) in [
             ("claude-code", claude.join("settings.json")),
             ("claude-code", claude.join("settings.local.json")),
             ("codex", codex.join("hooks.json")),
         ] {
-            if let Some(Ok(settings)) = read_json(&file) {
+            if reach.allows(&file)
+                && let Some(Ok(settings)) = read_json(&file)
+            {
                 self.hooks
                     .extend(hook_sites(&settings["hooks"], scope, client, &file));
             }
         }
         let config = codex.join("config.toml");
-        if let Ok(text) = wamcp_fs::regular::read_small(&config, MAX_SETTINGS_BYTES)
+        if reach.allows(&config)
+            && let Ok(text) = wamcp_fs::regular::read_small(&config, MAX_SETTINGS_BYTES)
             && let Ok(Some(hooks)) = toml_section(&String::from_utf8_lossy(&text), "hooks")
         {
             self.hooks
@@ -176,8 +203,15 @@ fn codex_plugins(codex_home: &Path) -> Value {
 
 /// Instruction files, Claude Code's settings, skills, agents, commands,
 /// and plugin manifests under `base` (a project, or the home directory).
-fn agent_files(base: &Path, scope: &str) -> Value {
+fn agent_files(base: &Path, scope: &str, reach: Reach) -> Value {
     let claude = base.join(".claude");
+    let names = |dir: PathBuf, dirs: bool| {
+        if reach.allows(&dir) {
+            names_in(&dir, dirs)
+        } else {
+            Vec::new()
+        }
+    };
     let instructions: Vec<Value> = [
         "AGENTS.md",
         "CLAUDE.md",
@@ -187,6 +221,7 @@ fn agent_files(base: &Path, scope: &str) -> Value {
         ".github/copilot-instructions.md",
     ]
     .iter()
+    .filter(|name| reach.allows(&base.join(name)))
     .filter_map(|name| {
         let meta = std::fs::metadata(base.join(name)).ok()?;
         meta.is_file()
@@ -195,10 +230,13 @@ fn agent_files(base: &Path, scope: &str) -> Value {
     .collect();
     let settings: Vec<Value> = ["settings.json", "settings.local.json"]
         .iter()
-        .filter_map(|name| claude_settings(&claude.join(name)))
+        .map(|name| claude.join(name))
+        .filter(|path| reach.allows(path))
+        .filter_map(|path| claude_settings(&path))
         .collect();
     let plugins: Vec<Value> = [".claude-plugin/plugin.json", ".codex-plugin/plugin.json"]
         .iter()
+        .filter(|name| reach.allows(&base.join(name)))
         .filter_map(|name| {
             plugin_name(&base.join(name)).map(|n| json!({"manifest": name, "name": n}))
         })
@@ -207,10 +245,10 @@ fn agent_files(base: &Path, scope: &str) -> Value {
         "scope": scope,
         "instructions": instructions,
         "claude_settings": settings,
-        "skills": names_in(&claude.join("skills"), true),
-        "agents": names_in(&claude.join("agents"), false),
-        "commands": names_in(&claude.join("commands"), false),
-        "codex_skills": names_in(&base.join(".agents").join("skills"), true),
+        "skills": names(claude.join("skills"), true),
+        "agents": names(claude.join("agents"), false),
+        "commands": names(claude.join("commands"), false),
+        "codex_skills": names(base.join(".agents").join("skills"), true),
         "plugins": plugins,
     })
 }

@@ -12,9 +12,10 @@ use std::time::Duration;
 
 /// Whether `path`, found for a Python name, is the Microsoft Store's
 /// stand-in: an execution alias in `WindowsApps` that opens the Store
-/// instead of running Python. The Store's real Python puts aliases of the
-/// same names there too, but beside its package folder
-/// (`PythonSoftwareFoundation.Python.3.12_...`); the stand-in has none.
+/// instead of running Python. A real Python from the Store or from the
+/// Python Install Manager puts aliases of the same names there too, but
+/// beside its package folder (`PythonSoftwareFoundation.Python.3.12_...`,
+/// `PythonSoftwareFoundation.PythonManager_...`); the stand-in has none.
 pub fn is_store_python_stub(sources: &dyn Sources, path: &Path) -> bool {
     let name = path
         .file_name()
@@ -31,7 +32,7 @@ pub fn is_store_python_stub(sources: &dyn Sources, path: &Path) -> bool {
     sources.folder_names(folder).is_ok_and(|names| {
         !names
             .iter()
-            .any(|n| n.starts_with("PythonSoftwareFoundation.Python."))
+            .any(|n| n.starts_with("PythonSoftwareFoundation."))
     })
 }
 

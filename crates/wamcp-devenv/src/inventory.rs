@@ -13,6 +13,9 @@ use wamcp_platform::search_path::ProgramSearch;
 
 /// How long `winget export` may take: it may refresh its source first.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(120);
+/// The most an export file may hold to be read (thousands of packages
+/// fit in a fraction of it).
+const MAX_EXPORT_BYTES: u64 = 8 * 1024 * 1024;
 /// Packages listed; the count says how many more there are.
 const MAX_LISTED: usize = 200;
 
@@ -51,8 +54,8 @@ pub async fn winget_inventory(programs: &ProgramSearch) -> Value {
     }
     // winget exits non-zero when some installed packages have no source;
     // the file it wrote still lists every one that has.
-    match std::fs::read_to_string(&file) {
-        Ok(text) => match parse_export(&text) {
+    match wamcp_fs::regular::read_small(&file, MAX_EXPORT_BYTES) {
+        Ok(bytes) => match parse_export(&String::from_utf8_lossy(&bytes)) {
             Ok(packages) => listed(packages),
             Err(e) => unknown(e),
         },

@@ -25,10 +25,34 @@ pub struct Place {
     pub client: &'static str,
     /// Read as TOML (Codex) rather than JSON.
     pub toml: bool,
+    /// For a project's file, the project folder (resolved) it must not
+    /// lead out of.
+    pub inside: Option<PathBuf>,
+}
+
+/// The project folder resolved, for [`leads_outside`]; the folder as
+/// given when it cannot be resolved, so every check against it fails
+/// closed.
+pub fn resolved_project(cwd: &Path) -> PathBuf {
+    dunce::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf())
+}
+
+/// Whether `path` (a file or folder of the project `root`, resolved)
+/// leads out of it through a link. The project is the agent's to write:
+/// a link planted there to the user's own configuration would otherwise
+/// be read as the project's, shown as the project's, and compared with
+/// what the agent wrote beside it, confirming a guess about a value. A
+/// path that does not exist leads nowhere.
+pub fn leads_outside(root: &Path, path: &Path) -> bool {
+    match dunce::canonicalize(path) {
+        Ok(real) => !real.starts_with(root),
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+    }
 }
 
 /// The project's client configuration files under `cwd`.
 pub fn project_places(cwd: &Path) -> Vec<Place> {
+    let root = resolved_project(cwd);
     [
         (".mcp.json", "claude-code", false),
         (".vscode/mcp.json", "vscode", false),
@@ -41,6 +65,7 @@ pub fn project_places(cwd: &Path) -> Vec<Place> {
         scope: "project",
         client,
         toml,
+        inside: Some(root.clone()),
     })
     .collect()
 }
@@ -92,6 +117,7 @@ pub fn host_places(dirs: &UserDirs) -> Vec<Place> {
                 scope: "host",
                 client,
                 toml,
+                inside: None,
             });
         }
     };
@@ -131,12 +157,23 @@ pub fn explicit_place(path: PathBuf) -> Place {
         scope: "explicit",
         client: if toml { "codex" } else { "json" },
         toml,
+        inside: None,
     }
 }
 
 /// Reads one place: its servers, or why there are none.
 pub fn read_place(place: &Place, project_key: Option<&str>) -> (Value, Summary) {
     let shown = place.path.display().to_string();
+    if let Some(root) = &place.inside
+        && leads_outside(root, &place.path)
+    {
+        let summary = Summary {
+            valid: false,
+            error: Some("not read: a link leads it out of the project folder".into()),
+            ..Summary::default()
+        };
+        return (file_view(place, &summary), summary);
+    }
     let read = wamcp_fs::regular::read_small(&place.path, MAX_CONFIG_BYTES).and_then(|bytes| {
         String::from_utf8(bytes)
             .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not valid UTF-8"))

@@ -61,12 +61,12 @@ impl Gate {
         std::thread::Builder::new()
             .name(format!("wamcp {}", self.name))
             .spawn(move || {
+                // Settles the count even when the query panics.
+                let _finish = Finish {
+                    gate: self,
+                    phase: theirs,
+                };
                 let _ = send.send(query());
-                let mut phase = lock(&theirs);
-                if matches!(*phase, Phase::Abandoned) {
-                    self.release();
-                }
-                *phase = Phase::Done;
             })
             .map_err(|e| format!("{}: could not start a thread: {e}", self.name))?;
         match answer.recv_timeout(self.limit) {
@@ -107,6 +107,23 @@ impl Gate {
 
     fn hung(&self) -> MutexGuard<'_, Option<(Instant, usize)>> {
         lock(&self.hung)
+    }
+}
+
+/// The end of a query's thread, however it ends: an abandoned query gives
+/// the gate back its count, so a late panic cannot close it for good.
+struct Finish {
+    gate: &'static Gate,
+    phase: Arc<Mutex<Phase>>,
+}
+
+impl Drop for Finish {
+    fn drop(&mut self) {
+        let mut phase = lock(&self.phase);
+        if matches!(*phase, Phase::Abandoned) {
+            self.gate.release();
+        }
+        *phase = Phase::Done;
     }
 }
 
@@ -158,5 +175,24 @@ mod tests {
             GATE.run(|| Ok(3)).ok()
         });
         assert_eq!(reopened, Some(3));
+    }
+
+    #[test]
+    fn a_query_that_panics_after_its_time_still_reopens_the_gate() {
+        static GATE: Gate = Gate::new("WMI", Duration::from_millis(50));
+        let (release, held) = channel::<()>();
+        assert!(
+            GATE.run(move || -> Result<u8, String> {
+                let _ = held.recv();
+                panic!("late failure")
+            })
+            .is_err()
+        );
+        release.send(()).unwrap();
+        let reopened = (0..3000).find_map(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            GATE.run(|| Ok(4)).ok()
+        });
+        assert_eq!(reopened, Some(4));
     }
 }

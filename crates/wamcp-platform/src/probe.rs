@@ -69,13 +69,18 @@ pub fn optional_feature_state(name: &str) -> Result<Option<u32>, String> {
 /// The drive letters (`D:`) of the fixed volumes that are Dev Drives.
 pub fn dev_drives() -> Result<Vec<String>, String> {
     #[cfg(windows)]
-    return dev_drive::dev_drives();
+    return VOLUMES.run(dev_drive::dev_drives);
     #[cfg(not(windows))]
     Err(not_windows())
 }
 
 #[cfg(windows)]
 mod dev_drive;
+
+/// Volume queries go to drivers, which may hang on a failing disk.
+#[cfg(windows)]
+static VOLUMES: crate::bounded::Gate =
+    crate::bounded::Gate::new("volume query", Duration::from_secs(10));
 
 /// The `Win32_OperatingSystem` row.
 pub fn operating_system() -> Result<OsRow, String> {

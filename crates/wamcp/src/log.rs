@@ -26,8 +26,10 @@ pub fn init() {
         let _ = tracing::subscriber::set_global_default(WarningLines { sink: to_stderr });
         return;
     };
-    // The research trail is written whatever the filter asks for.
-    let directives = format!("{directives},{AUDIT_TARGET}=info");
+    // The research trail is written whatever the filter asks for, a
+    // filter that does not parse included.
+    let trail = format!("{AUDIT_TARGET}=info");
+    let directives = format!("{directives},{trail}");
     let logger = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
@@ -37,7 +39,8 @@ pub fn init() {
     match tracing_subscriber::EnvFilter::try_new(&directives) {
         Ok(filter) => logger.with_env_filter(filter).init(),
         Err(e) => {
-            logger.with_max_level(Level::WARN).init();
+            let fallback = tracing_subscriber::EnvFilter::new(format!("warn,{trail}"));
+            logger.with_env_filter(fallback).init();
             tracing::warn!("WAMCP_LOG is not a valid filter ({e}); logging warnings only");
         }
     }
@@ -113,18 +116,34 @@ struct Line {
 
 impl Visit for Line {
     fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" {
-            self.message.push_str(value);
-        } else {
-            let _ = write!(self.fields, " {}={value}", field.name());
-        }
+        self.push(field, value);
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.push(field, &format!("{value:?}"));
+    }
+}
+
+impl Line {
+    /// Adds a field, its control characters escaped: a message carrying
+    /// the agent's text (a command, a URL) must not start a line of its own
+    /// that reads like the research trail or another warning.
+    fn push(&mut self, field: &Field, value: &str) {
+        let value: String = value
+            .chars()
+            .flat_map(|c| {
+                let escaped: Vec<char> = if c.is_control() {
+                    c.escape_default().collect()
+                } else {
+                    vec![c]
+                };
+                escaped
+            })
+            .collect();
         if field.name() == "message" {
-            let _ = write!(self.message, "{value:?}");
+            self.message.push_str(&value);
         } else {
-            let _ = write!(self.fields, " {}={value:?}", field.name());
+            let _ = write!(self.fields, " {}={value}", field.name());
         }
     }
 }
@@ -182,6 +201,23 @@ mod tests {
             lines,
             [
                 " INFO wamcp::audit: research-mode request host=evil.example url=https://evil.example/?d=x\n"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_logged_value_cannot_start_a_line_of_its_own() {
+        let lines = lines_of(|| {
+            tracing::warn!(
+                command = "x\n INFO wamcp::audit: research-mode request url=https://fake/",
+                "refused {}",
+                "a\rb"
+            );
+        });
+        assert_eq!(
+            lines,
+            [
+                " WARN wamcp::log::tests: refused a\\rb command=x\\n INFO wamcp::audit: research-mode request url=https://fake/\n"
             ]
         );
     }

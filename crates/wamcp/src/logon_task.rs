@@ -8,6 +8,7 @@
 //! what runs (no shell, no time limit, one instance). The exact command is
 //! printed before it runs.
 
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -18,12 +19,14 @@ pub const TASK_NAME: &str = "wamcp-http";
 #[cfg(windows)]
 const START_WAIT: Duration = Duration::from_secs(5);
 
-/// Whether something accepts connections at `address` within `limit`,
-/// asked every tenth of a second.
-pub fn listening_within(address: SocketAddr, limit: Duration) -> bool {
+/// Whether a wamcp HTTP server answers at `address` within `limit`, asked
+/// every tenth of a second. Any listener is not enough: another program on
+/// the port would keep ours from starting, so the answer must be wamcp's
+/// refusal of a request without the token.
+pub fn wamcp_within(address: SocketAddr, limit: Duration) -> bool {
     let started = Instant::now();
     loop {
-        if TcpStream::connect_timeout(&address, Duration::from_millis(250)).is_ok() {
+        if answers_as_wamcp(address) {
             return true;
         }
         if started.elapsed() >= limit {
@@ -31,6 +34,23 @@ pub fn listening_within(address: SocketAddr, limit: Duration) -> bool {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+fn answers_as_wamcp(address: SocketAddr) -> bool {
+    let wait = Duration::from_millis(500);
+    let Ok(mut stream) = TcpStream::connect_timeout(&address, wait) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(wait));
+    let _ = stream.set_write_timeout(Some(wait));
+    let request = format!("GET /mcp HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut answer = Vec::new();
+    let _ = stream.take(4096).read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    answer.starts_with("HTTP/1.1 401") && answer.contains("wamcp: this server needs")
 }
 
 /// The line that tells a user how to check the server themselves: any
@@ -133,6 +153,12 @@ pub fn install(addr: &str, token_file: Option<&Path>) -> Result<(), String> {
         (_, Ok(name)) if !name.is_empty() => name,
         _ => return Err("USERNAME is not set; cannot name the user the task is for".into()),
     };
+    if listen.address.port() == 0 {
+        return Err(
+            "install-task needs a fixed port: clients must find the server at the same address after every logon"
+                .into(),
+        );
+    }
     let address = listen.address.to_string();
     println!("the task will run at {user}'s logon: \"{exe}\" serve --http {address}");
     // The token clients will need exists before the first logon.
@@ -160,14 +186,18 @@ pub fn install(addr: &str, token_file: Option<&Path>) -> Result<(), String> {
     println!("registered task '{TASK_NAME}'; it starts at each logon, and now");
     // The seed starts the server right away: a user should not have to log
     // off to use what they just installed.
+    // An instance of an earlier registration (another exe or address)
+    // would keep this one from starting: stop it first. Not running is
+    // not an error.
+    let _ = run(&["/End".as_ref(), "/TN".as_ref(), TASK_NAME.as_ref()]);
     if let Err(e) = run(&["/Run".as_ref(), "/TN".as_ref(), TASK_NAME.as_ref()]) {
         println!("warning: the task could not be started now ({e}); it starts at your next logon");
     }
-    if listening_within(listen.address, START_WAIT) {
+    if wamcp_within(listen.address, START_WAIT) {
         println!("the server is listening at http://{address}/mcp");
     } else {
         println!(
-            "warning: nothing listens at {address} after {} s; Task Scheduler's history for '{TASK_NAME}' says why",
+            "warning: no wamcp server answers at {address} after {} s; Task Scheduler's history for '{TASK_NAME}' says why",
             START_WAIT.as_secs()
         );
     }
@@ -209,14 +239,35 @@ fn not_windows() -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_listener_is_found_and_a_closed_port_is_not() {
+    /// A listener answering every connection with `answer`.
+    fn answering(answer: &'static str) -> SocketAddr {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let open = listener.local_addr().unwrap();
-        assert!(listening_within(open, Duration::ZERO));
-        drop(listener);
-        assert!(!listening_within(open, Duration::from_millis(200)));
-        assert!(check_hint(open).contains(&format!("http://{open}/mcp")));
+        let address = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                let mut request = [0u8; 1024];
+                let _ = stream.read(&mut request);
+                let _ = stream.write_all(answer.as_bytes());
+            }
+        });
+        address
+    }
+
+    #[test]
+    fn only_wamcps_own_answer_counts_as_listening() {
+        let wamcp = answering(
+            "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer\r\ncontent-length: 30\r\n\r\n\
+             wamcp: this server needs 'Au",
+        );
+        assert!(wamcp_within(wamcp, Duration::ZERO));
+        let other = answering("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nhi");
+        assert!(!wamcp_within(other, Duration::from_millis(200)));
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        assert!(!wamcp_within(closed, Duration::from_millis(200)));
+        assert!(check_hint(wamcp).contains(&format!("http://{wamcp}/mcp")));
     }
 
     #[test]

@@ -440,10 +440,11 @@ pub fn unregistered(name: &str) -> Result<CallToolResult, McpError> {
             "Web search is switched off in this server.",
         )
         .recover(format!(
-            "It stays off until the server restarts. Tell the user; they can turn it on with {}=1 or by adding search to {} in the host's server \
-             entry, then restart the server.",
-            crate::settings::WEB_RESEARCH,
-            crate::settings::TOOLS
+            "It stays off until the server restarts. Tell the user; they can turn it on by adding search to {} \
+             in the host's server entry (web search only), or with {}=1 (which also lets fetch_web_page read \
+             any public host), then restart the server.",
+            crate::settings::TOOLS,
+            crate::settings::WEB_RESEARCH
         ));
         return Ok(failure(name, &error));
     }

@@ -363,7 +363,7 @@ fn the_cache_returns_exactly_what_it_returned_until_forced_or_invalidated() {
 #[test]
 fn the_store_python_stand_in_is_not_python() {
     struct Store {
-        real_package: bool,
+        real_package: Option<&'static str>,
         launcher: bool,
     }
     const APPS: &str = r"C:\Users\u\AppData\Local\Microsoft\WindowsApps";
@@ -410,9 +410,7 @@ fn the_store_python_stand_in_is_not_python() {
                 "python3.exe".into(),
                 "winget.exe".into(),
             ];
-            if self.real_package {
-                names.push("PythonSoftwareFoundation.Python.3.12_qbz5n2kfra8p0".into());
-            }
+            names.extend(self.real_package.map(String::from));
             Ok(names)
         }
         fn dev_drives(&self) -> Result<Vec<String>, String> {
@@ -420,7 +418,7 @@ fn the_store_python_stand_in_is_not_python() {
         }
     }
     let stub = windows(&Store {
-        real_package: false,
+        real_package: None,
         launcher: false,
     });
     assert_eq!(stub["availability"]["runtime.python"], false);
@@ -430,19 +428,25 @@ fn the_store_python_stand_in_is_not_python() {
         Path::new(APPS).join("python3.exe").display().to_string()
     );
     let launcher = windows(&Store {
-        real_package: false,
+        real_package: None,
         launcher: true,
     });
     assert_eq!(launcher["availability"]["runtime.python"], true);
     assert_eq!(launcher["details"]["runtime.python"]["program"], "py");
-    let real = windows(&Store {
-        real_package: true,
-        launcher: false,
-    });
-    assert_eq!(real["availability"]["runtime.python"], true);
-    assert_eq!(real["details"]["runtime.python"]["program"], "python3");
-    assert_eq!(
-        real["details"]["runtime.python"]["app_execution_alias"],
-        true
-    );
+    // The Store's own Python, and the Python Install Manager's.
+    for package in [
+        "PythonSoftwareFoundation.Python.3.12_qbz5n2kfra8p0",
+        "PythonSoftwareFoundation.PythonManager_3847v3x7pw1km",
+    ] {
+        let real = windows(&Store {
+            real_package: Some(package),
+            launcher: false,
+        });
+        assert_eq!(real["availability"]["runtime.python"], true, "{package}");
+        assert_eq!(real["details"]["runtime.python"]["program"], "python3");
+        assert_eq!(
+            real["details"]["runtime.python"]["app_execution_alias"],
+            true
+        );
+    }
 }

@@ -18,19 +18,28 @@ use windows_sys::Win32::System::Ioctl::{
 };
 use windows_sys::Win32::System::WindowsProgramming::DRIVE_FIXED;
 
-/// The drive letters (`D:`) of fixed volumes that are Dev Drives.
+/// The drive letters (`D:`) of fixed volumes that are Dev Drives. A
+/// volume that cannot be asked (a locked BitLocker drive) does not hide
+/// the others: the answer is an error only when no Dev Drive was found and
+/// some volume could not be asked, since an absence is then not proven.
 pub fn dev_drives() -> Result<Vec<String>, String> {
     // SAFETY: no arguments; returns a bit mask.
     let mask = unsafe { GetLogicalDrives() };
     let mut found = Vec::new();
+    let mut failed = Vec::new();
     for (bit, letter) in (b'A'..=b'Z').enumerate() {
         if mask & (1 << bit) == 0 {
             continue;
         }
         let root = format!("{}:\\", letter as char);
-        if is_dev_volume(&root)? {
-            found.push(format!("{}:", letter as char));
+        match is_dev_volume(&root) {
+            Ok(true) => found.push(format!("{}:", letter as char)),
+            Ok(false) => {}
+            Err(e) => failed.push(e),
         }
+    }
+    if found.is_empty() && !failed.is_empty() {
+        return Err(failed.join("; "));
     }
     Ok(found)
 }

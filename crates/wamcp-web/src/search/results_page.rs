@@ -42,8 +42,14 @@ pub fn parse_results(html: &str) -> Result<Vec<Hit>, SearchError> {
             "DuckDuckGo answered with its bot check instead of results (\"{sentence}\")"
         )));
     }
-    let lower = html.to_ascii_lowercase();
-    if lower.contains("no results") || lower.contains("no more results") {
+    // With entries on the page, the notice must be the page's own words,
+    // not an ad's or a dropped result's text ("No results? Try ...").
+    let text = if listed == 0 {
+        html.to_ascii_lowercase()
+    } else {
+        text_outside_entries(&document).to_ascii_lowercase()
+    };
+    if text.contains("no results") || text.contains("no more results") {
         return Ok(Vec::new());
     }
     // A page of nothing but ads and unusable links is not an answer about
@@ -75,21 +81,28 @@ fn lite_rows(document: &Html) -> Option<Vec<Option<Hit>>> {
         selector("a.result-link"),
         selector("td.result-snippet"),
     );
+    let any_link = selector("a");
     let mut results: Vec<Option<Hit>> = Vec::new();
     // Whether the row just read was a result's link: its snippet, if it has
     // one, is the very next row. Any other row in between closes it, so a
     // snippet whose own link went unrecognised is dropped, not lent to the
-    // result above.
+    // result above; so is one in a row that holds a link of its own.
     let mut snippet_open = false;
     for tr in document.select(&row) {
-        if let Some(a) = tr.select(&link).next() {
-            let is_ad = has_class_part(tr, "sponsored") || has_class_part(a, "sponsored");
-            results.push(if is_ad { None } else { hit(a) });
+        let links: Vec<ElementRef> = tr.select(&link).collect();
+        if !links.is_empty() {
+            // Every link of the row is an entry; a snippet below belongs
+            // to the last.
+            for a in links {
+                let is_ad = has_class_part(tr, "sponsored") || has_class_part(a, "sponsored");
+                results.push(if is_ad { None } else { hit(a) });
+            }
             snippet_open = true;
             continue;
         }
         if snippet_open
             && let Some(td) = tr.select(&snippet).next()
+            && tr.select(&any_link).count() == td.select(&any_link).count()
             && let Some(Some(hit)) = results.last_mut()
         {
             hit.snippet = field(&td.text().collect::<String>());
@@ -102,10 +115,11 @@ fn lite_rows(document: &Html) -> Option<Vec<Option<Hit>>> {
 /// The older layout: each `.result` holds its `a.result__a` and, maybe, its
 /// `.result__snippet`; ads carry `result--ad`.
 fn html_layout_rows(document: &Html) -> Option<Vec<Option<Hit>>> {
-    let (block, link, snippet) = (
+    let (block, link, snippet, next_entry) = (
         selector(".result"),
         selector("a.result__a"),
         selector(".result__snippet"),
+        selector("a.result__a, .result"),
     );
     let results: Vec<Option<Hit>> = document
         .select(&block)
@@ -115,7 +129,7 @@ fn html_layout_rows(document: &Html) -> Option<Vec<Option<Hit>>> {
                 return Some(None);
             }
             Some(hit(a).map(|mut hit| {
-                if let Some(s) = snippet_after(result, a, &snippet) {
+                if let Some(s) = snippet_after(result, a, &snippet, &next_entry) {
                     hit.snippet = field(&s.text().collect::<String>());
                 }
                 hit
@@ -125,19 +139,52 @@ fn html_layout_rows(document: &Html) -> Option<Vec<Option<Hit>>> {
     (!results.is_empty()).then_some(results)
 }
 
-/// The first element of `block` matching `snippet` that comes after
-/// `link` in the page: one placed before the link belongs to something else
-/// (a nested ad, markup of the result above) and is not lent to it.
+/// The snippet of `link` in its `block`: the first element matching
+/// `snippet` after the link and before the next entry (`next_entry`:
+/// another link, a nested result). One placed before the link, or after
+/// another entry, belongs to something else (a nested ad, the result above
+/// or below) and is not lent to it.
 fn snippet_after<'a>(
     block: ElementRef<'a>,
     link: ElementRef<'a>,
     snippet: &Selector,
+    next_entry: &Selector,
 ) -> Option<ElementRef<'a>> {
     block
         .descendants()
         .skip_while(|node| node.id() != link.id())
+        .skip(1)
         .filter_map(ElementRef::wrap)
+        .take_while(|element| !next_entry.matches(element))
         .find(|element| snippet.matches(element))
+}
+
+/// The page's text outside its entries (result and ad rows, result
+/// blocks): where the engine's own notices are.
+fn text_outside_entries(document: &Html) -> String {
+    let (link, snippet, link_text) = (
+        selector("a.result-link, a.result__a"),
+        selector(".result-snippet"),
+        selector(".link-text"),
+    );
+    let is_entry = |element: ElementRef| {
+        element.value().classes().any(|c| c == "result")
+            || has_class_part(element, "sponsored")
+            || (element.value().name() == "tr"
+                && [&link, &snippet, &link_text]
+                    .iter()
+                    .any(|s| element.select(s).next().is_some()))
+    };
+    document
+        .root_element()
+        .descendants()
+        .filter_map(|node| {
+            let text = node.value().as_text()?;
+            let inside_entry = node.ancestors().filter_map(ElementRef::wrap).any(is_entry);
+            (!inside_entry).then(|| text.to_string())
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn has_class_part(element: ElementRef, part: &str) -> bool {

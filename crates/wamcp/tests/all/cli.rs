@@ -574,7 +574,7 @@ fn install_task_registers_the_http_server_at_logon_and_uninstall_removes_it() {
     );
     assert!(
         stdout.contains("the server is listening at http://127.0.0.1:8799/mcp")
-            || stdout.contains("warning: nothing listens at 127.0.0.1:8799 after 5 s"),
+            || stdout.contains("warning: no wamcp server answers at 127.0.0.1:8799 after 5 s"),
         "{stdout}"
     );
     assert!(

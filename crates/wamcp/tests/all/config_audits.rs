@@ -381,3 +381,56 @@ async fn ecosystem_scan_lists_packages_plugins_and_duplicates() {
     assert!(!scan.to_string().contains(SECRET), "{scan:#}");
     client.close().await;
 }
+
+/// Links the agent plants in the project to the user's own files are not
+/// read as the project's: nothing of the user's files is shown, counted or
+/// compared with what the agent wrote beside them.
+#[cfg(unix)]
+#[tokio::test]
+async fn links_out_of_the_project_are_not_read_as_the_project() {
+    use std::os::unix::fs::symlink;
+    let (sandbox, project) = Sandbox::with_project();
+    let home = sandbox.home();
+    let secret_entry = json!({"command": "npx", "args": ["x"], "env": {"T": SECRET}});
+    std::fs::write(
+        home.join(".claude.json"),
+        json!({"mcpServers": {"github": secret_entry}}).to_string(),
+    )
+    .unwrap();
+    let hook = json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": format!("notify {SECRET}")}]}]},
+                      "enabledPlugins": {"private@market": true}});
+    std::fs::create_dir_all(home.join(".claude/skills/private-skill")).unwrap();
+    std::fs::write(home.join(".claude/settings.json"), hook.to_string()).unwrap();
+    // The agent's guesses beside the links.
+    std::fs::create_dir_all(project.join(".vscode")).unwrap();
+    std::fs::write(
+        project.join(".vscode/mcp.json"),
+        json!({"servers": {"guess": secret_entry}}).to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(project.join(".codex")).unwrap();
+    std::fs::write(project.join(".codex/hooks.json"), hook.to_string()).unwrap();
+    symlink(home.join(".claude.json"), project.join(".mcp.json")).unwrap();
+    symlink(home.join(".claude"), project.join(".claude")).unwrap();
+    let client = sandbox.set("WAMCP_TOOLS", "core,env").connect().await;
+    let scan = data(&client, "ecosystem_scan", json!({"cwd": "proj"})).await;
+    assert_eq!(scan["overlaps"], json!([]), "{scan:#}");
+    let linked = scan["mcp"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"].as_str().unwrap().ends_with(".mcp.json"))
+        .unwrap()
+        .clone();
+    assert_eq!(
+        linked["error"], "not read: a link leads it out of the project folder",
+        "{linked}"
+    );
+    assert_eq!(linked["servers"], json!([]));
+    assert_eq!(scan["project"]["claude_settings"], json!([]), "{scan:#}");
+    assert_eq!(scan["project"]["skills"], json!([]));
+    assert!(!scan.to_string().contains("private"), "{scan:#}");
+    let audit = data(&client, "mcp_audit", json!({"cwd": "proj"})).await;
+    assert!(!audit.to_string().contains("github"), "{audit:#}");
+    client.close().await;
+}

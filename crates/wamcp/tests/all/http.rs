@@ -122,6 +122,17 @@ fn requests_without_the_token_are_refused() {
             "{response}"
         );
     }
+    // That refusal is how install-task knows its server is the one that
+    // answers.
+    let address: std::net::SocketAddr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    assert!(wamcp::logon_task::wamcp_within(
+        address,
+        std::time::Duration::ZERO
+    ));
     // The token file is the user's alone.
     #[cfg(unix)]
     {
