@@ -212,7 +212,7 @@ pub struct Request {
 
 fn invalid(message: String) -> ToolError {
     ToolError::new(ErrorType::InvalidInput, message)
-        .recover("DO NOT retry the identical call; fix the argument the message names.")
+        .recover("Fix the argument the message names.")
         .detail("status", "invalid_input")
 }
 
@@ -429,17 +429,14 @@ pub fn prepare(
                     catalog.errors.join("; ")
                 ),
             )
-            .recover("DO NOT retry; tell the user their capability file needs fixing (get_server_info shows the problems).")
+            .recover("Tell the user their capability file needs fixing (get_server_info shows the problems).")
             .detail("status", "configuration_error"));
         }
         return Err(ToolError::new(
             ErrorType::UnknownCapability,
             format!("No capability is called '{}'.", req.capability),
         )
-        .recover(format!(
-            "DO NOT retry the identical call. Known capabilities: {}.",
-            known.join(", ")
-        ))
+        .recover(format!("Known capabilities: {}.", known.join(", ")))
         .recover("workflow_plan finds the capability that fits a task.")
         .detail("status", "unknown_capability"));
     };
@@ -453,7 +450,7 @@ pub fn prepare(
                 catalog.errors.join("; ")
             ),
         )
-        .recover("DO NOT retry; tell the user their capability file needs fixing (get_server_info shows the problems).")
+        .recover("Tell the user their capability file needs fixing (get_server_info shows the problems).")
         .detail("status", "configuration_error"));
     }
     let cwd =

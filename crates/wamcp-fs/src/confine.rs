@@ -132,6 +132,12 @@ pub fn resolve_with(
     Ok(target)
 }
 
+/// Whether two spellings of a path are the same text, as this platform
+/// compares names.
+fn same_text(a: &str, b: &str) -> bool {
+    same_path(Path::new(a), Path::new(b))
+}
+
 fn same_path(a: &Path, b: &Path) -> bool {
     match STYLE {
         PathStyle::Windows => {
@@ -326,22 +332,21 @@ fn require_within_roots(raw: &str, text: &str, scope: &WriteScope) -> Result<(),
             .iter()
             .map(|r| r.display().to_string())
             .collect();
-        return Err(ToolError::new(
-            ErrorType::WritePathNotAllowed,
-            format!("'{raw}' resolves to '{text}', which is outside every writable root."),
-        )
-        .with_path(raw)
-        .detail("resolved", text.to_string())
-        .detail("writable_roots", roots.clone())
-        .recover(if roots.is_empty() {
-            "No writable root exists. The user can list the project in WAMCP_PROJECT_ROOTS."
-                .to_string()
+        // Each fact once: the path in `path`, where it resolves only when
+        // that is news, the roots only in `writable_roots`.
+        let message = if Path::new(raw).is_absolute() && same_text(raw, text) {
+            "It is outside every writable root.".to_string()
         } else {
-            format!(
-                "Write inside one of: {}. The user can add a project with WAMCP_PROJECT_ROOTS.",
-                roots.join(", ")
-            )
-        }));
+            format!("It resolves to '{text}', outside every writable root.")
+        };
+        return Err(ToolError::new(ErrorType::WritePathNotAllowed, message)
+            .with_path(raw)
+            .detail("writable_roots", roots.clone())
+            .recover(if roots.is_empty() {
+                "No writable root exists; the user can list the project in WAMCP_PROJECT_ROOTS."
+            } else {
+                "Write inside writable_roots; the user can add a project with WAMCP_PROJECT_ROOTS."
+            }));
     }
     Ok(())
 }

@@ -27,18 +27,12 @@ pub fn input_path(raw: &str, cwd: &Path) -> Result<PathBuf, ToolError> {
 /// that does so the model can look there instead of guessing again.
 pub fn not_found(shown: &str, path: &Path) -> ToolError {
     let ancestor = path.ancestors().skip(1).find(|a| a.is_dir());
-    let mut error = ToolError::new(
-        ErrorType::PathNotFound,
-        format!("'{shown}' does not exist."),
-    )
-    .with_path(shown);
+    // Each fact once: the path in `path`, the folder in `existing_ancestor`.
+    let mut error = ToolError::new(ErrorType::PathNotFound, "It does not exist.").with_path(shown);
     if let Some(ancestor) = ancestor {
         error = error
             .detail("existing_ancestor", ancestor.display().to_string())
-            .recover(format!(
-                "Use list_directory on '{}' to see what exists there, or find_files to search by name.",
-                ancestor.display()
-            ));
+            .recover("list_directory on existing_ancestor shows what is there; find_files searches by name.");
     }
     error
 }

@@ -241,6 +241,9 @@ pub enum Retry {
     MayHelp,
 }
 
+/// The first recovery step of an error retrying cannot fix.
+pub const HOPELESS: &str = "DO NOT retry this call unchanged: it fails the same way.";
+
 /// A tool failure before the tool's name is attached.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolError {
@@ -304,9 +307,9 @@ impl ToolError {
     pub fn envelope(&self, tool: &str) -> Value {
         let mut recovery = Vec::with_capacity(self.recovery.len() + 1);
         if self.retry == Retry::Hopeless {
-            recovery.push(format!(
-                "DO NOT retry the identical {tool} call: it will fail the same way."
-            ));
+            // Short on purpose: refusals are frequent, and this line is what
+            // stops a small model's retry loop, not its length.
+            recovery.push(HOPELESS.to_string());
         }
         recovery.extend(self.recovery.iter().cloned());
         let mut error = Map::new();
@@ -334,23 +337,10 @@ mod tests {
             .with_path("a.txt")
             .recover("Use list_directory on the parent to see what exists.")
             .detail("ancestor", "/work");
-        let text = serde_json::to_string_pretty(&err.envelope("read_file")).unwrap();
+        let text = serde_json::to_string(&err.envelope("read_file")).unwrap();
         assert_eq!(
             text,
-            r#"{
-  "ok": false,
-  "error": {
-    "type": "PATH_NOT_FOUND",
-    "tool": "read_file",
-    "message": "No such file: a.txt",
-    "path": "a.txt",
-    "recovery": [
-      "DO NOT retry the identical read_file call: it will fail the same way.",
-      "Use list_directory on the parent to see what exists."
-    ],
-    "ancestor": "/work"
-  }
-}"#
+            r#"{"ok":false,"error":{"type":"PATH_NOT_FOUND","tool":"read_file","message":"No such file: a.txt","path":"a.txt","recovery":["DO NOT retry this call unchanged: it fails the same way.","Use list_directory on the parent to see what exists."],"ancestor":"/work"}}"#
         );
     }
 

@@ -532,9 +532,7 @@ fn panicked<T: ToolDef>(panic: &(dyn std::any::Any + Send)) -> ToolError {
             T::NAME
         ),
     )
-    .recover(
-        "DO NOT retry the identical call: it fails the same way. Tell the user; it is wamcp's bug.",
-    )
+    .recover("Tell the user; it is wamcp's bug.")
 }
 
 fn success(output: ToolOutput) -> CallToolResult {
@@ -562,10 +560,16 @@ fn success(output: ToolOutput) -> CallToolResult {
 /// The envelope as a tool result: `isError`, JSON text and `structuredContent`.
 pub fn failure(tool: &str, error: &ToolError) -> CallToolResult {
     let mut result = CallToolResult::structured_error(error.envelope(tool));
-    result.content = vec![ContentBlock::text(pretty(
+    // Compact: hosts forward this text to the model on every refusal, and
+    // indentation is a third of a pretty envelope's tokens.
+    result.content = vec![ContentBlock::text(compact(
         result.structured_content.as_ref(),
     ))];
     result
+}
+
+fn compact(value: Option<&Value>) -> String {
+    serde_json::to_string(value.unwrap_or(&Value::Null)).unwrap_or_default()
 }
 
 fn pretty(value: Option<&Value>) -> String {

@@ -42,7 +42,7 @@ impl ToolDef for EcosystemScan {
                 ErrorType::InvalidInput,
                 "include_packages lists what is installed for the user, so it needs include_host=true.",
             )
-            .recover("DO NOT retry the identical call; set include_host=true too, or drop include_packages.")
+            .recover("Set include_host=true too, or drop include_packages.")
             .detail("status", "invalid_input"));
         }
         let ctx = call.ctx.clone();

@@ -45,7 +45,7 @@ impl ToolDef for LogsQuery {
                 ErrorType::InvalidInput,
                 format!("last_n must be 1-{MAX_LAST_N} (got {}).", p.last_n),
             )
-            .recover("DO NOT retry the identical call; pick a number in range.")
+            .recover("Pick a number in range.")
             .detail("status", "invalid_input"));
         }
         let Some(log) = call.ctx.services.audit.clone() else {

@@ -89,6 +89,6 @@ pub fn project_dir(
 
 fn invalid(message: String) -> ToolError {
     ToolError::new(ErrorType::InvalidInput, message)
-        .recover("DO NOT retry the identical call; pass an existing project directory.")
+        .recover("Pass an existing project directory.")
         .detail("status", "invalid_input")
 }

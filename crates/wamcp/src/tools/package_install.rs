@@ -63,9 +63,11 @@ impl ToolDef for PackageInstall {
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
         if let Some(problem) = id_problem(p.source, &p.package_id) {
-            return Err(ToolError::new(ErrorType::InvalidInput, format!("{problem}."))
-                .recover("DO NOT retry the identical call; use the exact id package_search returned.")
-                .detail("status", "invalid_input"));
+            return Err(
+                ToolError::new(ErrorType::InvalidInput, format!("{problem}."))
+                    .recover("Use the exact id package_search returned.")
+                    .detail("status", "invalid_input"),
+            );
         }
         p.expected().validate(p.execute)?;
         let (source, id) = (p.source, p.package_id.clone());

@@ -37,7 +37,7 @@ impl ToolDef for PackageSearch {
         if let Some(problem) = query_problem(&p.query) {
             return Err(
                 ToolError::new(ErrorType::InvalidInput, format!("{problem}."))
-                    .recover("DO NOT retry the identical call; search with plain words.")
+                    .recover("Search with plain words.")
                     .detail("status", "invalid_input"),
             );
         }

@@ -59,7 +59,7 @@ fn auto() -> Environment {
 
 fn invalid(message: String) -> ToolError {
     ToolError::new(ErrorType::InvalidInput, message)
-        .recover("DO NOT retry the identical call; fix what the message names.")
+        .recover("Fix what the message names.")
         .detail("status", "invalid_input")
 }
 

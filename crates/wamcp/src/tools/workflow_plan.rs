@@ -41,7 +41,7 @@ impl ToolDef for WorkflowPlan {
                     ErrorType::InvalidInput,
                     format!("{name} must be 1-{MAX_ARG_CHARS} characters (got {chars})."),
                 )
-                .recover("DO NOT retry the identical call; describe the task in a sentence.")
+                .recover("Describe the task in a sentence.")
                 .detail("status", "invalid_input"));
             }
         }

@@ -134,9 +134,21 @@ async fn refusals_arrive_as_envelopes() {
         envelope["error"]["recovery"][1]
             .as_str()
             .unwrap()
-            .starts_with("Use list_directory on '"),
+            .starts_with("list_directory on existing_ancestor"),
         "{envelope}"
     );
+    assert!(
+        envelope["error"]["existing_ancestor"]
+            .as_str()
+            .unwrap()
+            .ends_with("src")
+    );
+    // The text a host forwards is the same envelope, compact, each fact
+    // once: the path appears a single time.
+    let text = result.content[0].as_text().unwrap().text.clone();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), envelope);
+    assert!(!text.contains("\n  "), "{text}");
+    assert_eq!(text.matches("src/nope/x.cpp").count(), 1, "{text}");
     client.close().await;
 }
 

@@ -115,7 +115,7 @@ fn closing_stdin_stops_running_calls_and_exits() {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{:?}", out.status);
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(stdout.contains(r#"\"type\": \"CANCELLED\""#), "{stdout}");
+    assert!(stdout.contains(r#"\"type\":\"CANCELLED\""#), "{stdout}");
     let pid: i32 = std::fs::read_to_string(&pid_file)
         .unwrap()
         .trim()
