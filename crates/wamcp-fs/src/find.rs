@@ -74,8 +74,8 @@ pub fn find_files(
 }
 
 /// Why a walk may have found nothing: the pruned directories.
-pub(crate) const SKIPPED_HINT: &str = "Build and tool directories (.git, build, out, bin, obj, node_modules, \
-    Debug, Release, ...) are skipped; to look inside one, pass it as path.\n";
+pub(crate) const SKIPPED_HINT: &str =
+    "Not searched: .git, build, node_modules and other tool folders; pass one as path to look inside.\n";
 
 /// Names what could not be read, so a short result is not mistaken for a
 /// complete one.

@@ -105,7 +105,8 @@ fn render_listing(dir: PathBuf, listing: &Listing, budget: &dyn Budget) -> Strin
         .map(|d| ("[dir ]", d))
         .chain(listing.files.iter().map(|f| ("[file]", f)));
     for (tag, name) in listed.take(MAX_DIRECTORY_ENTRIES) {
-        let _ = writeln!(out, "  {tag} {name}");
+        // No indentation: it carried nothing and cost a fifth of a listing.
+        let _ = writeln!(out, "{tag} {name}");
     }
     write_completeness(&mut out, listing, budget);
     if listing.unreadable > 0 {

@@ -227,8 +227,15 @@ struct Outcome<'a> {
 fn render(outcome: &Outcome, query: &Query, bounds: &Bounds) -> String {
     let tally = &outcome.tally;
     let mut out = String::new();
+    // Grouped by file, the path once above its lines: repeated on every
+    // line it was a quarter of a many-match answer.
+    let mut file = None;
     for (rel, line, text) in &tally.lines {
-        let _ = writeln!(out, "{rel}:{line}: {text}");
+        if file != Some(rel) {
+            let _ = writeln!(out, "{rel}");
+            file = Some(rel);
+        }
+        let _ = writeln!(out, "{line}: {text}");
     }
     write_completeness(&mut out, outcome, bounds);
     // Said only when the clamp cut the answer: otherwise it is noise.
@@ -261,14 +268,14 @@ fn write_completeness(out: &mut String, outcome: &Outcome, bounds: &Bounds) {
     } else if shown == 0 {
         write_no_matches(out, outcome);
     } else {
+        // Complete: the count is all the model needs; how many files were
+        // searched where changes nothing it does next.
         let matched_files = tally.matched_files;
         let _ = writeln!(
             out,
-            "{shown} match{} in {matched_files} file{} (searched {} files {}).",
+            "{shown} match{} in {matched_files} file{}.",
             if shown == 1 { "" } else { "es" },
             if matched_files == 1 { "" } else { "s" },
-            tally.searched,
-            outcome.scope
         );
     }
 }

@@ -43,7 +43,7 @@ async fn read_list_find_and_search_end_to_end() {
     );
     let list = text(&client, "list_directory", json!({})).await;
     assert!(
-        list.ends_with("  [dir ] build\n  [dir ] empty\n  [dir ] src\n3 entries\n"),
+        list.ends_with("\n[dir ] build\n[dir ] empty\n[dir ] src\n3 entries\n"),
         "{list}"
     );
     let found = text(&client, "find_files", json!({"file_glob": "*.cpp,*.h"})).await;
@@ -58,7 +58,7 @@ async fn read_list_find_and_search_end_to_end() {
     )
     .await;
     assert!(
-        hits.starts_with("src/main.cpp:3: return run_app();\n1 match in 1 file"),
+        hits.starts_with("src/main.cpp\n3: return run_app();\n1 match in 1 file."),
         "{hits}"
     );
     let empty = text(&client, "list_empty_dirs", json!({"path": "."})).await;

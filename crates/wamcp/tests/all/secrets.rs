@@ -96,7 +96,7 @@ async fn walks_over_home_leave_the_stores_out_and_say_so() {
     let ordinary = client
         .call_text("search_files", json!({"pattern": "ordinary", "path": home}))
         .await;
-    assert!(ordinary.contains("notes.txt:1: ordinary"), "{ordinary}");
+    assert!(ordinary.contains("notes.txt\n1: ordinary"), "{ordinary}");
     let found = client
         .call_text("find_files", json!({"file_glob": "*", "path": home}))
         .await;
