@@ -188,12 +188,10 @@ fn section(title: &str, list: &[&Entry], cap: usize, previous: Option<&Seen>) ->
         if entry.diagnostic.severity == Severity::Warning && pre_existing(&entry.diagnostic) {
             line.push_str(" [likely pre-existing]");
         }
-        if let Some(previous) = previous {
-            line.push_str(if previous.contains(&key(&entry.diagnostic)) {
-                " [seen before]"
-            } else {
-                " [new]"
-            });
+        // Only what changed is tagged: an identical rebuild tagged every
+        // line "[seen before]", and the line above already says none is new.
+        if previous.is_some_and(|previous| !previous.contains(&key(&entry.diagnostic))) {
+            line.push_str(" [new]");
         }
         out.push_str(&format!("  {line}\n"));
         for note in &entry.notes {
@@ -391,10 +389,8 @@ impl History {
                 build,
                 Since::Nothing("nothing to compare (the build tool changed)"),
             ),
-            None => render(
-                build,
-                Since::Nothing("nothing to compare (first build of this command)"),
-            ),
+            // A first build has nothing to compare, which goes without saying.
+            None => render(build, Since::Nothing("")),
         };
         if memory.len() >= HISTORY_BUILDS && !memory.contains_key(&slot) {
             let evict = memory.keys().next().cloned();

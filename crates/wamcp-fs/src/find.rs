@@ -74,8 +74,7 @@ pub fn find_files(
 }
 
 /// Why a walk may have found nothing: the pruned directories.
-pub(crate) const SKIPPED_HINT: &str =
-    "Not searched: .git, build, node_modules and other tool folders; pass one as path to look inside.\n";
+pub(crate) const SKIPPED_HINT: &str = "Not searched: .git, build, node_modules and other tool folders; pass one as path to look inside.\n";
 
 /// Names what could not be read, so a short result is not mistaken for a
 /// complete one.

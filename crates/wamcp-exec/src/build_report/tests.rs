@@ -262,10 +262,7 @@ fn the_second_build_says_what_the_edit_changed() {
         "gcc",
         &build("a.c:1:1: warning: old\nb.c:5:1: warning: fixed soon\n"),
     );
-    assert!(
-        first.contains("since the last build: nothing to compare (first build of this command)\n"),
-        "{first}"
-    );
+    assert!(!first.contains("since the last build"), "{first}");
     // The old warning moved two lines down (an edit above it): still the same one.
     let second = history.report(
         root,
@@ -278,10 +275,7 @@ fn the_second_build_says_what_the_edit_changed() {
         ),
         "{second}"
     );
-    assert!(
-        second.contains("  a.c:3:1: old [seen before]\n"),
-        "{second}"
-    );
+    assert!(second.contains("  a.c:3:1: old\n"), "{second}");
     assert!(second.contains("  c.c:2:1: brand new [new]\n"), "{second}");
     assert!(!second.contains("fixed soon"), "{second}");
     let other_tool = history.report(root, "clang", &build("a.c:3:1: warning: old\n"));

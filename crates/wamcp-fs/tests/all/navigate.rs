@@ -63,7 +63,9 @@ fn flat(grouped: &str) -> String {
     let mut out = String::new();
     let mut file: Option<&str> = None;
     for (i, line) in lines.iter().enumerate() {
-        if numbered(line) && let Some(file) = file {
+        if numbered(line)
+            && let Some(file) = file
+        {
             out.push_str(&format!("{file}:{line}\n"));
         } else if lines.get(i + 1).is_some_and(|next| numbered(next)) {
             file = Some(line);
@@ -394,7 +396,10 @@ fn regex_hint_only_for_regex_syntax() {
     assert!(out.contains("retry with regex=true"), "{out}");
     let out = search(d.path(), "nothing(", "", false, false, 100);
     assert!(!out.contains("regex=true"), "{out}");
-    assert!(out.contains("Not searched: .git, build, node_modules"), "{out}");
+    assert!(
+        out.contains("Not searched: .git, build, node_modules"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -506,9 +511,7 @@ fn more_files_than_the_old_cap_are_all_searched() {
     std::fs::write(d.path().join("20004.txt"), b"x marks the last file\n").unwrap();
     let out = search(d.path(), "x", "", false, false, 10);
     assert!(
-        out.starts_with(
-            "20004.txt:1: x marks the last file\n1 match in 1 file.\n"
-        ),
+        out.starts_with("20004.txt:1: x marks the last file\n1 match in 1 file.\n"),
         "{out}"
     );
 }
