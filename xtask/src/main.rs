@@ -19,9 +19,12 @@
 //!   step on a project of N files.
 //! - `bench-extract`: `fetch_web_page`'s extraction of a 2 MiB page with
 //!   and without a 2,000-rule style sheet.
+//! - `bench-answers [--source DIR]`: the tokens of ten common answers
+//!   against the best peer's answer to the same request.
 //! - `bench-diagnostics`: the build-output parser in MB/s on a 64 MiB log of
 //!   real gcc/clang output, against `grep -cE` on the same file.
 
+mod bench_answers;
 mod bench_confinement;
 mod bench_diagnostics;
 mod bench_extract;
@@ -46,8 +49,9 @@ fn main() -> ExitCode {
         Some("bench-extract") => bench_extract::run(&args[1..]),
         Some("bench-confinement") => bench_confinement::run_bench(&args[1..]),
         Some("bench-undo") => bench_undo::run(&args[1..]),
+        Some("bench-answers") => bench_answers::run(&args[1..]),
         _ => Err("usage: cargo run -p xtask -- tokens [--write-readme | --check] | settings [--write-readme] | bench-startup [--runs N] \
-                  | startup-order | bench-search [--source DIR] | bench-diagnostics | bench-extract | bench-confinement [--runs N] | bench-undo [--files N [--runs R]]"
+                  | startup-order | bench-search [--source DIR] | bench-diagnostics | bench-extract | bench-confinement [--runs N] | bench-undo [--files N [--runs R]] | bench-answers [--source DIR]"
             .into()),
     };
     match result {

@@ -132,10 +132,20 @@ pub fn resolve_with(
     Ok(target)
 }
 
-/// Whether two spellings of a path are the same text, as this platform
-/// compares names.
-fn same_text(a: &str, b: &str) -> bool {
-    same_path(Path::new(a), Path::new(b))
+/// `path` as its text says, links not followed: `.` dropped, each `..`
+/// taking away the name before it.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {
@@ -167,7 +177,7 @@ fn locate(raw: &str, cwd: &Path, scope: &WriteScope, fs: &dyn FsView) -> Result<
         missing_dirs,
     } = place(resolved, &tail);
     let text = path.display().to_string();
-    require_within_roots(raw, &text, scope)?;
+    require_within_roots(raw, &joined, &text, scope)?;
     let resolved_parts = check_names_as_resolved(raw, &text, &path, scope)?;
     if fs.is_dir(&path) {
         return Err(
@@ -321,7 +331,12 @@ fn place(resolved: PathBuf, tail: &[OsString]) -> Placement {
 
 /// Step 4: refuses the resolved destination `text` unless it is inside a
 /// writable root, compared component by component.
-fn require_within_roots(raw: &str, text: &str, scope: &WriteScope) -> Result<(), ToolError> {
+fn require_within_roots(
+    raw: &str,
+    written: &Path,
+    text: &str,
+    scope: &WriteScope,
+) -> Result<(), ToolError> {
     if !scope
         .roots
         .iter()
@@ -333,19 +348,19 @@ fn require_within_roots(raw: &str, text: &str, scope: &WriteScope) -> Result<(),
             .map(|r| r.display().to_string())
             .collect();
         // Each fact once: the path in `path`, where it resolves only when
-        // that is news, the roots only in `writable_roots`.
-        let message = if Path::new(raw).is_absolute() && same_text(raw, text) {
-            "It is outside every writable root.".to_string()
+        // a link made it news, the roots only in `writable_roots`.
+        let message = if same_path(&lexical(written), Path::new(text)) {
+            "Outside the writable roots.".to_string()
         } else {
-            format!("It resolves to '{text}', outside every writable root.")
+            format!("It leads to {text}, outside the writable roots.")
         };
         return Err(ToolError::new(ErrorType::WritePathNotAllowed, message)
             .with_path(raw)
             .detail("writable_roots", roots.clone())
             .recover(if roots.is_empty() {
-                "No writable root exists; the user can list the project in WAMCP_PROJECT_ROOTS."
+                "None exists; the user can add one in WAMCP_PROJECT_ROOTS."
             } else {
-                "Write inside writable_roots; the user can add a project with WAMCP_PROJECT_ROOTS."
+                "Write inside writable_roots."
             }));
     }
     Ok(())

@@ -58,8 +58,7 @@ pub fn find_files(
     } else {
         let _ = writeln!(out, "{total} file{}", if total == 1 { "" } else { "s" });
     }
-    if total == 0 && !walk.cut_short {
-        out.push_str("No files matched. ");
+    if total == 0 && !walk.cut_short && walk.pruned {
         out.push_str(SKIPPED_HINT);
     }
     // Said only when the clamp cut the answer: otherwise it is noise.
@@ -74,7 +73,7 @@ pub fn find_files(
 }
 
 /// Why a walk may have found nothing: the pruned directories.
-pub(crate) const SKIPPED_HINT: &str = "Not searched: .git, build, node_modules and other tool folders; pass one as path to look inside.\n";
+pub(crate) const SKIPPED_HINT: &str = "Tool folders here (.git, build, node_modules, ...) were skipped; pass one as path to look inside.\n";
 
 /// Names what could not be read, so a short result is not mistaken for a
 /// complete one.

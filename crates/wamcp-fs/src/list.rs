@@ -99,14 +99,15 @@ fn lists_as_dir(entry: &DirEntry) -> bool {
 fn render_listing(dir: PathBuf, listing: &Listing, budget: &dyn Budget) -> String {
     let shown_path = dunce::canonicalize(&dir).unwrap_or(dir);
     let mut out = format!("DIRECTORY: {}\n", shown_path.display());
+    // A folder is its name and a slash, a file its name: the seed's
+    // indented `[dir ]`/`[file]` tags cost more than most names.
     let listed = listing
         .dirs
         .iter()
-        .map(|d| ("[dir ]", d))
-        .chain(listing.files.iter().map(|f| ("[file]", f)));
-    for (tag, name) in listed.take(MAX_DIRECTORY_ENTRIES) {
-        // No indentation: it carried nothing and cost a fifth of a listing.
-        let _ = writeln!(out, "{tag} {name}");
+        .map(|d| (d, "/"))
+        .chain(listing.files.iter().map(|f| (f, "")));
+    for (name, slash) in listed.take(MAX_DIRECTORY_ENTRIES) {
+        let _ = writeln!(out, "{name}{slash}");
     }
     write_completeness(&mut out, listing, budget);
     if listing.unreadable > 0 {

@@ -26,13 +26,29 @@ pub fn input_path(raw: &str, cwd: &Path) -> Result<PathBuf, ToolError> {
 /// The error for a path that does not exist, naming the deepest ancestor
 /// that does so the model can look there instead of guessing again.
 pub fn not_found(shown: &str, path: &Path) -> ToolError {
-    let ancestor = path.ancestors().skip(1).find(|a| a.is_dir());
+    // The folder as the caller would write it: a relative path's own
+    // parent (`src`, or `.`), an absolute one above the working directory.
+    let as_written = Path::new(shown)
+        .ancestors()
+        .skip(1)
+        .map(|a| match a.as_os_str().is_empty() {
+            true => ".".to_string(),
+            false => a.display().to_string(),
+        })
+        .map(Some)
+        .chain(std::iter::repeat(None));
+    let ancestor = path
+        .ancestors()
+        .skip(1)
+        .zip(as_written)
+        .find(|(real, _)| real.is_dir())
+        .map(|(real, written)| written.unwrap_or_else(|| real.display().to_string()));
     // Each fact once: the path in `path`, the folder in `existing_ancestor`.
-    let mut error = ToolError::new(ErrorType::PathNotFound, "It does not exist.").with_path(shown);
+    let mut error = ToolError::new(ErrorType::PathNotFound, "Not found.").with_path(shown);
     if let Some(ancestor) = ancestor {
         error = error
-            .detail("existing_ancestor", ancestor.display().to_string())
-            .recover("list_directory on existing_ancestor shows what is there; find_files searches by name.");
+            .detail("existing_ancestor", ancestor)
+            .recover("list_directory existing_ancestor to see what is there.");
     }
     error
 }

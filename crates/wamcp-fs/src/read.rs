@@ -426,7 +426,7 @@ impl Ending<'_> {
                     ""
                 };
                 Some(format!(
-                    "Showing lines {start}-{last_shown} of {of}{why}. The file continues: call {}.",
+                    "Lines {start}-{last_shown} of {of}{why}. Next: {}.",
                     next_call(self.path_arg, last_shown + 1)
                 ))
             }

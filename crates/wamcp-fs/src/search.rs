@@ -12,7 +12,7 @@
 use crate::budget::Bounds;
 use crate::find::{SKIPPED_HINT, append_unreadable, name_some};
 use crate::globs::NameGlobs;
-use crate::paths::{input_path, quoted, require_directory};
+use crate::paths::{input_path, require_directory};
 use crate::walk::{io_reason, walk_files};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
@@ -85,6 +85,7 @@ pub fn search_files(req: &SearchRequest, cwd: &Path, bounds: &Bounds) -> Result<
         scope: format!("under {}", query.root.display()),
         listed: walk.files.len(),
         listing_cut: walk.cut_short,
+        pruned: walk.pruned,
         budget_cut,
         tally: Tally::of(&walk.files, &results, query.limit, walk.unreadable.clone()),
     };
@@ -217,6 +218,8 @@ struct Outcome<'a> {
     listed: usize,
     /// The time budget ran out while the files were listed, so none was searched.
     listing_cut: bool,
+    /// A skipped directory was met.
+    pruned: bool,
     /// The time budget ran out, listing or searching.
     budget_cut: bool,
     tally: Tally<'a>,
@@ -313,19 +316,21 @@ fn write_out_of_time(out: &mut String, outcome: &Outcome, bounds: &Bounds) {
 /// may have missed.
 fn write_no_matches(out: &mut String, outcome: &Outcome) {
     let req = outcome.req;
-    let _ = writeln!(
-        out,
-        "No matches for {} in {} files {}.",
-        quoted(req.pattern),
-        outcome.tally.searched,
-        outcome.scope
-    );
+    // Short: the model knows its pattern. Where it looked matters only when
+    // there was nothing to look in.
+    if outcome.tally.searched == 0 {
+        let _ = writeln!(out, "No matches: no file to search {}.", outcome.scope);
+    } else {
+        out.push_str("No matches.\n");
+    }
     if !req.regex && looks_like_regex(req.pattern) {
         out.push_str(
             "The pattern contains regex syntax but was searched literally: retry with regex=true if you meant a regex.\n",
         );
     }
-    out.push_str(SKIPPED_HINT);
+    if outcome.pruned {
+        out.push_str(SKIPPED_HINT);
+    }
 }
 
 /// Says which files were skipped or searched only in part.

@@ -22,6 +22,9 @@ pub struct Walk {
     /// The budget ran out before every directory was listed: `files` holds
     /// what the directories reached so far held, not a path-order prefix.
     pub cut_short: bool,
+    /// A skipped directory (`.git`, `build`, ...) was met and left out: only
+    /// then is "nothing found" worth a note about where was not looked.
+    pub pruned: bool,
 }
 
 /// Walks `root` and keeps the regular files for which `keep(relative, name)`
@@ -36,6 +39,8 @@ pub fn walk_files(
     // The filter must own what it uses: the walker keeps it past this call.
     let secret = std::sync::Arc::new(Mutex::new(Vec::new()));
     let (noted, secrets, owned_root) = (secret.clone(), bounds.secrets.clone(), root.to_path_buf());
+    let pruned = std::sync::Arc::new(AtomicBool::new(false));
+    let met = pruned.clone();
     let mut builder = Collector {
         root,
         keep,
@@ -49,8 +54,14 @@ pub fn walk_files(
         .follow_links(false)
         .threads(bounds.threads.unwrap_or(0))
         .filter_entry(move |entry| {
-            entry.depth() == 0
-                || !(is_pruned(entry) || is_secret(entry, &owned_root, &secrets, &noted))
+            if entry.depth() == 0 {
+                return true;
+            }
+            if is_pruned(entry) {
+                met.store(true, std::sync::atomic::Ordering::Relaxed);
+                return false;
+            }
+            !is_secret(entry, &owned_root, &secrets, &noted)
         })
         .build_parallel()
         .visit(&mut builder);
@@ -62,6 +73,7 @@ pub fn walk_files(
         files,
         unreadable,
         cut_short: cut_short.into_inner(),
+        pruned: pruned.load(std::sync::atomic::Ordering::Relaxed),
     }
 }
 

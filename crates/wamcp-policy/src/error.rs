@@ -242,7 +242,7 @@ pub enum Retry {
 }
 
 /// The first recovery step of an error retrying cannot fix.
-pub const HOPELESS: &str = "DO NOT retry this call unchanged: it fails the same way.";
+pub const HOPELESS: &str = "DO NOT retry unchanged.";
 
 /// A tool failure before the tool's name is attached.
 #[derive(Clone, Debug, PartialEq)]
@@ -340,7 +340,7 @@ mod tests {
         let text = serde_json::to_string(&err.envelope("read_file")).unwrap();
         assert_eq!(
             text,
-            r#"{"ok":false,"error":{"type":"PATH_NOT_FOUND","tool":"read_file","message":"No such file: a.txt","path":"a.txt","recovery":["DO NOT retry this call unchanged: it fails the same way.","Use list_directory on the parent to see what exists."],"ancestor":"/work"}}"#
+            r#"{"ok":false,"error":{"type":"PATH_NOT_FOUND","tool":"read_file","message":"No such file: a.txt","path":"a.txt","recovery":["DO NOT retry unchanged.","Use list_directory on the parent to see what exists."],"ancestor":"/work"}}"#
         );
     }
 

@@ -60,7 +60,7 @@ fn a_window_names_the_exact_next_call() {
     let d = dir_with(&[("n.txt", numbered(5).as_bytes())]);
     assert_eq!(
         read(d.path(), "n.txt", 2, 2),
-        "line 2\nline 3\n[Showing lines 2-3 of 5. The file continues: call read_file(path=\"n.txt\", start_line=4).]\n"
+        "line 2\nline 3\n[Lines 2-3 of 5. Next: read_file(path=\"n.txt\", start_line=4).]\n"
     );
     assert_eq!(
         read(d.path(), "n.txt", 4, 10),
@@ -74,7 +74,7 @@ fn the_line_limit_is_2000_and_a_larger_request_is_reported() {
     let out = read(d.path(), "big.txt", 1, 2000);
     assert_eq!(out.lines().filter(|l| l.starts_with("line ")).count(), 2000);
     assert!(out.ends_with(
-        "[Showing lines 1-2000 of 2500. The file continues: call read_file(path=\"big.txt\", start_line=2001).]\n"
+        "[Lines 1-2000 of 2500. Next: read_file(path=\"big.txt\", start_line=2001).]\n"
     ));
     let out = read(d.path(), "big.txt", 1, 9999);
     assert!(
@@ -86,8 +86,8 @@ fn the_line_limit_is_2000_and_a_larger_request_is_reported() {
         assert_eq!(
             read(d.path(), "big.txt", 1, asked),
             format!(
-                "line 1\n[max_lines below 1 reads one line; asked for {asked}.]\n[Showing lines 1-1 of 2500. The file \
-                 continues: call read_file(path=\"big.txt\", start_line=2).]\n"
+                "line 1\n[max_lines below 1 reads one line; asked for {asked}.]\n[Lines 1-1 of 2500. Next: \
+                 read_file(path=\"big.txt\", start_line=2).]\n"
             )
         );
     }
@@ -114,7 +114,7 @@ fn the_byte_limit_cuts_at_a_line_boundary() {
     let shown = out.lines().filter(|l| l.starts_with('x')).count();
     assert_eq!(shown, 262);
     assert!(out.ends_with(
-        "[Showing lines 1-262 of 300 (the 256 KiB per-call limit). The file continues: call \
+        "[Lines 1-262 of 300 (the 256 KiB per-call limit). Next: \
          read_file(path=\"wide.txt\", start_line=263).]\n"
     ));
 }
@@ -181,6 +181,12 @@ fn missing_paths_name_the_nearest_existing_ancestor() {
     let d = dir_with(&[("src/a.txt", b"x")]);
     let err = read_file("src/nope/deeper.txt", d.path(), 1, 10).unwrap_err();
     assert_eq!(err.kind, ErrorType::PathNotFound);
+    // Written as the caller wrote the path: relative stays relative.
+    assert_eq!(err.details["existing_ancestor"], "src");
+    let err = read_file("nope/deeper.txt", d.path(), 1, 10).unwrap_err();
+    assert_eq!(err.details["existing_ancestor"], ".");
+    let absolute = d.path().join("src").join("nope").join("x.txt");
+    let err = read_file(&absolute.display().to_string(), d.path(), 1, 10).unwrap_err();
     assert_eq!(
         err.details["existing_ancestor"],
         d.path().join("src").display().to_string()
@@ -248,8 +254,8 @@ fn a_huge_sparse_file_is_read_only_to_its_hole() {
     file.set_len(1 << 40).unwrap();
     assert_eq!(
         read(d.path(), "sparse.log", 1, 2),
-        "line 1\nline 2\n[Showing lines 1-2 of more than 3000 (counting stopped where the file turns to \
-         binary data). The file continues: call read_file(path=\"sparse.log\", start_line=3).]\n"
+        "line 1\nline 2\n[Lines 1-2 of more than 3000 (counting stopped where the file turns to \
+         binary data). Next: read_file(path=\"sparse.log\", start_line=3).]\n"
     );
     let err = read_file("sparse.log", d.path(), 5000, 2).unwrap_err();
     assert_eq!(err.kind, ErrorType::InvalidTextEncoding);
@@ -266,10 +272,7 @@ fn counting_stops_at_the_byte_budget_and_reading_at_the_clock() {
         ..wamcp_fs::Scan::default()
     };
     let out = wamcp_fs::read_file_within("big.log", d.path(), 1, 1, &scan).unwrap();
-    assert!(
-        out.starts_with("line 1\n[Showing lines 1-1 of more than "),
-        "{out}"
-    );
+    assert!(out.starts_with("line 1\n[Lines 1-1 of more than "), "{out}");
     assert!(
         out.contains("(counting stopped after 1 MiB past the lines shown)"),
         "{out}"

@@ -629,10 +629,7 @@ async fn bad_arguments_get_the_envelope_and_unknown_tools_a_protocol_error() {
     assert_eq!(envelope["error"]["type"], "INVALID_ARGUMENTS");
     assert_eq!(envelope["error"]["tool"], "get_server_info");
     let first = envelope["error"]["recovery"][0].as_str().unwrap();
-    assert!(
-        first.starts_with("DO NOT retry this call unchanged"),
-        "{first}"
-    );
+    assert!(first.starts_with("DO NOT retry unchanged"), "{first}");
     let text = result.content[0].as_text().unwrap().text.clone();
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), envelope);
 

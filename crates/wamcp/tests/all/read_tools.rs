@@ -38,12 +38,12 @@ async fn read_list_find_and_search_end_to_end() {
     .await;
     assert_eq!(
         read,
-        "int main() {\n    return run_app();\n[Showing lines 2-3 of 4. The file continues: call \
+        "int main() {\n    return run_app();\n[Lines 2-3 of 4. Next: \
          read_file(path=\"src/main.cpp\", start_line=4).]\n"
     );
     let list = text(&client, "list_directory", json!({})).await;
     assert!(
-        list.ends_with("\n[dir ] build\n[dir ] empty\n[dir ] src\n3 entries\n"),
+        list.ends_with("\nbuild/\nempty/\nsrc/\n3 entries\n"),
         "{list}"
     );
     let found = text(&client, "find_files", json!({"file_glob": "*.cpp,*.h"})).await;
@@ -134,7 +134,7 @@ async fn refusals_arrive_as_envelopes() {
         envelope["error"]["recovery"][1]
             .as_str()
             .unwrap()
-            .starts_with("list_directory on existing_ancestor"),
+            .starts_with("list_directory existing_ancestor"),
         "{envelope}"
     );
     assert!(
