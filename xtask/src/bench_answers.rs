@@ -37,7 +37,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
     build_debug()?;
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let project = scratch.path().join("project");
+    // A fixed place: peers repeat the absolute path on every line, and a
+    // random folder name would tokenize differently from run to run.
+    let fixed = std::env::temp_dir().join("wamcp-bench-answers");
+    let _ = std::fs::remove_dir_all(&fixed);
+    let project = fixed.join("project");
     copy_tree(&source, &project)?;
     std::fs::write(project.join("fake_build.py"), peers::FAKE_BUILD).map_err(|e| e.to_string())?;
     let project = project.canonicalize().map_err(|e| e.to_string())?;
@@ -51,7 +55,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         source.display()
     );
     println!(
-        "| request | wamcp | best peer | peer tokens | ratio | target |\n|---|---:|---|---:|---:|---:|"
+        "cl100k tokens (Claude's own tokenizer differs; the ratios are what matters)\n\n\
+         | request | wamcp | peer | peer tokens | ratio | target |\n|---|---:|---|---:|---:|---:|"
     );
     let mut over = Vec::new();
     for request in &requests {
@@ -74,6 +79,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
     server.stop();
+    let _ = std::fs::remove_dir_all(&fixed);
     if !over.is_empty() {
         println!("\nover target: {}", over.join(", "));
     }

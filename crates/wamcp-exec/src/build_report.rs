@@ -4,9 +4,9 @@
 //! A model reading a build log needs three things the log does not say: which
 //! errors matter (capped lists, each message cut at a visible limit), which
 //! warnings are the project's old noise (vendored code is tagged `[likely
-//! pre-existing]`), and which diagnostics its own last edit caused (each is
-//! marked `[new]` or `[seen before]` against the previous build of the same
-//! command in the same root).
+//! pre-existing]`), and which diagnostics its own last edit caused (each new
+//! one is marked `[new]` against the previous build of the same command in
+//! the same root; the others stay unmarked).
 
 use crate::diagnostics::{Diagnostic, Entry, Severity, parse};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -389,8 +389,12 @@ impl History {
                 build,
                 Since::Nothing("nothing to compare (the build tool changed)"),
             ),
-            // A first build has nothing to compare, which goes without saying.
-            None => render(build, Since::Nothing("")),
+            // Said briefly, but said: without it, untagged lines would read as
+            // "seen before", as they do in a compared report.
+            None => render(
+                build,
+                Since::Nothing("not compared (first build of this command)"),
+            ),
         };
         if memory.len() >= HISTORY_BUILDS && !memory.contains_key(&slot) {
             let evict = memory.keys().next().cloned();

@@ -114,9 +114,7 @@ impl Refusal {
                 "The command cannot be undone ({why}), so it needs the user's approval, and this client \
                  cannot ask: it does not support elicitation."
             ))
-            .recover(
-                "DO NOT retry it another way: ask the user to run it in their own terminal if they mean it.",
-            ),
+            .recover("Nor another way: ask the user to run it in their own terminal if they mean it."),
             Refusal::NeedsApproval(Question::Rule { rule, why }) if rule == judge::OTHER_HOST => {
                 not_allowed(format!(
                     "The command needs the user's approval ({why}), and this client cannot ask: it does not \
@@ -625,7 +623,6 @@ pub fn no_project_root() -> ToolError {
         ErrorType::NoProjectRoot,
         "No project folder is known, so there is nowhere to run programs.",
     )
-    .recover("DO NOT retry: only the user can name the project.")
     .recover(
         "Ask them to set WAMCP_PROJECT_ROOTS to its folder in wamcp's entry, to use a client that shares \
          its workspace as MCP roots, or to start wamcp in the project with WAMCP_WORKSPACE_FROM_CWD=1.",

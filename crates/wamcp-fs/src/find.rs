@@ -58,8 +58,8 @@ pub fn find_files(
     } else {
         let _ = writeln!(out, "{total} file{}", if total == 1 { "" } else { "s" });
     }
-    if total == 0 && !walk.cut_short && walk.pruned {
-        out.push_str(SKIPPED_HINT);
+    if total == 0 && !walk.cut_short {
+        write_skipped_folders(&mut out, &walk.pruned);
     }
     // Said only when the clamp cut the answer: otherwise it is noise.
     if capped && shown < total {
@@ -72,8 +72,17 @@ pub fn find_files(
     Ok(out)
 }
 
-/// Why a walk may have found nothing: the pruned directories.
-pub(crate) const SKIPPED_HINT: &str = "Tool folders here (.git, build, node_modules, ...) were skipped; pass one as path to look inside.\n";
+/// Why a walk may have found nothing: the pruned directories, named, when
+/// there were any.
+pub(crate) fn write_skipped_folders(out: &mut String, pruned: &[String]) {
+    if !pruned.is_empty() {
+        let _ = writeln!(
+            out,
+            "Skipped as tool folders: {}; pass one as path to look inside.",
+            name_some(pruned, 3)
+        );
+    }
+}
 
 /// Names what could not be read, so a short result is not mistaken for a
 /// complete one.

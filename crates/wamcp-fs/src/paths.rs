@@ -48,7 +48,7 @@ pub fn not_found(shown: &str, path: &Path) -> ToolError {
     if let Some(ancestor) = ancestor {
         error = error
             .detail("existing_ancestor", ancestor)
-            .recover("list_directory existing_ancestor to see what is there.");
+            .recover("Call list_directory on existing_ancestor.");
     }
     error
 }

@@ -10,7 +10,7 @@
 //! transcoding).
 
 use crate::budget::Bounds;
-use crate::find::{SKIPPED_HINT, append_unreadable, name_some};
+use crate::find::{append_unreadable, name_some, write_skipped_folders};
 use crate::globs::NameGlobs;
 use crate::paths::{input_path, require_directory};
 use crate::walk::{io_reason, walk_files};
@@ -218,8 +218,8 @@ struct Outcome<'a> {
     listed: usize,
     /// The time budget ran out while the files were listed, so none was searched.
     listing_cut: bool,
-    /// A skipped directory was met.
-    pruned: bool,
+    /// The skipped directories met.
+    pruned: Vec<String>,
     /// The time budget ran out, listing or searching.
     budget_cut: bool,
     tally: Tally<'a>,
@@ -235,7 +235,10 @@ fn render(outcome: &Outcome, query: &Query, bounds: &Bounds) -> String {
     let mut file = None;
     for (rel, line, text) in &tally.lines {
         if file != Some(rel) {
-            let _ = writeln!(out, "{rel}");
+            // A file named like a match line (`12: notes`) gets `./` so it
+            // cannot be read as one.
+            let prefix = if looks_like_match_line(rel) { "./" } else { "" };
+            let _ = writeln!(out, "{prefix}{rel}");
             file = Some(rel);
         }
         let _ = writeln!(out, "{line}: {text}");
@@ -318,19 +321,30 @@ fn write_no_matches(out: &mut String, outcome: &Outcome) {
     let req = outcome.req;
     // Short: the model knows its pattern. Where it looked matters only when
     // there was nothing to look in.
-    if outcome.tally.searched == 0 {
-        let _ = writeln!(out, "No matches: no file to search {}.", outcome.scope);
-    } else {
-        out.push_str("No matches.\n");
+    match outcome.tally.searched {
+        0 => {
+            let _ = writeln!(out, "No matches: no file to search {}.", outcome.scope);
+        }
+        searched => {
+            let _ = writeln!(
+                out,
+                "No matches in {searched} file{}.",
+                if searched == 1 { "" } else { "s" }
+            );
+        }
     }
     if !req.regex && looks_like_regex(req.pattern) {
         out.push_str(
             "The pattern contains regex syntax but was searched literally: retry with regex=true if you meant a regex.\n",
         );
     }
-    if outcome.pruned {
-        out.push_str(SKIPPED_HINT);
-    }
+    write_skipped_folders(out, &outcome.pruned);
+}
+
+/// Whether a line reads as `<number>: text`, the form of a match line.
+fn looks_like_match_line(line: &str) -> bool {
+    line.split_once(": ")
+        .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Says which files were skipped or searched only in part.

@@ -13,6 +13,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use wamcp_policy::skip::is_skipped_directory;
 
+/// Skipped directories noted per walk: enough to name a few and count.
+pub const MAX_PRUNED_NOTED: usize = 1000;
+
 /// Files found under a root, sorted by relative path.
 pub struct Walk {
     /// `/`-separated paths relative to the root, sorted.
@@ -22,9 +25,11 @@ pub struct Walk {
     /// The budget ran out before every directory was listed: `files` holds
     /// what the directories reached so far held, not a path-order prefix.
     pub cut_short: bool,
-    /// A skipped directory (`.git`, `build`, ...) was met and left out: only
-    /// then is "nothing found" worth a note about where was not looked.
-    pub pruned: bool,
+    /// The skipped directories (`.git`, `build`, ...) met and left out, as
+    /// sorted relative paths, at most [`MAX_PRUNED_NOTED`]: only when there
+    /// are some is "nothing found" worth a note about where was not looked,
+    /// and the note names them.
+    pub pruned: Vec<String>,
 }
 
 /// Walks `root` and keeps the regular files for which `keep(relative, name)`
@@ -39,8 +44,9 @@ pub fn walk_files(
     // The filter must own what it uses: the walker keeps it past this call.
     let secret = std::sync::Arc::new(Mutex::new(Vec::new()));
     let (noted, secrets, owned_root) = (secret.clone(), bounds.secrets.clone(), root.to_path_buf());
-    let pruned = std::sync::Arc::new(AtomicBool::new(false));
+    let pruned = std::sync::Arc::new(Mutex::new(Vec::new()));
     let met = pruned.clone();
+    let pruned_root = root.to_path_buf();
     let mut builder = Collector {
         root,
         keep,
@@ -58,7 +64,10 @@ pub fn walk_files(
                 return true;
             }
             if is_pruned(entry) {
-                met.store(true, std::sync::atomic::Ordering::Relaxed);
+                let mut met = met.lock().unwrap_or_else(|e| e.into_inner());
+                if met.len() < MAX_PRUNED_NOTED {
+                    met.push(crate::paths::relative(entry.path(), &pruned_root));
+                }
                 return false;
             }
             !is_secret(entry, &owned_root, &secrets, &noted)
@@ -73,7 +82,11 @@ pub fn walk_files(
         files,
         unreadable,
         cut_short: cut_short.into_inner(),
-        pruned: pruned.load(std::sync::atomic::Ordering::Relaxed),
+        pruned: {
+            let mut met = std::mem::take(&mut *pruned.lock().unwrap_or_else(|e| e.into_inner()));
+            sort_paths(&mut met);
+            met
+        },
     }
 }
 

@@ -45,7 +45,8 @@ pub struct Facts<'a> {
     pub wamcp_answer: &'a str,
 }
 
-/// The best (cheapest) peer's name and answer to the same request.
+/// The peer's name and answer to the same request: for each request the
+/// cheapest of the peers that offer it.
 pub fn best(tool: &str, label: &str, facts: &Facts) -> Result<(&'static str, String), String> {
     let arg = |name: &str| facts.request_args[name].as_str().unwrap_or_default();
     let abs = |relative: &str| facts.project.join(relative).display().to_string();

@@ -292,7 +292,7 @@ fn find_files_caps_and_refusals() {
     let out = find_files("*.nothing", ".", d.path(), 0, &bounds()).unwrap();
     // code_tree has a build folder, so the skipped ones are mentioned.
     assert!(
-        out.contains("0 files\nTool folders here (.git, build, node_modules, ...) were skipped"),
+        out.contains("0 files\nSkipped as tool folders: build, DEBUG, out, and 1 more; pass one as path to look inside.\n"),
         "{out}"
     );
     assert!(!out.contains("max_results"), "{out}");
@@ -402,7 +402,7 @@ fn regex_hint_only_for_regex_syntax() {
     let out = search(d.path(), "nothing(", "", false, false, 100);
     assert!(!out.contains("regex=true"), "{out}");
     assert!(
-        out.starts_with("No matches.\nTool folders here (.git, build, node_modules"),
+        out.starts_with("No matches in 5 files.\nSkipped as tool folders: build, DEBUG, out, and 1 more; pass one as path to look inside.\n"),
         "{out}"
     );
 }
@@ -640,7 +640,10 @@ fn a_big_tree_is_searched_whole_and_the_same_way_every_time() {
     );
     // A pattern in no file makes every one of the 2,400 files be searched.
     let none = search_with(d.path(), "absent", 100, &Never, 1);
-    assert_eq!(none, "No matches.\n", "no skipped folder here: no note");
+    assert_eq!(
+        none, "No matches in 2400 files.\n",
+        "no skipped folder here: no note"
+    );
     for run in 0..20 {
         let threads = [1, 2, 3, 8][run % 4];
         assert_eq!(
@@ -784,5 +787,25 @@ fn search_answers_group_matches_by_file() {
     assert_eq!(
         search_files(&req, d.path(), &bounds()).unwrap(),
         "src/a.rs\n1: fn run() {}\n2: let x = run();\nsrc/b.rs\n1: run\n3 matches in 2 files.\n"
+    );
+}
+
+/// A file named like a match line is shown as `./name`, so it cannot be
+/// taken for a line of the file above it.
+#[cfg(unix)]
+#[test]
+fn a_file_named_like_a_match_line_is_marked_as_a_path() {
+    let d = tree(&[("a.txt", b"needle\n"), ("12: notes", b"needle\n")], &[]);
+    let req = SearchRequest {
+        pattern: "needle",
+        path: ".",
+        file_glob: "",
+        ignore_case: false,
+        regex: false,
+        max_results: 100,
+    };
+    assert_eq!(
+        search_files(&req, d.path(), &bounds()).unwrap(),
+        "./12: notes\n1: needle\na.txt\n1: needle\n2 matches in 2 files.\n"
     );
 }

@@ -39,8 +39,8 @@ impl ToolDef for SearchFiles {
     type Params = Params;
     const NAME: &'static str = "search_files";
     const GROUPS: &'static [Group] = &[Group::Core];
-    const DESCRIPTION: &'static str = "Search file contents under a directory, recursively; returns \
-        path:line: text per matching line. The cheapest way to locate code.";
+    const DESCRIPTION: &'static str = "Search file contents under a directory, recursively: \
+        line: text under each file's path. The cheapest way to locate code.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

@@ -92,7 +92,7 @@ async fn a_broken_build_reads_as_parsed_errors() {
         "{report}"
     );
     assert!(
-        report.contains(" s)\nERRORS (1 unique, 1 total):\n  broken.c:2:10: "),
+        report.contains(" s)\nsince the last build: not compared (first build of this command)\nERRORS (1 unique, 1 total):\n  broken.c:2:10: "),
         "{report}"
     );
     assert!(report.ends_with("BUILD FAILED\n"), "{report}");
@@ -201,7 +201,12 @@ sys.exit(1)
         first.starts_with("BUILD: python3 fake_build.py (exit code 1, "),
         "{first}"
     );
-    assert!(first.contains(" s)\nERRORS ("), "{first}");
+    assert!(
+        first.contains(
+            " s)\nsince the last build: not compared (first build of this command)\nERRORS ("
+        ),
+        "{first}"
+    );
     assert!(
         first.contains("WARNINGS (15 unique, 15 total):\n"),
         "{first}"
@@ -235,7 +240,7 @@ sys.exit(1)
     );
     let other = text(&call("python3 fake_build.py edited").await);
     assert!(
-        !other.contains("since the last build"),
+        other.contains("not compared (first build of this command)"),
         "another command: {other}"
     );
     // A build that succeeds keeps the same cap on its warnings.

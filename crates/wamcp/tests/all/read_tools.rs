@@ -134,7 +134,7 @@ async fn refusals_arrive_as_envelopes() {
         envelope["error"]["recovery"][1]
             .as_str()
             .unwrap()
-            .starts_with("list_directory existing_ancestor"),
+            .starts_with("Call list_directory on existing_ancestor"),
         "{envelope}"
     );
     assert!(
