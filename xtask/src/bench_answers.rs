@@ -143,6 +143,12 @@ fn requests(read_rel: &str) -> Vec<Request> {
             1.0,
         ),
         request(
+            "command, 20 errors",
+            "run_powershell",
+            json!({"command": "python3 fake_build.py"}),
+            1.0,
+        ),
+        request(
             "refused write",
             "write_file",
             json!({"path": "../outside.txt", "content": "x"}),

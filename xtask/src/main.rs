@@ -19,7 +19,7 @@
 //!   step on a project of N files.
 //! - `bench-extract`: `fetch_web_page`'s extraction of a 2 MiB page with
 //!   and without a 2,000-rule style sheet.
-//! - `bench-answers [--source DIR]`: the tokens of ten common answers
+//! - `bench-answers [--source DIR]`: the tokens of eleven common answers
 //!   against the best peer's answer to the same request.
 //! - `bench-diagnostics`: the build-output parser in MB/s on a 64 MiB log of
 //!   real gcc/clang output, against `grep -cE` on the same file.

@@ -81,7 +81,7 @@ pub fn best(tool: &str, label: &str, facts: &Facts) -> Result<(&'static str, Str
                 facts.project.display()
             ),
         ),
-        ("build_project", _) => ("raw log (any shell tool)", raw_build_log()?),
+        ("build_project" | "run_powershell", _) => ("raw log (any shell tool)", raw_build_log()?),
         _ => return Err(format!("no peer answer for {tool}")),
     })
 }
