@@ -10,6 +10,7 @@ use crate::packages::{manager, run};
 use serde_json::{Value, json};
 use std::time::Duration;
 use wamcp_platform::search_path::ProgramSearch;
+use wamcp_policy::text::shown;
 
 /// How long `winget export` may take: it may refresh its source first.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -105,10 +106,6 @@ pub fn parse_export(text: &str) -> Result<Vec<Value>, String> {
         .collect();
     packages.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
     Ok(packages)
-}
-
-fn shown(text: &str) -> String {
-    wamcp_policy::text::shown(text)
 }
 
 #[cfg(test)]

@@ -27,7 +27,8 @@ use std::path::{Component, Path, PathBuf};
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::workspace::PathStyle;
 use wamcp_policy::write_rules::{
-    Refusal, agent_trust_file, check_component, is_protected_name, is_within, split_for_write,
+    Refusal, agent_trust_file, check_component, is_protected_name, is_within, lexical,
+    split_for_write,
 };
 
 /// Where writes may go.
@@ -130,22 +131,6 @@ pub fn resolve_with(
         .recover("Ask the user to make this change by hand; do not write it another way."));
     }
     Ok(target)
-}
-
-/// `path` as its text says, links not followed: `.` dropped, each `..`
-/// taking away the name before it.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {

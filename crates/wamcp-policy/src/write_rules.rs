@@ -312,6 +312,22 @@ fn is_short_name(part: &str) -> bool {
     })
 }
 
+/// `path` with `.` and `..` worked out on the text alone, links not
+/// followed: where the path says it goes, to compare with where it does.
+pub fn lexical(path: &std::path::Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// Whether `path` is `root` or below it, compared component by component
 /// (case-insensitively on Windows, where `C:\Proj` and `c:\proj` are one).
 pub fn is_within(path: &str, root: &str, style: PathStyle) -> bool {

@@ -128,17 +128,14 @@ fn matches(facts: &Facts) -> String {
     let mut any = false;
     let lines: Vec<&str> = facts.wamcp_answer.lines().collect();
     for (i, line) in lines.iter().enumerate() {
-        let numbered = line
-            .split_once(": ")
-            .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if let Some((number, text)) = numbered {
+        if let Some((number, text)) = match_line(line) {
             let column = text.find(pattern).map_or(1, |c| c + 1);
             out.push_str(&format!("  {number}:{column}: {text}\n"));
             any = true;
-        } else if lines.get(i + 1).is_some_and(|next| {
-            next.split_once(": ")
-                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        }) {
+        } else if lines
+            .get(i + 1)
+            .is_some_and(|next| match_line(next).is_some())
+        {
             if any {
                 out.push('\n');
             }
@@ -151,6 +148,12 @@ fn matches(facts: &Facts) -> String {
     } else {
         "No matches found in the files content.".to_string()
     }
+}
+
+/// A match line of wamcp's answer, `<number>: text`, as its two parts.
+fn match_line(line: &str) -> Option<(&str, &str)> {
+    line.split_once(": ")
+        .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn raw_build_log() -> Result<String, String> {

@@ -21,6 +21,7 @@ use wamcp_policy::egress::named_endpoints;
 use wamcp_policy::error::{ErrorType, ToolError};
 use wamcp_policy::host_hooks::{Verdict as Effect, argv_effects};
 use wamcp_policy::limits::MAX_COMMAND_CHARS;
+use wamcp_policy::write_rules::lexical;
 
 /// Whether the user approved this very command (for rules that ask).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,21 +286,6 @@ fn stays_inside(argv: &[Arg], place: &Path, roots: &[PathBuf]) -> bool {
         (plain && !text.contains("..") && lands.starts_with(place))
             || roots.iter().any(|root| lands.starts_with(root))
     })
-}
-
-/// `path` with `.` and `..` worked out on the text alone.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Whether `argv` deletes the files it names.

@@ -78,6 +78,19 @@ fn flat(grouped: &str) -> String {
     out
 }
 
+/// The answer as the tool gives it, grouped by file.
+fn grouped(dir: &Path, pattern: &str) -> String {
+    let req = SearchRequest {
+        pattern,
+        path: ".",
+        file_glob: "",
+        ignore_case: false,
+        regex: false,
+        max_results: 100,
+    };
+    search_files(&req, dir, &bounds()).unwrap()
+}
+
 fn search(
     dir: &Path,
     pattern: &str,
@@ -776,16 +789,8 @@ fn search_answers_group_matches_by_file() {
         ],
         &[],
     );
-    let req = SearchRequest {
-        pattern: "run",
-        path: ".",
-        file_glob: "",
-        ignore_case: false,
-        regex: false,
-        max_results: 100,
-    };
     assert_eq!(
-        search_files(&req, d.path(), &bounds()).unwrap(),
+        grouped(d.path(), "run"),
         "src/a.rs\n1: fn run() {}\n2: let x = run();\nsrc/b.rs\n1: run\n3 matches in 2 files.\n"
     );
 }
@@ -796,16 +801,8 @@ fn search_answers_group_matches_by_file() {
 #[test]
 fn a_file_named_like_a_match_line_is_marked_as_a_path() {
     let d = tree(&[("a.txt", b"needle\n"), ("12: notes", b"needle\n")], &[]);
-    let req = SearchRequest {
-        pattern: "needle",
-        path: ".",
-        file_glob: "",
-        ignore_case: false,
-        regex: false,
-        max_results: 100,
-    };
     assert_eq!(
-        search_files(&req, d.path(), &bounds()).unwrap(),
+        grouped(d.path(), "needle"),
         "./12: notes\n1: needle\na.txt\n1: needle\n2 matches in 2 files.\n"
     );
 }
