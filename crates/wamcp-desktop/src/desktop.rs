@@ -797,7 +797,7 @@ impl Desktop {
 
     /// Brings a window forward for a route that needs it, and checks it
     /// came: `SetForegroundWindow` reports success for windows that never
-    /// appear (the seed's false success).
+    /// appear, so its answer alone is never trusted.
     fn bring_forward(&self, window: &WindowInfo) -> Result<(), ToolError> {
         self.system.show(window.hwnd, ShowMode::Restore);
         // Showing is asynchronous (a hung window must not block the call),

@@ -27,7 +27,7 @@ struct State {
     foreground: isize,
     hung: bool,
     /// `set_foreground` reports success and changes nothing (Windows'
-    /// foreground lock, or the seed's hidden-window case).
+    /// foreground lock, or a hidden window that never comes forward).
     foreground_lies: bool,
     /// The launched program takes the foreground this many times.
     grabs: u32,

@@ -26,8 +26,8 @@ pub const MAX_MAX_EDGE: u32 = 4096;
 impl Frame {
     /// One colour everywhere: what `PrintWindow` gives for a window it
     /// cannot draw (GPU surfaces, protected content, minimised windows).
-    /// Reporting it as a picture would be one of the false successes the
-    /// seed warns about.
+    /// Reporting it as a picture would be a false success: the model would
+    /// take an empty frame for the window.
     pub fn is_blank(&self) -> bool {
         let mut pixels = self.bgra.chunks_exact(4);
         match pixels.next() {

@@ -1,4 +1,4 @@
-//! Desktop control that never takes the foreground (seed 003).
+//! Desktop control that never takes the foreground.
 //!
 //! One window is addressed by its handle and acted on with window messages;
 //! anything that would need the foreground (synthetic input, UI Automation

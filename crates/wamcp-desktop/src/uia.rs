@@ -153,7 +153,7 @@ impl Accessibility for UiAutomation {
 }
 
 /// MSAA's default action on a control's client object, which does what a
-/// click would without moving focus (seed 003, measured on Chromium).
+/// click would without moving focus (measured on Chromium).
 pub fn default_action(control: isize) -> Result<(), String> {
     // SAFETY: COM is initialised on this thread first. A stale `control` is
     // refused by the system, which checks window handles. `raw` receives an

@@ -216,7 +216,7 @@ fn invalid(message: String) -> ToolError {
         .detail("status", "invalid_input")
 }
 
-/// Checks the call's arguments (the limits of the seed).
+/// Checks the call's arguments against their length and count limits.
 pub fn validate(req: &Request) -> Result<(), ToolError> {
     let id_chars = req.capability.chars().count();
     if req.capability.trim().is_empty() || id_chars > MAX_CAPABILITY_CHARS {
@@ -264,8 +264,8 @@ pub struct Expected {
 }
 
 impl Expected {
-    /// Checks the values' form (the seed's limits), and that a call that
-    /// runs (`execute`) names all three: what runs must be exactly what
+    /// Checks the values' form (length, kind, hex digest), and that a call
+    /// that runs (`execute`) names all three: what runs must be exactly what
     /// the user reviewed in the plan, so a run without the reviewed
     /// identity is not a run of that plan.
     pub fn validate(&self, execute: bool) -> Result<(), ToolError> {

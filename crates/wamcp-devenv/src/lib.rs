@@ -1,4 +1,4 @@
-//! The development-environment agent (seed 002): what this machine has,
+//! The development-environment agent: what this machine has,
 //! which capability fits a task, running it under the same confinement as
 //! every command, and a trail a person can read afterwards. Decisions
 //! (routing, safety classes, the catalog format, audit outcomes) live in

@@ -142,7 +142,8 @@ enum Found<'a, F> {
 
 type Visit<'v, F> = dyn FnMut(&Path, Found<'_, F>) -> Result<(), String> + 'v;
 
-/// Checks `paths` under `root` (resolved) against the seed's rules.
+/// Checks `paths` under `root` (resolved): no links, hard links or mounts,
+/// and limits on entries, size and depth.
 pub fn check_payload<P: PayloadFs>(
     root: &Path,
     paths: &[String],

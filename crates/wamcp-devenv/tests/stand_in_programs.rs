@@ -222,7 +222,7 @@ fn install_calls(source: Source, id: &str, as_root: bool) -> Vec<Vec<String>> {
 
 async fn installs_are_run_and_verified(state: &Path) {
     let as_root = packages::is_root();
-    // The argv the seed fixes, spelled out once so a change to it shows.
+    // The exact install argv, spelled out once so a change to it shows.
     assert_eq!(
         Source::Winget.install("Fake.Tool", false),
         strings(&[

@@ -1,6 +1,7 @@
 //! `run_powershell`'s pipeline: length, the line's idioms, then for each
 //! command tokens, rules, encoded payloads, working directory (in that
-//! order, the seed's), then run exactly the checked argv of each.
+//! order: the first problem found is the one reported), then run exactly
+//! the checked argv of each.
 //!
 //! Executables run as argv with no shell. Cmdlets run in PowerShell with a
 //! command re-serialised from the checked arguments, never the model's
@@ -187,7 +188,7 @@ impl Policy<'_> {
     ) -> Result<Plan, Refusal> {
         // Judged where it will run (relative program paths and what a
         // delete would reach lead there); a bad directory is reported only
-        // after the command, the seed's order.
+        // after the command, so a refused command is named first.
         let base = working_directory(asked_dir, "working_directory", self.cwd, self.projects);
         let place = match &base {
             Ok(dir) => dir.clone(),

@@ -144,8 +144,8 @@ fn same_path(a: &Path, b: &Path) -> bool {
 
 /// Resolution and every refusal except the approval of trust files.
 fn locate(raw: &str, cwd: &Path, scope: &WriteScope, fs: &dyn FsView) -> Result<Target, ToolError> {
-    // The seed's answer for a write with no destination: the argument is
-    // what is wrong, and no path check should speak first.
+    // A write with no destination is refused before anything else: the
+    // argument is what is wrong, and no path check should speak first.
     if raw.trim().is_empty() {
         return Err(ToolError::new(
             ErrorType::WritePathNotAllowed,

@@ -99,8 +99,8 @@ fn lists_as_dir(entry: &DirEntry) -> bool {
 fn render_listing(dir: PathBuf, listing: &Listing, budget: &dyn Budget) -> String {
     let shown_path = dunce::canonicalize(&dir).unwrap_or(dir);
     let mut out = format!("DIRECTORY: {}\n", shown_path.display());
-    // A folder is its name and a slash, a file its name: the seed's
-    // indented `[dir ]`/`[file]` tags cost more than most names.
+    // A folder is its name and a slash, a file its name: indented
+    // `[dir ]`/`[file]` tags would cost more than most names.
     let listed = listing
         .dirs
         .iter()

@@ -1,4 +1,4 @@
-//! Decisions of the desktop tools (seed 003), kept pure so they are tested on
+//! Decisions of the desktop tools, kept pure so they are tested on
 //! every platform: which control a `target` names, which window-message route
 //! suits a control, what key notation means, which programs may be launched
 //! and which windows may be touched, and the shape of the permission gate.
@@ -92,7 +92,7 @@ mod tests {
     }
 
     #[test]
-    fn the_gate_carries_the_seed_fields() {
+    fn the_gate_carries_its_fields() {
         let v = Gate::new("no button", "would click").to_json();
         assert_eq!(v["ok"], false);
         assert_eq!(v["needs_permission"], true);

@@ -1,4 +1,4 @@
-//! Decisions of the development-environment agent (seed 002): safety
+//! Decisions of the development-environment agent: safety
 //! classes, the capability catalog's format, workflow routing and the audit
 //! trail's outcomes and chain. The crate `wamcp-devenv` does the I/O.
 

@@ -63,9 +63,10 @@ impl Group {
         Group::Research,
     ];
 
-    /// The set registered when nothing is configured: everything except the
-    /// two web-search groups, so that an upgrade never hands an existing
-    /// install a new outbound capability.
+    /// The set registered when nothing is configured. The web-search groups
+    /// stay out so that an upgrade never hands an existing install a new
+    /// outbound capability; the others stay out because their definitions
+    /// would cost context on every turn of every session.
     pub const DEFAULT: [Group; 5] = [
         Group::Core,
         Group::Edit,

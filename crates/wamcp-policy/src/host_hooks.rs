@@ -5,10 +5,10 @@
 //! The hooks only tighten. A call the server would refuse is denied before
 //! it reaches the server, and a call the server would ask the user about is
 //! put to the user by the host. Nothing is ever allowed that the host would
-//! otherwise ask about, except the narrow Codex case the seed names: a
-//! plan-only call proven inside the session's project. The server decides
-//! the same things on its own, because hosts do not always run hooks for
-//! MCP tools.
+//! otherwise ask about, except one narrow Codex case: a plan-only call
+//! (it changes nothing) proven inside the session's project. The server
+//! decides the same things on its own, because hosts do not always run
+//! hooks for MCP tools.
 
 use serde_json::{Value, json};
 use std::path::Path;

@@ -586,7 +586,7 @@ fn data_url_text(href: &str) -> Option<String> {
 }
 
 /// Never rendered whatever the style says: the elements above,
-/// `aria-hidden="true"` (the seed's rule: often decorative duplicates), a
+/// `aria-hidden="true"` (often decorative duplicates of visible text), a
 /// `dialog` that is not `open`, and a `popover` (shown only by script).
 fn removed_by_markup(element: &Element) -> bool {
     NEVER_SHOWN.contains(&element.name())

@@ -1,5 +1,5 @@
 //! How a failed request reads to the model, per tool: each tool has its own
-//! error types (the seed's), but the same recovery advice for the same cause.
+//! error types, but the same recovery advice for the same cause.
 
 use crate::client::FetchError;
 use wamcp_policy::error::{ErrorType, ToolError};

@@ -184,7 +184,7 @@ pub fn install(addr: &str, token_file: Option<&Path>) -> Result<(), String> {
         "/F".as_ref(),
     ])?;
     println!("registered task '{TASK_NAME}'; it starts at each logon, and now");
-    // The seed starts the server right away: a user should not have to log
+    // The server is also started right away: a user should not have to log
     // off to use what they just installed.
     // An instance of an earlier registration (another exe or address)
     // would keep this one from starting: stop it first. Not running is

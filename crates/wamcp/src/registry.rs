@@ -416,7 +416,7 @@ pub fn absent_here(groups: &[Group]) -> Vec<&'static str> {
 /// The answer to a call of a tool that is not registered. A client may
 /// still offer the model a tool from an earlier session's list: a tool
 /// wamcp has, switched off here, is named with the groups that turn it on;
-/// `web_search` answers the seed's `WEB_RESEARCH_DISABLED` as a tool result,
+/// `web_search` answers `WEB_RESEARCH_DISABLED` as a tool result,
 /// so the model reads why instead of a bare protocol error.
 pub fn unregistered(name: &str) -> Result<CallToolResult, McpError> {
     let Some(known) = TOOLS.iter().find(|t| t.name == name) else {

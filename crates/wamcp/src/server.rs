@@ -26,7 +26,7 @@ pub const INSTRUCTIONS: &str = "wamcp gives you tools to read, search, edit and 
     in (a Codex session's project is its session directory). Call get_server_info to see which tools, \
     paths and hosts are allowed and why.";
 
-/// Added when the desktop tools are registered: the seed's lesson about
+/// Added when the desktop tools are registered: a warning about
 /// credential dialogs, which stall a command with no output and belong to
 /// another process than the command.
 pub const DESKTOP_INSTRUCTIONS: &str = " Desktop tools never take the foreground unless you pass \

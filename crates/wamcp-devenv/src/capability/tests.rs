@@ -18,7 +18,7 @@ fn request(capability: &str) -> Request {
 }
 
 #[test]
-fn bad_arguments_are_invalid_input_with_the_seed_status() {
+fn bad_arguments_are_invalid_input_with_a_status() {
     let long = "x".repeat(MAX_ARG_CHARS + 1);
     let cases: Vec<(Request, &str)> = vec![
         (request(""), "capability must be 1-256"),

@@ -1,4 +1,4 @@
-//! The report's shape, checked against the seed's report cases.
+//! The report's shape, checked against its limits, tags and outcomes.
 
 use super::*;
 
@@ -100,7 +100,7 @@ fn real_gcc_output() {
 }
 
 #[test]
-fn the_seed_report_limits_and_tags() {
+fn the_report_limits_and_tags() {
     // Fourteen unique warnings: ten shown, the rest counted.
     let many: String = (0..14)
         .map(|i| format!("src/a.c:{i}:1: warning: w{i}\n"))

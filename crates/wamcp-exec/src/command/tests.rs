@@ -23,7 +23,7 @@ fn check_as(
 }
 
 #[test]
-fn the_policy_refuses_in_the_seed_order() {
+fn the_policy_refuses_in_a_fixed_order() {
     let rules = RuleSet::builtin();
     let kind =
         |c: &str| outright(check_as(c, &rules, Approval::NotAsked, &[], Path::new("."))).kind;

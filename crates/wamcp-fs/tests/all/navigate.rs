@@ -228,7 +228,7 @@ fn empty_directories_deepest_first() {
 }
 
 /// A path that cannot be walked at all (here a link loop, which the
-/// system refuses to resolve) is the seed's DIRECTORY_WALK_FAILED, not an
+/// system refuses to resolve) is a DIRECTORY_WALK_FAILED error, not an
 /// empty answer.
 #[cfg(unix)]
 #[test]
@@ -519,7 +519,7 @@ fn binary_large_and_encoded_files() {
     );
 }
 
-/// The seed's 20,000-file cap is gone: within the budget every file counts.
+/// There is no 20,000-file cap: within the budget every file counts.
 #[test]
 fn more_files_than_the_old_cap_are_all_searched() {
     let d = tempfile::tempdir().unwrap();

@@ -4,9 +4,9 @@
 
 use super::rules::program_name;
 
-/// The seed's list, plus `clang-cl` (the drop-in for `cl`) and `python3`
-/// (how Linux spells `python`); compared on the lower-cased file name
-/// without `.exe`.
+/// Common build drivers and compilers, with `clang-cl` (the drop-in for
+/// `cl`) and `python3` (how Linux spells `python`); compared on the
+/// lower-cased file name without `.exe`.
 pub const BUILD_COMMANDS: &[&str] = &[
     "cmake", "ninja", "msbuild", "ctest", "premake5", "dotnet", "cargo", "clang", "clang++",
     "clang-cl", "gcc", "g++", "cl", "python", "python3", "py",

@@ -162,7 +162,7 @@ const ES_PASSWORD: u32 = 0x20;
 
 /// Classes that are the system button or a framework's thin wrapper of it,
 /// which all handle `BM_CLICK` by clicking. Anything else that answers the
-/// message may only pretend to (the seed's render host returned 1 and did
+/// message may only pretend to (a render host was seen to return 1 and do
 /// nothing), so nothing else gets it.
 pub fn is_button(class: &str, style: u32) -> bool {
     let lower = class.to_ascii_lowercase();

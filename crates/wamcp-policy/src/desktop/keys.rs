@@ -384,7 +384,7 @@ mod tests {
 
     #[test]
     fn a_plus_between_keys_that_are_not_modifiers_is_text() {
-        // The seed's bug: "1+1" became "11" with the plus lost.
+        // The bug this guards against: "1+1" typed as "11", the plus lost.
         assert_eq!(parse_keys("1+1").unwrap(), text("1+1"));
         assert_eq!(parse_keys("a+b").unwrap(), text("a+b"));
         assert_eq!(parse_keys("C++").unwrap(), text("C++"));

@@ -21,7 +21,7 @@ pub enum App {
 
 /// The flags `accessibility=true` adds, which keep a Chromium or Electron
 /// accessibility tree alive and readable while the window is in the
-/// background (seed 003): the first builds it, either of the others stops
+/// background: the first builds it, either of the others stops
 /// Chromium from discarding it when another window comes forward.
 pub const ACCESSIBILITY_FLAGS: [&str; 3] = [
     "--force-renderer-accessibility",

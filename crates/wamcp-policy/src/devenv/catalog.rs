@@ -1,6 +1,6 @@
 //! The capability catalog: named, reviewed argv a model may run by id.
 //!
-//! The catalog is data: a built-in file with the seed's capabilities and an
+//! The catalog is data: a built-in file with the standard capabilities and an
 //! optional user file (`WAMCP_CAPABILITIES_FILE`) that adds or overrides
 //! entries, or replaces the built-in set. A user file with any mistake is
 //! refused whole: half of a team's catalog, silently, would route tasks to
@@ -12,7 +12,8 @@ use serde::Deserialize;
 /// The catalog shipped in the binary.
 pub const BUILTIN: &str = include_str!("capabilities.json");
 
-/// A user catalog larger than this is not read (the seed's JSON limit).
+/// A user catalog larger than this is not read: a bounded parse keeps a
+/// hostile or corrupt file from costing memory.
 pub const MAX_FILE_BYTES: usize = 2 * 1024 * 1024;
 
 const MAX_ID_CHARS: usize = 128;
@@ -256,7 +257,7 @@ mod tests {
     }
 
     #[test]
-    fn the_builtin_catalog_has_the_seeds_seven_capabilities() {
+    fn the_builtin_catalog_has_seven_capabilities() {
         let parsed = parse(BUILTIN, false).expect("built-in catalog is valid");
         let ids: Vec<&str> = parsed.capabilities.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(

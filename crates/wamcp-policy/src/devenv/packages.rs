@@ -384,7 +384,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_seeds_winget_argv_exactly() {
+    fn the_winget_argv_exactly() {
         assert_eq!(
             Source::Winget.install("Git.Git", false).join(" "),
             "winget install --id Git.Git --exact --source winget --accept-package-agreements \

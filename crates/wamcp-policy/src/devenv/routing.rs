@@ -269,7 +269,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_routing_cases() {
+    fn routing_cases() {
         let catalog = builtin();
         // (task, context, installed programs, selection, matched id)
         type Case<'a> = (&'a str, &'a str, &'a [&'a str], Selection, Option<&'a str>);

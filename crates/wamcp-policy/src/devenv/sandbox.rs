@@ -354,7 +354,7 @@ mod tests {
     }
 
     #[test]
-    fn the_seeds_argv() {
+    fn the_exact_argv() {
         assert_eq!(
             wsl_argv(r"C:\p", "make test").join(" "),
             r"wsl --cd C:\p -- sh -lc make test"

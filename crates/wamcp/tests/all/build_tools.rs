@@ -169,11 +169,11 @@ async fn missing_tools_are_named() {
     client.close().await;
 }
 
-/// The seed's report cases through build_project, with a stand-in build
+/// The report's limits and tags through build_project, with a stand-in build
 /// that prints each log, and a second build compared with the first.
 #[cfg(unix)]
 #[tokio::test]
-async fn the_report_carries_the_seeds_limits_tags_and_changes() {
+async fn the_report_carries_its_limits_tags_and_changes() {
     let (sandbox, project) = Sandbox::with_project();
     let script = r#"import sys
 lines = [f"src/w{i}.c:{i}:1: warning: noisy {i} [-Wextra]" for i in range(14)]

@@ -633,9 +633,9 @@ async fn bad_arguments_get_the_envelope_and_unknown_tools_a_protocol_error() {
     let text = result.content[0].as_text().unwrap().text.clone();
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), envelope);
 
-    // A tool wamcp has, switched off here: web_search says why in the
-    // seed's type, the others name their groups; a name wamcp never had is
-    // unknown.
+    // A tool wamcp has, switched off here: web_search says why with
+    // WEB_RESEARCH_DISABLED, the others name their groups; a name wamcp
+    // never had is unknown.
     let error = client
         .error_of("web_search", json!({"query": "vulkan"}))
         .await;
