@@ -50,7 +50,7 @@ step "lint"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo clippy --workspace --all-targets --locked --target "$WIN_TARGET" -- -D warnings
-cargo run -q --locked -p xtask -- tokens --check
+cargo run -q --locked -p xtask -- docs --check   # generated tables, names, links, token budget
 
 step "MSVC target compiles"
 # clang in cl mode compiles the C that build scripts build (ring), against

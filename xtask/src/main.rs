@@ -1,11 +1,12 @@
 //! Developer tasks, run as `cargo run -p xtask -- <task>`.
 //!
-//! - `tokens [--write-readme | --check]`: the size of `tools/list` per tool
-//!   group, in characters and in o200k / cl100k tokens (counted offline; the
+//! - `docs --write | --check`: the guide's generated tables (the tool
+//!   reference, the settings, the token costs) written or checked, with
+//!   every tool, setting and error type named and every link resolved.
+//! - `tokens [--per-tool]`: the size of `tools/list` per tool group, in
+//!   characters and in o200k / cl100k tokens (counted offline; the
 //!   vocabularies are embedded in tiktoken-rs). Tool definitions are re-sent
 //!   on every turn, so this is the permanent context cost of each group.
-//! - `settings [--write-readme]`: the README's configuration table, made
-//!   from wamcp's settings table (a unit test checks the README has it).
 //! - `bench-startup [--runs N]`: time from spawning the release binary to its
 //!   `initialize` answer, and its peak memory.
 //! - `startup-order`: writes `crates/wamcp/startup.ld`, which places the
@@ -30,10 +31,11 @@ mod bench_diagnostics;
 mod bench_extract;
 mod bench_search;
 mod bench_undo;
-mod settings_table;
+mod docs;
 mod startup;
 mod startup_order;
 mod tokens;
+mod tool_reference;
 
 use std::process::ExitCode;
 
@@ -41,7 +43,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("tokens") => tokens::run(&args[1..]),
-        Some("settings") => settings_table::run(&args[1..]),
+        Some("docs") => docs::run(&args[1..]),
         Some("bench-startup") => startup::run(&args[1..]),
         Some("startup-order") => startup_order::run(&args[1..]),
         Some("bench-search") => bench_search::run(&args[1..]),
@@ -50,7 +52,7 @@ fn main() -> ExitCode {
         Some("bench-confinement") => bench_confinement::run_bench(&args[1..]),
         Some("bench-undo") => bench_undo::run(&args[1..]),
         Some("bench-answers") => bench_answers::run(&args[1..]),
-        _ => Err("usage: cargo run -p xtask -- tokens [--write-readme | --check] | settings [--write-readme] | bench-startup [--runs N] \
+        _ => Err("usage: cargo run -p xtask -- docs --write | --check | tokens [--per-tool] | bench-startup [--runs N] \
                   | startup-order | bench-search [--source DIR] | bench-diagnostics | bench-extract | bench-confinement [--runs N] | bench-undo [--files N [--runs R]] | bench-answers [--source DIR]"
             .into()),
     };

@@ -10,13 +10,13 @@ use serde_json::{Map, Value, json};
 
 macro_rules! error_types {
     ($($(#[$doc:meta])* $variant:ident => $name:literal,)*) => {
-        /// Every error `type` string the server can emit. The names are the
-        /// seed's where the seed names them; new ones follow its style.
+        /// Every error `type` string the server can emit. Clients match on
+        /// these names, so they never change; each states its cause.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum ErrorType { $($(#[$doc])* $variant,)* }
 
         impl ErrorType {
-            /// Every error type, in the order the README lists them.
+            /// Every error type, in the order docs/errors.md lists them.
             pub const ALL: &'static [ErrorType] = &[$(ErrorType::$variant,)*];
 
             /// The `type` string the envelope carries (`PATH_NOT_FOUND`).
@@ -363,19 +363,22 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_lists_every_error_type() {
+    fn the_guide_lists_every_error_type() {
         let readme = format!(
-            "{}/../../README.md",
+            "{}/../../docs/errors.md",
             std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo test")
         );
-        let text = std::fs::read_to_string(&readme).expect("README.md");
+        let text = std::fs::read_to_string(&readme).expect("docs/errors.md");
         let start = text
             .find("<!-- error-types:start -->")
             .expect("start marker");
         let end = text.find("<!-- error-types:end -->").expect("end marker");
         let listed: Vec<&str> = text[start..end].split('`').skip(1).step_by(2).collect();
         let known: Vec<&str> = ErrorType::ALL.iter().map(|k| k.as_str()).collect();
-        assert_eq!(listed, known, "README error-type list and ErrorType differ");
+        assert_eq!(
+            listed, known,
+            "docs/errors.md's error-type list and ErrorType differ"
+        );
     }
 
     #[test]

@@ -550,8 +550,8 @@ pub fn default_file() -> Value {
             },
             "research": {
                 "enable": false,
-                "description": "Web search plus reading any public host. Read the web research notes \
-                                in the README before enabling.",
+                "description": "Web search plus reading any public host. Read docs/web.md on what it \
+                                lets the model reach before enabling.",
                 "tools": "core,docs,research",
                 "settings": {}
             }

@@ -18,7 +18,7 @@
 //! repository's file, to the user's own global and system values (which no
 //! confined command can write). What is left (filter drivers named by
 //! `.gitattributes`, a credential helper — pinning it would drop the
-//! user's own) is named in the README.
+//! user's own) is named in docs/commands.md.
 
 /// A hooks folder that cannot exist, so no hook is found.
 const NO_HOOKS: &str = if cfg!(windows) { "NUL" } else { "/dev/null" };
