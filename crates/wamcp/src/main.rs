@@ -196,10 +196,22 @@ fn main() -> ExitCode {
     };
     match command {
         Command::Serve(args) => serve(args, &env, &cwd),
-        Command::Config(args) => report("config", config_command(args, &env, &cwd)),
-        Command::Hostgrants(args) => report("hostgrants", hostgrants_command(args, &env, &cwd)),
-        Command::Extract(args) => report("extract", extract_command(args)),
-        Command::Undo { action } => report("undo", undo_command(action, &env, &cwd)),
+        Command::Config(args) => {
+            end_quietly_on_a_closed_pipe();
+            report("config", config_command(args, &env, &cwd))
+        }
+        Command::Hostgrants(args) => {
+            end_quietly_on_a_closed_pipe();
+            report("hostgrants", hostgrants_command(args, &env, &cwd))
+        }
+        Command::Extract(args) => {
+            end_quietly_on_a_closed_pipe();
+            report("extract", extract_command(args))
+        }
+        Command::Undo { action } => {
+            end_quietly_on_a_closed_pipe();
+            report("undo", undo_command(action, &env, &cwd))
+        }
         Command::Hook { event } => match hook_command(&event, &env, &cwd) {
             Ok(()) => ExitCode::SUCCESS,
             // Both hosts read exit code 2 as "blocked, stderr says why";
@@ -233,6 +245,20 @@ fn main() -> ExitCode {
             let answer = probe_main(&args, &RealSystem).map(|text| print!("{text}"));
             report(wamcp_exec::self_test::PROBE, answer)
         }
+    }
+}
+
+/// A report read through `| head` ends when the reader has enough, as
+/// `cat` or `rg` do, instead of panicking on the closed pipe: Rust ignores
+/// SIGPIPE, so without this every `println!` after the reader left would
+/// fail. Only for the printing commands: the server handles a closed
+/// stdout itself, and the hook must answer or fail closed.
+fn end_quietly_on_a_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default disposition, before any thread
+    // starts, touches no memory of this process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -301,6 +301,31 @@ fn list_shows_values_and_sources_and_fails_on_a_bad_file() {
     assert!(stderr.contains("invalid JSON"), "{stderr}");
 }
 
+/// `wamcp config --list | head`: the reader leaves before the report is
+/// written, and wamcp ends as any Unix tool does, without a panic.
+#[cfg(unix)]
+#[test]
+fn a_report_into_a_closed_pipe_ends_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    let sandbox = Sandbox::new();
+    for args in [&["config", "--list"][..], &["undo"][..]] {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let out = sandbox
+            .command(args)
+            .stdout(writer)
+            .output()
+            .expect("run wamcp");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(
+            out.status.signal(),
+            Some(libc::SIGPIPE),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn usage_errors_exit_non_zero() {
     let sandbox = Sandbox::new();
