@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::tokens::Costs;
 use wamcp::registry;
 use wamcp_policy::error::ErrorType;
 
@@ -23,7 +24,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let root = crate::workspace();
     match args.first().map(String::as_str) {
         Some("--write") => {
-            for section in all_sections()? {
+            for section in all_sections(&Costs::measure()?) {
                 if write_section(&root, &section)? {
                     println!("updated {} ({})", section.page, section.name);
                 }
@@ -31,8 +32,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
             Ok(())
         }
         Some("--check") => {
-            crate::tokens::check_budget()?;
-            let mut problems = stale(&root, &all_sections()?);
+            let costs = Costs::measure()?;
+            costs.check_budget()?;
+            let mut problems = stale(&root, &all_sections(&costs));
             problems.extend(unnamed(&root));
             problems.extend(broken_links(&root));
             if problems.is_empty() {
@@ -48,14 +50,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
-fn all_sections() -> Result<Vec<Section>, String> {
+fn all_sections(costs: &Costs) -> Vec<Section> {
     let mut sections = cheap_sections();
     sections.push(Section {
         page: "docs/performance.md",
         name: "tokens",
-        body: crate::tokens::table()?,
+        body: costs.table(),
     });
-    Ok(sections)
+    sections
 }
 
 /// The sections made without counting tokens.
@@ -252,18 +254,22 @@ fn check_link(page: &Path, text: &str, target: &str) -> Option<String> {
     }
 }
 
+/// The lines of a page outside fenced code blocks.
+fn lines_outside_fences(text: &str) -> impl Iterator<Item = &str> {
+    let mut in_fence = false;
+    text.lines().filter(move |line| {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            return false;
+        }
+        !in_fence
+    })
+}
+
 /// The targets of inline links, `[text](target)`, outside code.
 fn link_targets(text: &str) -> Vec<String> {
     let mut targets = Vec::new();
-    let mut in_fence = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            in_fence = !in_fence;
-            continue;
-        }
-        if in_fence {
-            continue;
-        }
+    for line in lines_outside_fences(text) {
         let outside_code: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
         let mut rest = outside_code.as_str();
         while let Some(i) = rest.find("](") {
@@ -281,15 +287,8 @@ fn link_targets(text: &str) -> Vec<String> {
 /// to hyphens, punctuation but hyphens and underscores dropped, and `-1`,
 /// `-2` after repeats.
 fn anchors(text: &str) -> Vec<String> {
-    let mut seen: Vec<String> = Vec::new();
-    let mut in_fence = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            in_fence = !in_fence;
-        }
-        let Some(title) = line.strip_prefix('#').filter(|_| !in_fence) else {
-            continue;
-        };
+    let (mut slugs, mut anchors) = (Vec::new(), Vec::new());
+    for title in lines_outside_fences(text).filter_map(|line| line.strip_prefix('#')) {
         let slug: String = title
             .trim_start_matches('#')
             .trim()
@@ -301,22 +300,15 @@ fn anchors(text: &str) -> Vec<String> {
                 _ => None,
             })
             .collect();
-        let repeats = seen.iter().filter(|s| strip_suffix(s) == slug).count();
-        seen.push(if repeats == 0 {
-            slug
+        let repeats = slugs.iter().filter(|s| **s == slug).count();
+        anchors.push(if repeats == 0 {
+            slug.clone()
         } else {
             format!("{slug}-{repeats}")
         });
+        slugs.push(slug);
     }
-    seen
-}
-
-/// A slug without the `-N` GitHub adds to a repeated heading.
-fn strip_suffix(slug: &str) -> &str {
-    match slug.rsplit_once('-') {
-        Some((base, n)) if n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() => base,
-        _ => slug,
-    }
+    anchors
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ struct Row {
 pub fn run(args: &[String]) -> Result<(), String> {
     match args.first().map(String::as_str) {
         None => {
-            print!("{}", table()?);
+            print!("{}", Costs::measure()?.table());
             Ok(())
         }
         Some("--per-tool") => {
@@ -44,34 +44,38 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
-/// The table docs/performance.md carries.
-pub fn table() -> Result<String, String> {
-    Ok(markdown(&rows(&o200k()?, &cl100k()?)))
-}
+/// What each selection of tools costs, counted once: loading the two
+/// vocabularies is most of the work.
+pub struct Costs(Vec<Row>);
 
-/// Fails when the default set costs more than [`DEFAULT_BUDGET`].
-pub fn check_budget() -> Result<(), String> {
-    let rows = rows(&o200k()?, &cl100k()?);
-    let default = rows
-        .iter()
-        .find(|r| r.label == DEFAULT_LABEL)
-        .map_or(0, |r| r.cl100k);
-    if default > DEFAULT_BUDGET {
-        return Err(format!(
-            "the default tool set costs {default} cl100k tokens, over the budget of \
-             {DEFAULT_BUDGET}: trim descriptions and schemas, or leave the new tools out of the \
-             default groups"
-        ));
+impl Costs {
+    pub fn measure() -> Result<Costs, String> {
+        let o200k = tiktoken_rs::o200k_base().map_err(|e| e.to_string())?;
+        let cl100k = tiktoken_rs::cl100k_base().map_err(|e| e.to_string())?;
+        Ok(Costs(rows(&o200k, &cl100k)))
     }
-    Ok(())
-}
 
-fn o200k() -> Result<CoreBPE, String> {
-    tiktoken_rs::o200k_base().map_err(|e| e.to_string())
-}
+    /// The table docs/performance.md carries.
+    pub fn table(&self) -> String {
+        markdown(&self.0)
+    }
 
-fn cl100k() -> Result<CoreBPE, String> {
-    tiktoken_rs::cl100k_base().map_err(|e| e.to_string())
+    /// Fails when the default set costs more than [`DEFAULT_BUDGET`].
+    pub fn check_budget(&self) -> Result<(), String> {
+        let default = self
+            .0
+            .iter()
+            .find(|r| r.label == DEFAULT_LABEL)
+            .map_or(0, |r| r.cl100k);
+        if default > DEFAULT_BUDGET {
+            return Err(format!(
+                "the default tool set costs {default} cl100k tokens, over the budget of \
+                 {DEFAULT_BUDGET}: trim descriptions and schemas, or leave the new tools out of \
+                 the default groups"
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// One row per group on its own (its tools only), then the sets people run.

@@ -194,24 +194,18 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if matches!(
+        command,
+        Command::Config(_) | Command::Hostgrants(_) | Command::Extract(_) | Command::Undo { .. }
+    ) {
+        end_quietly_on_a_closed_pipe();
+    }
     match command {
         Command::Serve(args) => serve(args, &env, &cwd),
-        Command::Config(args) => {
-            end_quietly_on_a_closed_pipe();
-            report("config", config_command(args, &env, &cwd))
-        }
-        Command::Hostgrants(args) => {
-            end_quietly_on_a_closed_pipe();
-            report("hostgrants", hostgrants_command(args, &env, &cwd))
-        }
-        Command::Extract(args) => {
-            end_quietly_on_a_closed_pipe();
-            report("extract", extract_command(args))
-        }
-        Command::Undo { action } => {
-            end_quietly_on_a_closed_pipe();
-            report("undo", undo_command(action, &env, &cwd))
-        }
+        Command::Config(args) => report("config", config_command(args, &env, &cwd)),
+        Command::Hostgrants(args) => report("hostgrants", hostgrants_command(args, &env, &cwd)),
+        Command::Extract(args) => report("extract", extract_command(args)),
+        Command::Undo { action } => report("undo", undo_command(action, &env, &cwd)),
         Command::Hook { event } => match hook_command(&event, &env, &cwd) {
             Ok(()) => ExitCode::SUCCESS,
             // Both hosts read exit code 2 as "blocked, stderr says why";
