@@ -1,35 +1,39 @@
 //! Search and find speed against ripgrep and fd, on the same tree and query,
-//! in the same run.
+//! in the same run, measured as a user meets it: the release binary over
+//! MCP on stdio, the time from sending `tools/call` to the whole answer.
 //!
 //! The tree is generated reproducibly from the crates in cargo's registry:
 //! as many hard-linked copies as make at least `--files` files (300,000 by
 //! default, the size of an engine checkout; links cost no disk). Each query
-//! runs once to warm the cache, then `RUNS` times; the median wins, and
-//! every wamcp answer must be complete and identical to the first.
-//! Reference flags make rg and fd do the same work: no ignore files, hidden
-//! files included, links not followed, the same directory names pruned.
+//! runs once each to warm the cache, then wamcp and the reference take
+//! turns `RUNS` times, so both see the same machine load; the medians are
+//! compared, and every wamcp answer must be complete and identical to the
+//! first. Reference flags make rg and fd do the same work: no ignore files,
+//! hidden files included, links not followed, the same directory names
+//! pruned.
 
+use crate::mcp_client::Server;
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
-use wamcp_fs::{Bounds, Deadline, SearchRequest, find_files, search_files};
+use wamcp_fs::{Bounds, Deadline};
 use wamcp_policy::skip::SKIPPED_DIRECTORY_NAMES;
 
 const RUNS: usize = 7;
+const USAGE: &str = "usage: bench-search [--source DIR] [--files N]";
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut source = None;
     let mut wanted_files = 300_000usize;
     let mut rest = args.iter();
     while let Some(flag) = rest.next() {
-        let value = rest
-            .next()
-            .ok_or("usage: bench-search [--source DIR] [--files N]")?;
+        let value = rest.next().ok_or(USAGE)?;
         match flag.as_str() {
             "--source" => source = Some(PathBuf::from(value)),
             "--files" => wanted_files = value.parse().map_err(|_| "--files takes a number")?,
-            _ => return Err("usage: bench-search [--source DIR] [--files N]".into()),
+            _ => return Err(USAGE.into()),
         }
     }
     let source = match source {
@@ -48,6 +52,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             ));
         }
     }
+    let exe = crate::startup::release_binary()?;
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let per_copy = count_files(&source).max(1);
     let tree = replicate(
@@ -55,11 +60,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
         &scratch.path().join("tree"),
         wanted_files.div_ceil(per_copy),
     )?;
-    let (search_tree, find_tree) = (tree.clone(), tree);
+    let home = scratch.path().join("home");
+    std::fs::create_dir_all(&home).map_err(|e| e.to_string())?;
+    let mut server = Server::start(
+        &exe,
+        &tree,
+        &home,
+        &[("WAMCP_SEARCH_BUDGET_SECONDS", "600")],
+    )?;
     println!("source: {}", source.display());
     println!(
-        "tree: {} files; {RUNS} runs each, median\n",
-        count_files(&search_tree)
+        "tree: {} files; {RUNS} runs each, alternating, median\n",
+        count_files(&tree)
     );
     println!("| query | wamcp | reference | ratio |\n|---|---:|---:|---:|");
 
@@ -76,17 +88,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ("search, literal, rare match", "fn grapheme_indices", false),
         ("search, regex, no match", r"\bfn\s+zz_no_such_\w+\(", true),
     ] {
-        let ours = median_identical(|| {
-            let req = SearchRequest {
-                pattern,
-                path: ".",
-                file_glob: "",
-                ignore_case: false,
-                regex,
-                max_results: 100,
-            };
-            search_files(&req, &search_tree, &unhurried()).map_err(|e| e.message)
-        })?;
         let mut rg = Command::new("rg");
         // wamcp reads the first MiB of a larger file; rg can only skip such
         // files, which is less work, so the comparison leans towards rg.
@@ -103,8 +104,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         if !regex {
             rg.arg("-F");
         }
-        rg.arg("--").arg(pattern).arg(&search_tree);
-        let reference = median(|| run_quiet(&mut rg))?;
+        rg.arg("--").arg(pattern).arg(&tree);
+        let args = json!({"pattern": pattern, "path": ".", "regex": regex, "max_results": 100});
+        let (ours, reference) = alternate(&mut || server.call("search_files", &args), &mut || {
+            run_quiet(&mut rg)
+        })?;
         row(label, ours, "rg", reference);
     }
 
@@ -113,16 +117,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .flat_map(|n| ["-E".to_string(), n.to_string()])
         .collect();
     for (label, glob) in [("find *.rs", "*.rs"), ("find *.toml", "*.toml")] {
-        let ours = median_identical(|| {
-            find_files(glob, ".", &find_tree, 500, &unhurried()).map_err(|e| e.message)
-        })?;
         let mut fd = Command::new("fdfind");
         fd.args(["-u", "--type", "f", "-g", glob])
             .args(&fd_excludes)
-            .arg(&find_tree);
-        let reference = median(|| run_quiet(&mut fd))?;
+            .arg(&tree);
+        let args = json!({"file_glob": glob, "path": ".", "max_results": 500});
+        let (ours, reference) = alternate(&mut || server.call("find_files", &args), &mut || {
+            run_quiet(&mut fd)
+        })?;
         row(label, ours, "fd", reference);
     }
+    server.stop();
     Ok(())
 }
 
@@ -151,30 +156,32 @@ fn unhurried() -> Bounds<'static> {
     }
 }
 
-/// [`median`] of wamcp's answers, which must all be complete and equal.
-fn median_identical(mut work: impl FnMut() -> Result<String, String>) -> Result<Duration, String> {
-    let first = work()?;
+/// The median times of wamcp's answer and of the reference, taking turns
+/// after one warm-up each. wamcp's answers must all be complete and equal.
+fn alternate(
+    ours: &mut dyn FnMut() -> Result<String, String>,
+    reference: &mut dyn FnMut() -> Result<(), String>,
+) -> Result<(Duration, Duration), String> {
+    let first = ours()?;
     if first.contains("INCOMPLETE: the time budget") {
         return Err(format!("an answer ran out of time: {first}"));
     }
-    median(|| {
-        let again = work()?;
-        (again == first)
-            .then_some(())
-            .ok_or_else(|| "two runs of one query answered differently".to_string())
-    })
-}
-
-fn median(mut work: impl FnMut() -> Result<(), String>) -> Result<Duration, String> {
-    work()?;
-    let mut times = Vec::with_capacity(RUNS);
+    reference()?;
+    let (mut our_times, mut their_times) = (Vec::new(), Vec::new());
     for _ in 0..RUNS {
         let start = Instant::now();
-        work()?;
-        times.push(start.elapsed());
+        let again = ours()?;
+        our_times.push(start.elapsed());
+        if again != first {
+            return Err("two runs of one query answered differently".into());
+        }
+        let start = Instant::now();
+        reference()?;
+        their_times.push(start.elapsed());
     }
-    times.sort();
-    Ok(times[RUNS / 2])
+    our_times.sort();
+    their_times.sort();
+    Ok((our_times[RUNS / 2], their_times[RUNS / 2]))
 }
 
 fn run_quiet(cmd: &mut Command) -> Result<(), String> {

@@ -32,6 +32,7 @@ mod bench_extract;
 mod bench_search;
 mod bench_undo;
 mod docs;
+mod mcp_client;
 mod startup;
 mod startup_order;
 mod tokens;

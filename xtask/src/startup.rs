@@ -146,7 +146,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn release_binary() -> Result<PathBuf, String> {
+pub(crate) fn release_binary() -> Result<PathBuf, String> {
     let exe = crate::target_dir()
         .join("release")
         .join(format!("wamcp{}", std::env::consts::EXE_SUFFIX));

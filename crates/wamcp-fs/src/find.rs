@@ -32,7 +32,12 @@ pub fn find_files(
     require_directory(path_arg, &root, ErrorType::DirectoryReadFailed)?;
     crate::secrets::refuse_secret(bounds.secrets, path_arg, &root, "it is not walked")?;
     let (limit, capped) = clamp_request(max_results, MAX_FIND_RESULTS as u64);
-    let walk = walk_files(&root, &|rel, name| globs.matches(rel, name), bounds);
+    let walk = walk_files(
+        &root,
+        &|rel, name| globs.matches(rel, name),
+        bounds,
+        limit as usize,
+    );
 
     let mut out = format!("FIND: {} in {}\n", glob_arg.trim(), root.display());
     let total = walk.files.len();

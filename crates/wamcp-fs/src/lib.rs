@@ -8,8 +8,8 @@
 //! whenever it did not show or did not look at something: a search that
 //! silently stops early reads as "no matches" to a model that then trusts it.
 //!
-//! Output never depends on thread timing: parallel walks are collected and
-//! sorted before anything is cut.
+//! Output never depends on thread timing: a search walks in path order and
+//! keeps each result by its file's place; a find sorts what it shows.
 
 #![deny(missing_docs)]
 
@@ -23,6 +23,7 @@ mod globs;
 pub mod journal;
 pub mod leftovers;
 mod list;
+mod ordered_walk;
 mod paths;
 mod read;
 pub mod regular;

@@ -134,7 +134,25 @@ pub fn quoted(text: &str) -> String {
 /// Orders paths for output: case-insensitively, as Windows users expect,
 /// with the exact spelling breaking ties so the order is total.
 pub fn sort_paths(paths: &mut [String]) {
-    paths.sort_by(|a, b| folded_cmp(a, b).then_with(|| a.cmp(b)));
+    paths.sort_by(|a, b| path_order(a, b));
+}
+
+/// Moves the `n` first paths in path order to the front, sorted; the rest
+/// follow in no particular order. A finder shows a page of what it found:
+/// sorting all of 300,000 paths to show 500 took a third as long as the
+/// whole walk.
+pub fn sort_first(paths: &mut [String], n: usize) {
+    if n < paths.len() {
+        paths.select_nth_unstable_by(n, |a, b| path_order(a, b));
+    }
+    let n = n.min(paths.len());
+    paths[..n].sort_by(|a, b| path_order(a, b));
+}
+
+/// The order of [`sort_paths`]: without regard to case, the spelling
+/// breaking ties.
+pub fn path_order(a: &str, b: &str) -> std::cmp::Ordering {
+    folded_cmp(a, b).then_with(|| a.cmp(b))
 }
 
 /// `a` and `b` compared as lower-cased character sequences, without
@@ -155,6 +173,23 @@ fn folded_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_paths_are_those_a_full_sort_puts_first() {
+        let all: Vec<String> = (0..300)
+            .map(|i| format!("d{}/F{}", i % 7, (i * 37) % 101))
+            .collect();
+        let mut sorted = all.clone();
+        sort_paths(&mut sorted);
+        for n in [0, 1, 5, 299, 300, 400] {
+            let mut partly = all.clone();
+            sort_first(&mut partly, n);
+            let n = n.min(all.len());
+            assert_eq!(partly[..n], sorted[..n], "n = {n}");
+            partly[n..].sort_by(|a, b| path_order(a, b));
+            assert_eq!(partly, sorted, "the rest are all there, n = {n}");
+        }
+    }
 
     #[test]
     fn paths_sort_case_insensitively_with_the_spelling_breaking_ties() {

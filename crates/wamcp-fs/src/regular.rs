@@ -31,10 +31,19 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
     if let Some(what) = describe(&std::fs::metadata(path)?.file_type()) {
         return Err(std::io::Error::other(NotRegular { what }));
     }
+    open_listed(path).map(|(file, _)| file)
+}
+
+/// Opens `path`, which a directory listing just named as a regular file,
+/// and checks on the handle that it still is one; returns its metadata too.
+/// The look by path is left out: a search opens hundreds of thousands of
+/// listed files, and a socket swapped in since the listing only words its
+/// refusal less well.
+pub fn open_listed(path: &Path) -> std::io::Result<(File, std::fs::Metadata)> {
     let file = open_without_blocking(path)?;
-    let kind = file.metadata()?.file_type();
-    match describe(&kind) {
-        None => Ok(file),
+    let metadata = file.metadata()?;
+    match describe(&metadata.file_type()) {
+        None => Ok((file, metadata)),
         Some(what) => Err(std::io::Error::other(NotRegular { what })),
     }
 }

@@ -1,30 +1,26 @@
 //! `search_files`: lines matching a literal or a regex, under a directory.
 //!
-//! Two phases, both deterministic: the parallel walk lists and sorts the
-//! candidate files; then worker threads search them in that order, and the
-//! answer is cut from the start of the sorted list. There is no file-count
-//! cap: a time budget bounds the work, and when it runs out the answer
-//! covers a path-order prefix of the files and says where it stopped. Matching is ripgrep's:
-//! `grep-regex` (a finite-automaton engine, so no pattern can backtrack
-//! catastrophically) and `grep-searcher` (binary detection, UTF-16 BOM
-//! transcoding).
+//! The tree is listed in path order by one thread while workers search the
+//! files as they are found (`search/run.rs`); the answer is cut from the
+//! start of that order, so it never depends on thread timing. There is no
+//! file-count cap: a time budget bounds the work, and when it runs out the
+//! answer covers a path-order prefix of the files and says where it
+//! stopped. Matching is ripgrep's: `grep-regex` (a finite-automaton engine,
+//! so no pattern can backtrack catastrophically) and `grep-searcher`
+//! (binary detection, UTF-16 BOM transcoding).
+
+mod run;
 
 use crate::budget::Bounds;
 use crate::find::{append_unreadable, name_some, write_skipped_folders};
 use crate::globs::NameGlobs;
 use crate::paths::{input_path, require_directory};
-use crate::walk::{io_reason, walk_files};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use run::{FileResult, Searched, Slot, search_tree};
 use std::fmt::Write;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use wamcp_policy::error::{ErrorType, ToolError};
-use wamcp_policy::limits::{
-    MAX_GREP_FILE_BYTES, MAX_MATCH_LINE_CHARS, MAX_SEARCH_MATCHES, clamp_request,
-};
+use wamcp_policy::limits::{MAX_GREP_FILE_BYTES, MAX_SEARCH_MATCHES, clamp_request};
 
 /// The arguments of one search.
 pub struct SearchRequest<'a> {
@@ -43,15 +39,6 @@ pub struct SearchRequest<'a> {
     pub max_results: i64,
 }
 
-/// What searching one file produced.
-#[derive(Default)]
-struct FileResult {
-    matches: Vec<(u64, String)>,
-    binary: bool,
-    unreadable: Option<String>,
-    larger_than_cap: bool,
-}
-
 /// Searches the files under `req.path` within `bounds`,
 /// in path order, and says what it did not search.
 pub fn search_files(req: &SearchRequest, cwd: &Path, bounds: &Bounds) -> Result<String, ToolError> {
@@ -62,32 +49,16 @@ pub fn search_files(req: &SearchRequest, cwd: &Path, bounds: &Bounds) -> Result<
         req.path
     };
     crate::secrets::refuse_secret(bounds.secrets, shown, &query.root, "it is not searched")?;
-    let walk = walk_files(
-        &query.root,
-        &|rel, name| query.globs.as_ref().is_none_or(|g| g.matches(rel, name)),
-        bounds,
-    );
-    // From here the counter reports files searched, not listed.
-    bounds.progress.store(0, Ordering::Relaxed);
-    let (results, budget_cut) = if walk.cut_short {
-        (Vec::new(), true)
-    } else {
-        search_in_order(
-            &query.root,
-            &walk.files,
-            &query.matcher,
-            query.limit,
-            bounds,
-        )
-    };
+    let keep = |rel: &str, name: &str| query.globs.as_ref().is_none_or(|g| g.matches(rel, name));
+    let searched = search_tree(&query.root, &keep, &query.matcher, query.limit, bounds);
     let outcome = Outcome {
         req,
         scope: format!("under {}", query.root.display()),
-        listed: walk.files.len(),
-        listing_cut: walk.cut_short,
-        pruned: walk.pruned,
-        budget_cut,
-        tally: Tally::of(&walk.files, &results, query.limit, walk.unreadable.clone()),
+        listed: searched.walk.listed,
+        listing_finished: searched.walk.finished,
+        budget_cut: searched.out_of_time || searched.walk.out_of_time,
+        tally: Tally::of(&searched, query.limit),
+        pruned: &searched.walk.pruned,
     };
     Ok(render(&outcome, &query, bounds))
 }
@@ -156,56 +127,67 @@ struct Tally<'a> {
 }
 
 impl<'a> Tally<'a> {
-    /// Counts `results` (one per file of `files`) in path order, keeping at
-    /// most `limit` matching lines; `unreadable` is what the walk could not list.
-    fn of(
-        files: &'a [String],
-        results: &'a [Option<FileResult>],
-        limit: usize,
-        unreadable: Vec<String>,
-    ) -> Tally<'a> {
+    /// Counts the searched prefix of `searched` in path order, keeping at
+    /// most `limit` matching lines, with the walk's notes on paths inside
+    /// the part the answer covers.
+    fn of(searched: &'a Searched, limit: usize) -> Tally<'a> {
         let mut tally = Tally {
             lines: Vec::new(),
             matched_files: 0,
             searched: 0,
             binary: 0,
-            unreadable,
+            unreadable: Vec::new(),
             large: Vec::new(),
             truncated: false,
             last_searched: None,
         };
+        let mut notes = searched.walk.notes.iter().peekable();
         // Cut at the first file whose matches take the total past the limit, so the
-        // answer depends on the sorted file list alone, never on thread timing.
-        for (rel, result) in files.iter().zip(results) {
-            let Some(result) = result else { break };
+        // answer depends on the path order alone, never on thread timing.
+        for (index, (rel, slot)) in searched.files.iter().zip(&searched.results).enumerate() {
+            // A note with place p was met after the first p files.
+            while let Some((_, note)) = notes.next_if(|(place, _)| *place <= index) {
+                tally.unreadable.push(note.clone());
+            }
             tally.last_searched = Some(rel.as_str());
             tally.searched += 1;
-            if result.binary {
-                tally.binary += 1;
-                continue;
-            }
-            if let Some(reason) = &result.unreadable {
-                tally.unreadable.push(format!("{rel} ({reason})"));
-                continue;
-            }
-            if result.larger_than_cap {
-                tally.large.push(rel.as_str());
-            }
-            if !result.matches.is_empty() {
-                tally.matched_files += 1;
-            }
-            for (line, text) in &result.matches {
-                if tally.lines.len() == limit {
-                    tally.truncated = true;
+            if let Slot::Noted(result) = slot {
+                tally.count(rel, result, limit);
+                if tally.truncated {
                     break;
                 }
-                tally.lines.push((rel.as_str(), *line, text.as_str()));
-            }
-            if tally.truncated {
-                break;
             }
         }
+        let everything = searched.walk.finished && tally.searched == searched.files.len();
+        if everything && !tally.truncated {
+            tally.unreadable.extend(notes.map(|(_, note)| note.clone()));
+        }
         tally
+    }
+
+    /// Counts one searched file that had something to report.
+    fn count(&mut self, rel: &'a str, result: &'a FileResult, limit: usize) {
+        if result.binary {
+            self.binary += 1;
+            return;
+        }
+        if let Some(reason) = &result.unreadable {
+            self.unreadable.push(format!("{rel} ({reason})"));
+            return;
+        }
+        if result.larger_than_cap {
+            self.large.push(rel);
+        }
+        if !result.matches.is_empty() {
+            self.matched_files += 1;
+        }
+        for (line, text) in &result.matches {
+            if self.lines.len() == limit {
+                self.truncated = true;
+                return;
+            }
+            self.lines.push((rel, *line, text.as_str()));
+        }
     }
 }
 
@@ -216,10 +198,10 @@ struct Outcome<'a> {
     scope: String,
     /// Files the walk listed.
     listed: usize,
-    /// The time budget ran out while the files were listed, so none was searched.
-    listing_cut: bool,
+    /// Every directory was listed.
+    listing_finished: bool,
     /// The skipped directories met.
-    pruned: Vec<String>,
+    pruned: &'a [String],
     /// The time budget ran out, listing or searching.
     budget_cut: bool,
     tally: Tally<'a>,
@@ -286,31 +268,34 @@ fn write_completeness(out: &mut String, outcome: &Outcome, bounds: &Bounds) {
     }
 }
 
-/// Says where the time budget ran out: while listing (nothing searched) or
+/// Says where the time budget ran out: before any file was searched, or
 /// after a path-order prefix of the files.
 fn write_out_of_time(out: &mut String, outcome: &Outcome, bounds: &Bounds) {
-    let (tally, scope) = (&outcome.tally, &outcome.scope);
-    if outcome.listing_cut {
+    let (tally, scope, listed) = (&outcome.tally, &outcome.scope, outcome.listed);
+    let (searched, shown) = (tally.searched, tally.lines.len());
+    if searched == 0 && !outcome.listing_finished {
         let _ = writeln!(
             out,
-            "[INCOMPLETE: the time budget of {} ran out while listing the files {scope} ({} found so far), \
+            "[INCOMPLETE: the time budget of {} ran out while listing the files {scope} ({listed} found so far), \
              so nothing was searched. Narrow path or file_glob; the user can raise WAMCP_SEARCH_BUDGET_SECONDS.]",
             bounds.budget.describe(),
-            outcome.listed
         );
         return;
     }
-    let (searched, shown) = (tally.searched, tally.lines.len());
+    let of = if outcome.listing_finished {
+        format!("{listed} files")
+    } else {
+        format!("the {listed} files listed so far")
+    };
     let reached = tally
         .last_searched
         .map_or(".", |rel| rel.rsplit_once('/').map_or(".", |(dir, _)| dir));
     let _ = writeln!(
         out,
-        "[INCOMPLETE: the time budget of {} ran out after searching the first {searched} of {} files {scope}, \
+        "[INCOMPLETE: the time budget of {} ran out after searching the first {searched} of {of} {scope}, \
          in path order, up to '{reached}/'. {shown} match{} found in those files; the rest were not searched, \
          so this is not a total. Narrow path or file_glob to search them.]",
         bounds.budget.describe(),
-        outcome.listed,
         if shown == 1 { " was" } else { "es were" }
     );
 }
@@ -338,7 +323,7 @@ fn write_no_matches(out: &mut String, outcome: &Outcome) {
             "The pattern contains regex syntax but was searched literally: retry with regex=true if you meant a regex.\n",
         );
     }
-    write_skipped_folders(out, &outcome.pruned);
+    write_skipped_folders(out, outcome.pruned);
 }
 
 /// Whether a line reads as `<number>: text`, the form of a match line.
@@ -410,143 +395,6 @@ fn unsupported_feature(pattern: &str) -> Option<&'static str> {
     }
 }
 
-/// Searches `files` with one worker per CPU, taking files in order, and stops
-/// handing out files once the completed prefix holds more than `limit`
-/// matches. Returns one slot per file; `None` for files never searched.
-fn search_in_order(
-    root: &Path,
-    files: &[String],
-    matcher: &RegexMatcher,
-    limit: usize,
-    bounds: &Bounds,
-) -> (Vec<Option<FileResult>>, bool) {
-    struct Progress {
-        results: Vec<Option<FileResult>>,
-        prefix: usize,
-        prefix_matches: usize,
-    }
-    let progress = Mutex::new(Progress {
-        results: (0..files.len()).map(|_| None).collect(),
-        prefix: 0,
-        prefix_matches: 0,
-    });
-    let next = AtomicUsize::new(0);
-    let enough = AtomicBool::new(false);
-    let out_of_time = AtomicBool::new(false);
-    let workers = bounds
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
-        .clamp(1, files.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                let mut searcher = SearcherBuilder::new()
-                    .binary_detection(BinaryDetection::quit(0))
-                    .line_number(true)
-                    .build();
-                while !enough.load(Ordering::Relaxed) {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(rel) = files.get(index) else { break };
-                    if bounds.budget.exhausted(index) {
-                        out_of_time.store(true, Ordering::Relaxed);
-                        break;
-                    }
-                    let result = search_one(&mut searcher, matcher, &root.join(rel), limit);
-                    bounds.progress.fetch_add(1, Ordering::Relaxed);
-                    let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
-                    p.results[index] = Some(result);
-                    while p.prefix < files.len() {
-                        let Some(done) = &p.results[p.prefix] else {
-                            break;
-                        };
-                        let n = done.matches.len();
-                        p.prefix_matches += n;
-                        p.prefix += 1;
-                    }
-                    if p.prefix_matches > limit {
-                        enough.store(true, Ordering::Relaxed);
-                    }
-                }
-            });
-        }
-    });
-    let results = progress
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .results;
-    // Drop results past the first unsearched file: only a gap-free prefix is reported.
-    let mut gap = false;
-    let prefix = results
-        .into_iter()
-        .map(|r| {
-            gap |= r.is_none();
-            if gap { None } else { r }
-        })
-        .collect();
-    (prefix, out_of_time.into_inner())
-}
-
-fn search_one(
-    searcher: &mut Searcher,
-    matcher: &RegexMatcher,
-    path: &Path,
-    limit: usize,
-) -> FileResult {
-    let mut result = FileResult::default();
-    let file = match crate::regular::open_regular(path) {
-        Ok(f) => f,
-        Err(e) => {
-            result.unreadable = Some(io_reason(&e));
-            return result;
-        }
-    };
-    result.larger_than_cap = file.metadata().is_ok_and(|m| m.len() > MAX_GREP_FILE_BYTES);
-    let mut sink = Collect {
-        result: &mut result,
-        limit,
-    };
-    if let Err(e) = searcher.search_reader(matcher, file.take(MAX_GREP_FILE_BYTES), &mut sink) {
-        result.matches.clear();
-        result.unreadable = Some(io_reason(&e));
-    }
-    if result.binary {
-        result.matches.clear();
-    }
-    result
-}
-
-struct Collect<'a> {
-    result: &'a mut FileResult,
-    limit: usize,
-}
-
-impl Sink for Collect<'_> {
-    type Error = std::io::Error;
-
-    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, std::io::Error> {
-        let line = mat.line_number().unwrap_or(0);
-        self.result.matches.push((line, display_line(mat.bytes())));
-        // One more than the limit is enough to know the answer is truncated.
-        Ok(self.result.matches.len() <= self.limit)
-    }
-
-    fn binary_data(&mut self, _: &Searcher, _offset: u64) -> Result<bool, std::io::Error> {
-        self.result.binary = true;
-        Ok(false)
-    }
-}
-
-/// A matched line as shown: decoded leniently (Windows trees hold Latin-1
-/// files), indentation and line ending dropped, at most 300 characters.
-fn display_line(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let text = text.trim_end_matches(['\n', '\r']).trim_start();
-    match text.char_indices().nth(MAX_MATCH_LINE_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
 /// Whether a literal pattern carries regex syntax its author probably meant
 /// as a regex: an escape like `\(` or `\d`, or `.*` / `.+`. A bare `(` or `.`
 /// does not count: searching literally for `call(` or `a.b` is common and right.
@@ -561,6 +409,7 @@ fn looks_like_regex(pattern: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use run::display_line;
 
     #[test]
     fn regex_lookalikes() {
@@ -586,7 +435,10 @@ mod tests {
         assert_eq!(display_line(b"    let x = 1;\r\n"), "let x = 1;");
         let long = "é".repeat(400);
         let shown = display_line(long.as_bytes());
-        assert_eq!(shown.chars().count(), MAX_MATCH_LINE_CHARS + 1);
+        assert_eq!(
+            shown.chars().count(),
+            wamcp_policy::limits::MAX_MATCH_LINE_CHARS + 1
+        );
         assert!(shown.ends_with('…'));
         assert_eq!(display_line(b"caf\xe9"), "caf\u{FFFD}");
     }

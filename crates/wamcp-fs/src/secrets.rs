@@ -57,7 +57,7 @@ impl Secrets {
             }
             for spelling in &spellings {
                 if let Some(name) = spelling.file_name() {
-                    names.insert(fold(&name.to_string_lossy()));
+                    names.insert(fold(&name.to_string_lossy()).into_owned());
                 }
             }
             places.push(Place { spellings, what });
@@ -119,7 +119,9 @@ impl Secrets {
     /// name could be a store's, so most entries cost one lookup.
     pub fn hides(&self, path: &Path, name: &std::ffi::OsStr) -> Option<Secret> {
         let name = name.to_string_lossy();
-        if self.places.is_some() && (self.names.contains(&fold(&name)) || is_env_file(&name)) {
+        if self.places.is_some()
+            && (self.names.contains(fold(&name).as_ref()) || is_env_file(&name))
+        {
             self.secret(path)
         } else {
             None
@@ -214,11 +216,15 @@ fn within(path: &Path, place: &Path) -> bool {
 
 /// A name as the platform's file systems compare it: without case on
 /// Windows and macOS.
-fn fold(name: &str) -> String {
-    if cfg!(any(windows, target_os = "macos")) {
-        name.to_lowercase()
+fn fold(name: &str) -> std::borrow::Cow<'_, str> {
+    // Borrowed when nothing changes: a walk asks this of every entry, and
+    // an allocation each was a tenth of a large find.
+    let plain = !cfg!(any(windows, target_os = "macos"))
+        || (name.is_ascii() && !name.bytes().any(|b| b.is_ascii_uppercase()));
+    if plain {
+        std::borrow::Cow::Borrowed(name)
     } else {
-        name.to_string()
+        std::borrow::Cow::Owned(name.to_lowercase())
     }
 }
 

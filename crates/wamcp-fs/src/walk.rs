@@ -1,11 +1,11 @@
-//! The parallel file walk shared by `find_files` and `search_files`: ripgrep's
+//! The parallel file walk of `find_files`: ripgrep's
 //! `ignore` walker with the skipped directory names pruned before descending
 //! (filtering afterwards would still pay to enumerate every object file in a
 //! build tree), symbolic links not followed, and no `.gitignore` rules: the
 //! tools answer "what is on disk", and the skip list covers build output.
 
 use crate::budget::Bounds;
-use crate::paths::{relative, sort_paths};
+use crate::paths::{relative, sort_first, sort_paths};
 use crate::secrets::Secrets;
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use std::path::{Path, PathBuf};
@@ -16,9 +16,10 @@ use wamcp_policy::skip::is_skipped_directory;
 /// Skipped directories noted per walk: enough to name a few and count.
 pub const MAX_PRUNED_NOTED: usize = 1000;
 
-/// Files found under a root, sorted by relative path.
+/// Files found under a root.
 pub struct Walk {
-    /// `/`-separated paths relative to the root, sorted.
+    /// `/`-separated paths relative to the root; the first `shown` (see
+    /// [`walk_files`]) are the first in path order, sorted.
     pub files: Vec<String>,
     /// Directories or files that could not be read, as `path (reason)`.
     pub unreadable: Vec<String>,
@@ -33,11 +34,13 @@ pub struct Walk {
 }
 
 /// Walks `root` and keeps the regular files for which `keep(relative, name)`
-/// holds. The result is sorted, so it never depends on thread timing.
+/// holds. The first `shown` files are sorted, so what is shown never
+/// depends on thread timing.
 pub fn walk_files(
     root: &Path,
     keep: &(dyn Fn(&str, &str) -> bool + Sync),
     bounds: &Bounds,
+    shown: usize,
 ) -> Walk {
     let shared = Mutex::new((Vec::new(), Vec::new()));
     let cut_short = AtomicBool::new(false);
@@ -76,7 +79,7 @@ pub fn walk_files(
         .visit(&mut builder);
     let (mut files, mut unreadable) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
     unreadable.append(&mut secret.lock().unwrap_or_else(|e| e.into_inner()));
-    sort_paths(&mut files);
+    sort_first(&mut files, shown);
     sort_paths(&mut unreadable);
     Walk {
         files,
