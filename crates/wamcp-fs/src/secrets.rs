@@ -218,7 +218,7 @@ fn within(path: &Path, place: &Path) -> bool {
 /// Windows and macOS.
 fn fold(name: &str) -> std::borrow::Cow<'_, str> {
     // Borrowed when nothing changes: a walk asks this of every entry, and
-    // an allocation each was a tenth of a large find.
+    // a large tree has hundreds of thousands.
     let plain = !cfg!(any(windows, target_os = "macos"))
         || (name.is_ascii() && !name.bytes().any(|b| b.is_ascii_uppercase()));
     if plain {

@@ -313,6 +313,10 @@ pub struct ToolEntry {
     pub hook: HookClass,
     schema: fn() -> Arc<JsonObject>,
     call: fn(ToolCall, JsonObject) -> CallFuture,
+    /// Whether the parameters refuse unknown fields, which the advertised
+    /// schema no longer says.
+    #[cfg(test)]
+    refuses_unknown: fn() -> bool,
 }
 
 /// Builds a table row for `T`.
@@ -327,7 +331,15 @@ pub const fn entry<T: ToolDef>() -> ToolEntry {
         hook: T::HOOK,
         schema: input_schema::<T::Params>,
         call: call_erased::<T>,
+        #[cfg(test)]
+        refuses_unknown: refuses_unknown::<T::Params>,
     }
+}
+
+#[cfg(test)]
+fn refuses_unknown<P: JsonSchema + 'static>() -> bool {
+    let schema = rmcp::handler::server::common::schema_for_type::<P>();
+    schema.get("additionalProperties") == Some(&Value::Bool(false))
 }
 
 /// Every implemented tool, in presentation order. A tool that is not finished
@@ -578,13 +590,22 @@ fn pretty(value: Option<&Value>) -> String {
 
 /// The input schema of `P`, trimmed of what costs tokens on every turn and
 /// tells the model nothing: `$schema`, root `title`, integer formats like
-/// `uint32`, and `default: null`; the root description repeats the tool's.
+/// `uint32`, defaults that are the empty value of their type (an optional
+/// parameter left out is already that), and `additionalProperties: false`
+/// (every parameter struct refuses unknown fields when called, so saying
+/// it in 37 schemas bought nothing); the root description repeats the
+/// tool's, and named types (`$defs`) are written in place.
 fn input_schema<P: JsonSchema + 'static>() -> Arc<JsonObject> {
     let mut schema = (*rmcp::handler::server::common::schema_for_type::<P>()).clone();
     schema.remove("$schema");
     schema.remove("title");
     schema.remove("description");
+    schema.remove("additionalProperties");
+    let definitions = schema.remove("$defs");
     let mut value = Value::Object(schema);
+    if let Some(Value::Object(definitions)) = definitions {
+        inline(&mut value, &definitions);
+    }
     slim(&mut value);
     let Value::Object(mut schema) = value else {
         unreachable!("slim keeps objects")
@@ -596,10 +617,47 @@ fn input_schema<P: JsonSchema + 'static>() -> Arc<JsonObject> {
     Arc::new(schema)
 }
 
+/// Replaces each `{"$ref": "#/$defs/X", ...}` with `X`'s schema and the
+/// rest of the object: a reference and its definition cost more than the
+/// enum they name.
+fn inline(value: &mut Value, definitions: &JsonObject) {
+    match value {
+        Value::Object(map) => {
+            let named = map
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .and_then(|name| definitions.get(name));
+            if let Some(Value::Object(definition)) = named {
+                map.remove("$ref");
+                for (key, part) in definition {
+                    map.entry(key.clone()).or_insert_with(|| part.clone());
+                }
+            }
+            map.values_mut().for_each(|v| inline(v, definitions));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| inline(v, definitions)),
+        _ => {}
+    }
+}
+
+/// Whether `value` is the empty value of its type: `null`, `""`, `false`,
+/// `[]` or `{}`.
+fn is_empty_value(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        Value::Number(_) => false,
+    }
+}
+
 fn slim(value: &mut Value) {
     match value {
         Value::Object(map) => {
-            if map.get("default") == Some(&Value::Null) {
+            if map.get("default").is_some_and(is_empty_value) {
                 map.remove("default");
             }
             // An optional parameter is simply left out; `"type": ["string",
@@ -668,17 +726,24 @@ mod tests {
             let schema = Value::Object((*tool.definition().input_schema).clone());
             assert_eq!(schema["type"], "object", "{}", tool.name);
             assert!(schema.get("properties").is_some(), "{}", tool.name);
-            assert_eq!(
-                schema["additionalProperties"], false,
+            assert!(
+                (tool.refuses_unknown)(),
                 "{}: unknown arguments must be refused",
                 tool.name
             );
             let text = schema.to_string();
-            assert!(
-                !text.contains("$schema") && !text.contains("\"format\":\"uint"),
-                "{}: {text}",
-                tool.name
-            );
+            for waste in [
+                "$schema",
+                "\"format\":\"uint",
+                "$ref",
+                "$defs",
+                "additionalProperties",
+            ] {
+                assert!(!text.contains(waste), "{}: {waste} in {text}", tool.name);
+            }
+            for empty in ["\"default\":\"\"", "\"default\":false", "\"default\":[]"] {
+                assert!(!text.contains(empty), "{}: {empty} in {text}", tool.name);
+            }
         }
     }
 

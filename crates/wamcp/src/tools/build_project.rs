@@ -12,12 +12,12 @@ use wamcp_policy::limits::BUILD_TIMEOUT_SECONDS;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// One build command, e.g. "cmake --build build --config Debug" or "cargo build".
+    /// e.g. "cmake --build build --config Debug" or "cargo build".
     pub command: String,
-    /// Directory to build in, inside a writable root.
+    /// Inside a writable root.
     #[serde(default)]
     pub working_directory: Option<String>,
-    /// Seconds before the build's process tree is killed (1-1800).
+    /// 1-1800; then the process tree is killed.
     #[serde(default = "six_hundred")]
     pub timeout_seconds: i64,
 }
@@ -34,8 +34,9 @@ impl ToolDef for BuildProject {
     const HOOK: HookClass = HookClass::Command;
     const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Build];
-    const DESCRIPTION: &'static str = "Run a build (cmake, ninja, msbuild, dotnet, cargo, a compiler, a build \
-        script); get its errors and warnings deduplicated with file, line and code, not the raw log.";
+    const DESCRIPTION: &'static str = "Run a build (cmake, ninja, msbuild, dotnet, cargo, a \
+        compiler or script) and get its errors and warnings deduplicated, with file, line and \
+        code.";
     const HINTS: Hints = Hints::RUNS_PROGRAMS;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

@@ -24,10 +24,10 @@ use wamcp_policy::text::shown;
 pub struct Params {
     /// Capability id (workflow_plan lists them).
     pub capability: String,
-    /// Appended arguments; they make the call approval-required.
+    /// Appended arguments (then approval is required).
     #[serde(default)]
     pub extra_args: Vec<String>,
-    /// Directory to run in, inside a writable root.
+    /// Inside a writable root.
     #[serde(default)]
     pub cwd: Option<String>,
     /// false plans; true runs (pass the plan's expected_* values).

@@ -10,11 +10,11 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// The window, from windows().
+    /// From windows().
     pub hwnd: i64,
-    /// The control: its text, id:<control id>, or class:<Class>[n] (see lists them).
+    /// Its text, id:<control id> or class:<Class>[n], as see lists them.
     pub target: String,
-    /// Allow routes that bring the window forward and use the real pointer; only after the user agreed.
+    /// Allow the foreground and the real pointer; only if the user agreed.
     #[serde(default)]
     pub allow_foreground: bool,
 }
@@ -25,9 +25,9 @@ impl ToolDef for Click {
     type Params = Params;
     const NAME: &'static str = "click";
     const GROUPS: &'static [Group] = &[Group::Desktop];
-    const DESCRIPTION: &'static str = "Click a control in a window without taking the foreground \
-        (BM_CLICK, then the accessibility default action). When only the real pointer would do, the \
-        answer is needs_permission: ask the user.";
+    const DESCRIPTION: &'static str = "Click a control without taking the foreground (BM_CLICK, \
+        then the accessibility default action); otherwise the answer is needs_permission: ask the \
+        user.";
     const HINTS: Hints = Hints::DESKTOP_ACTION;
     const WINDOWS_ONLY: bool = true;
 

@@ -13,21 +13,21 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Shader file: .vert/.frag/.comp..., .glsl, .hlsl or .fx.
+    /// .vert/.frag/.comp..., .glsl, .hlsl or .fx.
     pub source: String,
-    /// Output file; default: source plus .spv, .dxil or .cso.
+    /// Default: source plus .spv, .dxil or .cso.
     #[serde(default)]
     pub output: String,
-    /// Stage for a .glsl file: vertex, fragment, compute, geometry, mesh...
+    /// For .glsl: vertex, fragment, compute...
     #[serde(default)]
     pub stage: String,
-    /// Profile for .hlsl/.fx, e.g. ps_6_6.
+    /// For .hlsl/.fx, e.g. ps_6_6.
     #[serde(default)]
     pub profile: String,
     /// For .hlsl: SPIR-V instead of DXIL.
     #[serde(default)]
     pub spirv: bool,
-    /// Directory relative paths resolve against.
+    /// Where relative paths start.
     #[serde(default)]
     pub working_directory: Option<String>,
 }
@@ -38,8 +38,8 @@ impl ToolDef for CompileShader {
     type Params = Params;
     const NAME: &'static str = "compile_shader";
     const GROUPS: &'static [Group] = &[Group::Build];
-    const DESCRIPTION: &'static str = "Compile a GLSL or HLSL shader (glslc, glslangValidator, dxc or fxc, by \
-        extension); errors come with file and line.";
+    const DESCRIPTION: &'static str = "Compile a GLSL or HLSL shader (glslc, glslangValidator, \
+        dxc or fxc); errors come with file and line.";
     const HINTS: Hints = Hints {
         read_only: false,
         destructive: true,

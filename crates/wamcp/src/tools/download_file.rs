@@ -11,7 +11,7 @@ use wamcp_policy::groups::Group;
 pub struct Params {
     /// https URL on GitHub's hosts (release assets, raw files) or premake.github.io.
     pub url: String,
-    /// File name to save as; path parts are dropped. Default: the URL's last segment.
+    /// Name to save as (path parts dropped); default: the URL's last segment.
     #[serde(default)]
     pub filename: Option<String>,
 }
@@ -23,8 +23,8 @@ impl ToolDef for DownloadFile {
     const NAME: &'static str = "download_file";
     const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Net];
-    const DESCRIPTION: &'static str = "Download a file (up to 500 MiB) from GitHub's hosts into the server's download \
-        root. Never overwrites: an existing name is an error.";
+    const DESCRIPTION: &'static str = "Download a file (at most 500 MiB) from GitHub's hosts into \
+        the download root; never overwrites.";
     const HINTS: Hints = Hints {
         read_only: false,
         destructive: false,

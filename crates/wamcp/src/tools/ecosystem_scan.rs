@@ -13,13 +13,13 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Project directory (default: the server's working directory).
+    /// Project directory; default: the working directory.
     #[serde(default)]
     pub cwd: Option<String>,
-    /// Also scan the user's own client configuration.
+    /// Also the user's client configuration.
     #[serde(default)]
     pub include_host: bool,
-    /// Also list editor extensions and WinGet packages (needs include_host).
+    /// Also editor extensions and WinGet packages (needs include_host).
     #[serde(default)]
     pub include_packages: bool,
 }
@@ -31,9 +31,9 @@ impl ToolDef for EcosystemScan {
     const NAME: &'static str = "ecosystem_scan";
     const HOOK: HookClass = HookClass::ReadsHost;
     const GROUPS: &'static [Group] = &[Group::Env];
-    const DESCRIPTION: &'static str = "Inventory the agent tooling around this project (MCP servers, Claude \
-        Code settings and hooks, skills, agents, plugins, instruction files), the overlaps between them, and a \
-        reversible plan to consolidate. Names and counts only, never values.";
+    const DESCRIPTION: &'static str = "Inventory this project's agent tooling (MCP servers, \
+        Claude Code settings, hooks, skills, agents, plugins, instruction files), its overlaps, \
+        and a reversible plan to consolidate. Names and counts only.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

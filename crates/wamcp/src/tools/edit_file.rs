@@ -10,10 +10,9 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// File to change, inside a writable root.
+    /// Inside a writable root.
     pub path: String,
-    /// The exact text to replace, indentation included; must occur once
-    /// unless replace_all is true.
+    /// Exact text to replace, indentation included; must occur once unless replace_all.
     pub old_string: String,
     /// The replacement; empty deletes.
     pub new_string: String,
@@ -29,8 +28,8 @@ impl ToolDef for EditFile {
     const NAME: &'static str = "edit_file";
     const HOOK: HookClass = HookClass::Write;
     const GROUPS: &'static [Group] = &[Group::Edit];
-    const DESCRIPTION: &'static str = "Replace an exact string in an existing text file. The file keeps its \
-        line endings (\\n in your strings matches CRLF) and encoding. Prefer it to write_file for changing code.";
+    const DESCRIPTION: &'static str = "Replace an exact string in a text file, keeping its line \
+        endings (\\n matches CRLF) and encoding. Prefer it to write_file for changing code.";
     const HINTS: Hints = Hints::LOCAL_WRITE;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

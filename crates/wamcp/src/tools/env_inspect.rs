@@ -11,7 +11,7 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Probe again instead of answering from the 5-minute cache.
+    /// Skip the 5-minute cache.
     #[serde(default)]
     pub force_refresh: bool,
 }
@@ -22,9 +22,9 @@ impl ToolDef for EnvInspect {
     type Params = Params;
     const NAME: &'static str = "env_inspect";
     const GROUPS: &'static [Group] = &[Group::Env];
-    const DESCRIPTION: &'static str = "Snapshot this machine's development environment: OS, runtimes, \
-        package managers, Visual Studio and Windows SDKs, WSL, Windows Sandbox, Hyper-V, Developer Mode. \
-        A fact is true, false, or null when it could not be established.";
+    const DESCRIPTION: &'static str = "This machine's development environment: OS, runtimes, \
+        package managers, Visual Studio, Windows SDKs, WSL, Windows Sandbox, Hyper-V, Developer \
+        Mode; null means unknown.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

@@ -19,8 +19,8 @@ impl ToolDef for FetchHttpsResponse {
     type Params = Params;
     const NAME: &'static str = "fetch_https_response";
     const GROUPS: &'static [Group] = &[Group::Net];
-    const DESCRIPTION: &'static str = "Fetch a text response (raw file, API JSON) from GitHub's hosts, up to 2 MiB, \
-        decoded and marked as untrusted content. For documentation pages use fetch_web_page.";
+    const DESCRIPTION: &'static str = "Fetch a text response (raw file, API JSON; at most 2 MiB) \
+        from GitHub's hosts, marked as untrusted. For documentation pages use fetch_web_page.";
     const HINTS: Hints = Hints::NETWORK_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

@@ -14,12 +14,12 @@ use wamcp_web::page::fetch_web_page;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// https URL of the page, as given by the user or a search result.
+    /// https URL from the user or a search result.
     pub url: String,
-    /// First line to show (1-based).
+    /// From 1.
     #[serde(default = "super::first_line")]
     pub start_line: i64,
-    /// Lines to show (at most 2000).
+    /// At most 2000.
     #[serde(default = "super::page_of_lines")]
     pub max_lines: i64,
 }
@@ -30,8 +30,8 @@ impl ToolDef for FetchWebPage {
     type Params = Params;
     const NAME: &'static str = "fetch_web_page";
     const GROUPS: &'static [Group] = &[Group::Docs, Group::Research];
-    const DESCRIPTION: &'static str = "Read a documentation web page as the text a reader sees, in pages of \
-        numbered lines, with its outbound links. Reads documentation hosts and hosts the user granted.";
+    const DESCRIPTION: &'static str = "Read a documentation page as the text a reader sees, in \
+        numbered lines, with its links. Documentation hosts and hosts the user granted only.";
     const HINTS: Hints = Hints::NETWORK_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

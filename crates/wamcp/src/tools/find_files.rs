@@ -10,13 +10,13 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Name patterns, comma-separated, e.g. "*.vert,*.frag". `*` also crosses
-    /// directories; a pattern with a slash matches from the start of the path.
+    /// e.g. "*.vert,*.frag" (comma-separated); with a slash, matched from the path's start, `*`
+    /// crossing folders.
     pub file_glob: String,
     /// Directory to search.
     #[serde(default = "dot")]
     pub path: String,
-    /// Most paths to return (1-500).
+    /// 1-500.
     #[serde(default = "five_hundred")]
     pub max_results: i64,
 }
@@ -31,8 +31,8 @@ impl ToolDef for FindFiles {
     type Params = Params;
     const NAME: &'static str = "find_files";
     const GROUPS: &'static [Group] = &[Group::Core];
-    const DESCRIPTION: &'static str = "Find files by name pattern under a directory, recursively, skipping \
-        build and version-control directories.";
+    const DESCRIPTION: &'static str = "Find files by name under a directory, recursively, \
+        skipping build and version-control folders.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

@@ -11,8 +11,8 @@ impl ToolDef for GetGpuInfo {
     type Params = NoParams;
     const NAME: &'static str = "get_gpu_info";
     const GROUPS: &'static [Group] = &[Group::Build];
-    const DESCRIPTION: &'static str = "Report GPU adapters with driver versions and memory, Vulkan devices \
-        (vulkaninfo), the shader toolchain found on PATH, and graphics SDK variables.";
+    const DESCRIPTION: &'static str = "GPU adapters with driver version and memory, Vulkan \
+        devices, shader compilers on PATH, and graphics SDK variables.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, _params: NoParams) -> Result<ToolOutput, ToolError> {

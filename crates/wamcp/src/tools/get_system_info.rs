@@ -11,8 +11,8 @@ impl ToolDef for GetSystemInfo {
     type Params = NoParams;
     const NAME: &'static str = "get_system_info";
     const GROUPS: &'static [Group] = &[Group::Core];
-    const DESCRIPTION: &'static str = "Describe the host: OS name as people say it (\"Windows 11\"), \
-        build, architecture, Python version, user, home and working directory.";
+    const DESCRIPTION: &'static str = "The host: OS as people name it (\"Windows 11\"), build, \
+        architecture, Python version, user, home and working directory.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, _params: NoParams) -> Result<ToolOutput, ToolError> {

@@ -9,11 +9,11 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// The window, from windows().
+    /// From windows().
     pub hwnd: i64,
-    /// Ctrl+s, Alt+F4, ^s, ^{END}, {ENTER}, {TAB 3}; other characters are typed as they are.
+    /// Ctrl+s, Alt+F4, ^s, ^{END}, {ENTER}, {TAB 3}; other characters are typed.
     pub keys: String,
-    /// Must be true to send anything: keys need the window in the foreground. Only after the user agreed.
+    /// Must be true (keys need the foreground); only if the user agreed.
     #[serde(default)]
     pub allow_foreground: bool,
 }
@@ -24,8 +24,8 @@ impl ToolDef for Key {
     type Params = Params;
     const NAME: &'static str = "key";
     const GROUPS: &'static [Group] = &[Group::Desktop];
-    const DESCRIPTION: &'static str = "Send keystrokes or shortcuts to a window. Always needs the \
-        foreground: without allow_foreground the answer is needs_permission; prefer click and \
+    const DESCRIPTION: &'static str = "Send keystrokes or shortcuts to a window. Needs the \
+        foreground, so without allow_foreground the answer is needs_permission; prefer click and \
         type_text.";
     const HINTS: Hints = Hints::DESKTOP_ACTION;
     const WINDOWS_ONLY: bool = true;

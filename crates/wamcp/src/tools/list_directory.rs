@@ -10,7 +10,7 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Directory to list; "." is the server's working directory.
+    /// Directory to list.
     #[serde(default = "dot")]
     pub path: String,
 }

@@ -13,7 +13,7 @@ const MAX_LAST_N: i64 = 200;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// How many of the newest matching records (1-200).
+    /// Newest matching records, 1-200.
     #[serde(default = "twenty")]
     pub last_n: i64,
     /// failures = failed or unknown outcome.
@@ -35,8 +35,8 @@ impl ToolDef for LogsQuery {
     type Params = Params;
     const NAME: &'static str = "logs_query";
     const GROUPS: &'static [Group] = &[Group::Env];
-    const DESCRIPTION: &'static str = "Read the audit trail of capability runs: what ran, its safety class, \
-        outcome and duration (never commands or output), and whether records were edited or removed.";
+    const DESCRIPTION: &'static str = "The audit trail of capability runs: what ran, safety \
+        class, outcome, duration (never commands or output), and whether records were altered.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

@@ -11,13 +11,13 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Project directory (default: the server's working directory).
+    /// Project directory; default: the working directory.
     #[serde(default)]
     pub cwd: Option<String>,
-    /// Also read the user's own client configuration.
+    /// Also the user's client configuration.
     #[serde(default)]
     pub include_host: bool,
-    /// One more configuration file to read (JSON, or TOML for Codex).
+    /// One more config file (JSON, or TOML for Codex).
     #[serde(default)]
     pub config_path: Option<String>,
 }
@@ -29,9 +29,9 @@ impl ToolDef for McpAudit {
     const NAME: &'static str = "mcp_audit";
     const HOOK: HookClass = HookClass::ReadsHost;
     const GROUPS: &'static [Group] = &[Group::Env];
-    const DESCRIPTION: &'static str = "List the MCP servers this project's clients are configured with \
-        (Claude Code, VS Code, Cursor, Codex), as structure only: name, validity, transport, argument count, \
-        whether a command, URL or environment is set. Never values.";
+    const DESCRIPTION: &'static str = "List the MCP servers of this project's clients (Claude \
+        Code, VS Code, Cursor, Codex) as structure: name, validity, transport, argument count, \
+        whether command, URL or environment are set. Never values.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

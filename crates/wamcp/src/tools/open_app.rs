@@ -10,12 +10,12 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// A program listed in WAMCP_DESKTOP_APPS: its name or its listed full path.
+    /// A program in WAMCP_DESKTOP_APPS: its name or listed full path.
     pub command: String,
-    /// Arguments (at most 32).
+    /// At most 32.
     #[serde(default)]
     pub args: Vec<String>,
-    /// Add the Chromium/Electron flags that keep its accessibility tree readable in the background.
+    /// Chromium/Electron: keep its accessibility tree readable in the background.
     #[serde(default)]
     pub accessibility: bool,
 }
@@ -26,8 +26,8 @@ impl ToolDef for OpenApp {
     type Params = Params;
     const NAME: &'static str = "open_app";
     const GROUPS: &'static [Group] = &[Group::Desktop];
-    const DESCRIPTION: &'static str = "Start a program the user listed, shown without taking the \
-        foreground (taken back if it grabs it). Returns its pid and windows; they are in scope for the \
+    const DESCRIPTION: &'static str = "Start a program the user listed, without taking the \
+        foreground (taken back if it grabs it). Returns its pid and windows, in scope for the \
         other desktop tools.";
     const HINTS: Hints = Hints::RUNS_PROGRAMS;
     const WINDOWS_ONLY: bool = true;

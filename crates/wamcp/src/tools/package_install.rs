@@ -24,7 +24,7 @@ pub struct Params {
     pub package_id: String,
     #[serde(default = "winget")]
     pub source: Source,
-    /// false plans; true installs after the user approves (pass the plan's expected_* values).
+    /// false plans; true installs once approved (pass the plan's expected_* values).
     #[serde(default)]
     pub execute: bool,
     #[serde(default)]
@@ -57,8 +57,8 @@ impl ToolDef for PackageInstall {
     const HOOK: HookClass = HookClass::Install;
     const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Packages];
-    const DESCRIPTION: &'static str = "Install one exact package with winget, Chocolatey, Scoop, apt or \
-        Homebrew: plan first, then install after the user approves, then verify it is listed as installed.";
+    const DESCRIPTION: &'static str = "Install one exact package (winget, Chocolatey, Scoop, apt, \
+        Homebrew): plan, install once the user approves, verify.";
     const HINTS: Hints = Hints::RUNS_PROGRAMS;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

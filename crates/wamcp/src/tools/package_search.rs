@@ -13,7 +13,7 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Words to search for (1-160 characters).
+    /// 1-160 characters.
     pub query: String,
     #[serde(default = "winget")]
     pub source: Source,
@@ -29,8 +29,8 @@ impl ToolDef for PackageSearch {
     type Params = Params;
     const NAME: &'static str = "package_search";
     const GROUPS: &'static [Group] = &[Group::Packages];
-    const DESCRIPTION: &'static str = "Search a package manager (winget, Chocolatey, Scoop, apt, Homebrew) \
-        for the exact id of a package, before installing it with package_install.";
+    const DESCRIPTION: &'static str = "Search a package manager (winget, Chocolatey, Scoop, apt, \
+        Homebrew) for a package's exact id, for package_install.";
     const HINTS: Hints = Hints::NETWORK_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

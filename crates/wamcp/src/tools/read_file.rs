@@ -11,12 +11,12 @@ use wamcp_policy::text::shown;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// File to read, absolute or relative to the server's working directory.
+    /// Absolute, or relative to the working directory.
     pub path: String,
-    /// First line to return, counting from 1.
+    /// First line, from 1.
     #[serde(default = "super::first_line")]
     pub start_line: i64,
-    /// Most lines to return (at most 2000).
+    /// At most 2000.
     #[serde(default = "super::page_of_lines")]
     pub max_lines: i64,
 }
@@ -31,8 +31,8 @@ impl ToolDef for ReadFile {
     type Params = Params;
     const NAME: &'static str = "read_file";
     const GROUPS: &'static [Group] = &[Group::Core];
-    const DESCRIPTION: &'static str = "Read a text file's lines, up to 2000 lines or 256 KiB per call; a \
-        longer file ends with the exact call that reads on.";
+    const DESCRIPTION: &'static str = "Read a text file's lines, at most 2000 or 256 KiB per \
+        call; a longer file ends with the call that reads on.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

@@ -9,7 +9,7 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// The window, from windows().
+    /// From windows().
     pub hwnd: i64,
 }
 
@@ -19,8 +19,8 @@ impl ToolDef for Reveal {
     type Params = Params;
     const NAME: &'static str = "reveal";
     const GROUPS: &'static [Group] = &[Group::Desktop];
-    const DESCRIPTION: &'static str = "Show a window and bring it to the front (restoring it when \
-        minimised), verified. This takes the user's foreground: call it only when they asked.";
+    const DESCRIPTION: &'static str = "Bring a window to the front (restored if minimised), \
+        verified. This takes the user's foreground: only when they asked.";
     const HINTS: Hints = Hints::DESKTOP_ACTION;
     const WINDOWS_ONLY: bool = true;
 

@@ -11,12 +11,12 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// A command line, e.g. "cd web && npm test | tail -n 30".
+    /// e.g. "cd web && npm test | tail -n 30".
     pub command: String,
-    /// Seconds before the command's process tree is killed (1-600).
+    /// 1-600; then the process tree is killed.
     #[serde(default = "three_hundred")]
     pub timeout_seconds: i64,
-    /// Directory to run in, inside a writable root.
+    /// Inside a writable root.
     #[serde(default)]
     pub working_directory: Option<String>,
 }
@@ -33,8 +33,9 @@ impl ToolDef for RunPowershell {
     const HOOK: HookClass = HookClass::Command;
     const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Build];
-    const DESCRIPTION: &'static str = "Run developer commands (git, cmake, cargo, npm, python, project tools) \
-        in a project root; returns output and exit code. wamcp itself does &&, ;, cd, VAR=x, 2>&1 and | head/grep.";
+    const DESCRIPTION: &'static str = "Run developer commands (git, cmake, cargo, npm, python, \
+        project tools) in a project root; returns output and exit code. &&, ;, cd, VAR=x, 2>&1 \
+        and | head/grep work.";
     const HINTS: Hints = Hints::RUNS_PROGRAMS;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

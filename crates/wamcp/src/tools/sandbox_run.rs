@@ -20,19 +20,18 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// The command, run by `sh -lc` (WSL, Dev Container) or `cmd.exe /c` (Windows Sandbox).
+    /// Run by `sh -lc`, or by `cmd.exe /c` in Windows Sandbox.
     pub command: String,
-    /// linux_compatibility: WSL; project_reproducibility: Dev Container; untrusted_windows: Windows Sandbox.
     pub isolation_requirement: Requirement,
     #[serde(default = "auto")]
     pub environment: Environment,
-    /// Project folder, inside a writable root.
+    /// Inside a writable root.
     #[serde(default)]
     pub workspace_folder: Option<String>,
-    /// Windows Sandbox only: files and folders the command needs, relative to the workspace folder.
+    /// Windows Sandbox: what it needs, relative to workspace_folder.
     #[serde(default)]
     pub payload_paths: Vec<String>,
-    /// false plans; true runs after the user approves (pass the plan's expected_* values).
+    /// false plans; true runs once approved (pass the plan's expected_* values).
     #[serde(default)]
     pub execute: bool,
     #[serde(default)]
@@ -71,9 +70,9 @@ impl ToolDef for SandboxRun {
     const HOOK: HookClass = HookClass::SandboxRun;
     const LONG_RUNNING: bool = true;
     const GROUPS: &'static [Group] = &[Group::Sandbox];
-    const DESCRIPTION: &'static str = "Run a command where the work belongs: WSL for Linux compatibility, the \
-        project's Dev Container for reproducibility, Windows Sandbox (a read-only copy of named files, no \
-        network) for untrusted Windows code. Plan first; runs only after the user approves.";
+    const DESCRIPTION: &'static str = "Run a command in WSL (Linux compatibility), the project's \
+        Dev Container (reproducibility) or Windows Sandbox (untrusted Windows code: a read-only \
+        copy of named files, no network). Plans first; runs once the user approves.";
     const HINTS: Hints = Hints::RUNS_PROGRAMS;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

@@ -11,15 +11,15 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// The window, from windows().
+    /// From windows().
     pub hwnd: i64,
-    /// The control to scroll (its text, id:<n> or class:<Class>[n]); the window itself when absent.
+    /// The control (text, id:<n> or class:<Class>[n]); the window when absent.
     pub target: Option<String>,
     pub direction: Direction,
-    /// Lines to move (1-100, default 3).
+    /// 1-100, default 3.
     #[serde(default = "three")]
     pub lines: u32,
-    /// Allow the real mouse wheel over the window brought forward; only after the user agreed.
+    /// Allow the real wheel in the foreground; only if the user agreed.
     #[serde(default)]
     pub allow_foreground: bool,
 }
@@ -34,8 +34,8 @@ impl ToolDef for Scroll {
     type Params = Params;
     const NAME: &'static str = "scroll";
     const GROUPS: &'static [Group] = &[Group::Desktop];
-    const DESCRIPTION: &'static str = "Scroll a control or window without taking the foreground, where \
-        it has a scroll bar that answers scroll messages; otherwise needs_permission.";
+    const DESCRIPTION: &'static str = "Scroll a control or window that answers scroll messages, \
+        without taking the foreground; otherwise needs_permission.";
     const HINTS: Hints = Hints::DESKTOP_ACTION;
     const WINDOWS_ONLY: bool = true;
 

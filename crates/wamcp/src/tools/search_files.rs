@@ -11,20 +11,20 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Text to find on one line; a literal unless regex is true.
+    /// Text on one line; literal unless regex.
     pub pattern: String,
     /// Directory to search.
     #[serde(default = "dot")]
     pub path: String,
-    /// Only files matching these name patterns, comma-separated, e.g. "*.cpp,*.h".
+    /// Name patterns of the files to search, e.g. "*.cpp,*.h".
     #[serde(default)]
     pub file_glob: String,
     #[serde(default)]
     pub ignore_case: bool,
-    /// Treat pattern as a regular expression (Rust syntax).
+    /// pattern is a Rust regex.
     #[serde(default)]
     pub regex: bool,
-    /// Most matches to return (1-100).
+    /// 1-100.
     #[serde(default = "one_hundred")]
     pub max_results: i64,
 }
@@ -39,8 +39,8 @@ impl ToolDef for SearchFiles {
     type Params = Params;
     const NAME: &'static str = "search_files";
     const GROUPS: &'static [Group] = &[Group::Core];
-    const DESCRIPTION: &'static str = "Search file contents under a directory, recursively: \
-        line: text under each file's path. The cheapest way to locate code.";
+    const DESCRIPTION: &'static str = "Search file contents under a directory, recursively; \
+        matches come as `line: text` under each file's path. The cheapest way to find code.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

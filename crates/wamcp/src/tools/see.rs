@@ -10,12 +10,12 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// The window, from windows().
+    /// From windows().
     pub hwnd: i64,
-    /// Also read the UI Automation tree (slow for browsers; stops after 5 s with timed_out).
+    /// Also the UI Automation tree (slow for browsers; stops at 5 s).
     #[serde(default)]
     pub with_tree: bool,
-    /// Longest side of the returned picture in pixels (64-4096, default 1280).
+    /// The picture's longest side, 64-4096 px (default 1280).
     pub max_edge: Option<u32>,
 }
 
@@ -25,9 +25,9 @@ impl ToolDef for See {
     type Params = Params;
     const NAME: &'static str = "see";
     const GROUPS: &'static [Group] = &[Group::Desktop];
-    const DESCRIPTION: &'static str = "Look at one window without bringing it forward: a PNG of it \
-        (or image_unavailable with the reason) and its child controls (class, text, id, rect, enabled, \
-        checked), the targets click and type_text take.";
+    const DESCRIPTION: &'static str = "Look at a window without raising it: a PNG (or \
+        image_unavailable and why) and its controls (class, text, id, rect, enabled, checked), \
+        the targets of click and type_text.";
     const HINTS: Hints = Hints::LOCAL_READ;
     const WINDOWS_ONLY: bool = true;
 

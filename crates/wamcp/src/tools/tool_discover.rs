@@ -47,8 +47,8 @@ impl ToolDef for ToolDiscover {
     type Params = Params;
     const NAME: &'static str = "tool_discover";
     const GROUPS: &'static [Group] = &[Group::Env];
-    const DESCRIPTION: &'static str = "Find developer tools on PATH (runtimes, editors, package managers, \
-        version control) and ask each its version; one that does not answer in 5 s is unknown, not absent.";
+    const DESCRIPTION: &'static str = "Developer tools on PATH (runtimes, editors, package \
+        managers, version control) and their versions; one silent for 5 s is unknown, not absent.";
     const HINTS: Hints = Hints::LOCAL_READ;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {

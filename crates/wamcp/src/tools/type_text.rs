@@ -9,13 +9,13 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// The window, from windows().
+    /// From windows().
     pub hwnd: i64,
-    /// The control: its text, id:<control id>, or class:<Class>[n].
+    /// Its text, id:<control id> or class:<Class>[n].
     pub target: String,
-    /// The text the control should hold (up to 32,768 characters).
+    /// The control's new text (at most 32,768 characters).
     pub text: String,
-    /// Allow typing real keystrokes into the window brought forward; only after the user agreed.
+    /// Allow real keystrokes in the foreground; only if the user agreed.
     #[serde(default)]
     pub allow_foreground: bool,
 }
@@ -26,9 +26,9 @@ impl ToolDef for TypeText {
     type Params = Params;
     const NAME: &'static str = "type_text";
     const GROUPS: &'static [Group] = &[Group::Desktop];
-    const DESCRIPTION: &'static str = "Set the text of an edit control without taking the foreground \
-        (WM_SETTEXT, verified by reading it back). Password fields are refused. When only real typing \
-        would do, the answer is needs_permission: ask the user.";
+    const DESCRIPTION: &'static str = "Set an edit control's text without taking the foreground \
+        (WM_SETTEXT, read back); password fields are refused. Otherwise the answer is \
+        needs_permission: ask the user.";
     const HINTS: Hints = Hints::DESKTOP_ACTION;
     const WINDOWS_ONLY: bool = true;
 

@@ -10,9 +10,9 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// What to search for (at most 400 characters).
+    /// At most 400 characters.
     pub query: String,
-    /// Results to return (1-10).
+    /// 1-10.
     #[serde(default = "five")]
     pub max_results: i64,
 }
@@ -27,8 +27,9 @@ impl ToolDef for WebSearch {
     type Params = Params;
     const NAME: &'static str = "web_search";
     const GROUPS: &'static [Group] = &[Group::Search, Group::Research];
-    const DESCRIPTION: &'static str = "Search the web (DuckDuckGo) and get numbered titles, URLs and snippets. \
-        Open a result with fetch_web_page. 'Blocked' is not 'no results': do not rephrase and retry.";
+    const DESCRIPTION: &'static str = "Search the web (DuckDuckGo): numbered titles, URLs and \
+        snippets; open one with fetch_web_page. 'Blocked' is not 'no results': do not rephrase \
+        and retry.";
     const HINTS: Hints = Hints {
         read_only: true,
         destructive: false,

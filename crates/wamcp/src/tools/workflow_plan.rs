@@ -13,10 +13,10 @@ use wamcp_policy::groups::Group;
 pub struct Params {
     /// What the user wants done, in their words.
     pub task: String,
-    /// Anything else that names the project's languages or tools.
+    /// The project's languages or tools, if known.
     #[serde(default)]
     pub context: String,
-    /// The project directory (inside a writable root).
+    /// Project directory, inside a writable root.
     #[serde(default)]
     pub cwd: Option<String>,
 }
@@ -28,8 +28,8 @@ impl ToolDef for WorkflowPlan {
     const NAME: &'static str = "workflow_plan";
     const HOOK: HookClass = HookClass::Plan;
     const GROUPS: &'static [Group] = &[Group::Env];
-    const DESCRIPTION: &'static str = "Choose the catalog capability a task calls for, or say that none \
-        fits or that several tie, with every candidate's evidence and the inspect, route, execute and verify \
+    const DESCRIPTION: &'static str = "Pick the catalog capability for a task (or say none fits, \
+        or several tie), with each candidate's evidence and the inspect, route, run and verify \
         steps.";
     const HINTS: Hints = Hints::LOCAL_READ;
 

@@ -10,9 +10,9 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Destination inside a writable root (see get_server_info).
+    /// Inside a writable root (see get_server_info).
     pub path: String,
-    /// The whole file, written byte for byte as UTF-8.
+    /// The whole file, as UTF-8.
     pub content: String,
     /// Replace an existing file.
     #[serde(default)]
@@ -26,8 +26,9 @@ impl ToolDef for WriteFile {
     const NAME: &'static str = "write_file";
     const HOOK: HookClass = HookClass::Write;
     const GROUPS: &'static [Group] = &[Group::Edit];
-    const DESCRIPTION: &'static str = "Create a text file, or replace one entirely with overwrite=true, \
-        inside a writable root; missing directories are created. To change part of a file use edit_file.";
+    const DESCRIPTION: &'static str = "Create a text file, or replace one with overwrite=true, \
+        inside a writable root, creating missing folders. To change part of a file, use \
+        edit_file.";
     const HINTS: Hints = Hints::LOCAL_WRITE;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
