@@ -232,8 +232,7 @@ impl FileResult {
 }
 
 /// Searches one file, read whole (up to the cap) into `buffer`, which a
-/// worker keeps from file to file. Read to the length the handle reports,
-/// the file costs one `read` and no second one to find its end.
+/// worker keeps from file to file.
 fn search_one(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
@@ -242,17 +241,19 @@ fn search_one(
     buffer: &mut Vec<u8>,
 ) -> FileResult {
     let mut result = FileResult::default();
-    let read = crate::regular::open_listed(path).and_then(|(file, metadata)| {
+    let read = crate::regular::open_listed(path).and_then(|(mut file, metadata)| {
         result.larger_than_cap = metadata.len() > MAX_GREP_FILE_BYTES;
-        buffer.clear();
-        file.take(metadata.len().min(MAX_GREP_FILE_BYTES))
-            .read_to_end(buffer)
+        let want = metadata.len().min(MAX_GREP_FILE_BYTES) as usize;
+        read_up_to(&mut file, want, buffer)
     });
-    if let Err(e) = read {
-        result.unreadable = Some(io_reason(&e));
-        return result;
-    }
-    if is_binary(buffer) {
+    let bytes = match read {
+        Ok(filled) => &buffer[..filled],
+        Err(e) => {
+            result.unreadable = Some(io_reason(&e));
+            return result;
+        }
+    };
+    if is_binary(bytes) {
         result.binary = true;
         return result;
     }
@@ -260,7 +261,7 @@ fn search_one(
         result: &mut result,
         limit,
     };
-    if let Err(e) = searcher.search_slice(matcher, buffer, &mut sink) {
+    if let Err(e) = searcher.search_slice(matcher, bytes, &mut sink) {
         result.matches.clear();
         result.unreadable = Some(io_reason(&e));
     }
@@ -268,6 +269,30 @@ fn search_one(
         result.matches.clear();
     }
     result
+}
+
+/// Reads up to `want` bytes of `file` into the start of `buffer` and says
+/// how many came. Asked for the length the handle reported, a file costs
+/// one `read`: `read_to_end` asked for 8 KiB first and doubled from there,
+/// and needed one more call to see the end.
+fn read_up_to(
+    file: &mut std::fs::File,
+    want: usize,
+    buffer: &mut Vec<u8>,
+) -> std::io::Result<usize> {
+    if buffer.len() < want {
+        buffer.resize(want, 0);
+    }
+    let mut filled = 0;
+    while filled < want {
+        match file.read(&mut buffer[filled..want]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
 }
 
 /// Whether `bytes` hold a NUL byte, so the file is binary and not searched.
