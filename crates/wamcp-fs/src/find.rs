@@ -34,7 +34,7 @@ pub fn find_files(
     let (limit, capped) = clamp_request(max_results, MAX_FIND_RESULTS as u64);
     let walk = walk_files(
         &root,
-        &|rel, name| globs.matches(rel, name),
+        &|rel, name| globs.matches_entry(rel, name),
         bounds,
         limit as usize,
     );

@@ -34,11 +34,11 @@ pub struct Walk {
 }
 
 /// Walks `root` and keeps the regular files for which `keep(relative, name)`
-/// holds. The first `shown` files are sorted, so what is shown never
+/// holds; `relative` spells out the `/`-separated relative path when asked. The first `shown` files are sorted, so what is shown never
 /// depends on thread timing.
 pub fn walk_files(
     root: &Path,
-    keep: &(dyn Fn(&str, &str) -> bool + Sync),
+    keep: &(dyn Fn(&dyn Fn() -> String, &str) -> bool + Sync),
     bounds: &Bounds,
     shown: usize,
 ) -> Walk {
@@ -115,7 +115,7 @@ fn is_secret(entry: &DirEntry, root: &Path, secrets: &Secrets, noted: &Mutex<Vec
 
 struct Collector<'a> {
     root: &'a Path,
-    keep: &'a (dyn Fn(&str, &str) -> bool + Sync),
+    keep: &'a (dyn Fn(&dyn Fn() -> String, &str) -> bool + Sync),
     shared: &'a Mutex<(Vec<String>, Vec<String>)>,
     bounds: &'a Bounds<'a>,
     cut_short: &'a AtomicBool,
@@ -139,7 +139,7 @@ impl<'s> ParallelVisitorBuilder<'s> for Collector<'s> {
 /// when the thread finishes, so threads do not contend on the lock per file.
 struct Visitor<'a> {
     root: &'a Path,
-    keep: &'a (dyn Fn(&str, &str) -> bool + Sync),
+    keep: &'a (dyn Fn(&dyn Fn() -> String, &str) -> bool + Sync),
     shared: &'a Mutex<(Vec<String>, Vec<String>)>,
     bounds: &'a Bounds<'a>,
     cut_short: &'a AtomicBool,
@@ -156,10 +156,10 @@ impl ParallelVisitor for Visitor<'_> {
         match entry {
             Ok(entry) => {
                 if entry.file_type().is_some_and(|t| t.is_file()) {
-                    let rel = relative(entry.path(), self.root);
+                    let rel = || relative(entry.path(), self.root);
                     let name = entry.file_name().to_string_lossy();
                     if (self.keep)(&rel, &name) {
-                        self.files.push(rel);
+                        self.files.push(rel());
                     }
                     self.bounds.progress.fetch_add(1, Ordering::Relaxed);
                 }
