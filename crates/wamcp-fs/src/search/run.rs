@@ -67,11 +67,12 @@ pub(super) fn search_tree(
         .max(1);
     let walk = std::thread::scope(|scope| {
         let walker = scope.spawn(|| {
-            let walk = walk_in_order(root, keep, bounds, &feed.halted, &mut |batch| {
+            // Closed however the walk ends, a panic included: workers
+            // waiting for files would otherwise wait for ever.
+            let _closing = Closing(&feed);
+            walk_in_order(root, keep, bounds, &feed.halted, &mut |batch| {
                 feed.push(batch);
-            });
-            feed.close();
-            walk
+            })
         });
         for _ in 0..workers {
             scope.spawn(|| {
@@ -187,6 +188,15 @@ impl Feed {
             queue = self.more.wait(queue).unwrap_or_else(|e| e.into_inner());
             queue.waiting -= 1;
         }
+    }
+}
+
+/// Closes the feed when dropped.
+struct Closing<'a>(&'a Feed);
+
+impl Drop for Closing<'_> {
+    fn drop(&mut self) {
+        self.0.close();
     }
 }
 
