@@ -313,7 +313,7 @@ fn write_no_matches(out: &mut String, outcome: &Outcome) {
         searched => {
             let _ = writeln!(
                 out,
-                "No matches in {searched} file{}.",
+                "No match ({searched} file{}).",
                 if searched == 1 { "" } else { "s" }
             );
         }

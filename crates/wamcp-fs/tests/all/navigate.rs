@@ -370,7 +370,7 @@ fn search_literal_case_and_regex() {
     );
     // Literal mode really is literal.
     assert!(search(d.path(), "run()", "", false, false, 100).starts_with("include/run.h:1:"));
-    assert!(search(d.path(), "run.)", "", false, false, 100).contains("No matches"));
+    assert!(search(d.path(), "run.)", "", false, false, 100).starts_with("No match ("));
     assert!(search(d.path(), "run(", "", false, false, 100).starts_with("include/run.h:1:"));
 }
 
@@ -415,7 +415,7 @@ fn regex_hint_only_for_regex_syntax() {
     let out = search(d.path(), "nothing(", "", false, false, 100);
     assert!(!out.contains("regex=true"), "{out}");
     assert!(
-        out.starts_with("No matches in 5 files.\nSkipped as tool folders: build, DEBUG, out, and 1 more; pass one as path to look inside.\n"),
+        out.starts_with("No match (5 files).\nSkipped as tool folders: build, DEBUG, out, and 1 more; pass one as path to look inside.\n"),
         "{out}"
     );
 }
@@ -454,11 +454,11 @@ fn bad_patterns_are_typed_errors_and_hard_ones_are_answered() {
         &[("e.txt", format!("{}!\n", "a".repeat(50_000)).as_bytes())],
         &[],
     );
-    assert!(search(evil.path(), "(a+)+$", "", false, true, 100).contains("No matches"));
-    assert!(search(evil.path(), "(a|aa)*b", "", false, true, 100).contains("No matches"));
+    assert!(search(evil.path(), "(a+)+$", "", false, true, 100).starts_with("No match ("));
+    assert!(search(evil.path(), "(a|aa)*b", "", false, true, 100).starts_with("No match ("));
     // A 100 KB pattern: an answer (literal) or a typed error (regex), never a hang.
     let big = "x".repeat(100 * 1024);
-    assert!(search(d.path(), &big, "", false, false, 100).contains("No matches"));
+    assert!(search(d.path(), &big, "", false, false, 100).starts_with("No match ("));
     let req = SearchRequest {
         pattern: &format!("({big})+"),
         path: ".",
@@ -470,7 +470,7 @@ fn bad_patterns_are_typed_errors_and_hard_ones_are_answered() {
     if let Err(e) = search_files(&req, d.path(), &bounds()) {
         assert_eq!(e.kind, ErrorType::InvalidPattern);
     }
-    assert!(search(d.path(), "a\0b", "", false, false, 100).contains("No matches"));
+    assert!(search(d.path(), "a\0b", "", false, false, 100).starts_with("No match ("));
     let req = SearchRequest {
         pattern: "x",
         path: "a\0b",
@@ -703,7 +703,7 @@ fn a_big_tree_is_searched_whole_and_the_same_way_every_time() {
     // A pattern in no file makes every one of the 2,400 files be searched.
     let none = search_with(d.path(), "absent", 100, &Never, 1);
     assert_eq!(
-        none, "No matches in 2400 files.\n",
+        none, "No match (2400 files).\n",
         "no skipped folder here: no note"
     );
     for run in 0..20 {

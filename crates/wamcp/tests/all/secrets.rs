@@ -88,7 +88,7 @@ async fn walks_over_home_leave_the_stores_out_and_say_so() {
     let search = client
         .call_text("search_files", json!({"pattern": "CANARY", "path": home}))
         .await;
-    assert!(search.starts_with("No matches in "), "{search}");
+    assert!(search.starts_with("No match ("), "{search}");
     assert!(
         search.contains(".ssh (a secret store: SSH keys)"),
         "{search}"
