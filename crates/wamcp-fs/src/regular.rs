@@ -31,21 +31,51 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
     if let Some(what) = describe(&std::fs::metadata(path)?.file_type()) {
         return Err(std::io::Error::other(NotRegular { what }));
     }
-    open_listed(path).map(|(file, _)| file)
+    let file = open_without_blocking(path, Links::Follow)?;
+    checked(file).map(|(file, _)| file)
 }
 
 /// Opens `path`, which a directory listing just named as a regular file,
 /// and checks on the handle that it still is one; returns its metadata too.
-/// The look by path is left out: a search opens hundreds of thousands of
-/// listed files, and a socket swapped in since the listing only words its
-/// refusal less well.
+/// A link is not followed: one swapped in since the listing (pointing at a
+/// key in `~/.ssh`, say) is refused, not read. The look by path is left
+/// out: a search opens hundreds of thousands of listed files, and a socket
+/// swapped in since the listing only words its refusal less well.
 pub fn open_listed(path: &Path) -> std::io::Result<(File, std::fs::Metadata)> {
-    let file = open_without_blocking(path)?;
+    let file = open_without_blocking(path, Links::Refuse).map_err(link_refused)?;
+    checked(file)
+}
+
+/// The error of an open that met a link where it refuses one: `ELOOP`
+/// on Unix, said as what it is.
+#[cfg(unix)]
+fn link_refused(error: std::io::Error) -> std::io::Error {
+    if error.raw_os_error() == Some(libc::ELOOP) {
+        return std::io::Error::other(NotRegular { what: "a link" });
+    }
+    error
+}
+
+/// On Windows the link itself is opened and refused on the handle.
+#[cfg(not(unix))]
+fn link_refused(error: std::io::Error) -> std::io::Error {
+    error
+}
+
+/// `file` and its metadata if, on the handle, it is a regular file.
+fn checked(file: File) -> std::io::Result<(File, std::fs::Metadata)> {
     let metadata = file.metadata()?;
     match describe(&metadata.file_type()) {
         None => Ok((file, metadata)),
         Some(what) => Err(std::io::Error::other(NotRegular { what })),
     }
+}
+
+/// Whether opening follows a link at the path's last component.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Links {
+    Follow,
+    Refuse,
 }
 
 /// `None` for a regular file; otherwise what it is, in words.
@@ -55,6 +85,9 @@ pub fn describe(kind: &std::fs::FileType) -> Option<&'static str> {
     }
     if kind.is_dir() {
         return Some("a directory");
+    }
+    if kind.is_symlink() {
+        return Some("a link");
     }
     #[cfg(unix)]
     {
@@ -76,16 +109,39 @@ pub fn describe(kind: &std::fs::FileType) -> Option<&'static str> {
 }
 
 #[cfg(unix)]
-fn open_without_blocking(path: &Path) -> std::io::Result<File> {
+fn open_without_blocking(path: &Path, links: Links) -> std::io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
+    let no_follow = if links == Links::Refuse {
+        libc::O_NOFOLLOW
+    } else {
+        0
+    };
     std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | no_follow)
         .open(path)
 }
 
-#[cfg(not(unix))]
-fn open_without_blocking(path: &Path) -> std::io::Result<File> {
+/// On Windows a link (or junction) is opened itself rather than followed,
+/// and then refused on the handle as a link.
+#[cfg(windows)]
+fn open_without_blocking(path: &Path, links: Links) -> std::io::Result<File> {
+    use std::os::windows::fs::OpenOptionsExt;
+    // FILE_FLAG_OPEN_REPARSE_POINT
+    const OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+    let flags = if links == Links::Refuse {
+        OPEN_REPARSE_POINT
+    } else {
+        0
+    };
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)
+}
+
+#[cfg(not(any(unix, windows)))]
+fn open_without_blocking(path: &Path, _links: Links) -> std::io::Result<File> {
     File::open(path)
 }
 
@@ -112,6 +168,24 @@ mod tests {
         }
         std::fs::write(dir.path().join("f"), "x").unwrap();
         assert!(open_regular(&dir.path().join("f")).is_ok());
+    }
+
+    /// A listed file that is a link by the time it is opened (one swapped
+    /// in for a file the walk saw) is refused on the open itself.
+    #[test]
+    fn a_listed_file_is_not_followed_when_it_has_become_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("key"), "secret").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("key"), dir.path().join("notes.txt")).unwrap();
+        let error = open_listed(&dir.path().join("notes.txt")).unwrap_err();
+        let inner = error.get_ref().and_then(|e| e.downcast_ref::<NotRegular>());
+        assert_eq!(inner.map(|n| n.what), Some("a link"));
+        assert!(
+            open_regular(&dir.path().join("notes.txt")).is_ok(),
+            "read_file follows"
+        );
+        let (_, metadata) = open_listed(&dir.path().join("key")).unwrap();
+        assert_eq!(metadata.len(), 6);
     }
 }
 

@@ -282,17 +282,14 @@ fn write_out_of_time(out: &mut String, outcome: &Outcome, bounds: &Bounds) {
         );
         return;
     }
-    let of = if outcome.listing_finished {
-        format!("{listed} files")
-    } else {
-        format!("the {listed} files listed so far")
-    };
+    // No total: the walk runs ahead of the search, so how far it got
+    // depends on thread timing, and the answer must not.
     let reached = tally
         .last_searched
         .map_or(".", |rel| rel.rsplit_once('/').map_or(".", |(dir, _)| dir));
     let _ = writeln!(
         out,
-        "[INCOMPLETE: the time budget of {} ran out after searching the first {searched} of {of} {scope}, \
+        "[INCOMPLETE: the time budget of {} ran out after searching the first {searched} files {scope}, \
          in path order, up to '{reached}/'. {shown} match{} found in those files; the rest were not searched, \
          so this is not a total. Narrow path or file_glob to search them.]",
         bounds.budget.describe(),

@@ -253,7 +253,12 @@ fn search_one(
     let mut result = FileResult::default();
     let read = crate::regular::open_listed(path).and_then(|(mut file, metadata)| {
         result.larger_than_cap = metadata.len() > MAX_GREP_FILE_BYTES;
-        let want = metadata.len().min(MAX_GREP_FILE_BYTES) as usize;
+        // Some files report no length and still have content (Linux's
+        // /proc): read those to the cap.
+        let want = match metadata.len() {
+            0 => MAX_GREP_FILE_BYTES,
+            len => len.min(MAX_GREP_FILE_BYTES),
+        } as usize;
         read_up_to(&mut file, want, buffer)
     });
     let bytes = match read {

@@ -534,6 +534,15 @@ fn a_nul_far_into_a_file_still_makes_it_binary() {
     );
 }
 
+/// A file that reports no length but has content (Linux's /proc) is read
+/// up to the cap, not taken for empty.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_file_that_reports_no_length_is_still_searched() {
+    let out = search(Path::new("/proc/self"), "Name:", "status", false, false, 10);
+    assert!(out.starts_with("status:1: Name:"), "{out}");
+}
+
 /// Search lists its files in the order `find_files` sorts them, names
 /// that share a start with a directory's included (`a-c` < `a/b` < `a0`).
 #[test]
@@ -736,25 +745,11 @@ fn an_exhausted_budget_answers_a_path_order_prefix_and_says_so() {
                 complete.starts_with(&(lines.join("\n") + "\n")),
                 "a prefix of the complete answer"
             );
-            // The walk may or may not have listed the whole tree by then.
-            let notice = cut.lines().last().unwrap();
-            let of = notice
-                .strip_prefix("[INCOMPLETE: the time budget of 70 files ran out after searching the first 70 of ")
-                .and_then(|rest| rest.split_once(" under ").map(|(of, _)| of));
-            let listed_so_far = of
-                .and_then(|of| {
-                    of.strip_prefix("the ")?
-                        .strip_suffix(" files listed so far")
-                })
-                .and_then(|n| n.parse::<usize>().ok());
             assert!(
-                of == Some("2400 files") || listed_so_far.is_some_and(|n| (70..=2400).contains(&n)),
-                "{cut}"
-            );
-            assert!(
-                notice.ends_with(&format!(
-                    " under {}{}., in path order, up to 'd01/'. 70 matches were found in those files; the rest were \
-                     not searched, so this is not a total. Narrow path or file_glob to search them.]",
+                cut.ends_with(&format!(
+                    "[INCOMPLETE: the time budget of 70 files ran out after searching the first 70 files \
+                     under {}{}., in path order, up to 'd01/'. 70 matches were found in those files; the rest were \
+                     not searched, so this is not a total. Narrow path or file_glob to search them.]\n",
                     root(&d),
                     std::path::MAIN_SEPARATOR
                 )),
