@@ -12,7 +12,8 @@ WIN_TARGET=x86_64-pc-windows-gnu
 MSVC_TARGET=x86_64-pc-windows-msvc   # what most Windows users build: compiled here, tested as GNU under Wine
 WINE=/usr/lib/wine/wine64   # not /usr/bin/wine: its wrapper fails quietly without wine32
 mkdir -p "$CACHE"
-step() { printf '\n=== %s ===\n' "$*"; }
+# Each step says when it starts, so a slow run shows which step took the time.
+step() { printf '\n=== %s ===\n(%d s since the start)\n' "$*" "$SECONDS"; }
 
 step "dependencies"
 need=()
