@@ -19,6 +19,7 @@ mod edit;
 mod empty;
 mod file_lock;
 mod find;
+mod folder;
 mod globs;
 pub mod journal;
 pub mod leftovers;

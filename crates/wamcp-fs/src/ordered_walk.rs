@@ -17,24 +17,31 @@
 //! case-sensitive disk): each is walked whole, one after the other.
 
 use crate::budget::Bounds;
+use crate::folder::{Folder, Sort};
 use crate::paths::path_order;
 use crate::walk::{MAX_PRUNED_NOTED, io_reason};
-use std::path::{Path, PathBuf};
+use std::ffi::OsString;
+use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use wamcp_policy::skip::is_skipped_directory;
 
 /// Files handed over at most this many at a time inside one directory, so
 /// a directory of a hundred thousand files starts being searched early.
-const MAX_BATCH: usize = 512;
+const MAX_BATCH: usize = 256;
 
 /// A file the walk found: its `/`-separated path relative to the root, as
-/// answers show it, and its real path, which is what gets opened (a name
-/// that is not valid Unicode is shown lossily but still read).
+/// answers show it, and its folder and real name, which is what gets
+/// opened (a name that is not valid Unicode is shown lossily but still
+/// read).
 pub struct Listed {
     /// The path relative to the root, `/`-separated.
     pub rel: String,
-    /// The path to open.
-    pub path: PathBuf,
+    /// The folder it is in, open; taken by the worker that searches it, so
+    /// a folder is closed once its last file was searched.
+    pub folder: Option<Arc<Folder>>,
+    /// Its name there.
+    pub name: OsString,
 }
 
 /// What the walk met besides the files it handed over.
@@ -60,7 +67,7 @@ struct Entry {
     /// The name, with `/` after a directory's: the sort key and the
     /// relative path's last part.
     key: String,
-    path: PathBuf,
+    name: OsString,
     kind: Kind,
 }
 
@@ -85,10 +92,10 @@ pub fn walk_in_order(
 ) -> OrderedWalk {
     let mut walk = OrderedWalk::default();
     let mut batch = Vec::new();
-    let mut open: Vec<(String, std::vec::IntoIter<Entry>)> = Vec::new();
-    let mut next_directory = Some((String::new(), root.to_path_buf()));
+    let mut open: Vec<(String, Arc<Folder>, std::vec::IntoIter<Entry>)> = Vec::new();
+    let mut next_folder = Some((String::new(), Folder::open_root(root)));
     loop {
-        if let Some((rel, path)) = next_directory.take() {
+        if let Some((rel, folder)) = next_folder.take() {
             if !batch.is_empty() {
                 deliver(std::mem::take(&mut batch));
             }
@@ -99,8 +106,8 @@ pub fn walk_in_order(
                 walk.out_of_time = true;
                 break;
             }
-            match read_sorted(&path, bounds) {
-                Ok(entries) => open.push((rel, entries.into_iter())),
+            match folder.and_then(|f| read_sorted(&f, bounds).map(|entries| (f, entries))) {
+                Ok((folder, entries)) => open.push((rel, folder, entries.into_iter())),
                 Err(e) => {
                     let shown = if rel.is_empty() {
                         "."
@@ -112,7 +119,7 @@ pub fn walk_in_order(
                 }
             }
         }
-        let Some((prefix, entries)) = open.last_mut() else {
+        let Some((prefix, folder, entries)) = open.last_mut() else {
             walk.finished = true;
             break;
         };
@@ -122,12 +129,13 @@ pub fn walk_in_order(
         };
         let rel = format!("{prefix}{}", entry.key);
         match entry.kind {
-            Kind::Directory => next_directory = Some((rel, entry.path)),
+            Kind::Directory => next_folder = Some((rel, folder.open_child(&entry.name))),
             Kind::File => {
                 if keep(&rel, &entry.key) {
                     batch.push(Listed {
                         rel,
-                        path: entry.path,
+                        folder: Some(folder.clone()),
+                        name: entry.name,
                     });
                     walk.listed += 1;
                     if batch.len() == MAX_BATCH {
@@ -153,36 +161,28 @@ pub fn walk_in_order(
     walk
 }
 
-/// The entries of the directory `path` that the walk treats, sorted so that
-/// depth first they come in path order. Links are not followed: a link is
-/// neither a file nor a directory here.
-fn read_sorted(path: &Path, bounds: &Bounds) -> std::io::Result<Vec<Entry>> {
+/// The entries of `folder` that the walk treats, sorted so that depth first
+/// they come in path order. Links are not followed: a link is neither a
+/// file nor a folder here.
+fn read_sorted(folder: &Folder, bounds: &Bounds) -> std::io::Result<Vec<Entry>> {
     let mut entries = Vec::new();
-    for item in std::fs::read_dir(path)? {
-        let item = item?;
-        let Ok(file_type) = item.file_type() else {
-            continue;
-        };
-        let name = item.file_name();
+    for (name, sort) in folder.entries()? {
         let key = name.to_string_lossy().into_owned();
-        let path = item.path();
-        let kind = if file_type.is_dir() {
-            if is_skipped_directory(&key) {
-                Kind::Pruned
-            } else {
-                Kind::Directory
-            }
-        } else if file_type.is_file() {
-            Kind::File
-        } else {
-            continue;
+        let kind = match sort {
+            Sort::Folder if is_skipped_directory(&key) => Kind::Pruned,
+            Sort::Folder => Kind::Directory,
+            Sort::File => Kind::File,
+            Sort::Other => continue,
         };
-        let kind = match (&kind, bounds.secrets.hides(&path, &name)) {
-            (Kind::Pruned, _) | (_, None) => kind,
-            (_, Some(secret)) => Kind::Secret(secret.what),
+        let kind = match kind {
+            Kind::Pruned => kind,
+            _ => match bounds.secrets.hides(&folder.path_of(&name), &name) {
+                Some(secret) => Kind::Secret(secret.what),
+                None => kind,
+            },
         };
-        let key = if file_type.is_dir() { key + "/" } else { key };
-        entries.push(Entry { key, path, kind });
+        let key = if sort == Sort::Folder { key + "/" } else { key };
+        entries.push(Entry { key, name, kind });
     }
     entries.sort_by(|a, b| path_order(&a.key, &b.key));
     Ok(entries)

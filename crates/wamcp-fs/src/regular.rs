@@ -29,7 +29,7 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
     // Asked first by path too: opening a socket fails with a confusing
     // "no such device or address".
     if let Some(what) = describe(&std::fs::metadata(path)?.file_type()) {
-        return Err(std::io::Error::other(NotRegular { what }));
+        return Err(not_regular(what));
     }
     let file = open_without_blocking(path, Links::Follow)?;
     checked(file).map(|(file, _)| file)
@@ -51,7 +51,7 @@ pub fn open_listed(path: &Path) -> std::io::Result<(File, std::fs::Metadata)> {
 #[cfg(unix)]
 fn link_refused(error: std::io::Error) -> std::io::Error {
     if error.raw_os_error() == Some(libc::ELOOP) {
-        return std::io::Error::other(NotRegular { what: "a link" });
+        return not_regular("a link");
     }
     error
 }
@@ -62,12 +62,17 @@ fn link_refused(error: std::io::Error) -> std::io::Error {
     error
 }
 
+/// The error for something that is `what` instead of a regular file.
+pub(crate) fn not_regular(what: &'static str) -> std::io::Error {
+    std::io::Error::other(NotRegular { what })
+}
+
 /// `file` and its metadata if, on the handle, it is a regular file.
-fn checked(file: File) -> std::io::Result<(File, std::fs::Metadata)> {
+pub(crate) fn checked(file: File) -> std::io::Result<(File, std::fs::Metadata)> {
     let metadata = file.metadata()?;
     match describe(&metadata.file_type()) {
         None => Ok((file, metadata)),
-        Some(what) => Err(std::io::Error::other(NotRegular { what })),
+        Some(what) => Err(not_regular(what)),
     }
 }
 

@@ -4,6 +4,7 @@
 //! always the longest fully searched prefix, whatever the threads did.
 
 use crate::budget::Bounds;
+use crate::folder::Folder;
 use crate::ordered_walk::{Listed, OrderedWalk, walk_in_order};
 use crate::walk::io_reason;
 use grep_regex::RegexMatcher;
@@ -11,7 +12,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch}
 use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use wamcp_policy::limits::{MAX_GREP_FILE_BYTES, MAX_MATCH_LINE_CHARS};
 
 /// What searching one file produced, when it is worth keeping: matches or
@@ -76,18 +77,22 @@ pub(super) fn search_tree(
         });
         for _ in 0..workers {
             scope.spawn(|| {
+                // A worker that panics stops the search: the walker may be
+                // waiting for it to take files.
+                let _halting = HaltOnPanic(&feed);
                 let mut searcher = SearcherBuilder::new()
                     .binary_detection(BinaryDetection::quit(0))
                     .line_number(true)
                     .build();
                 let mut buffer = Vec::new();
-                while let Some((index, path)) = feed.take() {
+                while let Some((index, folder, name)) = feed.take() {
                     if bounds.budget.exhausted(index) {
                         out_of_time.store(true, Ordering::Relaxed);
                         feed.halt();
                         break;
                     }
-                    let result = search_one(&mut searcher, matcher, &path, limit, &mut buffer);
+                    let result =
+                        search_one(&mut searcher, matcher, &folder, &name, limit, &mut buffer);
                     bounds.progress.fetch_add(1, Ordering::Relaxed);
                     let mut prefix = results.lock().unwrap_or_else(|e| e.into_inner());
                     if prefix.record(index, result) > limit {
@@ -124,6 +129,12 @@ pub(super) fn search_tree(
     }
 }
 
+/// Files listed but not yet taken, at most, before the walker waits: each
+/// holds its folder open, and a process may have as few as 256 handles
+/// (macOS) or 1,024 (most Linux sessions). The walker lists far faster than
+/// workers search, so this lead keeps them busy.
+const MAX_AHEAD: usize = 256;
+
 /// The files listed so far and the next one to hand out.
 #[derive(Default)]
 struct Queue {
@@ -133,6 +144,8 @@ struct Queue {
     /// Workers waiting for files. The walker is far ahead of the searchers
     /// almost always, and a wake-up is a system call even when no one waits.
     waiting: usize,
+    /// The walker waits for the workers to catch up.
+    walker_waiting: bool,
 }
 
 /// The walker's files on their way to the workers.
@@ -140,6 +153,8 @@ struct Queue {
 struct Feed {
     queue: Mutex<Queue>,
     more: Condvar,
+    /// Signalled when a worker takes a file, for a walker that is ahead.
+    room: Condvar,
     /// Set when the answer is known (enough matches, or out of time): the
     /// walker and the workers stop at their next step.
     halted: AtomicBool,
@@ -148,6 +163,11 @@ struct Feed {
 impl Feed {
     fn push(&self, mut batch: Vec<Listed>) {
         let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        while queue.files.len() - queue.next >= MAX_AHEAD && !self.halted.load(Ordering::Relaxed) {
+            queue.walker_waiting = true;
+            queue = self.room.wait(queue).unwrap_or_else(|e| e.into_inner());
+            queue.walker_waiting = false;
+        }
         queue.files.append(&mut batch);
         if queue.waiting > 0 {
             self.more.notify_all();
@@ -165,11 +185,12 @@ impl Feed {
         // hears the wake-up.
         let _queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
         self.more.notify_all();
+        self.room.notify_all();
     }
 
     /// The next file in path order, with its place; `None` once halted or
     /// when the walk has ended and every file was handed out.
-    fn take(&self) -> Option<(usize, std::path::PathBuf)> {
+    fn take(&self) -> Option<(usize, Arc<Folder>, std::ffi::OsString)> {
         let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if self.halted.load(Ordering::Relaxed) {
@@ -177,9 +198,19 @@ impl Feed {
             }
             let index = queue.next;
             if let Some(listed) = queue.files.get_mut(index) {
-                let path = std::mem::take(&mut listed.path);
+                // Each file is handed out once, so its folder is there.
+                let folder = listed.folder.take();
+                let name = std::mem::take(&mut listed.name);
                 queue.next += 1;
-                return Some((index, path));
+                // Woken at half the lead, not per file: a wake-up is a
+                // system call.
+                if queue.walker_waiting && queue.files.len() - queue.next <= MAX_AHEAD / 2 {
+                    self.room.notify_one();
+                }
+                match folder {
+                    Some(folder) => return Some((index, folder, name)),
+                    None => continue,
+                }
             }
             if queue.closed {
                 return None;
@@ -187,6 +218,17 @@ impl Feed {
             queue.waiting += 1;
             queue = self.more.wait(queue).unwrap_or_else(|e| e.into_inner());
             queue.waiting -= 1;
+        }
+    }
+}
+
+/// Halts the feed when dropped while its thread panics.
+struct HaltOnPanic<'a>(&'a Feed);
+
+impl Drop for HaltOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.halt();
         }
     }
 }
@@ -246,12 +288,13 @@ impl FileResult {
 fn search_one(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
-    path: &Path,
+    folder: &Folder,
+    name: &std::ffi::OsStr,
     limit: usize,
     buffer: &mut Vec<u8>,
 ) -> FileResult {
     let mut result = FileResult::default();
-    let read = crate::regular::open_listed(path).and_then(|(mut file, metadata)| {
+    let read = folder.open_file(name).and_then(|(mut file, metadata)| {
         result.larger_than_cap = metadata.len() > MAX_GREP_FILE_BYTES;
         // Some files report no length and still have content (Linux's
         // /proc): read those to the cap.

@@ -8,5 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod navigate;
+#[cfg(target_os = "linux")]
+mod races;
 mod read;
 mod write;
