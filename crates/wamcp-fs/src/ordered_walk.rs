@@ -28,7 +28,7 @@ use wamcp_policy::skip::is_skipped_directory;
 
 /// Files handed over at most this many at a time inside one directory, so
 /// a directory of a hundred thousand files starts being searched early.
-const MAX_BATCH: usize = 256;
+const MAX_BATCH: usize = 64;
 
 /// A file the walk found: its `/`-separated path relative to the root, as
 /// answers show it, and its folder and real name, which is what gets

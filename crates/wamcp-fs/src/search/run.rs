@@ -131,9 +131,11 @@ pub(super) fn search_tree(
 
 /// Files listed but not yet taken, at most, before the walker waits: each
 /// holds its folder open, and a process may have as few as 256 handles
-/// (macOS) or 1,024 (most Linux sessions). The walker lists far faster than
-/// workers search, so this lead keeps them busy.
-const MAX_AHEAD: usize = 256;
+/// (macOS) or 1,024 (most Linux sessions). With a batch of 64 on top, at
+/// most 128 queued files pin a folder each; measured on 311,640 files
+/// under `ulimit -n 256`, a lead of 256 ran out of handles. The walker
+/// lists far faster than workers search, so this lead keeps them busy.
+const MAX_AHEAD: usize = 64;
 
 /// The files listed so far and the next one to hand out.
 #[derive(Default)]
