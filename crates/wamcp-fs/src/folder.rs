@@ -12,7 +12,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What an entry of a folder is, seen without following links.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -23,45 +23,68 @@ pub enum Sort {
     Other,
 }
 
+/// Folders open in this process: each holds a handle while files in it
+/// wait to be searched, and a process may have as few as 256 handles.
+static OPEN: AtomicUsize = AtomicUsize::new(0);
+
+/// How many walk folders are open in this process now.
+pub fn open_folders() -> usize {
+    OPEN.load(Ordering::Relaxed)
+}
+
 /// An open folder of the walk.
 pub struct Folder {
     /// Where it is, for names in answers and the secret-store check.
     path: PathBuf,
+    /// The open folder: its entries are read once, and its handle is
+    /// what children and files are opened from.
     #[cfg(unix)]
-    fd: rustix::fd::OwnedFd,
+    dir: rustix::fs::Dir,
+}
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        OPEN.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Folder {
+    /// Counted as open from here until it is dropped.
+    fn opened(path: PathBuf, #[cfg(unix)] fd: rustix::fd::OwnedFd) -> std::io::Result<Folder> {
+        let folder = Folder {
+            path,
+            #[cfg(unix)]
+            dir: rustix::fs::Dir::new(fd)?,
+        };
+        OPEN.fetch_add(1, Ordering::Relaxed);
+        Ok(folder)
+    }
+
     /// The root of a walk; a link here is followed, as the caller named it.
-    pub fn open_root(path: &Path) -> std::io::Result<Arc<Folder>> {
+    pub fn open_root(path: &Path) -> std::io::Result<Folder> {
         #[cfg(unix)]
         {
             use rustix::fs::{Mode, OFlags};
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
             let fd = rustix::fs::open(path, flags, Mode::empty())?;
-            Ok(Arc::new(Folder {
-                path: path.to_path_buf(),
-                fd,
-            }))
+            Folder::opened(path.to_path_buf(), fd)
         }
         #[cfg(not(unix))]
-        Ok(Arc::new(Folder {
-            path: path.to_path_buf(),
-        }))
+        Folder::opened(path.to_path_buf())
     }
 
     /// The folder `name` inside this one, refused if it is now a link.
-    pub fn open_child(&self, name: &OsStr) -> std::io::Result<Arc<Folder>> {
+    pub fn open_child(&self, name: &OsStr) -> std::io::Result<Folder> {
         let path = self.path.join(name);
         #[cfg(unix)]
         {
             use rustix::fs::{Mode, OFlags};
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            let fd = rustix::fs::openat(&self.fd, name, flags, Mode::empty())?;
-            Ok(Arc::new(Folder { path, fd }))
+            let fd = rustix::fs::openat(self.dir.fd()?, name, flags, Mode::empty())?;
+            Folder::opened(path, fd)
         }
         #[cfg(not(unix))]
-        Ok(Arc::new(Folder { path }))
+        Folder::opened(path)
     }
 
     /// The path of `name` in this folder.
@@ -70,13 +93,13 @@ impl Folder {
     }
 
     /// The entries, `.` and `..` left out, in the order the system gives.
-    pub fn entries(&self) -> std::io::Result<Vec<(OsString, Sort)>> {
+    /// Read once, before the folder is shared.
+    pub fn entries(&mut self) -> std::io::Result<Vec<(OsString, Sort)>> {
         #[cfg(unix)]
         {
             use std::os::unix::ffi::OsStrExt;
-            let mut dir = rustix::fs::Dir::read_from(&self.fd)?;
             let mut entries = Vec::new();
-            while let Some(entry) = dir.read() {
+            while let Some(entry) = self.dir.read() {
                 let entry = entry?;
                 let name = entry.file_name().to_bytes();
                 if name == b"." || name == b".." {
@@ -114,7 +137,11 @@ impl Folder {
     fn sort_of(&self, name: &std::ffi::CStr, kind: rustix::fs::FileType) -> Sort {
         use rustix::fs::{AtFlags, FileType};
         let kind = if kind == FileType::Unknown {
-            match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            let stat = self
+                .dir
+                .fd()
+                .and_then(|fd| rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW));
+            match stat {
                 Ok(stat) => FileType::from_raw_mode(stat.st_mode),
                 Err(_) => return Sort::Other,
             }
@@ -139,7 +166,7 @@ impl Folder {
                 | OFlags::NOCTTY
                 | OFlags::NOFOLLOW
                 | OFlags::CLOEXEC;
-            match rustix::fs::openat(&self.fd, name, flags, Mode::empty()) {
+            match rustix::fs::openat(self.dir.fd()?, name, flags, Mode::empty()) {
                 Ok(fd) => crate::regular::checked(File::from(fd)),
                 Err(rustix::io::Errno::LOOP) => Err(crate::regular::not_regular("a link")),
                 Err(e) => Err(e.into()),

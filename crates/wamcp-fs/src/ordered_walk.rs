@@ -106,8 +106,10 @@ pub fn walk_in_order(
                 walk.out_of_time = true;
                 break;
             }
-            match folder.and_then(|f| read_sorted(&f, bounds).map(|entries| (f, entries))) {
-                Ok((folder, entries)) => open.push((rel, folder, entries.into_iter())),
+            let read =
+                folder.and_then(|mut f| read_sorted(&mut f, bounds).map(|entries| (f, entries)));
+            match read {
+                Ok((folder, entries)) => open.push((rel, Arc::new(folder), entries.into_iter())),
                 Err(e) => {
                     let shown = if rel.is_empty() {
                         "."
@@ -164,7 +166,7 @@ pub fn walk_in_order(
 /// The entries of `folder` that the walk treats, sorted so that depth first
 /// they come in path order. Links are not followed: a link is neither a
 /// file nor a folder here.
-fn read_sorted(folder: &Folder, bounds: &Bounds) -> std::io::Result<Vec<Entry>> {
+fn read_sorted(folder: &mut Folder, bounds: &Bounds) -> std::io::Result<Vec<Entry>> {
     let mut entries = Vec::new();
     for (name, sort) in folder.entries()? {
         let key = name.to_string_lossy().into_owned();

@@ -129,13 +129,17 @@ pub(super) fn search_tree(
     }
 }
 
-/// Files listed but not yet taken, at most, before the walker waits: each
-/// holds its folder open, and a process may have as few as 256 handles
-/// (macOS) or 1,024 (most Linux sessions). With a batch of 64 on top, at
-/// most 128 queued files pin a folder each; measured on 311,640 files
-/// under `ulimit -n 256`, a lead of 256 ran out of handles. The walker
-/// lists far faster than workers search, so this lead keeps them busy.
-const MAX_AHEAD: usize = 64;
+/// Files listed but not yet taken, at most, before the walker waits. The
+/// walker lists far faster than workers search, so this lead keeps them
+/// busy and the list of what is waiting short.
+const MAX_AHEAD: usize = 4096;
+
+/// Walk folders open in the process, at most, before a walker that is
+/// ahead waits: each queued file holds its folder open, and a process may
+/// have as few as 256 handles (macOS) or 1,024 (most Linux sessions).
+/// Measured on 311,640 files under `ulimit -n 256`: a lead of 256 files
+/// ran out of handles.
+const MAX_OPEN_FOLDERS: usize = 64;
 
 /// The files listed so far and the next one to hand out.
 #[derive(Default)]
@@ -165,7 +169,7 @@ struct Feed {
 impl Feed {
     fn push(&self, mut batch: Vec<Listed>) {
         let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        while queue.files.len() - queue.next >= MAX_AHEAD && !self.halted.load(Ordering::Relaxed) {
+        while self.must_wait(&queue) {
             queue.walker_waiting = true;
             queue = self.room.wait(queue).unwrap_or_else(|e| e.into_inner());
             queue.walker_waiting = false;
@@ -174,6 +178,16 @@ impl Feed {
         if queue.waiting > 0 {
             self.more.notify_all();
         }
+    }
+
+    /// Whether the walker, about to hand over more files, must first wait
+    /// for the workers: too far ahead, or holding too many folders open
+    /// while there is work queued (with none queued, waiting would free
+    /// nothing).
+    fn must_wait(&self, queue: &Queue) -> bool {
+        let lead = queue.files.len() - queue.next;
+        let crowded = lead > 0 && crate::folder::open_folders() >= MAX_OPEN_FOLDERS;
+        (lead >= MAX_AHEAD || crowded) && !self.halted.load(Ordering::Relaxed)
     }
 
     fn close(&self) {
@@ -204,9 +218,7 @@ impl Feed {
                 let folder = listed.folder.take();
                 let name = std::mem::take(&mut listed.name);
                 queue.next += 1;
-                // Woken at half the lead, not per file: a wake-up is a
-                // system call.
-                if queue.walker_waiting && queue.files.len() - queue.next <= MAX_AHEAD / 2 {
+                if queue.walker_waiting {
                     self.room.notify_one();
                 }
                 match folder {
