@@ -119,7 +119,7 @@ fn read_children(
         let is_real_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         if !is_real_dir
             || entry.file_name().to_str().is_none_or(is_skipped_directory)
-            || secrets.hides(&entry.path(), &entry.file_name()).is_some()
+            || secrets.hides(&entry.file_name(), || entry.path()).is_some()
         {
             nodes[index].has_content = true;
             continue;

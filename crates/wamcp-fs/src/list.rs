@@ -65,7 +65,7 @@ fn collect_entries(entries: ReadDir, bounds: &Bounds) -> Listing {
         let name = entry.file_name().to_string_lossy().into_owned();
         if bounds
             .secrets
-            .hides(&entry.path(), &entry.file_name())
+            .hides(&entry.file_name(), || entry.path())
             .is_some()
         {
             listing.secret.push(name);

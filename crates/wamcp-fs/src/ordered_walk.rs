@@ -19,7 +19,7 @@
 use crate::budget::Bounds;
 use crate::folder::{Folder, Sort};
 use crate::paths::path_order;
-use crate::walk::{MAX_PRUNED_NOTED, io_reason};
+use crate::walk::{MAX_PRUNED_NOTED, io_reason, secret_note};
 use std::ffi::OsString;
 use std::path::Path;
 use std::sync::Arc;
@@ -152,7 +152,7 @@ pub fn walk_in_order(
             }
             Kind::Secret(what) => {
                 let shown = rel.trim_end_matches('/');
-                let note = format!("{shown} (a secret store: {what})");
+                let note = secret_note(shown, &what);
                 walk.notes.push((walk.listed, note));
             }
         }
@@ -178,7 +178,7 @@ fn read_sorted(folder: &mut Folder, bounds: &Bounds) -> std::io::Result<Vec<Entr
         };
         let kind = match kind {
             Kind::Pruned => kind,
-            _ => match bounds.secrets.hides(&folder.path_of(&name), &name) {
+            _ => match bounds.secrets.hides(&name, || folder.path_of(&name)) {
                 Some(secret) => Kind::Secret(secret.what),
                 None => kind,
             },

@@ -116,13 +116,14 @@ impl Secrets {
     }
 
     /// [`Secrets::secret`] for an entry a walk met: asked only when its
-    /// name could be a store's, so most entries cost one lookup.
-    pub fn hides(&self, path: &Path, name: &std::ffi::OsStr) -> Option<Secret> {
+    /// name could be a store's, so most entries cost one lookup, and its
+    /// path is only spelled out (`path`) for those.
+    pub fn hides(&self, name: &std::ffi::OsStr, path: impl FnOnce() -> PathBuf) -> Option<Secret> {
         let name = name.to_string_lossy();
         if self.places.is_some()
             && (self.names.contains(fold(&name).as_ref()) || is_env_file(&name))
         {
-            self.secret(path)
+            self.secret(&path())
         } else {
             None
         }

@@ -101,16 +101,17 @@ fn is_pruned(entry: &DirEntry) -> bool {
 /// Whether `entry` is a secret store, noted as `path (a secret store: what)`
 /// so the answer says what was left out.
 fn is_secret(entry: &DirEntry, root: &Path, secrets: &Secrets, noted: &Mutex<Vec<String>>) -> bool {
-    let Some(secret) = secrets.hides(entry.path(), entry.file_name()) else {
+    let Some(secret) = secrets.hides(entry.file_name(), || entry.path().to_path_buf()) else {
         return false;
     };
-    let line = format!(
-        "{} (a secret store: {})",
-        relative(entry.path(), root),
-        secret.what
-    );
+    let line = secret_note(&relative(entry.path(), root), &secret.what);
     noted.lock().unwrap_or_else(|e| e.into_inner()).push(line);
     true
+}
+
+/// How a walk notes a secret store it left out: `path (a secret store: what)`.
+pub fn secret_note(shown: &str, what: &str) -> String {
+    format!("{shown} (a secret store: {what})")
 }
 
 struct Collector<'a> {

@@ -8,7 +8,7 @@ use wamcp_fs::{
 };
 
 /// A budget that never runs out: these tests are about answers, not time.
-struct Never;
+pub(crate) struct Never;
 
 impl Budget for Never {
     fn exhausted(&self, _started: usize) -> bool {

@@ -2,22 +2,11 @@
 //! swapped, again and again, with links to a secret store. The store's
 //! contents must never reach an answer, and the search must still answer.
 
+use crate::navigate::Never;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use wamcp_fs::{Bounds, Budget, SearchRequest, Secrets, search_files};
-
-struct Never;
-
-impl Budget for Never {
-    fn exhausted(&self, _started: usize) -> bool {
-        false
-    }
-
-    fn describe(&self) -> String {
-        "unlimited".into()
-    }
-}
+use wamcp_fs::{Bounds, SearchRequest, Secrets, search_files};
 
 const CANARY: &str = "CANARY-FROM-THE-KEY-STORE";
 
