@@ -64,8 +64,21 @@ CC_x86_64_pc_windows_msvc="$CACHE/msvc-bin/clang-cl" AR_x86_64_pc_windows_msvc=l
     CFLAGS_x86_64_pc_windows_msvc="/imsvc $PWD/scripts/msvc-check/include" \
     cargo check --workspace --all-targets --locked --target "$MSVC_TARGET"
 
+# cargo-nextest (on this kind of machine already) starts every test in its
+# own process and runs the tests of all binaries side by side, so the long
+# ones overlap; settings in .config/nextest.toml. It skips doc tests, which
+# run apart. Without it, cargo test runs the same tests one binary at a time.
+if cargo nextest --version >/dev/null 2>&1; then
+    run_tests() { cargo nextest run --workspace --locked "$@"; }
+    python_sdk_tests() { cargo nextest run -p wamcp --locked --test all python_sdk::; }
+else
+    run_tests() { cargo test --workspace --locked "$@"; }
+    python_sdk_tests() { cargo test -p wamcp --locked --test all python_sdk::; }
+fi
+
 step "Linux tests"
-cargo test --workspace --locked
+run_tests
+cargo test --workspace --locked --doc
 
 step "Wine prefix and display"
 export WINEPREFIX="$CACHE/wineprefix"
@@ -95,10 +108,10 @@ fi
 wineserver -p 2>/dev/null || true
 
 step "Windows tests under Wine"
-cargo test --workspace --locked --target "$WIN_TARGET"
+run_tests --target "$WIN_TARGET"
 
 step "Python SDK against the Windows binary under Wine"
 exe="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/$WIN_TARGET/debug/wamcp.exe"
-WAMCP_TEST_WINE_EXE="$exe" WAMCP_TEST_WINE="$WINE" cargo test -p wamcp --locked --test all python_sdk::
+WAMCP_TEST_WINE_EXE="$exe" WAMCP_TEST_WINE="$WINE" python_sdk_tests
 
 step "all green"
