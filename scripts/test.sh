@@ -106,6 +106,11 @@ if [ ! -f "$WINEPREFIX/.wamcp-ready" ]; then
 fi
 # Keep one server up, so each test binary starts in ~50 ms; one may already be running.
 wineserver -p 2>/dev/null || true
+# The first Windows program of a server's life starts Wine's services, which
+# keep its standard handles open as long as the server runs: started under
+# nextest, they would hold the pipe it reads a test binary's listing from,
+# and it would wait for the end of that output forever.
+"$WINE" cmd /c exit </dev/null >/dev/null 2>&1
 
 step "Windows tests under Wine"
 run_tests --target "$WIN_TARGET"
