@@ -9,7 +9,9 @@
 
 use crate::accessibility::{self, Accessibility, Bounded, Node, Read};
 use crate::image::{DEFAULT_MAX_EDGE, MAX_MAX_EDGE, MIN_MAX_EDGE};
-use crate::system::{CaptureMethod, MessageError, ShowMode, WindowInfo, Windowing};
+use crate::system::{
+    CaptureMethod, MESSAGE_TIMEOUT_MS, MessageError, ShowMode, WindowInfo, Windowing,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -204,6 +206,7 @@ impl Desktop {
             .system
             .windows()
             .into_iter()
+            .filter(|w| !w.cloaked)
             .map(|w| {
                 json!({
                     "hwnd": w.hwnd,
@@ -246,9 +249,11 @@ impl Desktop {
     }
 
     /// The window's own controls, and how many belong to another process
-    /// embedded in it (those are neither shown nor acted on).
+    /// embedded in it (those are neither shown nor acted on). A UWP
+    /// frame's furniture (the host's) is neither.
     fn controls_of(&self, window: &WindowInfo) -> Result<(Vec<Control>, usize), MessageError> {
-        let all = self.system.controls(window.hwnd)?;
+        let mut all = self.system.controls(window.hwnd)?;
+        all.retain(|c| Some(c.pid) != window.host_pid);
         let count = all.len();
         let own: Vec<Control> = all
             .into_iter()
@@ -340,10 +345,7 @@ impl Desktop {
             Found::Control(c) => {
                 enabled(&c, target)?;
                 if controls::is_button(&c.class, c.style) {
-                    self.system
-                        .click_button(c.handle)
-                        .map_err(|e| message_error(e, &window))?;
-                    return Ok(self.done("BM_CLICK", before, json!(c)));
+                    return self.click_button(&window, c, before);
                 }
                 if self.system.default_action(c.handle).is_ok() {
                     // Acted on later, like input (Chromium): it may move the focus.
@@ -371,6 +373,39 @@ impl Desktop {
                     .to_json());
                 }
                 self.pointer_click(&window, node.rect, before, json!(node))
+            }
+        }
+    }
+
+    /// `BM_CLICK`, whose answer comes only once the program has handled
+    /// the click: a button that opens a modal dialog answers when the
+    /// dialog closes. So a click the program has not finished with is
+    /// never reported as retryable (a retry would click twice): it is done
+    /// when a new window of the program came up meanwhile, and otherwise
+    /// reported as delivered but unfinished.
+    fn click_button(
+        &self,
+        window: &WindowInfo,
+        control: Control,
+        before: isize,
+    ) -> Result<Value, ToolError> {
+        let shown: Vec<isize> = self.system.windows().iter().map(|w| w.hwnd).collect();
+        match self.system.click_button(control.handle) {
+            Ok(()) => Ok(self.done("BM_CLICK", before, json!(control))),
+            Err(MessageError::Gone) => Err(message_error(MessageError::Gone, window)),
+            Err(MessageError::NotResponding) => {
+                let opened: Vec<Value> = self
+                    .system
+                    .windows()
+                    .into_iter()
+                    .filter(|w| w.pid == window.pid && !w.cloaked && !shown.contains(&w.hwnd))
+                    .map(|w| json!({ "hwnd": w.hwnd, "title": w.title, "class": w.class }))
+                    .collect();
+                if opened.is_empty() {
+                    return Err(click_unfinished(window, &control));
+                }
+                let report = self.done("BM_CLICK", before, json!(control));
+                Ok(with(report, "opened", opened))
             }
         }
     }
@@ -1111,7 +1146,9 @@ impl Desktop {
             .windows()
             .into_iter()
             .take_while(|w| w.hwnd != window.hwnd)
-            .find(|w| w.visible && !w.minimized && w.pid != window.pid && overlaps(w.rect))
+            .find(|w| {
+                w.visible && !w.minimized && !w.cloaked && w.pid != window.pid && overlaps(w.rect)
+            })
             .map(|w| w.title)
     }
 
@@ -1202,6 +1239,21 @@ fn message_error(error: MessageError, window: &WindowInfo) -> ToolError {
         )
         .recover("Call windows() to see what is open now."),
     }
+}
+
+/// A click sent to a button whose program has not finished handling it and
+/// opened no window: it may be busy with it, or hung since.
+fn click_unfinished(window: &WindowInfo, control: &Control) -> ToolError {
+    ToolError::new(
+        ErrorType::WindowNotResponding,
+        format!(
+            "'{}' was clicked, but '{}' has not finished handling the click after {} s and opened no window.",
+            control.text,
+            window.title,
+            MESSAGE_TIMEOUT_MS / 1000
+        ),
+    )
+    .recover("DO NOT click again (that would click twice): wait, then look with see(hwnd) or windows(); if it stays hung, tell the user.")
 }
 
 fn input_failed(problem: String) -> ToolError {

@@ -53,6 +53,9 @@ struct State {
     focus_answer: Option<FocusAnswer>,
     element_turns_password_after: Option<usize>,
     keys_sent: usize,
+    /// `BM_CLICK` is not answered in time: the program is still handling
+    /// it, and shows this window meanwhile (a modal dialog) if any.
+    click_runs_on: Option<Option<WindowInfo>>,
     calls: Vec<String>,
 }
 
@@ -105,7 +108,14 @@ impl Windowing for Fake {
     }
     fn click_button(&self, control: isize) -> Result<(), MessageError> {
         self.log(format!("BM_CLICK {control}"));
-        Ok(())
+        let mut s = self.state();
+        match s.click_runs_on.take() {
+            None => Ok(()),
+            Some(opened) => {
+                s.windows.extend(opened);
+                Err(MessageError::NotResponding)
+            }
+        }
     }
     fn set_text(&self, control: isize, text: &str) -> Result<(), MessageError> {
         self.log(format!("WM_SETTEXT {control}"));
@@ -248,9 +258,11 @@ fn window(hwnd: isize, title: &str, pid: u32, process: &str) -> WindowInfo {
         class: "TestWindow".into(),
         pid,
         process: process.into(),
+        host_pid: None,
         rect: [0, 0, 400, 300],
         visible: true,
         minimized: false,
+        cloaked: false,
     }
 }
 
@@ -346,6 +358,119 @@ fn a_button_is_clicked_by_message_without_touching_the_foreground() {
     assert_eq!(done["route"], "BM_CLICK");
     assert_eq!(done["foreground_unchanged"], true);
     assert_eq!(calls(&fake), ["BM_CLICK 11"]);
+}
+
+#[test]
+fn a_click_that_opens_a_modal_dialog_is_done_and_names_the_dialog() {
+    let (fake, desktop) = setup(Some(vec![]));
+    let mut old_dialog = window(4, "Old", 10, "app.exe");
+    old_dialog.class = "#32770".into();
+    let mut dialog = window(3, "Confirm", 10, "app.exe");
+    dialog.class = "#32770".into();
+    let other = window(6, "Mail", 30, "mail.exe");
+    fake.state().windows.push(old_dialog);
+    fake.state().click_runs_on = Some(Some(dialog));
+    fake.state().windows.push(other);
+    let done = desktop.click(1, "ok", false).unwrap();
+    assert_eq!(done["route"], "BM_CLICK");
+    assert_eq!(
+        done["opened"],
+        serde_json::json!([{ "hwnd": 3, "title": "Confirm", "class": "#32770" }])
+    );
+    assert_eq!(calls(&fake), ["BM_CLICK 11"]);
+}
+
+#[test]
+fn a_click_still_being_handled_is_never_offered_for_a_retry() {
+    let (fake, desktop) = setup(Some(vec![]));
+    // Meanwhile another program opens a window; next time the app opens
+    // one that is cloaked (on another virtual desktop): neither is a
+    // dialog the user could see.
+    let mut elsewhere = window(6, "Mail", 30, "mail.exe");
+    elsewhere.rect = [500, 500, 600, 600];
+    fake.state().click_runs_on = Some(Some(elsewhere));
+    let mut hidden = window(7, "Other desktop", 10, "app.exe");
+    hidden.cloaked = true;
+    let err = desktop.click(1, "ok", false).unwrap_err();
+    assert_eq!(err.kind.as_str(), "WINDOW_NOT_RESPONDING");
+    assert_eq!(err.retry, wamcp_policy::error::Retry::Hopeless);
+    assert!(err.message.contains("'&OK' was clicked"), "{}", err.message);
+    assert!(
+        err.recovery
+            .iter()
+            .any(|r| r.contains("DO NOT click again"))
+    );
+    fake.state().click_runs_on = Some(Some(hidden));
+    let err = desktop.click(1, "ok", false).unwrap_err();
+    assert_eq!(err.retry, wamcp_policy::error::Retry::Hopeless);
+    assert_eq!(calls(&fake), ["BM_CLICK 11", "BM_CLICK 11"]);
+}
+
+#[test]
+fn cloaked_windows_are_not_listed_and_do_not_cover() {
+    let (fake, desktop) = setup(Some(vec![]));
+    let mut elsewhere = window(8, "On another desktop", 30, "mail.exe");
+    elsewhere.cloaked = true;
+    fake.state().windows.insert(0, elsewhere);
+    let listed = desktop.windows();
+    assert_eq!(listed["count"], 2);
+    let titles: Vec<&str> = listed["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["App", "Bank"]);
+    // Only the pixels on screen are left, which a window in front spoils.
+    fake.state().print = None;
+    fake.state().screen = Some(frame(&[[1, 2, 3, 0], [4, 5, 6, 0]]));
+    let seen = desktop.see(1, false, None).unwrap().report;
+    assert_eq!(seen["image"]["method"], "BitBlt", "{seen}");
+    // The same window uncloaked (back on this desktop) covers the app.
+    fake.state().windows[0].cloaked = false;
+    let seen = desktop.see(1, false, None).unwrap().report;
+    let why = seen["image_unavailable"].as_str().unwrap();
+    assert!(why.contains("'On another desktop' covers"), "{why}");
+}
+
+#[test]
+fn a_uwp_frame_is_the_apps_and_its_furniture_is_no_other_program() {
+    let (fake, _) = setup(Some(vec![]));
+    let mut frame_window = window(9, "Calculator", 40, "CalculatorApp.exe");
+    frame_window.class = crate::frames::FRAME_CLASS.into();
+    frame_window.host_pid = Some(7);
+    let mut title_bar = control(91, "ApplicationFrameTitleBarWindow", "", 0);
+    title_bar.pid = 7;
+    let mut content = control(92, crate::frames::CONTENT_CLASS, "Calculator", 0);
+    content.pid = 40;
+    let mut embedded = control(93, "Edit", "", 0);
+    embedded.pid = 20;
+    {
+        let mut s = fake.state();
+        s.windows.push(frame_window);
+        s.controls.insert(9, vec![title_bar, content]);
+    }
+    let desktop = Desktop::new(
+        Box::new(fake.clone()),
+        Arc::new(FakeTree::new(Some(vec![]))),
+        Vec::new(),
+        vec!["calculatorapp.exe".into()],
+    );
+    let seen = desktop.see(9, false, None).unwrap().report;
+    assert_eq!(seen["process"], "CalculatorApp.exe");
+    let listed: Vec<&str> = seen["controls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["class"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, [crate::frames::CONTENT_CLASS]);
+    assert_eq!(seen["image"]["method"], "PrintWindow", "{seen}");
+    // A third program's window inside the frame is still foreign.
+    fake.state().controls.get_mut(&9).unwrap().push(embedded);
+    let seen = desktop.see(9, false, None).unwrap().report;
+    assert_eq!(seen["foreign_controls_hidden"], 1, "{seen}");
+    assert!(seen.get("image").is_none(), "{seen}");
 }
 
 #[test]

@@ -14,6 +14,7 @@ pub mod accessibility;
 pub mod desktop;
 #[cfg(test)]
 mod fake;
+pub mod frames;
 pub mod image;
 pub mod system;
 #[cfg(windows)]
@@ -26,6 +27,7 @@ pub use desktop::{Desktop, Direction};
 /// The real desktop of this session.
 #[cfg(windows)]
 pub fn native(apps: Vec<String>, processes: Vec<String>) -> Desktop {
+    win32::per_monitor_dpi();
     Desktop::new(
         Box::new(win32::Win32),
         std::sync::Arc::new(uia::UiAutomation),

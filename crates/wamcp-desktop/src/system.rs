@@ -7,6 +7,10 @@ use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::desktop::controls::Control;
 use wamcp_policy::desktop::keys::Stroke;
 
+/// How long a message to another program's window may take before the
+/// window counts as not responding.
+pub const MESSAGE_TIMEOUT_MS: u32 = 2000;
+
 /// A top-level window as `windows()` reports it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WindowInfo {
@@ -16,17 +20,26 @@ pub struct WindowInfo {
     pub title: String,
     /// The window class name.
     pub class: String,
-    /// The owning process's id.
+    /// The owning process's id; for a UWP app's frame (owned by
+    /// `ApplicationFrameHost.exe`, which frames every such app) the id of
+    /// the app whose content window it holds (`frames::content_owner`).
     pub pid: u32,
-    /// The image name of the owning process (`notepad.exe`), empty when the
+    /// The image name of that process (`notepad.exe`), empty when the
     /// process cannot be opened.
     pub process: String,
+    /// For a UWP app's frame, the host's process id: the frame's own child
+    /// windows (title bar, input sink) are the host's, and are the frame's
+    /// furniture rather than another program embedded in it.
+    pub host_pid: Option<u32>,
     /// Screen coordinates: left, top, right, bottom.
     pub rect: [i32; 4],
     /// Whether the window is shown.
     pub visible: bool,
     /// Whether the window is minimised.
     pub minimized: bool,
+    /// Whether the compositor keeps the window off screen although it is
+    /// "visible": on another virtual desktop, or a suspended UWP app.
+    pub cloaked: bool,
 }
 
 /// Why a window message did not land.
@@ -85,7 +98,9 @@ pub trait Windowing: Send + Sync {
     /// The window's child controls in child order, each one's text read
     /// with a bounded message (never the text of a password edit).
     fn controls(&self, hwnd: isize) -> Result<Vec<Control>, MessageError>;
-    /// `BM_CLICK`, sent with a timeout.
+    /// `BM_CLICK`, sent with `MESSAGE_TIMEOUT_MS`; the program answers
+    /// once it has handled the click (after a modal dialog it opened has
+    /// closed), so a timeout does not mean the click was lost.
     fn click_button(&self, control: isize) -> Result<(), MessageError>;
     /// `WM_SETTEXT`, sent with a timeout.
     fn set_text(&self, control: isize, text: &str) -> Result<(), MessageError>;

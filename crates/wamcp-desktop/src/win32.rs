@@ -6,9 +6,11 @@
 //! window that stopped pumping messages never returns.
 
 use crate::Direction;
+use crate::frames;
 use crate::image::{Frame, MAX_CAPTURE_EDGE};
 use crate::system::{
-    CaptureMethod, Launched, MessageError, ScrollMove, ShowMode, WindowInfo, Windowing,
+    CaptureMethod, Launched, MESSAGE_TIMEOUT_MS, MessageError, ScrollMove, ShowMode, WindowInfo,
+    Windowing,
 };
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
@@ -20,6 +22,7 @@ use wamcp_policy::desktop::keys::{Key, Stroke};
 use windows_sys::Win32::Foundation::{
     CloseHandle, ERROR_TIMEOUT, GetLastError, HWND, LPARAM, POINT, RECT,
 };
+use windows_sys::Win32::Graphics::Dwm::{DWMWA_CLOAKED, DwmGetWindowAttribute};
 use windows_sys::Win32::Graphics::Gdi::{
     BI_RGB, BITMAPINFO, BITMAPINFOHEADER, BitBlt, CreateCompatibleBitmap, CreateCompatibleDC,
     DIB_RGB_COLORS, DeleteDC, DeleteObject, GetDC, GetDIBits, GetWindowDC, GetWindowRgnBox,
@@ -31,6 +34,10 @@ use windows_sys::Win32::System::Threading::{
     PROCESS_INFORMATION, PROCESS_NAME_WIN32, PROCESS_QUERY_LIMITED_INFORMATION,
     QueryFullProcessImageNameW, STARTF_USESHOWWINDOW, STARTUPINFOW,
 };
+use windows_sys::Win32::UI::HiDpi::{
+    DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE, DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2,
+    SetProcessDpiAwarenessContext,
+};
 use windows_sys::Win32::UI::Input::KeyboardAndMouse::{
     GetFocus, INPUT, INPUT_KEYBOARD, INPUT_MOUSE, IsWindowEnabled, KEYBDINPUT,
     KEYEVENTF_EXTENDEDKEY, KEYEVENTF_KEYUP, KEYEVENTF_UNICODE, MOUSEEVENTF_ABSOLUTE,
@@ -41,8 +48,24 @@ use windows_sys::Win32::UI::WindowsAndMessaging::*;
 
 pub struct Win32;
 
-/// How long one message may take before the window counts as not responding.
-const MESSAGE_TIMEOUT_MS: u32 = 2000;
+/// Makes this process see every monitor in physical pixels. Without it,
+/// Windows scales what a DPI-unaware process is told on a scaled display:
+/// window rectangles, the points the pointer is sent to and the size of a
+/// capture would be virtual ones, and a capture would be cut off. Set for
+/// the whole process, not a thread: desktop calls run on whichever worker
+/// thread takes them. The server makes no windows of its own, so nothing
+/// it shows changes; where Windows refuses (awareness already set), the
+/// older modes are tried in turn.
+pub fn per_monitor_dpi() {
+    // SAFETY: each call takes a constant and changes only this process's
+    // awareness setting; a refused call returns 0 and changes nothing.
+    unsafe {
+        let _set = SetProcessDpiAwarenessContext(DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2) != 0
+            || SetProcessDpiAwarenessContext(DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE) != 0
+            || SetProcessDPIAware() != 0;
+    }
+}
+
 /// Text of one control in a listing; an edit may hold megabytes.
 const LISTED_TEXT_CHARS: usize = 500;
 /// Text read back after `WM_SETTEXT`.
@@ -139,8 +162,60 @@ fn image_name(pid: u32) -> String {
     }
 }
 
-fn info(h: HWND, names: &mut Vec<(u32, String)>) -> WindowInfo {
+/// Whether the compositor keeps `h` off screen (another virtual desktop, a
+/// suspended UWP app). Where DWM does not answer (Wine), it is not.
+fn cloaked(h: HWND) -> bool {
+    let mut value = 0u32;
+    // SAFETY: `value` is a writable u32, the size the attribute needs and
+    // the size passed; a stale handle makes the call fail.
+    let answered = unsafe {
+        DwmGetWindowAttribute(
+            h,
+            DWMWA_CLOAKED as u32,
+            &mut value as *mut u32 as *mut c_void,
+            std::mem::size_of::<u32>() as u32,
+        )
+    };
+    answered >= 0 && value != 0
+}
+
+/// The direct children of `h`, at most `MAX_CONTROLS` of them.
+fn direct_children(h: HWND) -> Vec<HWND> {
+    let mut children = Vec::new();
+    let mut after: HWND = std::ptr::null_mut();
+    while children.len() < MAX_CONTROLS {
+        // SAFETY: handles by value and null class and title (any child);
+        // a stale handle makes the call answer null, which ends the loop.
+        after = unsafe { FindWindowExW(h, after, std::ptr::null(), std::ptr::null()) };
+        if after.is_null() {
+            break;
+        }
+        children.push(after);
+    }
+    children
+}
+
+/// The process top-level window `h` of `class` stands for, and the host's
+/// when that is another: a UWP app's frame stands for the app
+/// (`frames::content_owner`).
+fn owner_of(h: HWND, class: &str) -> (u32, Option<u32>) {
     let pid = pid_of(h);
+    if class != frames::FRAME_CLASS {
+        return (pid, None);
+    }
+    let children: Vec<(String, u32)> = direct_children(h)
+        .into_iter()
+        .map(|c| (class_of(c), pid_of(c)))
+        .collect();
+    match frames::content_owner(class, pid, &children) {
+        Some(app) => (app, Some(pid)),
+        None => (pid, None),
+    }
+}
+
+fn info(h: HWND, names: &mut Vec<(u32, String)>) -> WindowInfo {
+    let class = class_of(h);
+    let (pid, host_pid) = owner_of(h, &class);
     let process = match names.iter().find(|(p, _)| *p == pid) {
         Some((_, name)) => name.clone(),
         None => {
@@ -152,14 +227,16 @@ fn info(h: HWND, names: &mut Vec<(u32, String)>) -> WindowInfo {
     WindowInfo {
         hwnd: h as isize,
         title: title_of(h),
-        class: class_of(h),
+        class,
         pid,
         process,
+        host_pid,
         rect: rect_of(h),
         // SAFETY: a query by handle; a stale one answers false.
         visible: unsafe { IsWindowVisible(h) != 0 },
         // SAFETY: a query by handle; a stale one answers false.
         minimized: unsafe { IsIconic(h) != 0 },
+        cloaked: cloaked(h),
     }
 }
 
@@ -348,7 +425,12 @@ impl Windowing for Win32 {
     }
 
     fn window_pid(&self, h: isize) -> u32 {
-        pid_of(hwnd(h))
+        let h = hwnd(h);
+        if is_top_level(h) {
+            owner_of(h, &class_of(h)).0
+        } else {
+            pid_of(h)
+        }
     }
 
     fn controls(&self, h: isize) -> Result<Vec<Control>, MessageError> {
@@ -951,4 +1033,39 @@ fn key_inputs(stroke: &Stroke, out: &mut Vec<INPUT>) -> Result<(), String> {
         out.push(keyboard(vk, 0, KEYEVENTF_KEYUP));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use windows_sys::Win32::UI::HiDpi::{
+        DPI_AWARENESS_PER_MONITOR_AWARE, GetAwarenessFromDpiAwarenessContext,
+        GetThreadDpiAwarenessContext,
+    };
+
+    #[test]
+    fn the_desktop_sees_physical_pixels_on_every_monitor() {
+        let _desktop = crate::native(Vec::new(), Vec::new());
+        // Any thread, not only the one that made the desktop.
+        let awareness = std::thread::spawn(|| {
+            // SAFETY: queries of the calling thread's own setting.
+            unsafe { GetAwarenessFromDpiAwarenessContext(GetThreadDpiAwarenessContext()) }
+        })
+        .join()
+        .unwrap();
+        assert_eq!(awareness, DPI_AWARENESS_PER_MONITOR_AWARE);
+    }
+
+    #[test]
+    fn a_window_without_dwm_or_a_frame_is_its_own_owners() {
+        // Wine has no compositor that cloaks, and no UWP frames.
+        for window in top_level_handles().into_iter().take(50) {
+            assert!(!cloaked(window));
+            assert_eq!(Win32.window_pid(window as isize), pid_of(window));
+            assert_eq!(owner_of(window, &class_of(window)).1, None);
+        }
+        // The desktop window answers like any other: not cloaked.
+        // SAFETY: takes no arguments.
+        assert!(!cloaked(unsafe { GetDesktopWindow() }));
+    }
 }

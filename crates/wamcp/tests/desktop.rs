@@ -285,6 +285,34 @@ mod windows {
         assert_eq!(control(&seen, 103)["checked"], true);
         assert_eq!(foreground(), desktop_before);
 
+        // A button that opens a modal dialog answers BM_CLICK only once the
+        // dialog closes: the click is done and names the dialog, never a
+        // hung window to click again.
+        let clicked = ok(
+            &client,
+            "click",
+            json!({"hwnd": main, "target": "Open Dialog"}),
+        )
+        .await;
+        let opened = clicked["opened"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{clicked}"));
+        assert_eq!(
+            (opened.len(), &opened[0]["title"]),
+            (1, &json!("Test Dialog")),
+            "{clicked}"
+        );
+        assert_eq!(log_text(&log).matches("clicked 107").count(), 1);
+        let dialog = opened[0]["hwnd"].clone();
+        let closed = ok(&client, "click", json!({"hwnd": dialog, "target": "OK"})).await;
+        assert_eq!(closed["route"], "BM_CLICK", "{closed}");
+        wait_for(
+            || log_text(&log).contains("dialog closed"),
+            "the dialog closed",
+            &log,
+        );
+        assert_eq!(foreground(), desktop_before);
+
         // type_text: WM_SETTEXT read back exactly, Unicode included.
         let text = "héllo wörld 👋 ✓";
         let typed = ok(
@@ -654,6 +682,7 @@ mod windows {
         use std::io::Write;
         use std::path::{Path, PathBuf};
         use std::sync::OnceLock;
+        use std::sync::atomic::{AtomicIsize, Ordering};
         use windows_sys::Win32::Foundation::{HWND, LPARAM, LRESULT, RECT, WPARAM};
         use windows_sys::Win32::Graphics::Gdi::{
             BeginPaint, CreateSolidBrush, DeleteObject, EndPaint, FillRect, HDC, PAINTSTRUCT,
@@ -661,10 +690,12 @@ mod windows {
         use windows_sys::Win32::Storage::FileSystem::GetFileType;
         use windows_sys::Win32::System::Console::{GetStdHandle, STD_OUTPUT_HANDLE};
         use windows_sys::Win32::System::LibraryLoader::GetModuleHandleW;
-        use windows_sys::Win32::UI::Input::KeyboardAndMouse::SetFocus;
+        use windows_sys::Win32::UI::Input::KeyboardAndMouse::{EnableWindow, SetFocus};
         use windows_sys::Win32::UI::WindowsAndMessaging::*;
 
         static LOG: OnceLock<PathBuf> = OnceLock::new();
+        /// The main window, whose closing ends the program.
+        static MAIN: AtomicIsize = AtomicIsize::new(0);
 
         fn log(line: &str) {
             let mut file = std::fs::OpenOptions::new()
@@ -723,7 +754,16 @@ mod windows {
                     WM_COMMAND => {
                         let (id, code) = (wparam & 0xFFFF, (wparam >> 16) & 0xFFFF);
                         match code as u32 {
-                            0 => log(&format!("clicked {id}")),
+                            0 => {
+                                log(&format!("clicked {id}"));
+                                match id {
+                                    107 => modal_dialog(hwnd),
+                                    1 => {
+                                        DestroyWindow(hwnd);
+                                    }
+                                    _ => {}
+                                }
+                            }
                             0x300 => {
                                 log(&format!("changed {id}"));
                                 if id != 104 {
@@ -767,12 +807,69 @@ mod windows {
                         PostQuitMessage(0);
                         0
                     }
-                    WM_DESTROY => {
+                    WM_DESTROY if hwnd as isize == MAIN.load(Ordering::SeqCst) => {
                         PostQuitMessage(0);
                         0
                     }
                     _ => DefWindowProcW(hwnd, msg, wparam, lparam),
                 }
+            }
+        }
+
+        /// What a modal dialog does, without taking the foreground (Wine
+        /// has no foreground lock to stop a background program's dialog):
+        /// the owner is disabled and the click that opened the dialog is
+        /// handled only when it closes, so `BM_CLICK` is answered late.
+        unsafe fn modal_dialog(owner: HWND) {
+            // SAFETY: the class is this program's, registered before the
+            // main window; every string is alive for the call that reads
+            // it; MSG is plain data the loop fills.
+            unsafe {
+                let instance = GetModuleHandleW(std::ptr::null());
+                let dialog = CreateWindowExW(
+                    WS_EX_NOACTIVATE,
+                    wide("WamcpTestApp").as_ptr(),
+                    wide("Test Dialog").as_ptr(),
+                    // No caption: Wine on a display without a window
+                    // manager waits 2 s for a captioned window to be
+                    // withdrawn when it is destroyed.
+                    WS_POPUP | WS_BORDER,
+                    700,
+                    300,
+                    220,
+                    120,
+                    owner,
+                    std::ptr::null_mut(),
+                    instance,
+                    std::ptr::null(),
+                );
+                CreateWindowExW(
+                    0,
+                    wide("BUTTON").as_ptr(),
+                    wide("OK").as_ptr(),
+                    WS_CHILD | WS_VISIBLE | BS_PUSHBUTTON as u32,
+                    10,
+                    10,
+                    80,
+                    26,
+                    dialog,
+                    1 as _,
+                    instance,
+                    std::ptr::null(),
+                );
+                ShowWindow(dialog, SW_SHOWNOACTIVATE);
+                EnableWindow(owner, 0);
+                let mut msg: MSG = std::mem::zeroed();
+                while IsWindow(dialog) != 0 {
+                    if GetMessageW(&mut msg, std::ptr::null_mut(), 0, 0) <= 0 {
+                        PostQuitMessage(0);
+                        break;
+                    }
+                    TranslateMessage(&msg);
+                    DispatchMessageW(&msg);
+                }
+                EnableWindow(owner, 1);
+                log("dialog closed");
             }
         }
 
@@ -869,6 +966,13 @@ mod windows {
                     105,
                     [10, 80, 80, 20],
                 );
+                child(
+                    "BUTTON",
+                    "Open Dialog",
+                    BS_PUSHBUTTON as u32,
+                    107,
+                    [10, 110, 100, 26],
+                );
                 let lines: String = (1..=60).map(|i| format!("line {i}\r\n")).collect();
                 child(
                     "EDIT",
@@ -891,6 +995,7 @@ mod windows {
                     instance,
                     std::ptr::null(),
                 );
+                MAIN.store(main as isize, Ordering::SeqCst);
                 ShowWindow(main, SW_SHOWDEFAULT);
                 log(&format!("ready {} {}", main as isize, hidden as isize));
                 // Ends on its own, so a failed run leaves nothing behind.
