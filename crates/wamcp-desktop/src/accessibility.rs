@@ -45,8 +45,10 @@ const MAX_ABANDONED: usize = 4;
 
 /// The UI Automation questions the desktop tools ask; faked in tests.
 pub trait Accessibility: Send + Sync + 'static {
-    /// The elements under the window, depth first, at most `MAX_NODES`.
-    fn tree(&self, hwnd: isize) -> Result<Vec<Node>, String>;
+    /// The elements under the window, depth first, at most `MAX_NODES`,
+    /// each handed to `found` as soon as it is read: what came before a
+    /// slow provider stopped answering is still worth showing.
+    fn tree(&self, hwnd: isize, found: &mut dyn FnMut(Node)) -> Result<(), String>;
     /// The element holding the keyboard focus. Web and WPF inputs have no
     /// window of their own, so the checks on the focused window cannot see
     /// them. `Ok(None)` only under Wine, which has no UI Automation.
@@ -122,8 +124,9 @@ pub fn control_type_name(id: i32) -> &'static str {
 pub enum Read {
     /// The elements, depth first.
     Nodes(Vec<Node>),
-    /// The read overran its timeout and was abandoned.
-    TimedOut,
+    /// The read overran its timeout and was abandoned; the elements read
+    /// until then, depth first (the tree's beginning, not all of it).
+    Partial(Vec<Node>),
     /// The tree could not be read, and why.
     Unavailable(String),
 }
@@ -152,11 +155,23 @@ impl Drop for Finished {
     }
 }
 
-/// Reads the tree on its own thread and waits at most `timeout`.
+/// Reads the tree on its own thread and waits at most `timeout`; past it,
+/// answers with what was read so far.
 pub fn read_within(ax: Arc<dyn Accessibility>, hwnd: isize, timeout: Duration) -> Read {
-    match bounded(move || ax.tree(hwnd), timeout) {
-        Bounded::Answer(nodes) => Read::Nodes(nodes),
-        Bounded::TimedOut => Read::TimedOut,
+    let read: Arc<Mutex<Vec<Node>>> = Arc::default();
+    let worker_read = read.clone();
+    let call = move || {
+        ax.tree(hwnd, &mut |node| {
+            worker_read
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(node)
+        })
+    };
+    let so_far = || std::mem::take(&mut *read.lock().unwrap_or_else(|e| e.into_inner()));
+    match bounded(call, timeout) {
+        Bounded::Answer(()) => Read::Nodes(so_far()),
+        Bounded::TimedOut => Read::Partial(so_far()),
         Bounded::Unavailable(reason) => Read::Unavailable(reason),
     }
 }
@@ -229,11 +244,13 @@ pub(crate) mod fake {
     /// What the fake says of the focused element; tests change it.
     pub type FocusAnswer = Arc<Mutex<Result<Option<FocusedElement>, String>>>;
 
-    /// A tree given up front, or a provider that never answers; the
-    /// focused element as a test sets it (by default a plain field of the
-    /// test window's process, pid 10).
+    /// A tree given up front, or a provider that never answers (or stops
+    /// answering after `stalls_after` elements); the focused element as a
+    /// test sets it (by default a plain field of the test window's
+    /// process, pid 10).
     pub struct FakeTree {
         pub nodes: Option<Vec<Node>>,
+        pub stalls_after: Option<usize>,
         pub focus: FocusAnswer,
     }
 
@@ -241,6 +258,7 @@ pub(crate) mod fake {
         pub fn new(nodes: Option<Vec<Node>>) -> FakeTree {
             FakeTree {
                 nodes,
+                stalls_after: None,
                 focus: Arc::new(Mutex::new(Ok(Some(FocusedElement {
                     password: false,
                     pid: 10,
@@ -250,14 +268,24 @@ pub(crate) mod fake {
     }
 
     impl Accessibility for FakeTree {
-        fn tree(&self, _hwnd: isize) -> Result<Vec<Node>, String> {
-            match &self.nodes {
-                Some(nodes) => Ok(nodes.clone()),
-                None => {
-                    std::thread::sleep(Duration::from_secs(2));
-                    Err("never".into())
+        fn tree(&self, _hwnd: isize, found: &mut dyn FnMut(Node)) -> Result<(), String> {
+            let nodes = self.nodes.as_deref().unwrap_or_default();
+            let stall = if self.nodes.is_some() {
+                self.stalls_after
+            } else {
+                Some(0)
+            };
+            for (i, node) in nodes.iter().enumerate() {
+                if stall == Some(i) {
+                    break;
                 }
+                found(node.clone());
             }
+            if stall.is_some() {
+                std::thread::sleep(Duration::from_secs(2));
+                return Err("never".into());
+            }
+            Ok(())
         }
         fn focused_element(&self) -> Result<Option<FocusedElement>, String> {
             if self.nodes.is_none() {
@@ -272,7 +300,19 @@ pub(crate) mod fake {
     #[test]
     fn a_provider_that_never_answers_times_out_instead_of_hanging() {
         let read = read_within(Arc::new(FakeTree::new(None)), 1, Duration::from_millis(50));
-        assert_eq!(read, Read::TimedOut);
+        assert_eq!(read, Read::Partial(Vec::new()));
+    }
+
+    #[test]
+    fn a_read_cut_short_keeps_what_came_before() {
+        let named = |name: &str| Node {
+            name: name.into(),
+            ..Node::default()
+        };
+        let mut tree = FakeTree::new(Some(vec![named("File"), named("Edit"), named("View")]));
+        tree.stalls_after = Some(2);
+        let read = read_within(Arc::new(tree), 1, Duration::from_millis(200));
+        assert_eq!(read, Read::Partial(vec![named("File"), named("Edit")]));
     }
 
     #[test]

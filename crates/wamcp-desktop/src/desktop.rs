@@ -307,14 +307,19 @@ impl Desktop {
     }
 
     /// An accessibility element whose name is `text`, for targets that are
-    /// not native controls (browsers, Electron, WPF). Unreadable trees count
-    /// as no match.
+    /// not native controls (browsers, Electron, WPF). An unreadable tree
+    /// counts as no match; one cut short by the timeout is neither a match
+    /// (the rest could hold a second element of that name) nor "not found".
     fn element_named(&self, window: &WindowInfo, text: &str) -> Result<Option<Node>, ToolError> {
         let key = controls::caption_key(text);
-        let Read::Nodes(nodes) =
-            accessibility::read_within(self.ax.clone(), window.hwnd, accessibility::READ_TIMEOUT)
-        else {
-            return Ok(None);
+        let nodes = match accessibility::read_within(
+            self.ax.clone(),
+            window.hwnd,
+            accessibility::READ_TIMEOUT,
+        ) {
+            Read::Nodes(nodes) => nodes,
+            Read::Partial(read) => return Err(tree_cut_short(window, text, read.len())),
+            Read::Unavailable(_) => return Ok(None),
         };
         let named: Vec<Node> = nodes
             .into_iter()
@@ -340,17 +345,17 @@ impl Desktop {
     ) -> Result<Value, ToolError> {
         let _turn = self.one_at_a_time()?;
         let window = self.scoped(hwnd)?;
-        let before = self.system.foreground();
+        let before = self.before(&window);
         match self.find(&window, target)? {
             Found::Control(c) => {
                 enabled(&c, target)?;
                 if controls::is_button(&c.class, c.style) {
-                    return self.click_button(&window, c, before);
+                    return self.click_button(&window, c, &before);
                 }
                 if self.system.default_action(c.handle).is_ok() {
                     // Acted on later, like input (Chromium): it may move the focus.
                     self.focus_may_move();
-                    return Ok(self.done("MSAA_DEFAULT_ACTION", before, json!(c)));
+                    return Ok(self.done("MSAA_DEFAULT_ACTION", &before, json!(c)));
                 }
                 if !allow_foreground {
                     return Ok(Gate::new(
@@ -359,7 +364,7 @@ impl Desktop {
                     )
                     .to_json());
                 }
-                self.pointer_click(&window, c.rect, before, json!(c))
+                self.pointer_click(&window, c.rect, &before, json!(c))
             }
             Found::Element(node) => {
                 if !allow_foreground {
@@ -372,7 +377,7 @@ impl Desktop {
                     )
                     .to_json());
                 }
-                self.pointer_click(&window, node.rect, before, json!(node))
+                self.pointer_click(&window, node.rect, &before, json!(node))
             }
         }
     }
@@ -387,26 +392,15 @@ impl Desktop {
         &self,
         window: &WindowInfo,
         control: Control,
-        before: isize,
+        before: &Before,
     ) -> Result<Value, ToolError> {
-        let shown: Vec<isize> = self.system.windows().iter().map(|w| w.hwnd).collect();
         match self.system.click_button(control.handle) {
             Ok(()) => Ok(self.done("BM_CLICK", before, json!(control))),
             Err(MessageError::Gone) => Err(message_error(MessageError::Gone, window)),
-            Err(MessageError::NotResponding) => {
-                let opened: Vec<Value> = self
-                    .system
-                    .windows()
-                    .into_iter()
-                    .filter(|w| w.pid == window.pid && !w.cloaked && !shown.contains(&w.hwnd))
-                    .map(|w| json!({ "hwnd": w.hwnd, "title": w.title, "class": w.class }))
-                    .collect();
-                if opened.is_empty() {
-                    return Err(click_unfinished(window, &control));
-                }
-                let report = self.done("BM_CLICK", before, json!(control));
-                Ok(with(report, "opened", opened))
+            Err(MessageError::NotResponding) if self.opened_since(before).is_empty() => {
+                Err(click_unfinished(window, &control))
             }
+            Err(MessageError::NotResponding) => Ok(self.done("BM_CLICK", before, json!(control))),
         }
     }
 
@@ -414,7 +408,7 @@ impl Desktop {
         &self,
         window: &WindowInfo,
         rect: [i32; 4],
-        before: isize,
+        before: &Before,
         target: Value,
     ) -> Result<Value, ToolError> {
         self.bring_forward(window)?;
@@ -469,13 +463,13 @@ impl Desktop {
         let _turn = self.one_at_a_time()?;
         typeable(text)?;
         let window = self.scoped(hwnd)?;
-        let before = self.system.foreground();
+        let before = self.before(&window);
         let (control, rect, what) = self.typing_target(&window, target)?;
         let edit = control.as_ref().filter(|c| controls::is_edit(&c.class));
         let refused = match self.type_by_message(&window, control.as_ref(), edit, text, target)? {
             None => {
                 return Ok(with(
-                    self.done("WM_SETTEXT", before, what),
+                    self.done("WM_SETTEXT", &before, what),
                     "verified",
                     true,
                 ));
@@ -499,7 +493,7 @@ impl Desktop {
         )?;
         let verified = edit.is_some_and(|c| self.system.text(c.handle).is_ok_and(|t| t == text));
         Ok(with(
-            self.done("SENDINPUT_KEYS", before, what),
+            self.done("SENDINPUT_KEYS", &before, what),
             "verified",
             verified,
         ))
@@ -744,7 +738,7 @@ impl Desktop {
         let _turn = self.one_at_a_time()?;
         let lines = lines.clamp(1, MAX_SCROLL_LINES);
         let window = self.scoped(hwnd)?;
-        let before = self.system.foreground();
+        let before = self.before(&window);
         let (handle, rect, what) = match target {
             None => (window.hwnd, window.rect, json!({"window": window.title})),
             Some(t) => match self.find(&window, t)? {
@@ -764,12 +758,12 @@ impl Desktop {
                 .map_err(|e| message_error(e, &window))?
             {
                 Some((from, to)) if from != to => {
-                    let mut report = self.done(route, before, what);
+                    let mut report = self.done(route, &before, what);
                     report["position"] = json!({"before": from, "after": to});
                     return Ok(report);
                 }
                 Some((at, _)) => {
-                    let mut report = self.done(route, before, what);
+                    let mut report = self.done(route, &before, what);
                     report["moved"] = json!(false);
                     report["position"] = json!({"before": at, "after": at});
                     report["note"] = json!(
@@ -801,7 +795,7 @@ impl Desktop {
         self.system
             .wheel(x, y, notches, horizontal)
             .map_err(input_failed)?;
-        Ok(self.done("SENDINPUT_WHEEL", before, what))
+        Ok(self.done("SENDINPUT_WHEEL", &before, what))
     }
 
     /// `key(hwnd, keys)`: keystrokes go to the focused window, so this
@@ -813,7 +807,7 @@ impl Desktop {
                 .recover("Write chords as Ctrl+s, Alt+F4 or ^s, named keys in braces ({ENTER}, {TAB}, {F5}); use type_text for text.")
         })?;
         let window = self.scoped(hwnd)?;
-        let before = self.system.foreground();
+        let before = self.before(&window);
         if !allow_foreground {
             return Ok(Gate::new(
                 "keystrokes reach only the window that has the keyboard focus",
@@ -825,7 +819,7 @@ impl Desktop {
         self.system.check_keys(&strokes).map_err(input_failed)?;
         self.bring_forward(&window)?;
         self.send_checked(&window, &strokes)?;
-        let mut report = self.done("SENDINPUT_KEYS", before, json!({"window": window.title}));
+        let mut report = self.done("SENDINPUT_KEYS", &before, json!({"window": window.title}));
         report["strokes"] = json!(strokes.len());
         Ok(report)
     }
@@ -1082,8 +1076,8 @@ impl Desktop {
                 accessibility::READ_TIMEOUT,
             ) {
                 Read::Nodes(nodes) => report["tree"] = json!(nodes),
-                Read::TimedOut => {
-                    report["tree"] = json!([]);
+                Read::Partial(nodes) => {
+                    report["tree"] = json!(nodes);
                     report["timed_out"] = json!(true);
                 }
                 Read::Unavailable(reason) => report["tree_unavailable"] = json!(reason),
@@ -1152,16 +1146,51 @@ impl Desktop {
             .map(|w| w.title)
     }
 
-    /// The report of an action that was done.
-    fn done(&self, route: &str, before: isize, target: Value) -> Value {
-        let after = self.system.foreground();
-        json!({
+    /// What is looked at before an action, to tell afterwards what it did.
+    fn before(&self, window: &WindowInfo) -> Before {
+        Before {
+            foreground: self.system.foreground(),
+            shown: self.system.windows().iter().map(|w| w.hwnd).collect(),
+            pid: window.pid,
+        }
+    }
+
+    /// The windows of the acted-on program that appeared since `before`
+    /// (the dialog a button opened), as `windows()` names them.
+    fn opened_since(&self, before: &Before) -> Vec<Value> {
+        self.system
+            .windows()
+            .into_iter()
+            .filter(|w| w.pid == before.pid && !w.cloaked && !before.shown.contains(&w.hwnd))
+            .map(|w| json!({ "hwnd": w.hwnd, "title": w.title, "class": w.class }))
+            .collect()
+    }
+
+    /// The report of an action that was done: its route, whether the
+    /// foreground stayed, and any window of the program it opened, looked
+    /// for once the program has had `SETTLE` to act on real input.
+    fn done(&self, route: &str, before: &Before, target: Value) -> Value {
+        self.settled();
+        let mut report = json!({
             "ok": true,
             "route": route,
             "target": target,
-            "foreground_unchanged": after == before,
-        })
+            "foreground_unchanged": self.system.foreground() == before.foreground,
+        });
+        let opened = self.opened_since(before);
+        if !opened.is_empty() {
+            report["opened"] = json!(opened);
+        }
+        report
     }
+}
+
+/// The screen before an action: the foreground window, every window
+/// shown, and whose windows the action is on.
+struct Before {
+    foreground: isize,
+    shown: Vec<isize>,
+    pid: u32,
 }
 
 struct Watch {
@@ -1239,6 +1268,21 @@ fn message_error(error: MessageError, window: &WindowInfo) -> ToolError {
         )
         .recover("Call windows() to see what is open now."),
     }
+}
+
+/// A target looked for in an accessibility tree whose provider stopped
+/// answering after `read` elements.
+fn tree_cut_short(window: &WindowInfo, target: &str, read: usize) -> ToolError {
+    ToolError::new(
+        ErrorType::WindowNotResponding,
+        format!(
+            "'{target}' is no native control of '{}', and its accessibility tree stopped answering after {read} element(s) in {:.1} s, so whether it holds exactly one element of that name is unknown; nothing was done.",
+            window.title,
+            accessibility::READ_TIMEOUT.as_secs_f32()
+        ),
+    )
+    .retryable("Retry once the program is less busy; see(hwnd, with_tree=true) shows the part that was read.")
+    .detail("elements_read", read)
 }
 
 /// A click sent to a button whose program has not finished handling it and

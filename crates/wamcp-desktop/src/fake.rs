@@ -56,6 +56,9 @@ struct State {
     /// `BM_CLICK` is not answered in time: the program is still handling
     /// it, and shows this window meanwhile (a modal dialog) if any.
     click_runs_on: Option<Option<WindowInfo>>,
+    /// A window the program opens when a control's text is set (a
+    /// search box that pops up suggestions).
+    set_text_opens: Option<WindowInfo>,
     calls: Vec<String>,
 }
 
@@ -124,7 +127,10 @@ impl Windowing for Fake {
         } else {
             text.to_string()
         };
-        self.state().texts.insert(control, stored);
+        let mut s = self.state();
+        s.texts.insert(control, stored);
+        let opened = s.set_text_opens.take();
+        s.windows.extend(opened);
         Ok(())
     }
     fn text(&self, control: isize) -> Result<String, MessageError> {
@@ -357,7 +363,27 @@ fn a_button_is_clicked_by_message_without_touching_the_foreground() {
     let done = desktop.click(1, "ok", false).unwrap();
     assert_eq!(done["route"], "BM_CLICK");
     assert_eq!(done["foreground_unchanged"], true);
+    assert!(done.get("opened").is_none(), "{done}");
     assert_eq!(calls(&fake), ["BM_CLICK 11"]);
+}
+
+#[test]
+fn every_action_names_the_windows_of_the_program_it_opened() {
+    let (fake, desktop) = setup(Some(vec![]));
+    let mut popup = window(3, "Suggestions", 10, "app.exe");
+    popup.class = "Popup".into();
+    fake.state().set_text_opens = Some(popup);
+    // Another program's window, opened at the same time, is not named.
+    fake.state().windows.push(window(6, "Mail", 30, "mail.exe"));
+    let done = desktop.type_text(1, "id:102", "wamcp", false).unwrap();
+    assert_eq!(
+        done["opened"],
+        serde_json::json!([{ "hwnd": 3, "title": "Suggestions", "class": "Popup" }]),
+        "{done}"
+    );
+    // Already open before the next action: not opened by it.
+    let done = desktop.type_text(1, "id:102", "wamcp mcp", false).unwrap();
+    assert!(done.get("opened").is_none(), "{done}");
 }
 
 #[test]
@@ -603,6 +629,46 @@ fn a_hung_window_is_reported_not_waited_for() {
         "the window is not responding to messages"
     );
     assert_eq!(seen["timed_out"], true);
+}
+
+#[test]
+fn a_tree_cut_short_is_shown_as_partial_and_never_taken_for_not_found() {
+    let (fake, _) = setup(Some(vec![]));
+    let button = |name: &str| Node {
+        name: name.into(),
+        control_type: "Button".into(),
+        ..Node::default()
+    };
+    let mut tree = FakeTree::new(Some(vec![
+        button("Back"),
+        button("Reload"),
+        button("Reload"),
+    ]));
+    tree.stalls_after = Some(2);
+    let desktop = Desktop::new(
+        Box::new(fake.clone()),
+        Arc::new(tree),
+        Vec::new(),
+        vec!["APP".into()],
+    );
+    let seen = desktop.see(1, true, None).unwrap().report;
+    assert_eq!(seen["timed_out"], true);
+    let names: Vec<&str> = seen["tree"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Back", "Reload"]);
+    // One "Reload" was read; the part not read held a second one.
+    let err = desktop.click(1, "Reload", true).unwrap_err();
+    assert_eq!(err.kind.as_str(), "WINDOW_NOT_RESPONDING");
+    assert_eq!(err.retry, wamcp_policy::error::Retry::MayHelp);
+    assert_eq!(err.details["elements_read"], 2);
+    // Nor is a name missing from the part read "not found".
+    let err = desktop.click(1, "Forward", true).unwrap_err();
+    assert_eq!(err.kind.as_str(), "WINDOW_NOT_RESPONDING");
+    assert!(calls(&fake).is_empty(), "{:?}", calls(&fake));
 }
 
 #[test]

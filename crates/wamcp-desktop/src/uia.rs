@@ -117,7 +117,7 @@ impl Accessibility for UiAutomation {
         }
     }
 
-    fn tree(&self, hwnd: isize) -> Result<Vec<Node>, String> {
+    fn tree(&self, hwnd: isize, found: &mut dyn FnMut(Node)) -> Result<(), String> {
         let automation = automation()?.ok_or("UI Automation is not available on this system")?;
         // SAFETY: `automation`, `walker` and every element are live,
         // reference-counted interfaces owned by this frame; a stale `hwnd` is
@@ -128,16 +128,17 @@ impl Accessibility for UiAutomation {
                 .ElementFromHandle(HWND(hwnd as *mut c_void))
                 .map_err(|e| format!("the window has no accessibility element: {e}"))?;
             let walker = automation.ControlViewWalker().map_err(|e| e.to_string())?;
-            let mut nodes = Vec::new();
+            let mut count = 0;
             let mut stack: Vec<(IUIAutomationElement, u32)> = Vec::new();
             if let Ok(first) = walker.GetFirstChildElement(&root) {
                 stack.push((first, 0));
             }
             while let Some((current, depth)) = stack.pop() {
-                if nodes.len() >= MAX_NODES {
+                if count >= MAX_NODES {
                     break;
                 }
-                nodes.push(element(&current, depth));
+                found(element(&current, depth));
+                count += 1;
                 if let Ok(next) = walker.GetNextSiblingElement(&current) {
                     stack.push((next, depth));
                 }
@@ -147,7 +148,7 @@ impl Accessibility for UiAutomation {
                     stack.push((child, depth + 1));
                 }
             }
-            Ok(nodes)
+            Ok(())
         }
     }
 }

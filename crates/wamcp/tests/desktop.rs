@@ -275,6 +275,7 @@ mod windows {
             (&json!("BM_CLICK"), &json!(true))
         );
         assert!(log_text(&log).contains("clicked 101"), "{}", log_text(&log));
+        assert!(clicked.get("opened").is_none(), "{clicked}");
         ok(
             &client,
             "click",
