@@ -353,6 +353,15 @@ fn element(password: bool, pid: u32) -> Result<Option<FocusedElement>, String> {
     Ok(Some(FocusedElement { password, pid }))
 }
 
+/// One string field of every object in a report's list.
+fn strings<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item[key].as_str().unwrap())
+        .collect()
+}
+
 fn calls(fake: &Fake) -> Vec<String> {
     fake.state().calls.clone()
 }
@@ -440,13 +449,7 @@ fn cloaked_windows_are_not_listed_and_do_not_cover() {
     fake.state().windows.insert(0, elsewhere);
     let listed = desktop.windows();
     assert_eq!(listed["count"], 2);
-    let titles: Vec<&str> = listed["windows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["title"].as_str().unwrap())
-        .collect();
-    assert_eq!(titles, ["App", "Bank"]);
+    assert_eq!(strings(&listed["windows"], "title"), ["App", "Bank"]);
     // Only the pixels on screen are left, which a window in front spoils.
     fake.state().print = None;
     fake.state().screen = Some(frame(&[[1, 2, 3, 0], [4, 5, 6, 0]]));
@@ -484,13 +487,10 @@ fn a_uwp_frame_is_the_apps_and_its_furniture_is_no_other_program() {
     );
     let seen = desktop.see(9, false, None).unwrap().report;
     assert_eq!(seen["process"], "CalculatorApp.exe");
-    let listed: Vec<&str> = seen["controls"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["class"].as_str().unwrap())
-        .collect();
-    assert_eq!(listed, [crate::frames::CONTENT_CLASS]);
+    assert_eq!(
+        strings(&seen["controls"], "class"),
+        [crate::frames::CONTENT_CLASS]
+    );
     assert_eq!(seen["image"]["method"], "PrintWindow", "{seen}");
     // A third program's window inside the frame is still foreign.
     fake.state().controls.get_mut(&9).unwrap().push(embedded);
@@ -653,13 +653,7 @@ fn a_tree_cut_short_is_shown_as_partial_and_never_taken_for_not_found() {
     );
     let seen = desktop.see(1, true, None).unwrap().report;
     assert_eq!(seen["timed_out"], true);
-    let names: Vec<&str> = seen["tree"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["Back", "Reload"]);
+    assert_eq!(strings(&seen["tree"], "name"), ["Back", "Reload"]);
     // One "Reload" was read; the part not read held a second one.
     let err = desktop.click(1, "Reload", true).unwrap_err();
     assert_eq!(err.kind.as_str(), "WINDOW_NOT_RESPONDING");
