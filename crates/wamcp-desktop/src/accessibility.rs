@@ -2,6 +2,7 @@
 //! abandoned when it overruns its time: a browser's provider can take many
 //! seconds or never answer, and a tool call must not hang with it.
 
+use crate::Direction;
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -26,6 +27,152 @@ pub struct Node {
     /// A password field: never typed into.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub password: bool,
+    /// UI Automation's runtime id, unique while the element lives: what a
+    /// ref stands for. Empty when the provider gave none (no ref then).
+    #[serde(skip)]
+    pub id: Vec<i32>,
+    /// What the Value or RangeValue pattern holds; never a password's.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub value: String,
+    /// Focus, check, selection and expansion.
+    #[serde(flatten)]
+    pub state: State,
+    /// The control patterns it offers: the background routes it has.
+    #[serde(skip)]
+    pub patterns: Patterns,
+}
+
+/// An element's state as a person sees it; `None` where the element has
+/// no such state (a button is neither checked nor unchecked).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct State {
+    /// It has the keyboard focus (within its program).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub focused: bool,
+    /// Toggle pattern: on (`Some(true)`), off, or no such pattern.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checked: Option<bool>,
+    /// SelectionItem pattern: selected or not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected: Option<bool>,
+    /// ExpandCollapse pattern: expanded or collapsed (a leaf has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expanded: Option<bool>,
+    /// Its value cannot be set.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
+}
+
+/// A UI Automation control pattern an element may offer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// MSAA's default action, as UI Automation exposes it.
+    LegacyIAccessible,
+    /// Buttons, links, menu items.
+    Invoke,
+    /// Check boxes and toggle buttons.
+    Toggle,
+    /// List, tab and radio items.
+    SelectionItem,
+    /// Tree items, combo boxes, menus.
+    ExpandCollapse,
+    /// Text inputs.
+    Value,
+    /// Sliders and spinners.
+    RangeValue,
+    /// Scrollable containers.
+    Scroll,
+    /// Items of a scrollable container.
+    ScrollItem,
+}
+
+/// A set of [`Pattern`]s.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Patterns(u16);
+
+impl Patterns {
+    /// The set of `patterns`.
+    pub fn of(patterns: &[Pattern]) -> Patterns {
+        patterns.iter().fold(Patterns(0), |set, &p| set.with(p))
+    }
+    /// This set and `pattern`.
+    pub fn with(self, pattern: Pattern) -> Patterns {
+        Patterns(self.0 | 1 << pattern as u16)
+    }
+    /// Whether `pattern` is in the set.
+    pub fn has(self, pattern: Pattern) -> bool {
+        self.0 & 1 << pattern as u16 != 0
+    }
+}
+
+/// One background action on an element, through one pattern.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// `LegacyIAccessible.DoDefaultAction`: what a click does, without
+    /// the focus (measured on Chromium, where `Invoke` takes the foreground).
+    DefaultAction,
+    /// `Invoke.Invoke`.
+    Invoke,
+    /// `Toggle.Toggle`.
+    Toggle,
+    /// `SelectionItem.Select`.
+    Select,
+    /// `ExpandCollapse.Expand`.
+    Expand,
+    /// `ExpandCollapse.Collapse`.
+    Collapse,
+    /// `Value.SetValue`.
+    SetValue(String),
+    /// `RangeValue.SetValue`.
+    SetRange(f64),
+    /// `Scroll.Scroll`, one small step per line.
+    Scroll(Direction, u32),
+    /// `ScrollItem.ScrollIntoView`.
+    ScrollIntoView,
+}
+
+impl Action {
+    /// The pattern the action goes through.
+    pub fn pattern(&self) -> Pattern {
+        match self {
+            Action::DefaultAction => Pattern::LegacyIAccessible,
+            Action::Invoke => Pattern::Invoke,
+            Action::Toggle => Pattern::Toggle,
+            Action::Select => Pattern::SelectionItem,
+            Action::Expand | Action::Collapse => Pattern::ExpandCollapse,
+            Action::SetValue(_) => Pattern::Value,
+            Action::SetRange(_) => Pattern::RangeValue,
+            Action::Scroll(..) => Pattern::Scroll,
+            Action::ScrollIntoView => Pattern::ScrollItem,
+        }
+    }
+
+    /// The route as reports name it.
+    pub fn route(&self) -> &'static str {
+        match self {
+            Action::DefaultAction => "UIA_DEFAULT_ACTION",
+            Action::Invoke => "UIA_INVOKE",
+            Action::Toggle => "UIA_TOGGLE",
+            Action::Select => "UIA_SELECT",
+            Action::Expand => "UIA_EXPAND",
+            Action::Collapse => "UIA_COLLAPSE",
+            Action::SetValue(_) => "UIA_SET_VALUE",
+            Action::SetRange(_) => "UIA_SET_RANGE_VALUE",
+            Action::Scroll(..) => "UIA_SCROLL",
+            Action::ScrollIntoView => "UIA_SCROLL_INTO_VIEW",
+        }
+    }
+}
+
+/// Why an action on an element was not done.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ActError {
+    /// No element under the window has that runtime id any more.
+    Gone,
+    /// The element does not offer the pattern (or no longer does).
+    Unsupported,
+    /// The provider refused or failed, and why.
+    Failed(String),
 }
 
 /// Most elements one read returns, and how deep it walks.
@@ -53,6 +200,9 @@ pub trait Accessibility: Send + Sync + 'static {
     /// window of their own, so the checks on the focused window cannot see
     /// them. `Ok(None)` only under Wine, which has no UI Automation.
     fn focused_element(&self) -> Result<Option<FocusedElement>, String>;
+    /// Does `action` to the element under `hwnd` whose runtime id is
+    /// `element`, found afresh: an element seen earlier may be gone.
+    fn act(&self, hwnd: isize, element: &[i32], action: &Action) -> Result<(), ActError>;
 }
 
 /// What UI Automation says of the focused element.
@@ -184,6 +334,18 @@ pub fn focused_element_within(
     bounded(move || ax.focused_element(), timeout)
 }
 
+/// Does one action on its own thread, waiting at most `timeout`: a
+/// provider may hang in the middle of a pattern call, as in a tree read.
+pub fn act_within(
+    ax: Arc<dyn Accessibility>,
+    hwnd: isize,
+    element: Vec<i32>,
+    action: Action,
+    timeout: Duration,
+) -> Bounded<Result<(), ActError>> {
+    bounded(move || Ok(ax.act(hwnd, &element, &action)), timeout)
+}
+
 /// What a bounded accessibility call gave.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Bounded<T> {
@@ -244,42 +406,75 @@ pub(crate) mod fake {
     /// What the fake says of the focused element; tests change it.
     pub type FocusAnswer = Arc<Mutex<Result<Option<FocusedElement>, String>>>;
 
-    /// A tree given up front, or a provider that never answers (or stops
-    /// answering after `stalls_after` elements); the focused element as a
-    /// test sets it (by default a plain field of the test window's
-    /// process, pid 10).
+    /// What a test does when an action is done, with the tree in hand:
+    /// a foreground grab, an element that appears.
+    pub type AfterAct = Arc<Mutex<Option<Box<dyn FnMut(&Action, &mut Vec<Node>) + Send>>>>;
+
+    /// A tree given up front (which actions then change), or a provider
+    /// that never answers (or stops answering after `stalls_after`
+    /// elements); the focused element as a test sets it (by default a
+    /// plain field of the test window's process, pid 10).
     pub struct FakeTree {
-        pub nodes: Option<Vec<Node>>,
+        pub nodes: Option<Arc<Mutex<Vec<Node>>>>,
         pub stalls_after: Option<usize>,
         pub focus: FocusAnswer,
+        /// Every action asked for, as `ROUTE name`.
+        pub acts: Arc<Mutex<Vec<String>>>,
+        /// Patterns whose calls the provider refuses.
+        pub refuses: Arc<Mutex<Vec<Pattern>>>,
+        pub after_act: AfterAct,
     }
 
     impl FakeTree {
         pub fn new(nodes: Option<Vec<Node>>) -> FakeTree {
             FakeTree {
-                nodes,
+                nodes: nodes.map(|n| Arc::new(Mutex::new(n))),
                 stalls_after: None,
                 focus: Arc::new(Mutex::new(Ok(Some(FocusedElement {
                     password: false,
                     pid: 10,
                 })))),
+                acts: Arc::default(),
+                refuses: Arc::default(),
+                after_act: Arc::default(),
             }
+        }
+    }
+
+    /// What a pattern call does to the element, as a provider would.
+    fn apply(action: &Action, node: &mut Node) {
+        match action {
+            Action::Toggle => node.state.checked = Some(!node.state.checked.unwrap_or(false)),
+            Action::Select => node.state.selected = Some(true),
+            Action::Expand => node.state.expanded = Some(true),
+            Action::Collapse => node.state.expanded = Some(false),
+            Action::SetValue(text) => node.value = text.clone(),
+            Action::SetRange(v) => node.value = v.to_string(),
+            // A check box's default action checks it, as a click would.
+            Action::DefaultAction | Action::Invoke if node.patterns.has(Pattern::Toggle) => {
+                node.state.checked = Some(!node.state.checked.unwrap_or(false))
+            }
+            Action::DefaultAction | Action::Invoke | Action::Scroll(..) | Action::ScrollIntoView => {}
         }
     }
 
     impl Accessibility for FakeTree {
         fn tree(&self, _hwnd: isize, found: &mut dyn FnMut(Node)) -> Result<(), String> {
-            let nodes = self.nodes.as_deref().unwrap_or_default();
+            let nodes = self
+                .nodes
+                .as_ref()
+                .map(|n| n.lock().unwrap().clone())
+                .unwrap_or_default();
             let stall = if self.nodes.is_some() {
                 self.stalls_after
             } else {
                 Some(0)
             };
-            for (i, node) in nodes.iter().enumerate() {
+            for (i, node) in nodes.into_iter().enumerate() {
                 if stall == Some(i) {
                     break;
                 }
-                found(node.clone());
+                found(node);
             }
             if stall.is_some() {
                 std::thread::sleep(Duration::from_secs(2));
@@ -294,6 +489,32 @@ pub(crate) mod fake {
                 std::thread::sleep(Duration::from_millis(600));
             }
             self.focus.lock().unwrap().clone()
+        }
+        fn act(&self, _hwnd: isize, element: &[i32], action: &Action) -> Result<(), ActError> {
+            let Some(nodes) = &self.nodes else {
+                std::thread::sleep(Duration::from_millis(600));
+                return Err(ActError::Failed("never".into()));
+            };
+            let mut nodes = nodes.lock().unwrap();
+            let node = nodes
+                .iter_mut()
+                .find(|n| !n.id.is_empty() && n.id == element)
+                .ok_or(ActError::Gone)?;
+            if !node.patterns.has(action.pattern()) {
+                return Err(ActError::Unsupported);
+            }
+            self.acts
+                .lock()
+                .unwrap()
+                .push(format!("{} {}", action.route(), node.name));
+            if self.refuses.lock().unwrap().contains(&action.pattern()) {
+                return Err(ActError::Failed("the provider said no".into()));
+            }
+            apply(action, node);
+            if let Some(hook) = self.after_act.lock().unwrap().as_mut() {
+                hook(action, &mut nodes);
+            }
+            Ok(())
         }
     }
 

@@ -7,15 +7,18 @@
 //! answered with the [`Gate`]. Every answer says which route was used and
 //! whether the foreground window was the same before and after.
 
-use crate::accessibility::{self, Accessibility, Bounded, Node, Read};
+use crate::accessibility::{self, Accessibility, ActError, Action, Bounded, Node, Read};
 use crate::image::{DEFAULT_MAX_EDGE, MAX_MAX_EDGE, MIN_MAX_EDGE};
+use crate::outline;
+use crate::refs::Refs;
+use crate::routes::{self, Verb};
 use crate::system::{
     CaptureMethod, MESSAGE_TIMEOUT_MS, MessageError, ShowMode, WindowInfo, Windowing,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -102,13 +105,28 @@ pub struct Desktop {
     /// click waits until the program has had `SETTLE` to act on it, within
     /// one call and across calls.
     focus_input_at: Mutex<Option<Instant>>,
+    /// The refs `see` and the action reports gave, per window.
+    refs: Mutex<Refs>,
+    /// The UI Automation routes that brought a program's window forward
+    /// (by pid): not tried again for that program, which then gets the
+    /// permission gate instead.
+    takes_foreground: Mutex<HashSet<(u32, &'static str)>>,
 }
 
 /// Where a target led.
 enum Found {
     Control(Control),
-    /// Not a native control, but an accessibility element of that name.
-    Element(Node),
+    /// Not a native control, but an accessibility element (named or by
+    /// ref), with the tree it was found in.
+    Element { node: Node, tree: Vec<Node> },
+}
+
+/// What the UI Automation routes of an element came to.
+enum Routed {
+    /// One took: the action's report.
+    Done(Value),
+    /// None took; why each one tried did not.
+    NotTaken(Vec<String>),
 }
 
 impl Desktop {
@@ -128,7 +146,27 @@ impl Desktop {
             launched: Mutex::new(HashMap::new()),
             input: Mutex::new(()),
             focus_input_at: Mutex::new(None),
+            refs: Mutex::new(Refs::default()),
+            takes_foreground: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// The refs of `nodes` under `hwnd`: the shown ones get one.
+    fn refs_of(&self, hwnd: isize, nodes: &[Node]) -> Vec<Option<u32>> {
+        let mut refs = self.refs.lock().unwrap_or_else(|e| e.into_inner());
+        let named = refs.name(
+            hwnd,
+            nodes
+                .iter()
+                .map(|n| if outline::shown(n) { &n.id[..] } else { &[][..] }),
+        );
+        named
+    }
+
+    /// An element's line with its ref, as `see` shows it.
+    fn line_of(&self, hwnd: isize, node: &Node) -> String {
+        let reference = self.refs_of(hwnd, std::slice::from_ref(node))[0];
+        outline::line(node, reference)
     }
 
     /// Waits (at most `TURN_WAIT`) for the other input actions to end and
@@ -269,6 +307,9 @@ impl Desktop {
             ToolError::new(ErrorType::InvalidArguments, format!("Bad target: {problem}."))
                 .recover("Name a control by its text, as id:<control id>, or as class:<Class>[n]; see(hwnd) lists them.")
         })?;
+        if let Target::Ref(reference) = parsed {
+            return self.element_by_ref(window, reference);
+        }
         let (all, _) = self
             .controls_of(window)
             .map_err(|e| message_error(e, window))?;
@@ -277,9 +318,9 @@ impl Desktop {
             [one] => Ok(Found::Control(all[*one].clone())),
             [] => {
                 if let Target::Text(text) = &parsed
-                    && let Some(node) = self.element_named(window, text)?
+                    && let Some(found) = self.element_named(window, text)?
                 {
-                    return Ok(Found::Element(node));
+                    return Ok(found);
                 }
                 Err(ToolError::new(
                     ErrorType::TargetNotFound,
@@ -310,7 +351,7 @@ impl Desktop {
     /// not native controls (browsers, Electron, WPF). An unreadable tree
     /// counts as no match; one cut short by the timeout is neither a match
     /// (the rest could hold a second element of that name) nor "not found".
-    fn element_named(&self, window: &WindowInfo, text: &str) -> Result<Option<Node>, ToolError> {
+    fn element_named(&self, window: &WindowInfo, text: &str) -> Result<Option<Found>, ToolError> {
         let key = controls::caption_key(text);
         let nodes = match accessibility::read_within(
             self.ax.clone(),
@@ -321,18 +362,233 @@ impl Desktop {
             Read::Partial(read) => return Err(tree_cut_short(window, text, read.len())),
             Read::Unavailable(_) => return Ok(None),
         };
-        let named: Vec<Node> = nodes
-            .into_iter()
+        // Refs in document order, whichever element a report names first.
+        self.refs_of(window.hwnd, &nodes);
+        let named: Vec<&Node> = nodes
+            .iter()
             .filter(|n| controls::caption_key(&n.name) == key)
             .collect();
-        match named.len() {
-            0 => Ok(None),
-            1 => Ok(named.into_iter().next()),
-            n => Err(ToolError::new(
-                ErrorType::TargetAmbiguous,
-                format!("{n} accessibility elements of '{}' are named '{text}'.", window.title),
+        match named.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(Found::Element {
+                node: (*one).clone(),
+                tree: nodes.clone(),
+            })),
+            many => {
+                let refs: Vec<String> = many
+                    .iter()
+                    .map(|n| self.line_of(window.hwnd, n))
+                    .collect();
+                Err(ToolError::new(
+                    ErrorType::TargetAmbiguous,
+                    format!("{} accessibility elements of '{}' are named '{text}'.", many.len(), window.title),
+                )
+                .recover("DO NOT retry the same target; name one by its #ref.")
+                .detail("elements", refs))
+            }
+        }
+    }
+
+    /// The element a ref from an earlier look stands for, found afresh in
+    /// the tree. A ref names one element, so a tree cut short that holds
+    /// it is enough; one it is missing from is stale.
+    fn element_by_ref(&self, window: &WindowInfo, reference: u32) -> Result<Found, ToolError> {
+        let look_again = "DO NOT retry the same ref; look again with see(hwnd, with_tree=true) and use a ref from that answer.";
+        let id = self
+            .refs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .element(window.hwnd, reference)
+            .ok_or_else(|| {
+                ToolError::new(
+                    ErrorType::TargetNotFound,
+                    format!("#{reference} is no ref a look at '{}' gave (or it was forgotten).", window.title),
+                )
+                .recover(look_again)
+            })?;
+        let target = format!("#{reference}");
+        let (tree, cut_short) = match accessibility::read_within(
+            self.ax.clone(),
+            window.hwnd,
+            accessibility::READ_TIMEOUT,
+        ) {
+            Read::Nodes(nodes) => (nodes, false),
+            Read::Partial(nodes) => (nodes, true),
+            Read::Unavailable(reason) => {
+                return Err(ToolError::new(
+                    ErrorType::WindowNotResponding,
+                    format!("The accessibility tree of '{}' could not be read ({reason}); nothing was done.", window.title),
+                )
+                .retryable("Retry once; if it fails again, use a native control's id: target."));
+            }
+        };
+        self.refs_of(window.hwnd, &tree);
+        match tree.iter().find(|n| n.id == id) {
+            Some(node) => Ok(Found::Element {
+                node: node.clone(),
+                tree: tree.clone(),
+            }),
+            None if cut_short => Err(tree_cut_short(window, &target, tree.len())),
+            None => Err(ToolError::new(
+                ErrorType::TargetNotFound,
+                format!("{target} is stale: that element is no longer in '{}'.", window.title),
             )
-            .recover("DO NOT retry the same target; read see(hwnd, with_tree=true) and name a native control by id instead.")),
+            .recover(look_again)
+            .detail("stale_ref", target)),
+        }
+    }
+
+    /// Tries the element's UI Automation routes for `verb`, best first,
+    /// skipping those that brought this program forward before. A route
+    /// that takes is reported with what changed; one that moved the
+    /// foreground nonetheless gives it back and is not used again.
+    fn element_routes(
+        &self,
+        window: &WindowInfo,
+        before: &Before,
+        node: &Node,
+        tree: &[Node],
+        verb: Verb,
+    ) -> Result<Routed, ToolError> {
+        if !node.enabled {
+            return Err(disabled(&node.name));
+        }
+        let mut tried = Vec::new();
+        for action in routes::routes(&verb, node) {
+            let route = action.route();
+            if self.takes_foreground_with(window.pid, route) {
+                tried.push(format!("{route} brought this program to the front before"));
+                continue;
+            }
+            match self.act(window, node, action.clone())? {
+                Err(why) => tried.push(format!("{route}: {why}")),
+                Ok(()) => {
+                    let given_back = self.foreground_given_back(window, before, route);
+                    let after_nodes = self.read_after(window);
+                    let value_after = after_nodes
+                        .as_ref()
+                        .and_then(|(nodes, _)| nodes.iter().find(|n| n.id == node.id))
+                        .map(|n| n.value.clone());
+                    let verified = match &value_after {
+                        Some(value) => routes::took(&action, value),
+                        None => false,
+                    };
+                    if let Some(undo) = routes::undo(&action, node)
+                        && value_after.is_some()
+                        && !verified
+                    {
+                        // Put back what was there; the next route or the gate follows.
+                        let _ = self.act(window, node, undo);
+                        tried.push(format!("{route}: the value read back differs from what was sent (the old one was put back)"));
+                        continue;
+                    }
+                    let mut report = self.done(route, before, json!(self.line_of(window.hwnd, node)));
+                    if let Some(back) = given_back {
+                        report["foreground_unchanged"] = json!(false);
+                        report["foreground_given_back"] = json!(back);
+                    }
+                    if matches!(verb, Verb::Type(_)) {
+                        report["verified"] = json!(verified);
+                    }
+                    self.report_changes(&mut report, window, tree, after_nodes, &node.id);
+                    return Ok(Routed::Done(report));
+                }
+            }
+        }
+        Ok(Routed::NotTaken(tried))
+    }
+
+    fn takes_foreground_with(&self, pid: u32, route: &'static str) -> bool {
+        self.takes_foreground
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&(pid, route))
+    }
+
+    /// After a route ran: when the foreground moved to the program, it is
+    /// given back and the route remembered; `Some(whether it came back)`.
+    fn foreground_given_back(
+        &self,
+        window: &WindowInfo,
+        before: &Before,
+        route: &'static str,
+    ) -> Option<bool> {
+        let now = self.system.foreground();
+        if now == before.foreground || self.system.window_pid(now) != window.pid {
+            return None;
+        }
+        self.takes_foreground
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((window.pid, route));
+        self.system.set_foreground(before.foreground);
+        Some(self.system.foreground() == before.foreground)
+    }
+
+    /// One pattern call, bounded. An answer that does not come may still
+    /// arrive, so that is an error no retry should follow.
+    fn act(
+        &self,
+        window: &WindowInfo,
+        node: &Node,
+        action: Action,
+    ) -> Result<Result<(), String>, ToolError> {
+        let route = action.route();
+        match accessibility::act_within(
+            self.ax.clone(),
+            window.hwnd,
+            node.id.clone(),
+            action,
+            accessibility::READ_TIMEOUT,
+        ) {
+            Bounded::Answer(Ok(())) => Ok(Ok(())),
+            Bounded::Answer(Err(ActError::Unsupported)) => Ok(Err("not offered".into())),
+            Bounded::Answer(Err(ActError::Failed(why))) => Ok(Err(why)),
+            Bounded::Unavailable(why) => Ok(Err(why)),
+            Bounded::Answer(Err(ActError::Gone)) => Err(ToolError::new(
+                ErrorType::TargetNotFound,
+                format!("'{}' went away from '{}' before {route} reached it; nothing was done.", node.name, window.title),
+            )
+            .recover("Look again with see(hwnd, with_tree=true).")),
+            Bounded::TimedOut => Err(ToolError::new(
+                ErrorType::WindowNotResponding,
+                format!("'{}' did not answer {route} on '{}' within {:.1} s; it may still do it.", window.title, node.name, accessibility::READ_TIMEOUT.as_secs_f32()),
+            )
+            .recover("DO NOT repeat the action (it may happen twice); look with see(hwnd, with_tree=true) first.")),
+        }
+    }
+
+    /// The tree after an action, once the program had `SETTLE` to act on
+    /// it, and whether it was cut short; `None` when it could not be read.
+    fn read_after(&self, window: &WindowInfo) -> Option<(Vec<Node>, bool)> {
+        std::thread::sleep(SETTLE);
+        match accessibility::read_within(self.ax.clone(), window.hwnd, accessibility::READ_TIMEOUT) {
+            Read::Nodes(nodes) => Some((nodes, false)),
+            Read::Partial(nodes) => Some((nodes, true)),
+            Read::Unavailable(_) => None,
+        }
+    }
+
+    /// Adds what an action changed in the element tree to its report.
+    fn report_changes(
+        &self,
+        report: &mut Value,
+        window: &WindowInfo,
+        before: &[Node],
+        after: Option<(Vec<Node>, bool)>,
+        target: &[i32],
+    ) {
+        let Some((after, cut_short)) = after else {
+            report["changes_unknown"] = json!("the accessibility tree could not be read after the action");
+            return;
+        };
+        self.refs_of(window.hwnd, &after);
+        let changes = outline::changes(before, &after, target, &mut |n| self.line_of(window.hwnd, n));
+        if changes.as_object().is_some_and(|c| !c.is_empty()) {
+            report["changes"] = changes;
+        }
+        if cut_short {
+            report["changes_partial"] = json!(true);
         }
     }
 
@@ -366,18 +622,23 @@ impl Desktop {
                 }
                 self.pointer_click(&window, c.rect, &before, json!(c))
             }
-            Found::Element(node) => {
+            Found::Element { node, tree } => {
+                let tried = match self.element_routes(&window, &before, &node, &tree, Verb::Click)? {
+                    Routed::Done(report) => return Ok(report),
+                    Routed::NotTaken(tried) => tried,
+                };
                 if !allow_foreground {
                     return Ok(Gate::new(
-                        format!("no native control matching '{target}' that accepts a window message"),
+                        no_element_route(target, &tried),
                         format!(
-                            "'{target}' is a {} in '{}' that only UI Automation or the real pointer can reach; either brings the window to the front.",
+                            "'{target}' is a {} in '{}' that only the real pointer can reach, with the window in front.",
                             node.control_type, window.title
                         ),
                     )
                     .to_json());
                 }
-                self.pointer_click(&window, node.rect, &before, json!(node))
+                let line = self.line_of(window.hwnd, &node);
+                self.pointer_click(&window, node.rect, &before, json!(line))
             }
         }
     }
@@ -464,18 +725,30 @@ impl Desktop {
         typeable(text)?;
         let window = self.scoped(hwnd)?;
         let before = self.before(&window);
-        let (control, rect, what) = self.typing_target(&window, target)?;
-        let edit = control.as_ref().filter(|c| controls::is_edit(&c.class));
-        let refused = match self.type_by_message(&window, control.as_ref(), edit, text, target)? {
-            None => {
-                return Ok(with(
-                    self.done("WM_SETTEXT", &before, what),
-                    "verified",
-                    true,
-                ));
+        let (control, rect, what, refused) = match self.typing_target(&window, target)? {
+            Found::Control(c) => match self.type_by_message(&window, &c, text, target)? {
+                None => {
+                    return Ok(with(
+                        self.done("WM_SETTEXT", &before, json!(c)),
+                        "verified",
+                        true,
+                    ));
+                }
+                Some(why) => (Some(c.clone()), c.rect, json!(c), why),
+            },
+            Found::Element { node, tree } => {
+                match self.element_routes(&window, &before, &node, &tree, Verb::Type(text))? {
+                    Routed::Done(report) => return Ok(report),
+                    Routed::NotTaken(tried) => (
+                        None,
+                        node.rect,
+                        json!(self.line_of(window.hwnd, &node)),
+                        no_element_route(target, &tried),
+                    ),
+                }
             }
-            Some(why) => why,
         };
+        let edit = control.as_ref().filter(|c| controls::is_edit(&c.class));
         if !allow_foreground {
             return Ok(Gate::new(
                 refused,
@@ -499,52 +772,39 @@ impl Desktop {
         ))
     }
 
-    /// What `type_text` types into: the native control (when it is one),
-    /// the rectangle to click, and the target as reported. A password
-    /// field is refused, and so is a disabled control.
-    fn typing_target(
-        &self,
-        window: &WindowInfo,
-        target: &str,
-    ) -> Result<(Option<Control>, [i32; 4], Value), ToolError> {
-        Ok(match self.find(window, target)? {
-            Found::Control(c) => {
-                if c.password {
-                    return Err(password_refused(target));
-                }
-                enabled(&c, target)?;
-                (Some(c.clone()), c.rect, json!(c))
-            }
-            Found::Element(node) => {
-                if node.password {
-                    return Err(password_refused(target));
-                }
-                (None, node.rect, json!(node))
-            }
-        })
+    /// What `type_text` types into. A password field is refused, and so
+    /// is a disabled control.
+    fn typing_target(&self, window: &WindowInfo, target: &str) -> Result<Found, ToolError> {
+        let found = self.find(window, target)?;
+        let (password, control) = match &found {
+            Found::Control(c) => (c.password, Some(c)),
+            Found::Element { node, .. } => (node.password, None),
+        };
+        if password {
+            return Err(password_refused(target));
+        }
+        if let Some(c) = control {
+            enabled(c, target)?;
+        }
+        Ok(found)
     }
 
-    /// The message route: `WM_SETTEXT` into `edit`, confirmed by reading it
-    /// back. `None` when it took, otherwise why it was not used (the
-    /// `control` takes no such message, or there is no native control).
+    /// The message route: `WM_SETTEXT` into an edit control, confirmed by
+    /// reading it back. `None` when it took, otherwise why it was not used.
     fn type_by_message(
         &self,
         window: &WindowInfo,
-        control: Option<&Control>,
-        edit: Option<&Control>,
+        control: &Control,
         text: &str,
         target: &str,
     ) -> Result<Option<String>, ToolError> {
-        match (control, edit) {
-            (_, Some(c)) => self.set_and_confirm(window, c.handle, text, target),
-            (Some(c), None) => Ok(Some(format!(
-                "'{target}' is a {} control, which takes no WM_SETTEXT",
-                c.class
-            ))),
-            (None, _) => Ok(Some(format!(
-                "no native control matching '{target}' that accepts a window message"
-            ))),
+        if controls::is_edit(&control.class) {
+            return self.set_and_confirm(window, control.handle, text, target);
         }
+        Ok(Some(format!(
+            "'{target}' is a {} control, which takes no WM_SETTEXT",
+            control.class
+        )))
     }
 
     /// The keystroke route, once the caller agreed to the foreground: the
@@ -739,14 +999,22 @@ impl Desktop {
         let lines = lines.clamp(1, MAX_SCROLL_LINES);
         let window = self.scoped(hwnd)?;
         let before = self.before(&window);
+        let label = target.unwrap_or(&window.title).to_string();
+        let mut element_refusal = None;
         let (handle, rect, what) = match target {
             None => (window.hwnd, window.rect, json!({"window": window.title})),
             Some(t) => match self.find(&window, t)? {
                 Found::Control(c) => (c.handle, c.rect, json!(c)),
-                Found::Element(node) => (0, node.rect, json!(node)),
+                Found::Element { node, tree } => {
+                    let verb = Verb::Scroll(direction, lines);
+                    match self.element_routes(&window, &before, &node, &tree, verb)? {
+                        Routed::Done(report) => return Ok(report),
+                        Routed::NotTaken(tried) => element_refusal = Some(no_element_route(t, &tried)),
+                    }
+                    (0, node.rect, json!(self.line_of(window.hwnd, &node)))
+                }
             },
         };
-        let label = target.unwrap_or(&window.title).to_string();
         let route = match direction {
             Direction::Up | Direction::Down => "WM_VSCROLL",
             Direction::Left | Direction::Right => "WM_HSCROLL",
@@ -776,7 +1044,7 @@ impl Desktop {
         }
         if !allow_foreground {
             return Ok(Gate::new(
-                format!("'{label}' has no scroll bar that answers scroll messages"),
+                element_refusal.unwrap_or_else(|| format!("'{label}' has no scroll bar that answers scroll messages")),
                 format!("Scrolling it means bringing '{}' to the front and turning the real mouse wheel over it.", window.title),
             )
             .to_json());
@@ -1070,17 +1338,24 @@ impl Desktop {
             Err(reason) => report["image_unavailable"] = json!(reason),
         }
         if with_tree {
-            match accessibility::read_within(
+            let (nodes, cut_short) = match accessibility::read_within(
                 self.ax.clone(),
                 window.hwnd,
                 accessibility::READ_TIMEOUT,
             ) {
-                Read::Nodes(nodes) => report["tree"] = json!(nodes),
-                Read::Partial(nodes) => {
-                    report["tree"] = json!(nodes);
-                    report["timed_out"] = json!(true);
+                Read::Nodes(nodes) => (Some(nodes), false),
+                Read::Partial(nodes) => (Some(nodes), true),
+                Read::Unavailable(reason) => {
+                    report["tree_unavailable"] = json!(reason);
+                    (None, false)
                 }
-                Read::Unavailable(reason) => report["tree_unavailable"] = json!(reason),
+            };
+            if let Some(nodes) = nodes {
+                let refs = self.refs_of(window.hwnd, &nodes);
+                report["tree"] = json!(outline::outline(&nodes, &refs));
+            }
+            if cut_short {
+                report["timed_out"] = json!(true);
             }
         }
         Ok(Seen { report, png })
@@ -1211,9 +1486,13 @@ fn enabled(control: &Control, target: &str) -> Result<(), ToolError> {
     if control.enabled {
         return Ok(());
     }
-    Err(ToolError::new(ErrorType::TargetDisabled, format!("'{target}' is disabled; a message to it would do nothing.")).retryable(
+    Err(disabled(target))
+}
+
+fn disabled(target: &str) -> ToolError {
+    ToolError::new(ErrorType::TargetDisabled, format!("'{target}' is disabled; acting on it would do nothing.")).retryable(
         "Do what the window needs first (fill in required fields), check with see(hwnd), then retry.",
-    ))
+    )
 }
 
 /// Refuses text that `type_text` does not type: longer than
@@ -1298,6 +1577,18 @@ fn click_unfinished(window: &WindowInfo, control: &Control) -> ToolError {
         ),
     )
     .recover("DO NOT click again (that would click twice): wait, then look with see(hwnd) or windows(); if it stays hung, tell the user.")
+}
+
+/// Why an element got no background route: which routes were tried and
+/// why none took, or that it offers none.
+fn no_element_route(target: &str, tried: &[String]) -> String {
+    if tried.is_empty() {
+        return format!("'{target}' is no native control and offers no UI Automation pattern that acts in the background");
+    }
+    format!(
+        "'{target}' is no native control and no UI Automation route took ({})",
+        tried.join("; ")
+    )
 }
 
 fn input_failed(problem: String) -> ToolError {

@@ -9,7 +9,7 @@ use crate::system::{
     CaptureMethod, Launched, MessageError, ScrollMove, ShowMode, WindowInfo, Windowing,
 };
 use crate::{Desktop, Direction};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -602,6 +602,7 @@ fn elements_only_ui_automation_reaches_are_gated() {
         name: "Sign in".into(),
         control_type: "Hyperlink".into(),
         rect: [0, 0, 10, 10],
+        enabled: true,
         ..Node::default()
     };
     let (fake, desktop) = setup(Some(vec![link]));
@@ -637,6 +638,7 @@ fn a_tree_cut_short_is_shown_as_partial_and_never_taken_for_not_found() {
     let button = |name: &str| Node {
         name: name.into(),
         control_type: "Button".into(),
+        enabled: true,
         ..Node::default()
     };
     let mut tree = FakeTree::new(Some(vec![
@@ -653,7 +655,7 @@ fn a_tree_cut_short_is_shown_as_partial_and_never_taken_for_not_found() {
     );
     let seen = desktop.see(1, true, None).unwrap().report;
     assert_eq!(seen["timed_out"], true);
-    assert_eq!(strings(&seen["tree"], "name"), ["Back", "Reload"]);
+    assert_eq!(seen["tree"], json!(["Button 'Back'", "Button 'Reload'"]));
     // One "Reload" was read; the part not read held a second one.
     let err = desktop.click(1, "Reload", true).unwrap_err();
     assert_eq!(err.kind.as_str(), "WINDOW_NOT_RESPONDING");
@@ -1055,3 +1057,5 @@ fn the_direction_schema_is_the_bare_names() {
     });
     assert_eq!(schema, want);
 }
+
+mod elements;

@@ -16,6 +16,9 @@ pub mod desktop;
 mod fake;
 pub mod frames;
 pub mod image;
+pub mod outline;
+pub mod refs;
+pub mod routes;
 pub mod system;
 #[cfg(windows)]
 mod uia;

@@ -3,8 +3,9 @@
 //!
 //! A target is `id:<number>` (the control id), `class:<Class>` or
 //! `class:<Class>[n]` (the n-th control of that class, from 0, in the
-//! window's child order), `text:<caption>` or any other string, which is a
-//! caption. Captions compare without case, surrounding spaces and the `&`
+//! window's child order), `#<n>` (an accessibility element by the ref `see`
+//! gave it), `text:<caption>` or any other string, which is a caption
+//! (`text:#3` names a control whose caption is `#3`). Captions compare without case, surrounding spaces and the `&`
 //! that marks a mnemonic, and must match whole: clicking "Delete all" when
 //! the model wrote "Delete" is the kind of guess this tool never makes.
 
@@ -59,6 +60,8 @@ pub enum Target {
     },
     /// A caption, which must match whole (without case, spaces and `&`).
     Text(String),
+    /// `#<n>`: the accessibility element `see` listed under that ref.
+    Ref(u32),
 }
 
 /// Longest target string accepted; captions are short.
@@ -96,6 +99,15 @@ pub fn parse_target(target: &str) -> Result<Target, String> {
             class: class.to_string(),
             index,
         });
+    }
+    if let Some(digits) = target.trim().strip_prefix('#')
+        && !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+    {
+        return digits
+            .parse::<u32>()
+            .map(Target::Ref)
+            .map_err(|_| format!("'{target}' is no ref see(hwnd) gave"));
     }
     let text = strip_prefix_ignore_case(target, "text:").unwrap_or(target);
     if caption_key(text).is_empty() {
@@ -140,6 +152,8 @@ pub fn matches(controls: &[Control], target: &Target) -> Vec<usize> {
             .nth(*index)
             .into_iter()
             .collect(),
+        // Refs name accessibility elements, never native controls.
+        Target::Ref(_) => Vec::new(),
         Target::Text(text) => {
             // The caption as shown ("Fish & Chips") or as stored ("Fish && Chips").
             let plain = text.trim().to_lowercase();
@@ -286,6 +300,23 @@ mod tests {
             parse_target("Save [2]"),
             Ok(Target::Text("Save [2]".into()))
         );
+    }
+
+    #[test]
+    fn refs_are_a_hash_and_digits_and_nothing_else() {
+        assert_eq!(parse_target("#12"), Ok(Target::Ref(12)));
+        assert_eq!(parse_target(" #0 "), Ok(Target::Ref(0)));
+        // Captions that merely start with a hash stay captions.
+        for caption in ["#", "#1a", "# 3", "#-1", "C#", "#１"] {
+            assert_eq!(parse_target(caption), Ok(Target::Text(caption.into())));
+        }
+        assert_eq!(parse_target("text:#3"), Ok(Target::Text("#3".into())));
+        assert!(parse_target("#99999999999").is_err());
+        let ok = Control {
+            text: "#3".into(),
+            ..Control::default()
+        };
+        assert!(matches(&[ok], &Target::Ref(3)).is_empty());
     }
 
     #[test]
