@@ -454,7 +454,10 @@ pub(crate) mod fake {
             Action::DefaultAction | Action::Invoke if node.patterns.has(Pattern::Toggle) => {
                 node.state.checked = Some(!node.state.checked.unwrap_or(false))
             }
-            Action::DefaultAction | Action::Invoke | Action::Scroll(..) | Action::ScrollIntoView => {}
+            Action::DefaultAction
+            | Action::Invoke
+            | Action::Scroll(..)
+            | Action::ScrollIntoView => {}
         }
     }
 

@@ -118,7 +118,10 @@ enum Found {
     Control(Control),
     /// Not a native control, but an accessibility element (named or by
     /// ref), with the tree it was found in.
-    Element { node: Node, tree: Vec<Node> },
+    Element {
+        node: Node,
+        tree: Vec<Node>,
+    },
 }
 
 /// What the UI Automation routes of an element came to.
@@ -154,13 +157,16 @@ impl Desktop {
     /// The refs of `nodes` under `hwnd`: the shown ones get one.
     fn refs_of(&self, hwnd: isize, nodes: &[Node]) -> Vec<Option<u32>> {
         let mut refs = self.refs.lock().unwrap_or_else(|e| e.into_inner());
-        let named = refs.name(
+        refs.name(
             hwnd,
-            nodes
-                .iter()
-                .map(|n| if outline::shown(n) { &n.id[..] } else { &[][..] }),
-        );
-        named
+            nodes.iter().map(|n| {
+                if outline::shown(n) {
+                    &n.id[..]
+                } else {
+                    &[][..]
+                }
+            }),
+        )
     }
 
     /// An element's line with its ref, as `see` shows it.
@@ -375,13 +381,14 @@ impl Desktop {
                 tree: nodes.clone(),
             })),
             many => {
-                let refs: Vec<String> = many
-                    .iter()
-                    .map(|n| self.line_of(window.hwnd, n))
-                    .collect();
+                let refs: Vec<String> = many.iter().map(|n| self.line_of(window.hwnd, n)).collect();
                 Err(ToolError::new(
                     ErrorType::TargetAmbiguous,
-                    format!("{} accessibility elements of '{}' are named '{text}'.", many.len(), window.title),
+                    format!(
+                        "{} accessibility elements of '{}' are named '{text}'.",
+                        many.len(),
+                        window.title
+                    ),
                 )
                 .recover("DO NOT retry the same target; name one by its #ref.")
                 .detail("elements", refs))
@@ -402,7 +409,10 @@ impl Desktop {
             .ok_or_else(|| {
                 ToolError::new(
                     ErrorType::TargetNotFound,
-                    format!("#{reference} is no ref a look at '{}' gave (or it was forgotten).", window.title),
+                    format!(
+                        "#{reference} is no ref a look at '{}' gave (or it was forgotten).",
+                        window.title
+                    ),
                 )
                 .recover(look_again)
             })?;
@@ -431,7 +441,10 @@ impl Desktop {
             None if cut_short => Err(tree_cut_short(window, &target, tree.len())),
             None => Err(ToolError::new(
                 ErrorType::TargetNotFound,
-                format!("{target} is stale: that element is no longer in '{}'.", window.title),
+                format!(
+                    "{target} is stale: that element is no longer in '{}'.",
+                    window.title
+                ),
             )
             .recover(look_again)
             .detail("stale_ref", target)),
@@ -482,7 +495,8 @@ impl Desktop {
                         tried.push(format!("{route}: the value read back differs from what was sent (the old one was put back)"));
                         continue;
                     }
-                    let mut report = self.done(route, before, json!(self.line_of(window.hwnd, node)));
+                    let mut report =
+                        self.done(route, before, json!(self.line_of(window.hwnd, node)));
                     if let Some(back) = given_back {
                         report["foreground_unchanged"] = json!(false);
                         report["foreground_given_back"] = json!(back);
@@ -562,7 +576,8 @@ impl Desktop {
     /// it, and whether it was cut short; `None` when it could not be read.
     fn read_after(&self, window: &WindowInfo) -> Option<(Vec<Node>, bool)> {
         std::thread::sleep(SETTLE);
-        match accessibility::read_within(self.ax.clone(), window.hwnd, accessibility::READ_TIMEOUT) {
+        match accessibility::read_within(self.ax.clone(), window.hwnd, accessibility::READ_TIMEOUT)
+        {
             Read::Nodes(nodes) => Some((nodes, false)),
             Read::Partial(nodes) => Some((nodes, true)),
             Read::Unavailable(_) => None,
@@ -579,11 +594,14 @@ impl Desktop {
         target: &[i32],
     ) {
         let Some((after, cut_short)) = after else {
-            report["changes_unknown"] = json!("the accessibility tree could not be read after the action");
+            report["changes_unknown"] =
+                json!("the accessibility tree could not be read after the action");
             return;
         };
         self.refs_of(window.hwnd, &after);
-        let changes = outline::changes(before, &after, target, &mut |n| self.line_of(window.hwnd, n));
+        let changes = outline::changes(before, &after, target, &mut |n| {
+            self.line_of(window.hwnd, n)
+        });
         if changes.as_object().is_some_and(|c| !c.is_empty()) {
             report["changes"] = changes;
         }
@@ -623,10 +641,11 @@ impl Desktop {
                 self.pointer_click(&window, c.rect, &before, json!(c))
             }
             Found::Element { node, tree } => {
-                let tried = match self.element_routes(&window, &before, &node, &tree, Verb::Click)? {
-                    Routed::Done(report) => return Ok(report),
-                    Routed::NotTaken(tried) => tried,
-                };
+                let tried =
+                    match self.element_routes(&window, &before, &node, &tree, Verb::Click)? {
+                        Routed::Done(report) => return Ok(report),
+                        Routed::NotTaken(tried) => tried,
+                    };
                 if !allow_foreground {
                     return Ok(Gate::new(
                         no_element_route(target, &tried),
@@ -1009,7 +1028,9 @@ impl Desktop {
                     let verb = Verb::Scroll(direction, lines);
                     match self.element_routes(&window, &before, &node, &tree, verb)? {
                         Routed::Done(report) => return Ok(report),
-                        Routed::NotTaken(tried) => element_refusal = Some(no_element_route(t, &tried)),
+                        Routed::NotTaken(tried) => {
+                            element_refusal = Some(no_element_route(t, &tried))
+                        }
                     }
                     (0, node.rect, json!(self.line_of(window.hwnd, &node)))
                 }
@@ -1583,7 +1604,9 @@ fn click_unfinished(window: &WindowInfo, control: &Control) -> ToolError {
 /// why none took, or that it offers none.
 fn no_element_route(target: &str, tried: &[String]) -> String {
     if tried.is_empty() {
-        return format!("'{target}' is no native control and offers no UI Automation pattern that acts in the background");
+        return format!(
+            "'{target}' is no native control and offers no UI Automation pattern that acts in the background"
+        );
     }
     format!(
         "'{target}' is no native control and no UI Automation route took ({})",

@@ -118,7 +118,12 @@ pub fn changes(
     {
         report["focused"] = json!(line_of(now));
     }
-    let find = |nodes: &[Node]| nodes.iter().find(|n| !target.is_empty() && n.id == target).cloned();
+    let find = |nodes: &[Node]| {
+        nodes
+            .iter()
+            .find(|n| !target.is_empty() && n.id == target)
+            .cloned()
+    };
     match (find(before), find(after)) {
         (Some(old), Some(new)) if old.value != new.value || old.state != new.state => {
             report["target_now"] = json!(line_of(&new));
@@ -184,7 +189,10 @@ mod tests {
             focused: true,
             ..State::default()
         };
-        assert_eq!(line(&field, Some(5)), "#5 Edit 'Search' = 'wamcp mcp' focused");
+        assert_eq!(
+            line(&field, Some(5)),
+            "#5 Edit 'Search' = 'wamcp mcp' focused"
+        );
         let mut item = node(0, "TreeItem", "src", 3);
         item.enabled = false;
         item.state.expanded = Some(false);
@@ -234,7 +242,11 @@ mod tests {
     #[test]
     fn changes_name_focus_target_and_elements_added_and_removed() {
         let mut field = node(0, "Edit", "Name", 1);
-        let before = vec![field.clone(), node(0, "Button", "Save", 2), node(0, "Pane", "", 3)];
+        let before = vec![
+            field.clone(),
+            node(0, "Button", "Save", 2),
+            node(0, "Pane", "", 3),
+        ];
         field.value = "Ada".into();
         field.state.focused = true;
         let after = vec![field, node(0, "Text", "Saved", 4), node(0, "Pane", "", 5)];

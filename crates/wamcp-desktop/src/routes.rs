@@ -108,7 +108,13 @@ mod tests {
     #[test]
     fn a_click_tries_the_default_action_before_the_patterns_that_activate() {
         use Pattern::*;
-        let all = with(&[ExpandCollapse, SelectionItem, Toggle, Invoke, LegacyIAccessible]);
+        let all = with(&[
+            ExpandCollapse,
+            SelectionItem,
+            Toggle,
+            Invoke,
+            LegacyIAccessible,
+        ]);
         assert_eq!(
             routes(&Verb::Click, &all),
             [
@@ -123,7 +129,13 @@ mod tests {
         open.state.expanded = Some(true);
         assert_eq!(routes(&Verb::Click, &open), [Action::Collapse]);
         // Typing and scrolling patterns are no click.
-        assert!(routes(&Verb::Click, &with(&[Value, RangeValue, Scroll, ScrollItem])).is_empty());
+        assert!(
+            routes(
+                &Verb::Click,
+                &with(&[Value, RangeValue, Scroll, ScrollItem])
+            )
+            .is_empty()
+        );
     }
 
     #[test]
@@ -135,7 +147,10 @@ mod tests {
             [Action::SetValue("Ada".into())]
         );
         let slider = with(&[RangeValue]);
-        assert_eq!(routes(&Verb::Type(" 42.5 "), &slider), [Action::SetRange(42.5)]);
+        assert_eq!(
+            routes(&Verb::Type(" 42.5 "), &slider),
+            [Action::SetRange(42.5)]
+        );
         for not_a_number in ["loud", "NaN", "inf", ""] {
             assert!(routes(&Verb::Type(not_a_number), &slider).is_empty());
         }
@@ -153,7 +168,10 @@ mod tests {
             routes(&verb, &with(&[Scroll, ScrollItem])),
             [Action::Scroll(Direction::Down, 3)]
         );
-        assert_eq!(routes(&verb, &with(&[ScrollItem])), [Action::ScrollIntoView]);
+        assert_eq!(
+            routes(&verb, &with(&[ScrollItem])),
+            [Action::ScrollIntoView]
+        );
         assert!(routes(&verb, &with(&[Invoke])).is_empty());
     }
 

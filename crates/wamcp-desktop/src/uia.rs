@@ -7,8 +7,10 @@
 //! compiled and type-checked here and verified only on Windows; the logic
 //! around it is tested with a fake tree.
 
+use crate::Direction;
 use crate::accessibility::{
-    Accessibility, FocusedElement, MAX_DEPTH, MAX_NODES, Node, control_type_name,
+    Accessibility, ActError, Action, FocusedElement, MAX_DEPTH, MAX_NODES, Node, Pattern, Patterns,
+    State, control_type_name,
 };
 use std::ffi::c_void;
 use windows::Win32::Foundation::HWND;
@@ -16,44 +18,307 @@ use windows::Win32::System::Com::{
     CLSCTX_INPROC_SERVER, COINIT_MULTITHREADED, CoCreateInstance, CoInitializeEx,
 };
 use windows::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
-use windows::Win32::System::Variant::{VARIANT, VT_I4};
-use windows::Win32::UI::Accessibility::{
-    AccessibleObjectFromWindow, CUIAutomation, IAccessible, IUIAutomation, IUIAutomationElement,
-};
-use windows::core::{Interface, s, w};
+use windows::Win32::System::Variant::{VARIANT, VT_ARRAY, VT_BSTR, VT_I4};
+use windows::Win32::UI::Accessibility::*;
+use windows::core::{BSTR, Interface, s, w};
 
 pub struct UiAutomation;
 
 const OBJID_CLIENT: u32 = 0xFFFF_FFFC;
 
-fn element(element: &IUIAutomationElement, depth: u32) -> Node {
-    // SAFETY: `element` is a live, reference-counted UI Automation element
-    // borrowed for the call; each property comes back as an owned value
-    // (strings freed by the `windows` crate) or an error.
+/// Each pattern with the property that says whether an element has it.
+const PATTERNS: [(Pattern, UIA_PROPERTY_ID); 9] = [
+    (
+        Pattern::LegacyIAccessible,
+        UIA_IsLegacyIAccessiblePatternAvailablePropertyId,
+    ),
+    (Pattern::Invoke, UIA_IsInvokePatternAvailablePropertyId),
+    (Pattern::Toggle, UIA_IsTogglePatternAvailablePropertyId),
+    (
+        Pattern::SelectionItem,
+        UIA_IsSelectionItemPatternAvailablePropertyId,
+    ),
+    (
+        Pattern::ExpandCollapse,
+        UIA_IsExpandCollapsePatternAvailablePropertyId,
+    ),
+    (Pattern::Value, UIA_IsValuePatternAvailablePropertyId),
+    (
+        Pattern::RangeValue,
+        UIA_IsRangeValuePatternAvailablePropertyId,
+    ),
+    (Pattern::Scroll, UIA_IsScrollPatternAvailablePropertyId),
+    (
+        Pattern::ScrollItem,
+        UIA_IsScrollItemPatternAvailablePropertyId,
+    ),
+];
+
+/// What a read asks of every element, besides the pattern properties,
+/// fetched in one cross-process call per element (a cache request)
+/// instead of one per property: a browser's tree is hundreds of elements.
+const PROPERTIES: [UIA_PROPERTY_ID; 15] = [
+    UIA_RuntimeIdPropertyId,
+    UIA_NamePropertyId,
+    UIA_ControlTypePropertyId,
+    UIA_AutomationIdPropertyId,
+    UIA_BoundingRectanglePropertyId,
+    UIA_IsEnabledPropertyId,
+    UIA_IsPasswordPropertyId,
+    UIA_HasKeyboardFocusPropertyId,
+    UIA_ValueValuePropertyId,
+    UIA_ValueIsReadOnlyPropertyId,
+    UIA_RangeValueValuePropertyId,
+    UIA_RangeValueIsReadOnlyPropertyId,
+    UIA_ToggleToggleStatePropertyId,
+    UIA_SelectionItemIsSelectedPropertyId,
+    UIA_ExpandCollapseExpandCollapseStatePropertyId,
+];
+
+/// A cached property; `None` where the element does not support it (UI
+/// Automation then answers a sentinel object, which converts to nothing).
+fn cached(element: &IUIAutomationElement, id: UIA_PROPERTY_ID) -> Option<VARIANT> {
+    // SAFETY: `element` is a live element built with a cache request; the
+    // VARIANT comes back owned and is cleared on drop.
+    unsafe { element.GetCachedPropertyValue(id).ok() }
+}
+
+fn cached_bool(element: &IUIAutomationElement, id: UIA_PROPERTY_ID) -> Option<bool> {
+    cached(element, id).and_then(|v| bool::try_from(&v).ok())
+}
+
+fn cached_i32(element: &IUIAutomationElement, id: UIA_PROPERTY_ID) -> Option<i32> {
+    cached(element, id).and_then(|v| i32::try_from(&v).ok())
+}
+
+fn cached_string(element: &IUIAutomationElement, id: UIA_PROPERTY_ID) -> String {
+    let Some(variant) = cached(element, id) else {
+        return String::new();
+    };
+    // SAFETY: the string field is read only when the tag says the VARIANT
+    // holds a BSTR, which it owns until it is dropped after this copy.
     unsafe {
-        let rect = element.CurrentBoundingRectangle().unwrap_or_default();
-        Node {
-            depth,
-            name: element
-                .CurrentName()
-                .map(|b| b.to_string())
-                .unwrap_or_default(),
-            control_type: control_type_name(element.CurrentControlType().map(|t| t.0).unwrap_or(0))
-                .to_string(),
-            automation_id: element
-                .CurrentAutomationId()
-                .map(|b| b.to_string())
-                .unwrap_or_default(),
-            rect: [rect.left, rect.top, rect.right, rect.bottom],
-            enabled: element
-                .CurrentIsEnabled()
-                .map(|b| b.as_bool())
-                .unwrap_or(false),
-            password: element
-                .CurrentIsPassword()
-                .map(|b| b.as_bool())
-                .unwrap_or(false),
+        let inner = &variant.Anonymous.Anonymous;
+        if inner.vt != VT_BSTR {
+            return String::new();
         }
+        inner.Anonymous.bstrVal.to_string()
+    }
+}
+
+/// The runtime id a VARIANT holds (an array of 32-bit integers).
+fn runtime_id(variant: &VARIANT) -> Vec<i32> {
+    // SAFETY: the VARIANT is read only as the tag it carries says: an
+    // array of VT_I4 whose SAFEARRAY, owned by the VARIANT, is checked to
+    // be one-dimensional with 4-byte elements before its data is read, as
+    // many elements as its bound says.
+    unsafe {
+        let inner = &variant.Anonymous.Anonymous;
+        if inner.vt.0 != VT_ARRAY.0 | VT_I4.0 {
+            return Vec::new();
+        }
+        let array = inner.Anonymous.parray;
+        if array.is_null() || (*array).cDims != 1 || (*array).cbElements != 4 {
+            return Vec::new();
+        }
+        let data = (*array).pvData as *const i32;
+        let len = (*array).rgsabound[0].cElements as usize;
+        if data.is_null() {
+            return Vec::new();
+        }
+        std::slice::from_raw_parts(data, len).to_vec()
+    }
+}
+
+fn element(element: &IUIAutomationElement, depth: u32) -> Node {
+    let patterns = PATTERNS
+        .iter()
+        .filter(|(_, id)| cached_bool(element, *id) == Some(true))
+        .fold(Patterns::default(), |set, (p, _)| set.with(*p));
+    let password = cached_bool(element, UIA_IsPasswordPropertyId).unwrap_or(false);
+    let value = if password {
+        String::new()
+    } else if patterns.has(Pattern::Value) {
+        cached_string(element, UIA_ValueValuePropertyId)
+    } else if patterns.has(Pattern::RangeValue) {
+        cached(element, UIA_RangeValueValuePropertyId)
+            .and_then(|v| f64::try_from(&v).ok())
+            .map(|v| v.to_string())
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    let read_only = [
+        UIA_ValueIsReadOnlyPropertyId,
+        UIA_RangeValueIsReadOnlyPropertyId,
+    ]
+    .iter()
+    .any(|&id| cached_bool(element, id) == Some(true));
+    let state = State {
+        focused: cached_bool(element, UIA_HasKeyboardFocusPropertyId).unwrap_or(false),
+        // ToggleState_On is 1, Off 0, Indeterminate 2 (shown as neither).
+        checked: patterns
+            .has(Pattern::Toggle)
+            .then(|| cached_i32(element, UIA_ToggleToggleStatePropertyId))
+            .flatten()
+            .filter(|&t| t < 2)
+            .map(|t| t == 1),
+        selected: patterns
+            .has(Pattern::SelectionItem)
+            .then(|| cached_bool(element, UIA_SelectionItemIsSelectedPropertyId))
+            .flatten(),
+        // Collapsed 0, Expanded 1, PartiallyExpanded 2, LeafNode 3.
+        expanded: patterns
+            .has(Pattern::ExpandCollapse)
+            .then(|| cached_i32(element, UIA_ExpandCollapseExpandCollapseStatePropertyId))
+            .flatten()
+            .filter(|&e| e < 3)
+            .map(|e| e != 0),
+        read_only,
+    };
+    // SAFETY: `element` is live and built with a cache request holding
+    // these properties; each comes back owned or as an error.
+    let rect = unsafe { element.CachedBoundingRectangle().unwrap_or_default() };
+    Node {
+        depth,
+        name: cached_string(element, UIA_NamePropertyId),
+        control_type: control_type_name(
+            cached_i32(element, UIA_ControlTypePropertyId).unwrap_or(0),
+        )
+        .to_string(),
+        automation_id: cached_string(element, UIA_AutomationIdPropertyId),
+        rect: [rect.left, rect.top, rect.right, rect.bottom],
+        enabled: cached_bool(element, UIA_IsEnabledPropertyId).unwrap_or(false),
+        password,
+        id: cached(element, UIA_RuntimeIdPropertyId)
+            .map(|v| runtime_id(&v))
+            .unwrap_or_default(),
+        value,
+        state,
+        patterns,
+    }
+}
+
+/// A cache request for `properties`.
+fn cache_request(
+    automation: &IUIAutomation,
+    properties: &[UIA_PROPERTY_ID],
+) -> Result<IUIAutomationCacheRequest, String> {
+    // SAFETY: `automation` is live; the request comes back owned and each
+    // property id is one of UI Automation's constants.
+    unsafe {
+        let request = automation.CreateCacheRequest().map_err(|e| e.to_string())?;
+        for &id in properties {
+            request.AddProperty(id).map_err(|e| e.to_string())?;
+        }
+        Ok(request)
+    }
+}
+
+/// Walks the control view under `hwnd` depth first, at most `limit`
+/// elements and `MAX_DEPTH` levels, each built with `request`; `visit`
+/// returns `false` to stop.
+fn walk(
+    automation: &IUIAutomation,
+    hwnd: isize,
+    request: &IUIAutomationCacheRequest,
+    limit: usize,
+    visit: &mut dyn FnMut(&IUIAutomationElement, u32) -> bool,
+) -> Result<(), String> {
+    // SAFETY: `automation`, `walker`, `request` and every element are
+    // live, reference-counted interfaces owned by this frame; a stale
+    // `hwnd` is refused by ElementFromHandle with an error, as window
+    // handles are checked by the system, not dereferenced.
+    unsafe {
+        let root = automation
+            .ElementFromHandle(HWND(hwnd as *mut c_void))
+            .map_err(|e| format!("the window has no accessibility element: {e}"))?;
+        let walker = automation.ControlViewWalker().map_err(|e| e.to_string())?;
+        let mut count = 0;
+        let mut stack: Vec<(IUIAutomationElement, u32)> = Vec::new();
+        if let Ok(first) = walker.GetFirstChildElementBuildCache(&root, request) {
+            stack.push((first, 0));
+        }
+        while let Some((current, depth)) = stack.pop() {
+            if count >= limit || !visit(&current, depth) {
+                break;
+            }
+            count += 1;
+            if let Ok(next) = walker.GetNextSiblingElementBuildCache(&current, request) {
+                stack.push((next, depth));
+            }
+            if depth + 1 < MAX_DEPTH
+                && let Ok(child) = walker.GetFirstChildElementBuildCache(&current, request)
+            {
+                stack.push((child, depth + 1));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Calls the pattern `action` goes through on `element`.
+fn call(element: &IUIAutomationElement, action: &Action) -> Result<(), ActError> {
+    fn get<T: Interface>(
+        element: &IUIAutomationElement,
+        id: UIA_PATTERN_ID,
+    ) -> Result<T, ActError> {
+        // SAFETY: `element` is live; the pattern interface comes back owned,
+        // or an error when the element does not offer it.
+        unsafe { element.GetCurrentPatternAs::<T>(id) }.map_err(|_| ActError::Unsupported)
+    }
+    let failed = |e: windows::core::Error| ActError::Failed(e.message());
+    // SAFETY: each pattern interface is live and owned here; the calls take
+    // plain values or a BSTR that outlives the call.
+    unsafe {
+        match action {
+            Action::DefaultAction => get::<IUIAutomationLegacyIAccessiblePattern>(
+                element,
+                UIA_LegacyIAccessiblePatternId,
+            )?
+            .DoDefaultAction(),
+            Action::Invoke => {
+                get::<IUIAutomationInvokePattern>(element, UIA_InvokePatternId)?.Invoke()
+            }
+            Action::Toggle => {
+                get::<IUIAutomationTogglePattern>(element, UIA_TogglePatternId)?.Toggle()
+            }
+            Action::Select => {
+                get::<IUIAutomationSelectionItemPattern>(element, UIA_SelectionItemPatternId)?
+                    .Select()
+            }
+            Action::Expand => {
+                get::<IUIAutomationExpandCollapsePattern>(element, UIA_ExpandCollapsePatternId)?
+                    .Expand()
+            }
+            Action::Collapse => {
+                get::<IUIAutomationExpandCollapsePattern>(element, UIA_ExpandCollapsePatternId)?
+                    .Collapse()
+            }
+            Action::SetValue(text) => {
+                get::<IUIAutomationValuePattern>(element, UIA_ValuePatternId)?
+                    .SetValue(&BSTR::from(text.as_str()))
+            }
+            Action::SetRange(v) => {
+                get::<IUIAutomationRangeValuePattern>(element, UIA_RangeValuePatternId)?
+                    .SetValue(*v)
+            }
+            Action::ScrollIntoView => {
+                get::<IUIAutomationScrollItemPattern>(element, UIA_ScrollItemPatternId)?
+                    .ScrollIntoView()
+            }
+            Action::Scroll(direction, lines) => {
+                let pattern = get::<IUIAutomationScrollPattern>(element, UIA_ScrollPatternId)?;
+                let (horizontal, vertical) = match direction {
+                    Direction::Up => (ScrollAmount_NoAmount, ScrollAmount_SmallDecrement),
+                    Direction::Down => (ScrollAmount_NoAmount, ScrollAmount_SmallIncrement),
+                    Direction::Left => (ScrollAmount_SmallDecrement, ScrollAmount_NoAmount),
+                    Direction::Right => (ScrollAmount_SmallIncrement, ScrollAmount_NoAmount),
+                };
+                (0..*lines).try_for_each(|_| pattern.Scroll(horizontal, vertical))
+            }
+        }
+        .map_err(failed)
     }
 }
 
@@ -119,37 +384,33 @@ impl Accessibility for UiAutomation {
 
     fn tree(&self, hwnd: isize, found: &mut dyn FnMut(Node)) -> Result<(), String> {
         let automation = automation()?.ok_or("UI Automation is not available on this system")?;
-        // SAFETY: `automation`, `walker` and every element are live,
-        // reference-counted interfaces owned by this frame; a stale `hwnd` is
-        // refused by ElementFromHandle with an error, as window handles are
-        // checked by the system, not dereferenced.
-        unsafe {
-            let root = automation
-                .ElementFromHandle(HWND(hwnd as *mut c_void))
-                .map_err(|e| format!("the window has no accessibility element: {e}"))?;
-            let walker = automation.ControlViewWalker().map_err(|e| e.to_string())?;
-            let mut count = 0;
-            let mut stack: Vec<(IUIAutomationElement, u32)> = Vec::new();
-            if let Ok(first) = walker.GetFirstChildElement(&root) {
-                stack.push((first, 0));
+        let mut properties = PROPERTIES.to_vec();
+        properties.extend(PATTERNS.iter().map(|(_, id)| *id));
+        let request = cache_request(&automation, &properties)?;
+        walk(&automation, hwnd, &request, MAX_NODES, &mut |e, depth| {
+            found(element(e, depth));
+            true
+        })
+    }
+
+    fn act(&self, hwnd: isize, id: &[i32], action: &Action) -> Result<(), ActError> {
+        let automation = automation().map_err(ActError::Failed)?.ok_or_else(|| {
+            ActError::Failed("UI Automation is not available on this system".into())
+        })?;
+        let request =
+            cache_request(&automation, &[UIA_RuntimeIdPropertyId]).map_err(ActError::Failed)?;
+        let mut target = None;
+        // The ref came from a read of at most MAX_NODES in this order; a
+        // few more allow for elements added above it since.
+        walk(&automation, hwnd, &request, 4 * MAX_NODES, &mut |e, _| {
+            let found = cached(e, UIA_RuntimeIdPropertyId).is_some_and(|v| runtime_id(&v) == id);
+            if found {
+                target = Some(e.clone());
             }
-            while let Some((current, depth)) = stack.pop() {
-                if count >= MAX_NODES {
-                    break;
-                }
-                found(element(&current, depth));
-                count += 1;
-                if let Ok(next) = walker.GetNextSiblingElement(&current) {
-                    stack.push((next, depth));
-                }
-                if depth + 1 < MAX_DEPTH
-                    && let Ok(child) = walker.GetFirstChildElement(&current)
-                {
-                    stack.push((child, depth + 1));
-                }
-            }
-            Ok(())
-        }
+            !found
+        })
+        .map_err(ActError::Failed)?;
+        call(&target.ok_or(ActError::Gone)?, action)
     }
 }
 

@@ -62,7 +62,13 @@ fn element(depth: u32, role: &str, name: &str, id: i32, patterns: &[Pattern]) ->
 /// A page as Chromium shows it: a document with a sign-in form.
 fn page() -> Vec<Node> {
     use Pattern::*;
-    let mut remember = element(1, "CheckBox", "Remember me", 4, &[LegacyIAccessible, Toggle]);
+    let mut remember = element(
+        1,
+        "CheckBox",
+        "Remember me",
+        4,
+        &[LegacyIAccessible, Toggle],
+    );
     remember.state.checked = Some(false);
     let mut password = element(1, "Edit", "Password", 3, &[LegacyIAccessible, Value]);
     password.password = true;
@@ -114,7 +120,10 @@ fn a_background_element_is_clicked_by_its_default_action_first() {
 #[test]
 fn routes_fall_through_in_order_until_one_takes() {
     let (_, desktop, tree) = with_tree(page(), None);
-    tree.refuses.lock().unwrap().push(Pattern::LegacyIAccessible);
+    tree.refuses
+        .lock()
+        .unwrap()
+        .push(Pattern::LegacyIAccessible);
     let report = desktop.click(1, "Continue", false).unwrap();
     assert_eq!(report["route"], "UIA_INVOKE");
     assert_eq!(
@@ -126,14 +135,23 @@ fn routes_fall_through_in_order_until_one_takes() {
     let gate = desktop.click(1, "Continue", false).unwrap();
     assert_eq!(gate["needs_permission"], true);
     let reason = gate["reason"].as_str().unwrap();
-    assert!(reason.contains("UIA_DEFAULT_ACTION: the provider said no"), "{reason}");
-    assert!(reason.contains("UIA_INVOKE: the provider said no"), "{reason}");
+    assert!(
+        reason.contains("UIA_DEFAULT_ACTION: the provider said no"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("UIA_INVOKE: the provider said no"),
+        "{reason}"
+    );
 }
 
 #[test]
 fn a_route_that_brings_the_window_forward_gives_it_back_and_is_not_used_again() {
     let (fake, desktop, tree) = with_tree(page(), None);
-    tree.refuses.lock().unwrap().push(Pattern::LegacyIAccessible);
+    tree.refuses
+        .lock()
+        .unwrap()
+        .push(Pattern::LegacyIAccessible);
     let activated = fake.clone();
     tree.on_act(move |action, _| {
         if *action == Action::Invoke {
@@ -148,7 +166,12 @@ fn a_route_that_brings_the_window_forward_gives_it_back_and_is_not_used_again() 
     // For this program, Invoke is now a foreground route: the gate asks.
     let gate = desktop.click(1, "Continue", false).unwrap();
     assert_eq!(gate["needs_permission"], true);
-    assert!(gate["reason"].as_str().unwrap().contains("brought this program to the front before"));
+    assert!(
+        gate["reason"]
+            .as_str()
+            .unwrap()
+            .contains("brought this program to the front before")
+    );
     assert_eq!(tree.acts().len(), 3, "{:?}", tree.acts());
 }
 
@@ -163,7 +186,10 @@ fn a_ref_names_its_element_until_the_element_goes_away() {
         report["changes"],
         json!({"target_now": "#4 CheckBox 'Remember me' checked"})
     );
-    tree.nodes.lock().unwrap().retain(|n| n.name != "Remember me");
+    tree.nodes
+        .lock()
+        .unwrap()
+        .retain(|n| n.name != "Remember me");
     let stale = desktop.click(1, "#4", false).unwrap_err();
     assert_eq!(stale.kind.as_str(), "TARGET_NOT_FOUND");
     assert_eq!(stale.details["stale_ref"], "#4");
@@ -193,7 +219,9 @@ fn elements_that_appear_after_an_action_are_named_with_refs_that_work() {
 #[test]
 fn typing_sets_the_value_and_reads_it_back() {
     let (fake, desktop, tree) = with_tree(page(), None);
-    let report = desktop.type_text(1, "Email", "ada@example.org", false).unwrap();
+    let report = desktop
+        .type_text(1, "Email", "ada@example.org", false)
+        .unwrap();
     assert_eq!(report["route"], "UIA_SET_VALUE");
     assert_eq!(report["verified"], true);
     assert_eq!(
@@ -214,9 +242,16 @@ fn a_value_that_does_not_read_back_is_put_back_and_gated() {
             nodes[1].value = "caf?@example.org".into();
         }
     });
-    let gate = desktop.type_text(1, "Email", "café@example.org", false).unwrap();
+    let gate = desktop
+        .type_text(1, "Email", "café@example.org", false)
+        .unwrap();
     assert_eq!(gate["needs_permission"], true);
-    assert!(gate["reason"].as_str().unwrap().contains("read back differs"));
+    assert!(
+        gate["reason"]
+            .as_str()
+            .unwrap()
+            .contains("read back differs")
+    );
     assert_eq!(tree.nodes.lock().unwrap()[1].value, "old@example.org");
     assert_eq!(keys_sent(&fake), 0);
 }
@@ -281,7 +316,10 @@ fn elements_of_the_same_name_are_offered_by_ref() {
         err.details["elements"],
         json!(["#5 Button 'Continue'", "#6 Button 'Continue'"])
     );
-    assert_eq!(desktop.click(1, "#6", false).unwrap()["route"], "UIA_INVOKE");
+    assert_eq!(
+        desktop.click(1, "#6", false).unwrap()["route"],
+        "UIA_INVOKE"
+    );
     assert_eq!(tree.acts(), ["UIA_INVOKE Continue"]);
 }
 
