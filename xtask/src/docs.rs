@@ -57,6 +57,11 @@ fn all_sections(costs: &Costs) -> Vec<Section> {
         name: "tokens",
         body: costs.table(),
     });
+    sections.push(Section {
+        page: "docs/desktop.md",
+        name: "snapshot",
+        body: crate::snapshot::table(&costs.snapshot),
+    });
     sections
 }
 

@@ -33,6 +33,7 @@ mod bench_search;
 mod bench_undo;
 mod docs;
 mod mcp_client;
+mod snapshot;
 mod startup;
 mod startup_order;
 mod tokens;

@@ -6,7 +6,8 @@
 //! elements, and an object per element spends most of its tokens on keys
 //! and rectangles the model does not use. Unnamed containers without a
 //! pattern (the layout `Group`s and `Pane`s a web page is full of) are left
-//! out and their children moved up a level.
+//! out and their children moved up a level; so are unnamed list items and
+//! texts.
 
 use crate::accessibility::{Node, Pattern};
 use serde_json::{Value, json};
@@ -17,10 +18,24 @@ const MAX_SHOWN_CHARS: usize = 80;
 /// Most added or removed elements an action's report names one by one.
 const MAX_NAMED_CHANGES: usize = 10;
 
-/// Whether an element gets a line: it has a name or a value, or a pattern
-/// besides the default action nearly every element has.
+/// Whether an element gets a line: it has a name or a value, a pattern
+/// besides the default action nearly every element has, or it is one of
+/// the structures a person sees (a document, a list, a toolbar).
 pub fn shown(node: &Node) -> bool {
-    const LAYOUT: [&str; 4] = ["Pane", "Group", "Custom", "Unknown"];
+    const STRUCTURE: [&str; 12] = [
+        "Document",
+        "List",
+        "Tab",
+        "ToolBar",
+        "Menu",
+        "MenuBar",
+        "Tree",
+        "Table",
+        "DataGrid",
+        "Window",
+        "StatusBar",
+        "Header",
+    ];
     let actionable = [
         Pattern::Invoke,
         Pattern::Toggle,
@@ -35,7 +50,7 @@ pub fn shown(node: &Node) -> bool {
     !node.name.trim().is_empty()
         || !node.value.is_empty()
         || actionable
-        || !LAYOUT.contains(&node.control_type.as_str())
+        || STRUCTURE.contains(&node.control_type.as_str())
 }
 
 /// One element's line, without indentation.

@@ -12,7 +12,7 @@ use wamcp_policy::groups::Group;
 pub struct Params {
     /// From windows().
     pub hwnd: i64,
-    /// Its text, id:<control id> or class:<Class>[n], as see lists them.
+    /// Its text, id:<control id>, class:<Class>[n] or a #ref, as see lists them.
     pub target: String,
     /// Allow the foreground and the real pointer; only if the user agreed.
     #[serde(default)]
@@ -25,9 +25,9 @@ impl ToolDef for Click {
     type Params = Params;
     const NAME: &'static str = "click";
     const GROUPS: &'static [Group] = &[Group::Desktop];
-    const DESCRIPTION: &'static str = "Click a control without taking the foreground (BM_CLICK, \
-        then the accessibility default action); otherwise the answer is needs_permission: ask the \
-        user.";
+    const DESCRIPTION: &'static str = "Click a control or element without taking the \
+        foreground (BM_CLICK, the accessibility default action, UIA patterns); otherwise the \
+        answer is needs_permission: ask the user.";
     const HINTS: Hints = Hints::DESKTOP_ACTION;
     const WINDOWS_ONLY: bool = true;
 

@@ -13,7 +13,7 @@ use wamcp_policy::groups::Group;
 pub struct Params {
     /// From windows().
     pub hwnd: i64,
-    /// The control (text, id:<n> or class:<Class>[n]); the window when absent.
+    /// The control (text, id:<n>, class:<Class>[n] or #ref); the window when absent.
     pub target: Option<String>,
     pub direction: Direction,
     /// 1-100, default 3.

@@ -12,7 +12,7 @@ use wamcp_policy::groups::Group;
 pub struct Params {
     /// From windows().
     pub hwnd: i64,
-    /// Also the UI Automation tree (slow for browsers; stops at 5 s).
+    /// Also the UI Automation tree: elements with #refs and state (stops at 5 s).
     #[serde(default)]
     pub with_tree: bool,
     /// The picture's longest side, 64-4096 px (default 1280).
@@ -26,8 +26,7 @@ impl ToolDef for See {
     const NAME: &'static str = "see";
     const GROUPS: &'static [Group] = &[Group::Desktop];
     const DESCRIPTION: &'static str = "Look at a window without raising it: a PNG (or \
-        image_unavailable and why) and its controls (class, text, id, rect, enabled, checked), \
-        the targets of click and type_text.";
+        image_unavailable and why) and its controls, the targets of the other tools.";
     const HINTS: Hints = Hints::LOCAL_READ;
     const WINDOWS_ONLY: bool = true;
 

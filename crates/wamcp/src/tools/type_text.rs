@@ -11,7 +11,7 @@ use wamcp_policy::groups::Group;
 pub struct Params {
     /// From windows().
     pub hwnd: i64,
-    /// Its text, id:<control id> or class:<Class>[n].
+    /// Its text, id:<control id>, class:<Class>[n] or a #ref.
     pub target: String,
     /// The control's new text (at most 32,768 characters).
     pub text: String,
@@ -26,9 +26,9 @@ impl ToolDef for TypeText {
     type Params = Params;
     const NAME: &'static str = "type_text";
     const GROUPS: &'static [Group] = &[Group::Desktop];
-    const DESCRIPTION: &'static str = "Set an edit control's text without taking the foreground \
-        (WM_SETTEXT, read back); password fields are refused. Otherwise the answer is \
-        needs_permission: ask the user.";
+    const DESCRIPTION: &'static str = "Set a field's text without taking the foreground \
+        (WM_SETTEXT or UIA Value, read back); password fields are refused. Otherwise the answer \
+        is needs_permission: ask the user.";
     const HINTS: Hints = Hints::DESKTOP_ACTION;
     const WINDOWS_ONLY: bool = true;
 

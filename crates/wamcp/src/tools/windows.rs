@@ -16,8 +16,8 @@ impl ToolDef for Windows {
     type Params = Params;
     const NAME: &'static str = "windows";
     const GROUPS: &'static [Group] = &[Group::Desktop];
-    const DESCRIPTION: &'static str = "List visible windows: hwnd, title, class, pid, process, \
-        rect, foreground, and in_scope (whether the desktop tools may act on it).";
+    const DESCRIPTION: &'static str = "List visible windows with their hwnd, title, process \
+        and in_scope (whether the desktop tools may act on it).";
     const HINTS: Hints = Hints::LOCAL_READ;
     const WINDOWS_ONLY: bool = true;
 
