@@ -16,8 +16,10 @@ use wamcp_policy::groups::{Group, parse_groups};
 const DEFAULT_BUDGET: usize = 2000;
 
 /// The most every tool together may cost, registered as on Windows, where
-/// the desktop tools exist too.
-const ALL_BUDGET: usize = 4000;
+/// the desktop tools exist too. It was 4,000 until the desktop group got a
+/// budget of its own ([`DESKTOP_BUDGET`]); it grew by what that allows the
+/// group beyond its cost then (899), so only the desktop group grew.
+const ALL_BUDGET: usize = 4250;
 
 /// The most the desktop group may cost on its own: what its eight tools
 /// cost when the group's second pass (refs, pattern routes, change

@@ -13,7 +13,7 @@ use crate::outline;
 use crate::refs::Refs;
 use crate::routes::{self, Verb};
 use crate::system::{
-    CaptureMethod, MESSAGE_TIMEOUT_MS, MessageError, ShowMode, WindowInfo, Windowing,
+    CaptureMethod, MESSAGE_TIMEOUT_MS, MessageError, Press, ShowMode, WindowInfo, Windowing,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -46,6 +46,86 @@ pub enum Direction {
     Right,
 }
 
+/// What `click` does instead of one left click.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline, description = "", transform = wamcp_policy::schema::names_only)]
+pub enum How {
+    /// Two left clicks (the real pointer only).
+    Double,
+    /// A right click (the real pointer only).
+    Right,
+    /// `SelectionItem.Select` on an element.
+    Select,
+    /// `ExpandCollapse.Expand` on an element.
+    Expand,
+    /// `ExpandCollapse.Collapse` on an element.
+    Collapse,
+}
+
+impl How {
+    fn name(self) -> &'static str {
+        match self {
+            How::Double => "double",
+            How::Right => "right",
+            How::Select => "select",
+            How::Expand => "expand",
+            How::Collapse => "collapse",
+        }
+    }
+}
+
+/// Where `move_window` puts a window; what is not given stays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Placement {
+    /// The left edge, in screen pixels.
+    pub x: Option<i32>,
+    /// The top edge.
+    pub y: Option<i32>,
+    /// The outer width.
+    pub width: Option<i32>,
+    /// The outer height.
+    pub height: Option<i32>,
+}
+
+/// The smallest and largest outer size `move_window` sets, and how far off
+/// the origin an edge may go (the virtual screen's limits).
+const MIN_EDGE: i32 = 50;
+const MAX_EDGE: i32 = 16_384;
+const MAX_OFFSET: i32 = 32_000;
+
+impl Placement {
+    /// The rectangle this placement makes of `rect`, when it is one a
+    /// window can have.
+    fn applied_to(self, rect: [i32; 4]) -> Result<[i32; 4], ToolError> {
+        if self == Placement::default() {
+            return Err(ToolError::new(
+                ErrorType::InvalidArguments,
+                "Give x, y, width or height; nothing was moved.",
+            ));
+        }
+        let x = self.x.unwrap_or(rect[0]);
+        let y = self.y.unwrap_or(rect[1]);
+        let width = self.width.unwrap_or(rect[2] - rect[0]);
+        let height = self.height.unwrap_or(rect[3] - rect[1]);
+        let sizes = MIN_EDGE..=MAX_EDGE;
+        let offsets = -MAX_OFFSET..=MAX_OFFSET;
+        if !sizes.contains(&width)
+            || !sizes.contains(&height)
+            || !offsets.contains(&x)
+            || !offsets.contains(&y)
+        {
+            return Err(ToolError::new(
+                ErrorType::InvalidArguments,
+                format!(
+                    "A window of {width}x{height} at ({x}, {y}) is out of range: sizes are {MIN_EDGE}-{MAX_EDGE} px, positions within ±{MAX_OFFSET}; nothing was moved."
+                ),
+            ));
+        }
+        Ok([x, y, x + width, y + height])
+    }
+}
+
 /// Longest text `type_text` sends.
 pub const MAX_TYPED_CHARS: usize = 32_768;
 /// How long a program gets to act on a key or click that may move its
@@ -68,6 +148,11 @@ const LAUNCH_SETTLED: Duration = Duration::from_secs(3);
 const LAUNCH_POLL: Duration = Duration::from_millis(40);
 /// The longest one call may spend sending keystrokes to a slow window.
 const KEYS_BUDGET: Duration = Duration::from_secs(30);
+/// How long `close_window` watches for the window to go, or to ask.
+const CLOSE_WATCH: Duration = Duration::from_secs(3);
+/// The longest `wait_for` waits, and how often it looks.
+pub const MAX_WAIT_SECONDS: u32 = 60;
+const WAIT_POLL: Duration = Duration::from_millis(250);
 /// How long a window brought forward may take to show up there.
 const FOREGROUND_WAIT: Duration = Duration::from_millis(1500);
 /// Controls named in a refusal, so a model can correct a target.
@@ -223,10 +308,10 @@ impl Desktop {
             .unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
     }
 
-    /// A real left click, after the last focus-moving input settled.
-    fn real_click(&self, x: i32, y: i32) -> Result<(), ToolError> {
+    /// A real click, after the last focus-moving input settled.
+    fn real_click(&self, x: i32, y: i32, press: Press) -> Result<(), ToolError> {
         self.settled();
-        let clicked = self.system.pointer_click(x, y).map_err(input_failed);
+        let clicked = self.system.pointer_click(x, y, press).map_err(input_failed);
         self.focus_may_move();
         clicked
     }
@@ -638,7 +723,7 @@ impl Desktop {
                     )
                     .to_json());
                 }
-                self.pointer_click(&window, c.rect, &before, json!(c))
+                self.press(&window, c.rect, &before, json!(c), Press::Left)
             }
             Found::Element { node, tree } => {
                 let tried =
@@ -657,7 +742,7 @@ impl Desktop {
                     .to_json());
                 }
                 let line = self.line_of(window.hwnd, &node);
-                self.pointer_click(&window, node.rect, &before, json!(line))
+                self.press(&window, node.rect, &before, json!(line), Press::Left)
             }
         }
     }
@@ -684,17 +769,220 @@ impl Desktop {
         }
     }
 
-    fn pointer_click(
+    /// A real click on `rect`'s centre, with the window brought forward.
+    fn press(
         &self,
         window: &WindowInfo,
         rect: [i32; 4],
         before: &Before,
         target: Value,
+        press: Press,
     ) -> Result<Value, ToolError> {
         self.bring_forward(window)?;
         let (x, y) = self.point_on(window, rect)?;
-        self.real_click(x, y)?;
+        self.real_click(x, y, press)?;
         Ok(self.done("SENDINPUT_POINTER", before, target))
+    }
+
+    /// `click(hwnd, target, how)`: a double or right click, which only the
+    /// real pointer makes; or an element selected, expanded or collapsed
+    /// through its own pattern (a click would toggle, or activate).
+    pub fn click_as(
+        &self,
+        hwnd: i64,
+        target: &str,
+        how: How,
+        allow_foreground: bool,
+    ) -> Result<Value, ToolError> {
+        let _turn = self.one_at_a_time()?;
+        let window = self.scoped(hwnd)?;
+        let before = self.before(&window);
+        let (node, tree, rect, what) = match self.find(&window, target)? {
+            Found::Control(c) => {
+                enabled(&c, target)?;
+                (None, Vec::new(), c.rect, json!(c))
+            }
+            Found::Element { node, tree } => {
+                if !node.enabled {
+                    return Err(disabled(target));
+                }
+                let line = json!(self.line_of(window.hwnd, &node));
+                (Some(node.clone()), tree, node.rect, line)
+            }
+        };
+        let verb = match how {
+            How::Double | How::Right => None,
+            How::Select => Some(Verb::Select),
+            How::Expand => Some(Verb::Expand(true)),
+            How::Collapse => Some(Verb::Expand(false)),
+        };
+        let Some(verb) = verb else {
+            let press = if how == How::Double {
+                Press::Double
+            } else {
+                Press::Right
+            };
+            if !allow_foreground {
+                return Ok(Gate::new(
+                    format!("a {} click is made only by the real pointer", how.name()),
+                    format!(
+                        "It means bringing '{}' to the front and clicking '{target}' there.",
+                        window.title
+                    ),
+                )
+                .to_json());
+            }
+            return self.press(&window, rect, &before, what, press);
+        };
+        let Some(node) = node else {
+            return Err(ToolError::new(
+                ErrorType::InvalidArguments,
+                format!("'{target}' is a native control; {} acts on accessibility elements through their patterns.", how.name()),
+            )
+            .recover("Use the element's #ref from see(hwnd, with_tree=true), or click the control."));
+        };
+        match self.element_routes(&window, &before, &node, &tree, verb)? {
+            Routed::Done(report) => Ok(report),
+            Routed::NotTaken(tried) => Err(ToolError::new(
+                ErrorType::InvalidArguments,
+                format!("{}; {} needs its pattern, for which a click is no stand-in (it would toggle or activate).", no_element_route(target, &tried), how.name()),
+            )
+            .recover("Click it instead if that is what is meant, and check the result with see(hwnd, with_tree=true).")),
+        }
+    }
+
+    /// `close_window(hwnd)`: asks the window to close, as its close button
+    /// does, and watches for a moment whether it went or the program asked
+    /// something first (save changes?), which `opened` then names.
+    pub fn close_window(&self, hwnd: i64) -> Result<Value, ToolError> {
+        let _turn = self.one_at_a_time()?;
+        let window = self.scoped(hwnd)?;
+        let before = self.before(&window);
+        self.system.close(window.hwnd).map_err(input_failed)?;
+        let started = Instant::now();
+        let closed = loop {
+            if self.system.window(window.hwnd).is_none() {
+                break true;
+            }
+            if !self.opened_since(&before).is_empty() || started.elapsed() >= CLOSE_WATCH {
+                break false;
+            }
+            std::thread::sleep(LAUNCH_POLL);
+        };
+        let mut report = self.done("WM_CLOSE", &before, json!({"window": window.title}));
+        report["closed"] = json!(closed);
+        if !closed && report.get("opened").is_none() {
+            report["note"] = json!(format!(
+                "'{}' is still open after {} s: it may be busy, or it declined.",
+                window.title,
+                CLOSE_WATCH.as_secs()
+            ));
+        }
+        Ok(report)
+    }
+
+    /// `move_window(hwnd, x, y, width, height)`: the parts not given stay;
+    /// the window is not activated, and the rectangle is read back.
+    pub fn move_window(&self, hwnd: i64, place: Placement) -> Result<Value, ToolError> {
+        let _turn = self.one_at_a_time()?;
+        let window = self.scoped(hwnd)?;
+        if window.minimized {
+            return Err(ToolError::new(
+                ErrorType::InvalidInput,
+                format!(
+                    "'{}' is minimised, and keeps its place until it is restored.",
+                    window.title
+                ),
+            )
+            .recover("reveal(hwnd) restores it (taking the foreground); ask the user first."));
+        }
+        let rect = place.applied_to(window.rect)?;
+        let before = self.before(&window);
+        self.system.place(window.hwnd, rect).map_err(input_failed)?;
+        // Asynchronous (a hung window is not waited for): read back a while.
+        let started = Instant::now();
+        let now = loop {
+            let now = self.system.window(window.hwnd).map(|w| w.rect);
+            if now == Some(rect) || started.elapsed() >= FOREGROUND_WAIT {
+                break now;
+            }
+            std::thread::sleep(LAUNCH_POLL);
+        };
+        let mut report = self.done("SETWINDOWPOS", &before, json!({"window": window.title}));
+        report["rect"] = json!(now);
+        report["verified"] = json!(now == Some(rect));
+        Ok(report)
+    }
+
+    /// `wait_for(hwnd, target, gone, seconds)`: looks every quarter second
+    /// until the target is there (or, with `gone`, is not), at most
+    /// `seconds`. Reads only, so other actions are not held up.
+    pub fn wait_for(
+        &self,
+        hwnd: i64,
+        target: &str,
+        gone: bool,
+        seconds: u32,
+    ) -> Result<Value, ToolError> {
+        let window = self.scoped(hwnd)?;
+        controls::parse_target(target).map_err(|problem| {
+            ToolError::new(
+                ErrorType::InvalidArguments,
+                format!("Bad target: {problem}."),
+            )
+        })?;
+        let limit = Duration::from_secs(seconds.clamp(1, MAX_WAIT_SECONDS).into());
+        let started = Instant::now();
+        loop {
+            let seen = self.presence(&window, target)?;
+            if seen.as_ref().map(|s| s.is_some() != gone) == Some(true) {
+                let mut report = json!({
+                    "ok": true,
+                    "met": true,
+                    "waited_ms": started.elapsed().as_millis() as u64,
+                });
+                if let Some(Some(what)) = seen {
+                    report["target"] = what;
+                }
+                return Ok(report);
+            }
+            if started.elapsed() >= limit {
+                return Ok(json!({
+                    "ok": true,
+                    "met": false,
+                    "waited_ms": started.elapsed().as_millis() as u64,
+                    "note": format!("'{target}' was {} after {} s.", if gone { "still there" } else { "not there" }, limit.as_secs()),
+                }));
+            }
+            std::thread::sleep(WAIT_POLL);
+        }
+    }
+
+    /// Whether `target` is in the window now: `Some(Some(what))` when it
+    /// is, `Some(None)` when it is not, `None` when that cannot be told
+    /// this time (a tree cut short, a busy window). A window that closed
+    /// holds nothing.
+    fn presence(
+        &self,
+        window: &WindowInfo,
+        target: &str,
+    ) -> Result<Option<Option<Value>>, ToolError> {
+        if self.system.window(window.hwnd).is_none() {
+            return Ok(Some(None));
+        }
+        match self.find(window, target) {
+            Ok(Found::Control(c)) => Ok(Some(Some(json!(c)))),
+            Ok(Found::Element { node, .. }) => {
+                Ok(Some(Some(json!(self.line_of(window.hwnd, &node)))))
+            }
+            Err(e) => match e.kind {
+                ErrorType::TargetAmbiguous => Ok(Some(Some(json!(e.message)))),
+                ErrorType::TargetNotFound => Ok(Some(None)),
+                ErrorType::WindowNotResponding => Ok(None),
+                ErrorType::WindowNotFound => Ok(Some(None)),
+                _ => Err(e),
+            },
+        }
     }
 
     /// The centre of `rect`, when what is there on screen is `window`: a
@@ -866,7 +1154,7 @@ impl Desktop {
             }
             None => {
                 let (x, y) = self.point_on(window, rect)?;
-                self.real_click(x, y)?;
+                self.real_click(x, y, Press::Left)?;
             }
         }
         self.send_checked(window, &strokes)

@@ -6,7 +6,7 @@ use crate::accessibility::Node;
 use crate::accessibility::fake::{FakeTree, FocusAnswer};
 use crate::image::Frame;
 use crate::system::{
-    CaptureMethod, Launched, MessageError, ScrollMove, ShowMode, WindowInfo, Windowing,
+    CaptureMethod, Launched, MessageError, Press, ScrollMove, ShowMode, WindowInfo, Windowing,
 };
 use crate::{Desktop, Direction};
 use serde_json::{Value, json};
@@ -59,6 +59,10 @@ struct State {
     /// A window the program opens when a control's text is set (a
     /// search box that pops up suggestions).
     set_text_opens: Option<WindowInfo>,
+    /// The window asked to close opens this one instead (save changes?).
+    close_asks: Option<WindowInfo>,
+    /// The narrowest the program lets its window be.
+    min_width: i32,
     calls: Vec<String>,
 }
 
@@ -221,8 +225,30 @@ impl Windowing for Fake {
         }
         Ok(())
     }
-    fn pointer_click(&self, x: i32, y: i32) -> Result<(), String> {
-        self.log(format!("POINTER {x},{y}"));
+    fn pointer_click(&self, x: i32, y: i32, press: Press) -> Result<(), String> {
+        match press {
+            Press::Left => self.log(format!("POINTER {x},{y}")),
+            other => self.log(format!("POINTER {x},{y} {other:?}")),
+        }
+        Ok(())
+    }
+    fn close(&self, hwnd: isize) -> Result<(), String> {
+        self.log(format!("WM_CLOSE {hwnd}"));
+        let mut s = self.state();
+        match s.close_asks.take() {
+            Some(prompt) => s.windows.push(prompt),
+            None => s.windows.retain(|w| w.hwnd != hwnd),
+        }
+        Ok(())
+    }
+    fn place(&self, hwnd: isize, rect: [i32; 4]) -> Result<(), String> {
+        self.log(format!("PLACE {hwnd} {rect:?}"));
+        let mut s = self.state();
+        let min_width = s.min_width;
+        if let Some(w) = s.windows.iter_mut().find(|w| w.hwnd == hwnd) {
+            // A program may keep a smallest size of its own.
+            w.rect = [rect[0], rect[1], rect[2].max(rect[0] + min_width), rect[3]];
+        }
         Ok(())
     }
     fn wheel(&self, x: i32, y: i32, notches: i32, _: bool) -> Result<(), String> {
@@ -1058,4 +1084,5 @@ fn the_direction_schema_is_the_bare_names() {
     assert_eq!(schema, want);
 }
 
+mod actions;
 mod elements;

@@ -25,7 +25,7 @@ mod uia;
 #[cfg(windows)]
 mod win32;
 
-pub use desktop::{Desktop, Direction};
+pub use desktop::{Desktop, Direction, How, Placement};
 
 /// The real desktop of this session.
 #[cfg(windows)]

@@ -19,6 +19,10 @@ pub enum Verb<'a> {
     Type(&'a str),
     /// `scroll`: its content moved this way by so many lines.
     Scroll(Direction, u32),
+    /// `click` with `how=select`.
+    Select,
+    /// `click` with `how=expand` or `how=collapse` (`true`: expand).
+    Expand(bool),
 }
 
 /// The actions to try for `verb` on `node`, best first; empty when the
@@ -59,6 +63,10 @@ pub fn routes(verb: &Verb, node: &Node) -> Vec<Action> {
                 out.push(Action::SetRange(number));
             }
         }
+        Verb::Select if has(Pattern::SelectionItem) => out.push(Action::Select),
+        Verb::Expand(true) if has(Pattern::ExpandCollapse) => out.push(Action::Expand),
+        Verb::Expand(false) if has(Pattern::ExpandCollapse) => out.push(Action::Collapse),
+        Verb::Select | Verb::Expand(_) => {}
         Verb::Scroll(direction, lines) => {
             if has(Pattern::Scroll) {
                 out.push(Action::Scroll(*direction, *lines));
@@ -173,6 +181,20 @@ mod tests {
             [Action::ScrollIntoView]
         );
         assert!(routes(&verb, &with(&[Invoke])).is_empty());
+    }
+
+    #[test]
+    fn select_expand_and_collapse_use_their_own_pattern_only() {
+        use Pattern::*;
+        let item = with(&[LegacyIAccessible, Invoke, SelectionItem, ExpandCollapse]);
+        assert_eq!(routes(&Verb::Select, &item), [Action::Select]);
+        assert_eq!(routes(&Verb::Expand(true), &item), [Action::Expand]);
+        assert_eq!(routes(&Verb::Expand(false), &item), [Action::Collapse]);
+        // A click would toggle or activate: never a stand-in for them.
+        let button = with(&[LegacyIAccessible, Invoke, Toggle]);
+        for verb in [Verb::Select, Verb::Expand(true), Verb::Expand(false)] {
+            assert!(routes(&verb, &button).is_empty(), "{verb:?}");
+        }
     }
 
     #[test]

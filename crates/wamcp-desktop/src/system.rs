@@ -71,6 +71,17 @@ pub enum ShowMode {
     Restore,
 }
 
+/// Which real click the pointer makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Press {
+    /// One left click.
+    Left,
+    /// Two left clicks, within the double-click time.
+    Double,
+    /// One right click (a context menu).
+    Right,
+}
+
 /// A process `open_app` started, and what reserves its id while the
 /// server runs (on Windows, an open handle to it: an id is not given to
 /// another process while a handle to the first is open).
@@ -144,8 +155,14 @@ pub trait Windowing: Send + Sync {
     /// system's ANSI code page gets for non-ASCII `c` by best fit, if any
     /// (`wamcp_platform::ansi::best_fit_ascii`).
     fn best_fit_ascii(&self, c: char) -> Option<u8>;
-    /// A real left click at a screen point.
-    fn pointer_click(&self, x: i32, y: i32) -> Result<(), String>;
+    /// A real click at a screen point.
+    fn pointer_click(&self, x: i32, y: i32, press: Press) -> Result<(), String>;
+    /// Asks a window to close (`WM_CLOSE`, posted: as its close button
+    /// does, so the program may ask to save first, and nothing waits on it).
+    fn close(&self, hwnd: isize) -> Result<(), String>;
+    /// Moves and sizes a window to `rect` (screen: left, top, right,
+    /// bottom) without activating it or changing its place in the z-order.
+    fn place(&self, hwnd: isize, rect: [i32; 4]) -> Result<(), String>;
     /// Real wheel notches at a screen point (positive: up or right).
     fn wheel(&self, x: i32, y: i32, notches: i32, horizontal: bool) -> Result<(), String>;
     /// Starts `program` shown without activation; a console program gets

@@ -9,8 +9,8 @@ use crate::Direction;
 use crate::frames;
 use crate::image::{Frame, MAX_CAPTURE_EDGE};
 use crate::system::{
-    CaptureMethod, Launched, MESSAGE_TIMEOUT_MS, MessageError, ScrollMove, ShowMode, WindowInfo,
-    Windowing,
+    CaptureMethod, Launched, MESSAGE_TIMEOUT_MS, MessageError, Press, ScrollMove, ShowMode,
+    WindowInfo, Windowing,
 };
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
@@ -42,7 +42,8 @@ use windows_sys::Win32::UI::Input::KeyboardAndMouse::{
     GetFocus, INPUT, INPUT_KEYBOARD, INPUT_MOUSE, IsWindowEnabled, KEYBDINPUT,
     KEYEVENTF_EXTENDEDKEY, KEYEVENTF_KEYUP, KEYEVENTF_UNICODE, MOUSEEVENTF_ABSOLUTE,
     MOUSEEVENTF_HWHEEL, MOUSEEVENTF_LEFTDOWN, MOUSEEVENTF_LEFTUP, MOUSEEVENTF_MOVE,
-    MOUSEEVENTF_VIRTUALDESK, MOUSEEVENTF_WHEEL, MOUSEINPUT, SendInput, SetFocus, VkKeyScanW,
+    MOUSEEVENTF_RIGHTDOWN, MOUSEEVENTF_RIGHTUP, MOUSEEVENTF_VIRTUALDESK, MOUSEEVENTF_WHEEL,
+    MOUSEINPUT, SendInput, SetFocus, VkKeyScanW,
 };
 use windows_sys::Win32::UI::WindowsAndMessaging::*;
 
@@ -642,14 +643,57 @@ impl Windowing for Win32 {
         send_inputs(&inputs)
     }
 
-    fn pointer_click(&self, x: i32, y: i32) -> Result<(), String> {
+    fn pointer_click(&self, x: i32, y: i32, press: Press) -> Result<(), String> {
         let (dx, dy) = absolute(x, y);
         let flags = MOUSEEVENTF_ABSOLUTE | MOUSEEVENTF_VIRTUALDESK;
-        send_inputs(&[
-            mouse(dx, dy, 0, flags | MOUSEEVENTF_MOVE),
-            mouse(dx, dy, 0, flags | MOUSEEVENTF_LEFTDOWN),
-            mouse(dx, dy, 0, flags | MOUSEEVENTF_LEFTUP),
-        ])
+        let (down, up, times) = match press {
+            Press::Left => (MOUSEEVENTF_LEFTDOWN, MOUSEEVENTF_LEFTUP, 1),
+            Press::Double => (MOUSEEVENTF_LEFTDOWN, MOUSEEVENTF_LEFTUP, 2),
+            Press::Right => (MOUSEEVENTF_RIGHTDOWN, MOUSEEVENTF_RIGHTUP, 1),
+        };
+        let mut inputs = vec![mouse(dx, dy, 0, flags | MOUSEEVENTF_MOVE)];
+        for _ in 0..times {
+            inputs.push(mouse(dx, dy, 0, flags | down));
+            inputs.push(mouse(dx, dy, 0, flags | up));
+        }
+        // One batch: nothing the user does lands between the two clicks
+        // of a double click, which Windows pairs by time and place.
+        send_inputs(&inputs)
+    }
+
+    fn close(&self, h: isize) -> Result<(), String> {
+        // SAFETY: a handle and constants; a stale handle makes it fail.
+        match unsafe { PostMessageW(hwnd(h), WM_CLOSE, 0, 0) } {
+            0 => Err(format!(
+                "WM_CLOSE could not be posted ({})",
+                std::io::Error::last_os_error()
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn place(&self, h: isize, rect: [i32; 4]) -> Result<(), String> {
+        let flags = SWP_NOACTIVATE | SWP_NOZORDER | SWP_NOOWNERZORDER | SWP_ASYNCWINDOWPOS;
+        // SAFETY: a handle and plain values; a stale handle makes it fail.
+        // SWP_ASYNCWINDOWPOS: a hung window's thread is not waited for.
+        let done = unsafe {
+            SetWindowPos(
+                hwnd(h),
+                std::ptr::null_mut(),
+                rect[0],
+                rect[1],
+                rect[2] - rect[0],
+                rect[3] - rect[1],
+                flags,
+            )
+        };
+        match done {
+            0 => Err(format!(
+                "SetWindowPos failed ({})",
+                std::io::Error::last_os_error()
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn wheel(&self, x: i32, y: i32, notches: i32, horizontal: bool) -> Result<(), String> {

@@ -382,6 +382,9 @@ pub static TOOLS: &[ToolEntry] = &[
     entry::<tools::key::Key>(),
     entry::<tools::open_app::OpenApp>(),
     entry::<tools::reveal::Reveal>(),
+    entry::<tools::close_window::CloseWindow>(),
+    entry::<tools::move_window::MoveWindow>(),
+    entry::<tools::wait_for::WaitFor>(),
 ];
 
 impl ToolEntry {

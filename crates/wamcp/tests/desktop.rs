@@ -181,6 +181,9 @@ mod windows {
             "key",
             "open_app",
             "reveal",
+            "close_window",
+            "move_window",
+            "wait_for",
         ] {
             assert!(
                 names.contains(&tool.to_string()),
@@ -438,6 +441,17 @@ mod windows {
             "the pointer click on the label",
             &log,
         );
+        // Double and right clicks: the real pointer too, with permission.
+        for (how, logged) in [("double", "double 105"), ("right", "context menu")] {
+            let args = json!({"hwnd": main, "target": "Label", "how": how});
+            let gate = ok(&client, "click", args.clone()).await;
+            assert_eq!(gate["needs_permission"], true, "{how}: {gate}");
+            let mut allowed = args;
+            allowed["allow_foreground"] = json!(true);
+            let done = ok(&client, "click", allowed).await;
+            assert_eq!(done["route"], "SENDINPUT_POINTER", "{how}");
+            wait_for(|| log_text(&log).contains(logged), logged, &log);
+        }
 
         // see of a hidden window: no picture, the reason instead.
         let hidden_seen = client.call("see", json!({"hwnd": hidden})).await;
@@ -510,6 +524,47 @@ mod windows {
         assert_eq!(revealed["took_foreground"], true);
         assert_eq!(foreground(), main);
 
+        // move_window: placed and read back, nothing activated.
+        let moved = ok(
+            &client,
+            "move_window",
+            json!({"hwnd": main, "x": 40, "y": 30, "width": 520}),
+        )
+        .await;
+        assert_eq!(moved["verified"], true, "{moved}");
+        let rect = moved["rect"].as_array().unwrap().clone();
+        assert_eq!((&rect[0], &rect[1]), (&json!(40), &json!(30)));
+        assert_eq!(rect[2].as_i64().unwrap() - 40, 520);
+        assert_eq!(moved["foreground_unchanged"], true);
+        let listed = ok(&client, "windows", json!({})).await;
+        let entry = listed["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["hwnd"] == main)
+            .cloned()
+            .unwrap();
+        assert_eq!(entry["rect"], json!(rect));
+
+        // wait_for: there at once, or not within the time, said so.
+        let there = ok(
+            &client,
+            "wait_for",
+            json!({"hwnd": main, "target": "Label"}),
+        )
+        .await;
+        assert_eq!(
+            (&there["met"], &there["target"]["id"]),
+            (&json!(true), &json!(105))
+        );
+        let absent = ok(
+            &client,
+            "wait_for",
+            json!({"hwnd": main, "target": "Nothing here", "seconds": 1}),
+        )
+        .await;
+        assert_eq!(absent["met"], false, "{absent}");
+
         // A program that grabs the foreground after start is pushed back.
         let grab_log = apps.log("grab");
         let before = foreground();
@@ -528,6 +583,17 @@ mod windows {
             "{grabbed}"
         );
         assert_eq!(foreground(), before, "{grabbed}");
+        // close_window: the program's window asked to close, and gone.
+        let closed = ok(&client, "close_window", json!({"hwnd": grabbing})).await;
+        assert_eq!(
+            (&closed["route"], &closed["closed"]),
+            (&json!("WM_CLOSE"), &json!(true)),
+            "{closed}"
+        );
+        assert_eq!(
+            error_type(&client, "close_window", json!({"hwnd": other})).await,
+            "WINDOW_OUT_OF_SCOPE"
+        );
 
         // A hung window never hangs a tool.
         let (hung, _) = apps.start("listed-app.exe", "hung", "Hung App", "hung");
@@ -765,6 +831,8 @@ mod windows {
                                     _ => {}
                                 }
                             }
+                            // STN_DBLCLK, from the label (SS_NOTIFY).
+                            1 => log(&format!("double {id}")),
                             0x300 => {
                                 log(&format!("changed {id}"));
                                 if id != 104 {
@@ -782,6 +850,11 @@ mod windows {
                     }
                     WM_LBUTTONDOWN => {
                         log("pointer");
+                        0
+                    }
+                    // A right click's menu request, passed up by the label.
+                    WM_CONTEXTMENU => {
+                        log("context menu");
                         0
                     }
                     WM_PAINT => {

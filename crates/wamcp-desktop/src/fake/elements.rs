@@ -4,6 +4,7 @@
 //! these are verified.
 
 use super::*;
+use crate::How;
 use crate::accessibility::fake::AfterAct;
 use crate::accessibility::{Action, Pattern, Patterns};
 use wamcp_policy::error::Retry;
@@ -346,4 +347,42 @@ fn an_action_the_provider_never_answers_is_not_offered_for_a_retry() {
     assert_eq!(err.kind.as_str(), "WINDOW_NOT_RESPONDING");
     assert_eq!(err.retry, Retry::Hopeless);
     assert!(err.recovery.iter().any(|r| r.contains("DO NOT repeat")));
+}
+
+#[test]
+fn select_expand_and_collapse_go_through_their_own_patterns() {
+    use Pattern::*;
+    let mut folder = element(
+        0,
+        "TreeItem",
+        "src",
+        1,
+        &[LegacyIAccessible, SelectionItem, ExpandCollapse],
+    );
+    folder.state.expanded = Some(false);
+    folder.state.selected = Some(false);
+    let (_, desktop, tree) = with_tree(
+        vec![folder, element(0, "Button", "Run", 2, &[Invoke])],
+        None,
+    );
+    let report = desktop.click_as(1, "src", How::Expand, false).unwrap();
+    assert_eq!(report["route"], "UIA_EXPAND");
+    assert_eq!(
+        report["changes"]["target_now"],
+        "#1 TreeItem 'src' expanded"
+    );
+    let report = desktop.click_as(1, "#1", How::Select, false).unwrap();
+    assert_eq!(
+        report["changes"]["target_now"],
+        "#1 TreeItem 'src' selected expanded"
+    );
+    let report = desktop.click_as(1, "#1", How::Collapse, false).unwrap();
+    assert_eq!(report["route"], "UIA_COLLAPSE");
+    // A button has none of them: refused, not clicked in their stead.
+    let err = desktop.click_as(1, "Run", How::Select, true).unwrap_err();
+    assert_eq!(err.kind.as_str(), "INVALID_ARGUMENTS");
+    assert_eq!(
+        tree.acts(),
+        ["UIA_EXPAND src", "UIA_SELECT src", "UIA_COLLAPSE src"]
+    );
 }

@@ -4,6 +4,7 @@
 use crate::registry::{Hints, ToolCall, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use wamcp_desktop::How;
 use wamcp_policy::error::ToolError;
 use wamcp_policy::groups::Group;
 
@@ -14,6 +15,8 @@ pub struct Params {
     pub hwnd: i64,
     /// Its text, id:<control id>, class:<Class>[n] or a #ref, as see lists them.
     pub target: String,
+    /// Not one click; double and right use the real pointer.
+    pub how: Option<How>,
     /// Allow the foreground and the real pointer; only if the user agreed.
     #[serde(default)]
     pub allow_foreground: bool,
@@ -32,8 +35,9 @@ impl ToolDef for Click {
     const WINDOWS_ONLY: bool = true;
 
     async fn run(call: ToolCall, p: Params) -> Result<ToolOutput, ToolError> {
-        super::on_desktop::act(&call, move |d| {
-            d.click(p.hwnd, &p.target, p.allow_foreground)
+        super::on_desktop::act(&call, move |d| match p.how {
+            None => d.click(p.hwnd, &p.target, p.allow_foreground),
+            Some(how) => d.click_as(p.hwnd, &p.target, how, p.allow_foreground),
         })
         .await
     }

@@ -25,8 +25,7 @@ impl ToolDef for Key {
     const NAME: &'static str = "key";
     const GROUPS: &'static [Group] = &[Group::Desktop];
     const DESCRIPTION: &'static str = "Send keystrokes or shortcuts to a window. Needs the \
-        foreground, so without allow_foreground the answer is needs_permission; prefer click and \
-        type_text.";
+        foreground (needs_permission without allow_foreground); prefer click and type_text.";
     const HINTS: Hints = Hints::DESKTOP_ACTION;
     const WINDOWS_ONLY: bool = true;
 

@@ -27,8 +27,7 @@ impl ToolDef for OpenApp {
     const NAME: &'static str = "open_app";
     const GROUPS: &'static [Group] = &[Group::Desktop];
     const DESCRIPTION: &'static str = "Start a program the user listed, without taking the \
-        foreground (taken back if it grabs it). Returns its pid and windows, in scope for the \
-        other desktop tools.";
+        foreground (taken back if it grabs it). Its windows join the desktop tools' scope.";
     const HINTS: Hints = Hints::RUNS_PROGRAMS;
     const WINDOWS_ONLY: bool = true;
 

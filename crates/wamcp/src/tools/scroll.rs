@@ -34,8 +34,8 @@ impl ToolDef for Scroll {
     type Params = Params;
     const NAME: &'static str = "scroll";
     const GROUPS: &'static [Group] = &[Group::Desktop];
-    const DESCRIPTION: &'static str = "Scroll a control or window that answers scroll messages, \
-        without taking the foreground; otherwise needs_permission.";
+    const DESCRIPTION: &'static str = "Scroll a control, element or window without taking the \
+        foreground; otherwise needs_permission.";
     const HINTS: Hints = Hints::DESKTOP_ACTION;
     const WINDOWS_ONLY: bool = true;
 

@@ -27,8 +27,8 @@ impl ToolDef for TypeText {
     const NAME: &'static str = "type_text";
     const GROUPS: &'static [Group] = &[Group::Desktop];
     const DESCRIPTION: &'static str = "Set a field's text without taking the foreground \
-        (WM_SETTEXT or UIA Value, read back); password fields are refused. Otherwise the answer \
-        is needs_permission: ask the user.";
+        (WM_SETTEXT or UIA Value, read back), never a password field; otherwise \
+        needs_permission: ask the user.";
     const HINTS: Hints = Hints::DESKTOP_ACTION;
     const WINDOWS_ONLY: bool = true;
 

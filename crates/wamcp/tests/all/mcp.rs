@@ -72,7 +72,7 @@ fn expected_tools(groups: &[&str]) -> Vec<&'static str> {
     tools
 }
 
-const DESKTOP: [&str; 8] = [
+const DESKTOP: [&str; 11] = [
     "windows",
     "see",
     "click",
@@ -81,6 +81,9 @@ const DESKTOP: [&str; 8] = [
     "key",
     "open_app",
     "reveal",
+    "close_window",
+    "move_window",
+    "wait_for",
 ];
 
 /// Desktop control is registered on Windows only; elsewhere the report
