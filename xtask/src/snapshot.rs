@@ -96,6 +96,7 @@ fn page() -> Vec<Node> {
                 password: name == "Password" && role == "Edit",
                 id: vec![42, 0x0004_0A2C, i as i32],
                 patterns: Patterns::of(patterns),
+                pid: 4412,
                 state: State::default(),
                 ..Node::default()
             };

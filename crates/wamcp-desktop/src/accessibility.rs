@@ -40,6 +40,10 @@ pub struct Node {
     /// The control patterns it offers: the background routes it has.
     #[serde(skip)]
     pub patterns: Patterns,
+    /// The process it belongs to: another program's content embedded in
+    /// a window (a child window, a WebView) shows in its tree too.
+    #[serde(skip)]
+    pub pid: u32,
 }
 
 /// An element's state as a person sees it; `None` where the element has
@@ -530,6 +534,7 @@ pub(crate) mod fake {
     #[test]
     fn a_read_cut_short_keeps_what_came_before() {
         let named = |name: &str| Node {
+            pid: 10,
             name: name.into(),
             ..Node::default()
         };

@@ -444,11 +444,7 @@ impl Desktop {
     /// (the rest could hold a second element of that name) nor "not found".
     fn element_named(&self, window: &WindowInfo, text: &str) -> Result<Option<Found>, ToolError> {
         let key = controls::caption_key(text);
-        let nodes = match accessibility::read_within(
-            self.ax.clone(),
-            window.hwnd,
-            accessibility::READ_TIMEOUT,
-        ) {
+        let nodes = match self.tree_of(window).0 {
             Read::Nodes(nodes) => nodes,
             Read::Partial(read) => return Err(tree_cut_short(window, text, read.len())),
             Read::Unavailable(_) => return Ok(None),
@@ -502,11 +498,7 @@ impl Desktop {
                 .recover(look_again)
             })?;
         let target = format!("#{reference}");
-        let (tree, cut_short) = match accessibility::read_within(
-            self.ax.clone(),
-            window.hwnd,
-            accessibility::READ_TIMEOUT,
-        ) {
+        let (tree, cut_short) = match self.tree_of(window).0 {
             Read::Nodes(nodes) => (nodes, false),
             Read::Partial(nodes) => (nodes, true),
             Read::Unavailable(reason) => {
@@ -661,12 +653,42 @@ impl Desktop {
     /// it, and whether it was cut short; `None` when it could not be read.
     fn read_after(&self, window: &WindowInfo) -> Option<(Vec<Node>, bool)> {
         std::thread::sleep(SETTLE);
-        match accessibility::read_within(self.ax.clone(), window.hwnd, accessibility::READ_TIMEOUT)
-        {
+        match self.tree_of(window).0 {
             Read::Nodes(nodes) => Some((nodes, false)),
             Read::Partial(nodes) => Some((nodes, true)),
             Read::Unavailable(_) => None,
         }
+    }
+
+    /// The window's accessibility tree without the elements of other
+    /// programs embedded in it (a child window, a WebView of another
+    /// process), which are out of scope like their windows, and how many
+    /// those were. A UWP frame's own furniture is neither shown nor counted.
+    fn tree_of(&self, window: &WindowInfo) -> (Read, usize) {
+        let mut foreign = 0;
+        let mut own = |nodes: Vec<Node>| -> Vec<Node> {
+            nodes
+                .into_iter()
+                .filter(|n| {
+                    if Some(n.pid) == window.host_pid {
+                        return false;
+                    }
+                    let ours = n.pid == window.pid || self.launched_by_us(n.pid);
+                    foreign += usize::from(!ours);
+                    ours
+                })
+                .collect()
+        };
+        let read = match accessibility::read_within(
+            self.ax.clone(),
+            window.hwnd,
+            accessibility::READ_TIMEOUT,
+        ) {
+            Read::Nodes(nodes) => Read::Nodes(own(nodes)),
+            Read::Partial(nodes) => Read::Partial(own(nodes)),
+            unavailable => unavailable,
+        };
+        (read, foreign)
     }
 
     /// Adds what an action changed in the element tree to its report.
@@ -1594,9 +1616,14 @@ impl Desktop {
         max_edge: Option<u32>,
     ) -> Result<Seen, ToolError> {
         let window = self.scoped(hwnd)?;
-        let max_edge = max_edge
-            .unwrap_or(DEFAULT_MAX_EDGE)
-            .clamp(MIN_MAX_EDGE, MAX_MAX_EDGE);
+        // 0: the controls and tree only, without the picture's tokens.
+        let max_edge = match max_edge {
+            Some(0) => None,
+            edge => Some(
+                edge.unwrap_or(DEFAULT_MAX_EDGE)
+                    .clamp(MIN_MAX_EDGE, MAX_MAX_EDGE),
+            ),
+        };
         let mut report = json!({
             "ok": true,
             "hwnd": window.hwnd,
@@ -1624,6 +1651,12 @@ impl Desktop {
             }
             Err(MessageError::Gone) => return Err(message_error(MessageError::Gone, &window)),
         }
+        if with_tree && self.add_tree(&mut report, &window) > 0 {
+            embeds_foreign = true;
+        }
+        let Some(max_edge) = max_edge else {
+            return Ok(Seen { report, png });
+        };
         let picture = if embeds_foreign {
             Err(
                 "the window shows windows of another program inside it, which is out of scope, or \
@@ -1646,28 +1679,30 @@ impl Desktop {
             },
             Err(reason) => report["image_unavailable"] = json!(reason),
         }
-        if with_tree {
-            let (nodes, cut_short) = match accessibility::read_within(
-                self.ax.clone(),
-                window.hwnd,
-                accessibility::READ_TIMEOUT,
-            ) {
-                Read::Nodes(nodes) => (Some(nodes), false),
-                Read::Partial(nodes) => (Some(nodes), true),
-                Read::Unavailable(reason) => {
-                    report["tree_unavailable"] = json!(reason);
-                    (None, false)
-                }
-            };
-            if let Some(nodes) = nodes {
-                let refs = self.refs_of(window.hwnd, &nodes);
-                report["tree"] = json!(outline::outline(&nodes, &refs));
-            }
-            if cut_short {
-                report["timed_out"] = json!(true);
-            }
-        }
         Ok(Seen { report, png })
+    }
+
+    /// Adds the window's own elements to `see`'s report as lines with
+    /// refs; answers how many elements of other programs were left out.
+    fn add_tree(&self, report: &mut Value, window: &WindowInfo) -> usize {
+        let (read, foreign) = self.tree_of(window);
+        let (nodes, cut_short) = match read {
+            Read::Nodes(nodes) => (nodes, false),
+            Read::Partial(nodes) => (nodes, true),
+            Read::Unavailable(reason) => {
+                report["tree_unavailable"] = json!(reason);
+                return foreign;
+            }
+        };
+        let refs = self.refs_of(window.hwnd, &nodes);
+        report["tree"] = json!(outline::outline(&nodes, &refs));
+        if cut_short {
+            report["timed_out"] = json!(true);
+        }
+        if foreign > 0 {
+            report["foreign_elements_hidden"] = json!(foreign);
+        }
+        foreign
     }
 
     /// A picture of the window that is not one flat colour: `PrintWindow`

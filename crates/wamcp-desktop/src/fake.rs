@@ -605,6 +605,7 @@ fn password_fields_are_never_typed_into() {
     );
     assert!(calls(&fake).is_empty());
     let secret = Node {
+        pid: 10,
         name: "Password".into(),
         control_type: "Edit".into(),
         password: true,
@@ -625,6 +626,7 @@ fn password_fields_are_never_typed_into() {
 #[test]
 fn elements_only_ui_automation_reaches_are_gated() {
     let link = Node {
+        pid: 10,
         name: "Sign in".into(),
         control_type: "Hyperlink".into(),
         rect: [0, 0, 10, 10],
@@ -662,6 +664,7 @@ fn a_hung_window_is_reported_not_waited_for() {
 fn a_tree_cut_short_is_shown_as_partial_and_never_taken_for_not_found() {
     let (fake, _) = setup(Some(vec![]));
     let button = |name: &str| Node {
+        pid: 10,
         name: name.into(),
         control_type: "Button".into(),
         enabled: true,

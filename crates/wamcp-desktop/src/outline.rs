@@ -189,6 +189,7 @@ mod tests {
             control_type: role.into(),
             enabled: true,
             id: vec![42, id],
+            pid: 10,
             ..Node::default()
         }
     }

@@ -109,6 +109,7 @@ mod tests {
     fn with(patterns: &[Pattern]) -> Node {
         Node {
             patterns: Patterns::of(patterns),
+            pid: 10,
             ..Node::default()
         }
     }

@@ -57,8 +57,9 @@ const PATTERNS: [(Pattern, UIA_PROPERTY_ID); 9] = [
 /// What a read asks of every element, besides the pattern properties,
 /// fetched in one cross-process call per element (a cache request)
 /// instead of one per property: a browser's tree is hundreds of elements.
-const PROPERTIES: [UIA_PROPERTY_ID; 15] = [
+const PROPERTIES: [UIA_PROPERTY_ID; 16] = [
     UIA_RuntimeIdPropertyId,
+    UIA_ProcessIdPropertyId,
     UIA_NamePropertyId,
     UIA_ControlTypePropertyId,
     UIA_AutomationIdPropertyId,
@@ -196,6 +197,9 @@ fn element(element: &IUIAutomationElement, depth: u32) -> Node {
         value,
         state,
         patterns,
+        pid: cached_i32(element, UIA_ProcessIdPropertyId)
+            .and_then(|p| u32::try_from(p).ok())
+            .unwrap_or(0),
     }
 }
 

@@ -56,6 +56,7 @@ fn element(depth: u32, role: &str, name: &str, id: i32, patterns: &[Pattern]) ->
         rect: [10, 20, 110, 60],
         id: vec![42, id],
         patterns: Patterns::of(patterns),
+        pid: 10,
         ..Node::default()
     }
 }
@@ -385,4 +386,43 @@ fn select_expand_and_collapse_go_through_their_own_patterns() {
         tree.acts(),
         ["UIA_EXPAND src", "UIA_SELECT src", "UIA_COLLAPSE src"]
     );
+}
+
+#[test]
+fn elements_of_another_program_are_neither_shown_nor_acted_on() {
+    let mut nodes = page();
+    // A WebView of another process inside the page, and a UWP frame's
+    // own close button (the host's furniture).
+    let mut embedded = element(1, "Button", "Pay now", 7, &[Pattern::Invoke]);
+    embedded.pid = 20;
+    let mut furniture = element(0, "Button", "Close", 8, &[Pattern::Invoke]);
+    furniture.pid = 30;
+    nodes.extend([embedded, furniture]);
+    let (fake, desktop, tree) = with_tree(nodes, None);
+    fake.state().windows[0].host_pid = Some(30);
+    let seen = desktop.see(1, true, None).unwrap();
+    let lines: Vec<String> = serde_json::from_value(seen.report["tree"].clone()).unwrap();
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert_eq!(seen.report["foreign_elements_hidden"], 1);
+    // It would be drawn into the picture too.
+    assert!(seen.png.is_none());
+    assert!(seen.report["image_unavailable"].is_string());
+    for target in ["Pay now", "Close"] {
+        let err = desktop.click(1, target, true).unwrap_err();
+        assert_eq!(err.kind.as_str(), "TARGET_NOT_FOUND", "{target}");
+    }
+    assert!(tree.acts().is_empty());
+    assert!(calls(&fake).is_empty());
+}
+
+#[test]
+fn a_look_without_the_picture_costs_no_image() {
+    let (_, desktop, _) = with_tree(page(), None);
+    let seen = desktop.see(1, true, Some(0)).unwrap();
+    assert!(seen.png.is_none());
+    assert!(seen.report.get("image").is_none());
+    assert!(seen.report.get("image_unavailable").is_none());
+    assert_eq!(seen.report["tree"].as_array().unwrap().len(), 5);
+    // Any other edge still gives the picture.
+    assert!(desktop.see(1, true, Some(64)).unwrap().png.is_some());
 }

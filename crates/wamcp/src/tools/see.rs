@@ -12,10 +12,10 @@ use wamcp_policy::groups::Group;
 pub struct Params {
     /// From windows().
     pub hwnd: i64,
-    /// Also the UI Automation tree: elements with #refs and state (stops at 5 s).
+    /// Also the UI Automation tree, with #refs and states (stops at 5 s).
     #[serde(default)]
     pub with_tree: bool,
-    /// The picture's longest side, 64-4096 px (default 1280).
+    /// The picture's longest side, 64-4096 px (default 1280); 0: none.
     pub max_edge: Option<u32>,
 }
 
@@ -25,8 +25,8 @@ impl ToolDef for See {
     type Params = Params;
     const NAME: &'static str = "see";
     const GROUPS: &'static [Group] = &[Group::Desktop];
-    const DESCRIPTION: &'static str = "Look at a window without raising it: a PNG (or \
-        image_unavailable and why) and its controls, the targets of the other tools.";
+    const DESCRIPTION: &'static str = "Look at a window without raising it: a PNG (or why \
+        not) and its controls, the targets of the other tools.";
     const HINTS: Hints = Hints::LOCAL_READ;
     const WINDOWS_ONLY: bool = true;
 
