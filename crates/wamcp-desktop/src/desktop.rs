@@ -200,13 +200,11 @@ pub struct Desktop {
 
 /// Where a target led.
 enum Found {
-    Control(Control),
+    /// A native control, with the window's controls as listed to find it.
+    Control(Control, Vec<Control>),
     /// Not a native control, but an accessibility element (named or by
     /// ref), with the tree it was found in.
-    Element {
-        node: Node,
-        tree: Vec<Node>,
-    },
+    Element { node: Node, tree: Vec<Node> },
 }
 
 /// What the UI Automation routes of an element came to.
@@ -406,7 +404,7 @@ impl Desktop {
             .map_err(|e| message_error(e, window))?;
         let found = controls::matches(&all, &parsed);
         match found.as_slice() {
-            [one] => Ok(Found::Control(all[*one].clone())),
+            [one] => Ok(Found::Control(all[*one].clone(), all)),
             [] => {
                 if let Target::Text(text) = &parsed
                     && let Some(found) = self.element_named(window, text)?
@@ -728,15 +726,21 @@ impl Desktop {
         let window = self.scoped(hwnd)?;
         let before = self.before(&window);
         match self.find(&window, target)? {
-            Found::Control(c) => {
+            Found::Control(c, listed) => {
                 enabled(&c, target)?;
                 if controls::is_button(&c.class, c.style) {
-                    return self.click_button(&window, c, &before);
+                    return self.click_button(&window, c, &listed, &before);
                 }
                 if self.system.default_action(c.handle).is_ok() {
                     // Acted on later, like input (Chromium): it may move the focus.
                     self.focus_may_move();
-                    return Ok(self.done("MSAA_DEFAULT_ACTION", &before, json!(c)));
+                    return Ok(self.done_control(
+                        "MSAA_DEFAULT_ACTION",
+                        &before,
+                        &window,
+                        &c,
+                        &listed,
+                    ));
                 }
                 if !allow_foreground {
                     return Ok(Gate::new(
@@ -779,16 +783,39 @@ impl Desktop {
         &self,
         window: &WindowInfo,
         control: Control,
+        listed: &[Control],
         before: &Before,
     ) -> Result<Value, ToolError> {
         match self.system.click_button(control.handle) {
-            Ok(()) => Ok(self.done("BM_CLICK", before, json!(control))),
             Err(MessageError::Gone) => Err(message_error(MessageError::Gone, window)),
             Err(MessageError::NotResponding) if self.opened_since(before).is_empty() => {
                 Err(click_unfinished(window, &control))
             }
-            Err(MessageError::NotResponding) => Ok(self.done("BM_CLICK", before, json!(control))),
+            Ok(()) | Err(MessageError::NotResponding) => {
+                Ok(self.done_control("BM_CLICK", before, window, &control, listed))
+            }
         }
+    }
+
+    /// The report of an action on a native control, with what it changed
+    /// among the window's controls (a check box's state, a status text, a
+    /// control that appeared), looked at once more after the action.
+    fn done_control(
+        &self,
+        route: &str,
+        before: &Before,
+        window: &WindowInfo,
+        control: &Control,
+        listed: &[Control],
+    ) -> Value {
+        let mut report = self.done(route, before, json!(control));
+        if let Ok((now, _)) = self.controls_of(window) {
+            let changes = outline::control_changes(listed, &now, control.handle);
+            if changes.as_object().is_some_and(|c| !c.is_empty()) {
+                report["changes"] = changes;
+            }
+        }
+        report
     }
 
     /// A real click on `rect`'s centre, with the window brought forward.
@@ -820,7 +847,7 @@ impl Desktop {
         let window = self.scoped(hwnd)?;
         let before = self.before(&window);
         let (node, tree, rect, what) = match self.find(&window, target)? {
-            Found::Control(c) => {
+            Found::Control(c, _) => {
                 enabled(&c, target)?;
                 (None, Vec::new(), c.rect, json!(c))
             }
@@ -993,7 +1020,7 @@ impl Desktop {
             return Ok(Some(None));
         }
         match self.find(window, target) {
-            Ok(Found::Control(c)) => Ok(Some(Some(json!(c)))),
+            Ok(Found::Control(c, _)) => Ok(Some(Some(json!(c)))),
             Ok(Found::Element { node, .. }) => {
                 Ok(Some(Some(json!(self.line_of(window.hwnd, &node)))))
             }
@@ -1055,10 +1082,10 @@ impl Desktop {
         let window = self.scoped(hwnd)?;
         let before = self.before(&window);
         let (control, rect, what, refused) = match self.typing_target(&window, target)? {
-            Found::Control(c) => match self.type_by_message(&window, &c, text, target)? {
+            Found::Control(c, listed) => match self.type_by_message(&window, &c, text, target)? {
                 None => {
                     return Ok(with(
-                        self.done("WM_SETTEXT", &before, json!(c)),
+                        self.done_control("WM_SETTEXT", &before, &window, &c, &listed),
                         "verified",
                         true,
                     ));
@@ -1106,7 +1133,7 @@ impl Desktop {
     fn typing_target(&self, window: &WindowInfo, target: &str) -> Result<Found, ToolError> {
         let found = self.find(window, target)?;
         let (password, control) = match &found {
-            Found::Control(c) => (c.password, Some(c)),
+            Found::Control(c, _) => (c.password, Some(c)),
             Found::Element { node, .. } => (node.password, None),
         };
         if password {
@@ -1333,7 +1360,7 @@ impl Desktop {
         let (handle, rect, what) = match target {
             None => (window.hwnd, window.rect, json!({"window": window.title})),
             Some(t) => match self.find(&window, t)? {
-                Found::Control(c) => (c.handle, c.rect, json!(c)),
+                Found::Control(c, _) => (c.handle, c.rect, json!(c)),
                 Found::Element { node, tree } => {
                     let verb = Verb::Scroll(direction, lines);
                     match self.element_routes(&window, &before, &node, &tree, verb)? {

@@ -59,6 +59,8 @@ struct State {
     /// A window the program opens when a control's text is set (a
     /// search box that pops up suggestions).
     set_text_opens: Option<WindowInfo>,
+    /// `BM_CLICK` makes this control appear in window 1 (a status text).
+    click_adds: Option<Control>,
     /// The window asked to close opens this one instead (save changes?).
     close_asks: Option<WindowInfo>,
     /// The narrowest the program lets its window be.
@@ -111,11 +113,21 @@ impl Windowing for Fake {
         if s.hung {
             return Err(MessageError::NotResponding);
         }
-        Ok(s.controls.get(&hwnd).cloned().unwrap_or_default())
+        // A control's text is what was last set, as Windows would read it.
+        let mut listed = s.controls.get(&hwnd).cloned().unwrap_or_default();
+        for c in listed.iter_mut().filter(|c| !c.password) {
+            if let Some(text) = s.texts.get(&c.handle) {
+                c.text = text.clone();
+            }
+        }
+        Ok(listed)
     }
     fn click_button(&self, control: isize) -> Result<(), MessageError> {
         self.log(format!("BM_CLICK {control}"));
         let mut s = self.state();
+        if let Some(added) = s.click_adds.take() {
+            s.controls.entry(1).or_default().push(added);
+        }
         match s.click_runs_on.take() {
             None => Ok(()),
             Some(opened) => {

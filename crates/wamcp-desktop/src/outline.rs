@@ -12,6 +12,8 @@
 use crate::accessibility::{Node, Pattern};
 use serde_json::{Value, json};
 use std::collections::HashSet;
+use std::hash::Hash;
+use wamcp_policy::desktop::controls::Control;
 
 /// Longest name or value shown in a line, in characters.
 const MAX_SHOWN_CHARS: usize = 80;
@@ -146,35 +148,80 @@ pub fn changes(
         (Some(_), None) => report["target_now"] = json!("gone"),
         _ => {}
     }
-    let ids = |nodes: &[Node]| -> HashSet<Vec<i32>> {
-        nodes
-            .iter()
-            .filter(|n| !n.id.is_empty())
-            .map(|n| n.id.clone())
-            .collect()
+    let key = |n: &Node| (!n.id.is_empty() && shown(n)).then(|| n.id.clone());
+    added_and_removed(&mut report, before, after, key, line_of);
+    report
+}
+
+/// One native control as a change report names it.
+pub fn control_line(control: &Control) -> String {
+    let mut out = if control.text.trim().is_empty() || control.password {
+        format!("{} id:{}", control.class, control.id)
+    } else {
+        format!(
+            "{} '{}' id:{}",
+            control.class,
+            cut(control.text.trim()),
+            control.id
+        )
     };
-    let (had, has) = (ids(before), ids(after));
-    let mut list = |key: &str, nodes: &[Node], other: &HashSet<Vec<i32>>| {
-        let new: Vec<&Node> = nodes
+    let flags = [
+        (!control.enabled, " disabled"),
+        (control.checked == Some(true), " checked"),
+        (control.checked == Some(false), " unchecked"),
+    ];
+    for (_, flag) in flags.iter().filter(|(on, _)| *on) {
+        out.push_str(flag);
+    }
+    out
+}
+
+/// What an action on a native control changed among the window's
+/// controls (compared by handle, the visible ones): the target's line
+/// when its text or state changed, and the controls added and removed.
+pub fn control_changes(before: &[Control], after: &[Control], target: isize) -> Value {
+    let mut report = json!({});
+    let find = |list: &[Control]| list.iter().find(|c| c.handle == target).map(control_line);
+    match (find(before), find(after)) {
+        (Some(old), Some(new)) if old != new => report["target_now"] = json!(new),
+        (Some(_), None) => report["target_now"] = json!("gone"),
+        _ => {}
+    }
+    let key = |c: &Control| c.visible.then_some(c.handle);
+    added_and_removed(&mut report, before, after, key, &mut |c| control_line(c));
+    report
+}
+
+/// The `added` and `removed` lists of a change report: the items of one
+/// list whose key the other lacks (items without a key are not compared),
+/// named one by one up to `MAX_NAMED_CHANGES`, then counted.
+fn added_and_removed<T, K: Eq + Hash>(
+    report: &mut Value,
+    before: &[T],
+    after: &[T],
+    key: impl Fn(&T) -> Option<K>,
+    line_of: &mut dyn FnMut(&T) -> String,
+) {
+    let keys = |items: &[T]| -> HashSet<K> { items.iter().filter_map(&key).collect() };
+    let (had, has) = (keys(before), keys(after));
+    for (name, items, other) in [("added", after, &had), ("removed", before, &has)] {
+        let new: Vec<&T> = items
             .iter()
-            .filter(|n| !n.id.is_empty() && shown(n) && !other.contains(&n.id))
+            .filter(|i| key(i).is_some_and(|k| !other.contains(&k)))
             .collect();
         if new.is_empty() {
-            return;
+            continue;
         }
         let mut named: Vec<String> = new
             .iter()
             .take(MAX_NAMED_CHANGES)
-            .map(|n| line_of(n))
+            .map(|i| line_of(i))
             .collect();
         if new.len() > MAX_NAMED_CHANGES {
             named.push(format!("and {} more", new.len() - MAX_NAMED_CHANGES));
         }
-        report[key] = json!(named);
-    };
-    list("added", after, &had);
-    list("removed", before, &has);
-    report
+        report[name] = json!(named);
+    }
 }
 
 #[cfg(test)]
@@ -281,6 +328,41 @@ mod tests {
             changes(&before, &[], &[42, 1], &mut line_of)["target_now"],
             "gone"
         );
+    }
+
+    #[test]
+    fn control_changes_name_the_targets_new_state_and_new_controls() {
+        let control = |handle: isize, class: &str, text: &str, checked: Option<bool>| Control {
+            handle,
+            class: class.into(),
+            text: text.into(),
+            id: handle as i32 + 100,
+            enabled: true,
+            visible: true,
+            checked,
+            ..Control::default()
+        };
+        let mut hidden = control(4, "Static", "Secret", None);
+        hidden.visible = false;
+        let before = [
+            control(1, "Button", "Remember", Some(false)),
+            control(2, "Button", "&Save", None),
+        ];
+        let after = [
+            control(1, "Button", "Remember", Some(true)),
+            control(3, "Static", "Saved.", None),
+            hidden,
+        ];
+        assert_eq!(
+            control_changes(&before, &after, 1),
+            json!({
+                "target_now": "Button 'Remember' id:101 checked",
+                "added": ["Static 'Saved.' id:103"],
+                "removed": ["Button '&Save' id:102"],
+            })
+        );
+        assert_eq!(control_changes(&before, &before, 1), json!({}));
+        assert_eq!(control_changes(&before, &[], 2)["target_now"], "gone");
     }
 
     #[test]

@@ -279,12 +279,18 @@ mod windows {
         );
         assert!(log_text(&log).contains("clicked 101"), "{}", log_text(&log));
         assert!(clicked.get("opened").is_none(), "{clicked}");
-        ok(
+        let checked = ok(
             &client,
             "click",
             json!({"hwnd": main, "target": "Check me"}),
         )
         .await;
+        // What the click changed comes with it: no second look needed.
+        assert_eq!(
+            checked["changes"],
+            json!({"target_now": "Button 'Check me' id:103 checked"}),
+            "{checked}"
+        );
         let seen = ok(&client, "see", json!({"hwnd": main})).await;
         assert_eq!(control(&seen, 103)["checked"], true);
         assert_eq!(foreground(), desktop_before);

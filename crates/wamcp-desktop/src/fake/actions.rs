@@ -169,3 +169,21 @@ fn waiting_refuses_bad_targets_and_windows_out_of_scope() {
         "WINDOW_OUT_OF_SCOPE"
     );
 }
+
+#[test]
+fn a_native_action_reports_the_controls_it_changed() {
+    let (fake, desktop) = setup(Some(vec![]));
+    fake.state().click_adds = Some(control(15, "Static", "Saved.", 105));
+    let report = desktop.click(1, "OK", false).unwrap();
+    assert_eq!(report["route"], "BM_CLICK");
+    assert_eq!(
+        report["changes"],
+        json!({"added": ["Static 'Saved.' id:105"]})
+    );
+    // Text set by message: the edit's new text is its new line.
+    let report = desktop.type_text(1, "id:102", "Ada", false).unwrap();
+    assert_eq!(
+        report["changes"],
+        json!({"target_now": "Edit 'Ada' id:102"})
+    );
+}
