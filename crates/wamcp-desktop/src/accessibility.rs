@@ -204,9 +204,35 @@ pub trait Accessibility: Send + Sync + 'static {
     /// window of their own, so the checks on the focused window cannot see
     /// them. `Ok(None)` only under Wine, which has no UI Automation.
     fn focused_element(&self) -> Result<Option<FocusedElement>, String>;
-    /// Does `action` to the element under `hwnd` whose runtime id is
-    /// `element`, found afresh: an element seen earlier may be gone.
-    fn act(&self, hwnd: isize, element: &[i32], action: &Action) -> Result<(), ActError>;
+    /// Does `action` to `element` under `hwnd`, found afresh: an element
+    /// seen earlier may be gone.
+    fn act(&self, hwnd: isize, element: &ElementId, action: &Action) -> Result<(), ActError>;
+}
+
+/// Which element an action is for, checked both ways when it is found
+/// again: a provider chooses its runtime ids, so another program's
+/// element embedded in the window could carry the same one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ElementId {
+    /// Its UI Automation runtime id.
+    pub runtime: Vec<i32>,
+    /// The process it belongs to.
+    pub pid: u32,
+}
+
+impl Node {
+    /// What finds this element again.
+    pub fn element_id(&self) -> ElementId {
+        ElementId {
+            runtime: self.id.clone(),
+            pid: self.pid,
+        }
+    }
+
+    /// Whether this is `element`.
+    pub fn is(&self, element: &ElementId) -> bool {
+        !self.id.is_empty() && self.id == element.runtime && self.pid == element.pid
+    }
 }
 
 /// What UI Automation says of the focused element.
@@ -343,7 +369,7 @@ pub fn focused_element_within(
 pub fn act_within(
     ax: Arc<dyn Accessibility>,
     hwnd: isize,
-    element: Vec<i32>,
+    element: ElementId,
     action: Action,
     timeout: Duration,
 ) -> Bounded<Result<(), ActError>> {
@@ -497,7 +523,7 @@ pub(crate) mod fake {
             }
             self.focus.lock().unwrap().clone()
         }
-        fn act(&self, _hwnd: isize, element: &[i32], action: &Action) -> Result<(), ActError> {
+        fn act(&self, _hwnd: isize, element: &ElementId, action: &Action) -> Result<(), ActError> {
             let Some(nodes) = &self.nodes else {
                 std::thread::sleep(Duration::from_millis(600));
                 return Err(ActError::Failed("never".into()));
@@ -505,7 +531,7 @@ pub(crate) mod fake {
             let mut nodes = nodes.lock().unwrap();
             let node = nodes
                 .iter_mut()
-                .find(|n| !n.id.is_empty() && n.id == element)
+                .find(|n| n.is(element))
                 .ok_or(ActError::Gone)?;
             if !node.patterns.has(action.pattern()) {
                 return Err(ActError::Unsupported);

@@ -626,7 +626,7 @@ impl Desktop {
         match accessibility::act_within(
             self.ax.clone(),
             window.hwnd,
-            node.id.clone(),
+            node.element_id(),
             action,
             accessibility::READ_TIMEOUT,
         ) {

@@ -9,8 +9,8 @@
 
 use crate::Direction;
 use crate::accessibility::{
-    Accessibility, ActError, Action, FocusedElement, MAX_DEPTH, MAX_NODES, Node, Pattern, Patterns,
-    State, control_type_name,
+    Accessibility, ActError, Action, ElementId, FocusedElement, MAX_DEPTH, MAX_NODES, Node,
+    Pattern, Patterns, State, control_type_name,
 };
 use std::ffi::c_void;
 use windows::Win32::Foundation::HWND;
@@ -397,17 +397,24 @@ impl Accessibility for UiAutomation {
         })
     }
 
-    fn act(&self, hwnd: isize, id: &[i32], action: &Action) -> Result<(), ActError> {
+    fn act(&self, hwnd: isize, wanted: &ElementId, action: &Action) -> Result<(), ActError> {
         let automation = automation().map_err(ActError::Failed)?.ok_or_else(|| {
             ActError::Failed("UI Automation is not available on this system".into())
         })?;
-        let request =
-            cache_request(&automation, &[UIA_RuntimeIdPropertyId]).map_err(ActError::Failed)?;
+        let request = cache_request(
+            &automation,
+            &[UIA_RuntimeIdPropertyId, UIA_ProcessIdPropertyId],
+        )
+        .map_err(ActError::Failed)?;
         let mut target = None;
         // The ref came from a read of at most MAX_NODES in this order; a
-        // few more allow for elements added above it since.
+        // few more allow for elements added above it since. The process
+        // must match too: runtime ids are the providers' to choose.
         walk(&automation, hwnd, &request, 4 * MAX_NODES, &mut |e, _| {
-            let found = cached(e, UIA_RuntimeIdPropertyId).is_some_and(|v| runtime_id(&v) == id);
+            let found = cached(e, UIA_RuntimeIdPropertyId)
+                .is_some_and(|v| runtime_id(&v) == wanted.runtime)
+                && cached_i32(e, UIA_ProcessIdPropertyId).and_then(|p| u32::try_from(p).ok())
+                    == Some(wanted.pid);
             if found {
                 target = Some(e.clone());
             }

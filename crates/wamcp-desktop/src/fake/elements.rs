@@ -426,3 +426,31 @@ fn a_look_without_the_picture_costs_no_image() {
     // Any other edge still gives the picture.
     assert!(desktop.see(1, true, Some(64)).unwrap().png.is_some());
 }
+
+#[test]
+fn another_programs_element_with_the_same_runtime_id_is_never_acted_on() {
+    // A provider chooses its runtime ids: an embedded program's element
+    // may copy the id of the element the ref was given for.
+    let mut nodes = page();
+    let mut copy = element(1, "Button", "Continue", 5, &[Pattern::Invoke]);
+    copy.pid = 20;
+    nodes.insert(0, copy);
+    let (_, desktop, tree) = with_tree(nodes, None);
+    tree_lines(&desktop);
+    // The copy comes first in the tree; the action still reaches the
+    // window's own element, and only it.
+    let report = desktop.click(1, "#5", false).unwrap();
+    assert_eq!(report["route"], "UIA_DEFAULT_ACTION");
+    assert_eq!(tree.acts(), ["UIA_DEFAULT_ACTION Continue"]);
+    let nodes = tree.nodes.lock().unwrap();
+    assert_eq!(nodes.iter().filter(|n| n.name == "Continue").count(), 2);
+    drop(nodes);
+    // With its own element gone, the copy does not stand in for it.
+    tree.nodes
+        .lock()
+        .unwrap()
+        .retain(|n| n.pid != 10 || n.name != "Continue");
+    let err = desktop.click(1, "#5", false).unwrap_err();
+    assert_eq!(err.kind.as_str(), "TARGET_NOT_FOUND");
+    assert_eq!(tree.acts().len(), 1);
+}
