@@ -550,41 +550,60 @@ impl Desktop {
             }
             match self.act(window, node, action.clone())? {
                 Err(why) => tried.push(format!("{route}: {why}")),
-                Ok(()) => {
-                    let given_back = self.foreground_given_back(window, before, route);
-                    let after_nodes = self.read_after(window);
-                    let value_after = after_nodes
-                        .as_ref()
-                        .and_then(|(nodes, _)| nodes.iter().find(|n| n.id == node.id))
-                        .map(|n| n.value.clone());
-                    let verified = match &value_after {
-                        Some(value) => routes::took(&action, value),
-                        None => false,
-                    };
-                    if let Some(undo) = routes::undo(&action, node)
-                        && value_after.is_some()
-                        && !verified
-                    {
-                        // Put back what was there; the next route or the gate follows.
-                        let _ = self.act(window, node, undo);
-                        tried.push(format!("{route}: the value read back differs from what was sent (the old one was put back)"));
-                        continue;
-                    }
-                    let mut report =
-                        self.done(route, before, json!(self.line_of(window.hwnd, node)));
-                    if let Some(back) = given_back {
-                        report["foreground_unchanged"] = json!(false);
-                        report["foreground_given_back"] = json!(back);
-                    }
-                    if matches!(verb, Verb::Type(_)) {
-                        report["verified"] = json!(verified);
-                    }
-                    self.report_changes(&mut report, window, tree, after_nodes, &node.id);
-                    return Ok(Routed::Done(report));
-                }
+                Ok(()) => match self.route_taken(window, before, node, tree, &verb, &action) {
+                    Ok(report) => return Ok(Routed::Done(report)),
+                    Err(why) => tried.push(format!("{route}: {why}")),
+                },
             }
         }
         Ok(Routed::NotTaken(tried))
+    }
+
+    /// After a pattern call that succeeded: the foreground given back if
+    /// it moved, the value read back (and put back when it differs: then
+    /// why the route did not take), and the report with what changed.
+    fn route_taken(
+        &self,
+        window: &WindowInfo,
+        before: &Before,
+        node: &Node,
+        tree: &[Node],
+        verb: &Verb,
+        action: &Action,
+    ) -> Result<Value, String> {
+        let route = action.route();
+        let given_back = self.foreground_given_back(window, before, route);
+        let after = self.read_after(window);
+        let value_after = after
+            .as_ref()
+            .and_then(|(nodes, _)| nodes.iter().find(|n| n.is(&node.element_id())))
+            .map(|n| n.value.clone());
+        let verified = value_after
+            .as_ref()
+            .is_some_and(|value| routes::took(action, value));
+        if let Some(undo) = routes::undo(action, node)
+            && value_after.is_some()
+            && !verified
+        {
+            let put_back = match self.act(window, node, undo) {
+                Ok(Ok(())) => "the old one was put back".to_string(),
+                Ok(Err(why)) => format!("putting the old one back failed: {why}"),
+                Err(e) => format!("putting the old one back failed: {}", e.message),
+            };
+            return Err(format!(
+                "the value read back differs from what was sent ({put_back})"
+            ));
+        }
+        let mut report = self.done(route, before, json!(self.line_of(window.hwnd, node)));
+        if let Some(back) = given_back {
+            report["foreground_unchanged"] = json!(false);
+            report["foreground_given_back"] = json!(back);
+        }
+        if matches!(verb, Verb::Type(_)) {
+            report["verified"] = json!(verified);
+        }
+        self.report_changes(&mut report, window, tree, after, &node.id);
+        Ok(report)
     }
 
     fn takes_foreground_with(&self, pid: u32, route: &'static str) -> bool {
