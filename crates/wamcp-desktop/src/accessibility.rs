@@ -151,6 +151,11 @@ impl Action {
         }
     }
 
+    /// Whether the action writes a value (never into a password field).
+    pub fn gives_value(&self) -> bool {
+        matches!(self, Action::SetValue(_) | Action::SetRange(_))
+    }
+
     /// The route as reports name it.
     pub fn route(&self) -> &'static str {
         match self {
@@ -168,14 +173,20 @@ impl Action {
     }
 }
 
-/// Why an action on an element was not done.
+/// Why an action on an element was not done, or may not have been.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ActError {
     /// No element under the window has that runtime id any more.
     Gone,
     /// The element does not offer the pattern (or no longer does).
     Unsupported,
-    /// The provider refused or failed, and why.
+    /// Nothing was done, and why: the provider said it cannot (not
+    /// implemented, not now), or the element could not be looked for.
+    Declined(String),
+    /// The element is a password field now: no value is given to it.
+    Password,
+    /// The pattern call failed in a way that does not say whether it
+    /// took (a provider that acts, then errs): no other route may follow.
     Failed(String),
 }
 
@@ -205,8 +216,17 @@ pub trait Accessibility: Send + Sync + 'static {
     /// them. `Ok(None)` only under Wine, which has no UI Automation.
     fn focused_element(&self) -> Result<Option<FocusedElement>, String>;
     /// Does `action` to `element` under `hwnd`, found afresh: an element
-    /// seen earlier may be gone.
-    fn act(&self, hwnd: isize, element: &ElementId, action: &Action) -> Result<(), ActError>;
+    /// seen earlier may be gone. Once the element is found, and before the
+    /// pattern is called, `still_wanted` must say yes: a caller that gave
+    /// up waiting has answered already, and a late action would land
+    /// outside every check.
+    fn act(
+        &self,
+        hwnd: isize,
+        element: &ElementId,
+        action: &Action,
+        still_wanted: &dyn Fn() -> bool,
+    ) -> Result<(), ActError>;
 }
 
 /// Which element an action is for, checked both ways when it is found
@@ -373,7 +393,17 @@ pub fn act_within(
     action: Action,
     timeout: Duration,
 ) -> Bounded<Result<(), ActError>> {
-    bounded(move || Ok(ax.act(hwnd, &element, &action)), timeout)
+    let given_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let gave_up = given_up.clone();
+    let still_wanted = move || !gave_up.load(Ordering::SeqCst);
+    let answer = bounded(
+        move || Ok(ax.act(hwnd, &element, &action, &still_wanted)),
+        timeout,
+    );
+    if answer == Bounded::TimedOut {
+        given_up.store(true, Ordering::SeqCst);
+    }
+    answer
 }
 
 /// What a bounded accessibility call gave.
@@ -447,11 +477,18 @@ pub(crate) mod fake {
     pub struct FakeTree {
         pub nodes: Option<Arc<Mutex<Vec<Node>>>>,
         pub stalls_after: Option<usize>,
+        /// The tree cannot be read at all, and why.
+        pub unreadable: Arc<Mutex<Option<String>>>,
         pub focus: FocusAnswer,
         /// Every action asked for, as `ROUTE name`.
         pub acts: Arc<Mutex<Vec<String>>>,
         /// Patterns whose calls the provider refuses.
         pub refuses: Arc<Mutex<Vec<Pattern>>>,
+        /// Patterns whose calls act, then report a failure.
+        pub breaks: Arc<Mutex<Vec<Pattern>>>,
+        /// Runs as an action arrives, before anything is checked: the page
+        /// changing between the look and the action.
+        pub before_act: AfterAct,
         pub after_act: AfterAct,
     }
 
@@ -460,12 +497,15 @@ pub(crate) mod fake {
             FakeTree {
                 nodes: nodes.map(|n| Arc::new(Mutex::new(n))),
                 stalls_after: None,
+                unreadable: Arc::default(),
                 focus: Arc::new(Mutex::new(Ok(Some(FocusedElement {
                     password: false,
                     pid: 10,
                 })))),
                 acts: Arc::default(),
                 refuses: Arc::default(),
+                breaks: Arc::default(),
+                before_act: Arc::default(),
                 after_act: Arc::default(),
             }
         }
@@ -493,6 +533,9 @@ pub(crate) mod fake {
 
     impl Accessibility for FakeTree {
         fn tree(&self, _hwnd: isize, found: &mut dyn FnMut(Node)) -> Result<(), String> {
+            if let Some(why) = self.unreadable.lock().unwrap().clone() {
+                return Err(why);
+            }
             let nodes = self
                 .nodes
                 .as_ref()
@@ -523,12 +566,24 @@ pub(crate) mod fake {
             }
             self.focus.lock().unwrap().clone()
         }
-        fn act(&self, _hwnd: isize, element: &ElementId, action: &Action) -> Result<(), ActError> {
+        fn act(
+            &self,
+            _hwnd: isize,
+            element: &ElementId,
+            action: &Action,
+            still_wanted: &dyn Fn() -> bool,
+        ) -> Result<(), ActError> {
             let Some(nodes) = &self.nodes else {
                 std::thread::sleep(Duration::from_millis(600));
                 return Err(ActError::Failed("never".into()));
             };
             let mut nodes = nodes.lock().unwrap();
+            if let Some(hook) = self.before_act.lock().unwrap().as_mut() {
+                hook(action, &mut nodes);
+            }
+            if !still_wanted() {
+                return Err(ActError::Declined("given up".into()));
+            }
             let node = nodes
                 .iter_mut()
                 .find(|n| n.is(element))
@@ -536,16 +591,22 @@ pub(crate) mod fake {
             if !node.patterns.has(action.pattern()) {
                 return Err(ActError::Unsupported);
             }
+            if node.password && action.gives_value() {
+                return Err(ActError::Password);
+            }
             self.acts
                 .lock()
                 .unwrap()
                 .push(format!("{} {}", action.route(), node.name));
             if self.refuses.lock().unwrap().contains(&action.pattern()) {
-                return Err(ActError::Failed("the provider said no".into()));
+                return Err(ActError::Declined("the provider said no".into()));
             }
             apply(action, node);
             if let Some(hook) = self.after_act.lock().unwrap().as_mut() {
                 hook(action, &mut nodes);
+            }
+            if self.breaks.lock().unwrap().contains(&action.pattern()) {
+                return Err(ActError::Failed("the provider crashed".into()));
             }
             Ok(())
         }

@@ -10,7 +10,7 @@
 use crate::accessibility::{self, Accessibility, ActError, Action, Bounded, Node, Read};
 use crate::image::{DEFAULT_MAX_EDGE, MAX_MAX_EDGE, MIN_MAX_EDGE};
 use crate::outline;
-use crate::refs::Refs;
+use crate::refs::{Fingerprint, Refs};
 use crate::routes::{self, Verb};
 use crate::system::{
     CaptureMethod, MESSAGE_TIMEOUT_MS, MessageError, Press, ShowMode, WindowInfo, Windowing,
@@ -106,8 +106,8 @@ impl Placement {
         }
         let x = self.x.unwrap_or(rect[0]);
         let y = self.y.unwrap_or(rect[1]);
-        let width = self.width.unwrap_or(rect[2] - rect[0]);
-        let height = self.height.unwrap_or(rect[3] - rect[1]);
+        let width = self.width.unwrap_or(rect[2].saturating_sub(rect[0]));
+        let height = self.height.unwrap_or(rect[3].saturating_sub(rect[1]));
         let sizes = MIN_EDGE..=MAX_EDGE;
         let offsets = -MAX_OFFSET..=MAX_OFFSET;
         if !sizes.contains(&width)
@@ -207,6 +207,14 @@ enum Found {
     Element { node: Node, tree: Vec<Node> },
 }
 
+/// What looking for an element by name came to.
+enum Named {
+    Found(Found),
+    Missing,
+    /// The tree could not be read, and why.
+    Unreadable(String),
+}
+
 /// What the UI Automation routes of an element came to.
 enum Routed {
     /// One took: the action's report.
@@ -242,13 +250,9 @@ impl Desktop {
         let mut refs = self.refs.lock().unwrap_or_else(|e| e.into_inner());
         refs.name(
             hwnd,
-            nodes.iter().map(|n| {
-                if outline::shown(n) {
-                    &n.id[..]
-                } else {
-                    &[][..]
-                }
-            }),
+            nodes
+                .iter()
+                .map(|n| Fingerprint::of(n).filter(|_| outline::shown(n))),
         )
     }
 
@@ -406,17 +410,25 @@ impl Desktop {
         match found.as_slice() {
             [one] => Ok(Found::Control(all[*one].clone(), all)),
             [] => {
-                if let Target::Text(text) = &parsed
-                    && let Some(found) = self.element_named(window, text)?
-                {
-                    return Ok(found);
+                let mut unreadable = None;
+                if let Target::Text(text) = &parsed {
+                    match self.element_named(window, text)? {
+                        Named::Found(found) => return Ok(found),
+                        Named::Missing => {}
+                        Named::Unreadable(why) => unreadable = Some(why),
+                    }
                 }
-                Err(ToolError::new(
+                let missing = ToolError::new(
                     ErrorType::TargetNotFound,
                     format!("No control of '{}' matches '{target}'.", window.title),
                 )
                 .recover(format!("Its controls: {}.", controls::describe(&all, CONTROLS_NAMED)))
-                .recover("Use one of those, or call see(hwnd, with_tree=true) to read the accessibility tree."))
+                .recover("Use one of those, or call see(hwnd, with_tree=true) to read the accessibility tree.");
+                // Not there among the controls, and the elements unknown.
+                Err(match unreadable {
+                    Some(why) => missing.detail("tree_unavailable", why),
+                    None => missing,
+                })
             }
             many => Err(ToolError::new(
                 ErrorType::TargetAmbiguous,
@@ -438,14 +450,15 @@ impl Desktop {
 
     /// An accessibility element whose name is `text`, for targets that are
     /// not native controls (browsers, Electron, WPF). An unreadable tree
-    /// counts as no match; one cut short by the timeout is neither a match
-    /// (the rest could hold a second element of that name) nor "not found".
-    fn element_named(&self, window: &WindowInfo, text: &str) -> Result<Option<Found>, ToolError> {
+    /// is said as such (to `click` no match, to `wait_for` no answer); one
+    /// cut short by the timeout is neither a match (the rest could hold a
+    /// second element of that name) nor "not found".
+    fn element_named(&self, window: &WindowInfo, text: &str) -> Result<Named, ToolError> {
         let key = controls::caption_key(text);
         let nodes = match self.tree_of(window).0 {
             Read::Nodes(nodes) => nodes,
             Read::Partial(read) => return Err(tree_cut_short(window, text, read.len())),
-            Read::Unavailable(_) => return Ok(None),
+            Read::Unavailable(why) => return Ok(Named::Unreadable(why)),
         };
         // Refs in document order, whichever element a report names first.
         self.refs_of(window.hwnd, &nodes);
@@ -454,8 +467,8 @@ impl Desktop {
             .filter(|n| controls::caption_key(&n.name) == key)
             .collect();
         match named.as_slice() {
-            [] => Ok(None),
-            [one] => Ok(Some(Found::Element {
+            [] => Ok(Named::Missing),
+            [one] => Ok(Named::Found(Found::Element {
                 node: (*one).clone(),
                 tree: nodes.clone(),
             })),
@@ -480,7 +493,7 @@ impl Desktop {
     /// it is enough; one it is missing from is stale.
     fn element_by_ref(&self, window: &WindowInfo, reference: u32) -> Result<Found, ToolError> {
         let look_again = "DO NOT retry the same ref; look again with see(hwnd, with_tree=true) and use a ref from that answer.";
-        let id = self
+        let print = self
             .refs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -508,7 +521,7 @@ impl Desktop {
             }
         };
         self.refs_of(window.hwnd, &tree);
-        match tree.iter().find(|n| n.id == id) {
+        match tree.iter().find(|n| print.matches(n)) {
             Some(node) => Ok(Found::Element {
                 node: node.clone(),
                 tree: tree.clone(),
@@ -539,7 +552,13 @@ impl Desktop {
         verb: Verb,
     ) -> Result<Routed, ToolError> {
         if !node.enabled {
-            return Err(disabled(&node.name));
+            return Err(disabled(&outline::cut(&node.name)));
+        }
+        if node.id.is_empty() {
+            // Nothing could find it again to act on it, nor tell it apart.
+            return Ok(Routed::NotTaken(vec![
+                "the element has no runtime id to find it by".into(),
+            ]));
         }
         let mut tried = Vec::new();
         for action in routes::routes(&verb, node) {
@@ -572,6 +591,8 @@ impl Desktop {
         action: &Action,
     ) -> Result<Value, String> {
         let route = action.route();
+        // A window activates a moment after the call that caused it.
+        std::thread::sleep(SETTLE);
         let given_back = self.foreground_given_back(window, before, route);
         let after = self.read_after(window);
         let value_after = after
@@ -622,7 +643,8 @@ impl Desktop {
         route: &'static str,
     ) -> Option<bool> {
         let now = self.system.foreground();
-        if now == before.foreground || self.system.window_pid(now) != window.pid {
+        let pid = self.system.window_pid(now);
+        if now == before.foreground || (pid != window.pid && !self.launched_by_us(pid)) {
             return None;
         }
         self.takes_foreground
@@ -651,25 +673,30 @@ impl Desktop {
         ) {
             Bounded::Answer(Ok(())) => Ok(Ok(())),
             Bounded::Answer(Err(ActError::Unsupported)) => Ok(Err("not offered".into())),
-            Bounded::Answer(Err(ActError::Failed(why))) => Ok(Err(why)),
+            Bounded::Answer(Err(ActError::Declined(why))) => Ok(Err(outline::cut(&why))),
+            Bounded::Answer(Err(ActError::Password)) => Err(password_refused(&outline::cut(&node.name))),
+            Bounded::Answer(Err(ActError::Failed(why))) => Err(ToolError::new(
+                ErrorType::InputFailed,
+                format!("{route} on '{}' failed ({}); whether it took is unknown, so no other route was tried.", outline::cut(&node.name), outline::cut(&why)),
+            )
+            .recover("DO NOT repeat the action (it may happen twice); look with see(hwnd, with_tree=true) first.")),
             Bounded::Unavailable(why) => Ok(Err(why)),
             Bounded::Answer(Err(ActError::Gone)) => Err(ToolError::new(
                 ErrorType::TargetNotFound,
-                format!("'{}' went away from '{}' before {route} reached it; nothing was done.", node.name, window.title),
+                format!("'{}' went away from '{}' before {route} reached it; nothing was done.", outline::cut(&node.name), window.title),
             )
             .recover("Look again with see(hwnd, with_tree=true).")),
             Bounded::TimedOut => Err(ToolError::new(
                 ErrorType::WindowNotResponding,
-                format!("'{}' did not answer {route} on '{}' within {:.1} s; it may still do it.", window.title, node.name, accessibility::READ_TIMEOUT.as_secs_f32()),
+                format!("'{}' did not answer {route} on '{}' within {:.1} s; it may still do it.", window.title, outline::cut(&node.name), accessibility::READ_TIMEOUT.as_secs_f32()),
             )
             .recover("DO NOT repeat the action (it may happen twice); look with see(hwnd, with_tree=true) first.")),
         }
     }
 
-    /// The tree after an action, once the program had `SETTLE` to act on
-    /// it, and whether it was cut short; `None` when it could not be read.
+    /// The tree after an action, and whether it was cut short; `None` when
+    /// it could not be read.
     fn read_after(&self, window: &WindowInfo) -> Option<(Vec<Node>, bool)> {
-        std::thread::sleep(SETTLE);
         match self.tree_of(window).0 {
             Read::Nodes(nodes) => Some((nodes, false)),
             Read::Partial(nodes) => Some((nodes, true)),
@@ -1045,6 +1072,7 @@ impl Desktop {
             }
             Err(e) => match e.kind {
                 ErrorType::TargetAmbiguous => Ok(Some(Some(json!(e.message)))),
+                ErrorType::TargetNotFound if e.details.contains_key("tree_unavailable") => Ok(None),
                 ErrorType::TargetNotFound => Ok(Some(None)),
                 ErrorType::WindowNotResponding => Ok(None),
                 ErrorType::WindowNotFound => Ok(Some(None)),
@@ -1868,8 +1896,10 @@ fn with(mut report: Value, key: &str, value: impl Into<Value>) -> Value {
     report
 }
 
+/// The middle of a rectangle, which a provider may give with any edges.
 fn centre(rect: [i32; 4]) -> (i32, i32) {
-    ((rect[0] + rect[2]) / 2, (rect[1] + rect[3]) / 2)
+    let mid = |a: i32, b: i32| ((i64::from(a) + i64::from(b)) / 2) as i32;
+    (mid(rect[0], rect[2]), mid(rect[1], rect[3]))
 }
 
 fn enabled(control: &Control, target: &str) -> Result<(), ToolError> {

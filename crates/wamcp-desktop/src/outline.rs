@@ -86,7 +86,8 @@ pub fn line(node: &Node, reference: Option<u32>) -> String {
     out
 }
 
-fn cut(text: &str) -> String {
+/// `text` on one line, at most `MAX_SHOWN_CHARS` characters.
+pub fn cut(text: &str) -> String {
     let flat: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })

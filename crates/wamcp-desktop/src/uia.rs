@@ -12,6 +12,8 @@ use crate::accessibility::{
     Accessibility, ActError, Action, ElementId, FocusedElement, MAX_DEPTH, MAX_NODES, Node,
     Pattern, Patterns, State, control_type_name,
 };
+use crate::system::Windowing;
+use crate::win32::Win32;
 use std::ffi::c_void;
 use windows::Win32::Foundation::HWND;
 use windows::Win32::System::Com::{
@@ -57,9 +59,10 @@ const PATTERNS: [(Pattern, UIA_PROPERTY_ID); 9] = [
 /// What a read asks of every element, besides the pattern properties,
 /// fetched in one cross-process call per element (a cache request)
 /// instead of one per property: a browser's tree is hundreds of elements.
-const PROPERTIES: [UIA_PROPERTY_ID; 16] = [
+const PROPERTIES: [UIA_PROPERTY_ID; 17] = [
     UIA_RuntimeIdPropertyId,
     UIA_ProcessIdPropertyId,
+    UIA_NativeWindowHandlePropertyId,
     UIA_NamePropertyId,
     UIA_ControlTypePropertyId,
     UIA_AutomationIdPropertyId,
@@ -124,14 +127,28 @@ fn runtime_id(variant: &VARIANT) -> Vec<i32> {
         }
         let data = (*array).pvData as *const i32;
         let len = (*array).rgsabound[0].cElements as usize;
-        if data.is_null() {
+        if data.is_null() || len > MAX_RUNTIME_ID {
             return Vec::new();
         }
         std::slice::from_raw_parts(data, len).to_vec()
     }
 }
 
-fn element(element: &IUIAutomationElement, depth: u32) -> Node {
+/// Longest name or value kept of an element, in characters: a provider
+/// may hand over any amount.
+const MAX_TEXT_CHARS: usize = 1_000;
+/// Longest runtime id taken as one (they are a handful of integers); a
+/// longer one counts as none, so the element gets no ref.
+const MAX_RUNTIME_ID: usize = 16;
+
+fn kept(text: String) -> String {
+    match text.char_indices().nth(MAX_TEXT_CHARS) {
+        Some((end, _)) => text[..end].to_string(),
+        None => text,
+    }
+}
+
+fn element(element: &IUIAutomationElement, depth: u32, pid: u32) -> Node {
     let patterns = PATTERNS
         .iter()
         .filter(|(_, id)| cached_bool(element, *id) == Some(true))
@@ -182,7 +199,7 @@ fn element(element: &IUIAutomationElement, depth: u32) -> Node {
     let rect = unsafe { element.CachedBoundingRectangle().unwrap_or_default() };
     Node {
         depth,
-        name: cached_string(element, UIA_NamePropertyId),
+        name: kept(cached_string(element, UIA_NamePropertyId)),
         control_type: control_type_name(
             cached_i32(element, UIA_ControlTypePropertyId).unwrap_or(0),
         )
@@ -194,12 +211,10 @@ fn element(element: &IUIAutomationElement, depth: u32) -> Node {
         id: cached(element, UIA_RuntimeIdPropertyId)
             .map(|v| runtime_id(&v))
             .unwrap_or_default(),
-        value,
+        value: kept(value),
         state,
         patterns,
-        pid: cached_i32(element, UIA_ProcessIdPropertyId)
-            .and_then(|p| u32::try_from(p).ok())
-            .unwrap_or(0),
+        pid,
     }
 }
 
@@ -219,16 +234,39 @@ fn cache_request(
     }
 }
 
+/// The process id the element's provider gives.
+fn provider_pid(element: &IUIAutomationElement) -> u32 {
+    cached_i32(element, UIA_ProcessIdPropertyId)
+        .and_then(|p| u32::try_from(p).ok())
+        .unwrap_or(0)
+}
+
+/// The process an element belongs to. UI Automation's process id comes
+/// from the element's provider, so it is not the last word: an element
+/// inside another process's window (the nearest window handle at or
+/// above it, asked of the system) is that process's whatever it says.
+fn owner(provider_pid: u32, window_owner: u32, scope: u32) -> u32 {
+    if window_owner != scope {
+        window_owner
+    } else {
+        provider_pid
+    }
+}
+
 /// Walks the control view under `hwnd` depth first, at most `limit`
-/// elements and `MAX_DEPTH` levels, each built with `request`; `visit`
-/// returns `false` to stop.
+/// elements and `MAX_DEPTH` levels, each built with `request` (which must
+/// hold the native window handle). `visit` gets each element, its depth
+/// and the process of the nearest window at or above it, and returns
+/// `false` to stop. Below an element whose window is another process's,
+/// nothing is walked: none of it can be the window's program's.
 fn walk(
     automation: &IUIAutomation,
     hwnd: isize,
     request: &IUIAutomationCacheRequest,
     limit: usize,
-    visit: &mut dyn FnMut(&IUIAutomationElement, u32) -> bool,
+    visit: &mut dyn FnMut(&IUIAutomationElement, u32, u32) -> bool,
 ) -> Result<(), String> {
+    let scope = Win32.window_pid(hwnd);
     // SAFETY: `automation`, `walker`, `request` and every element are
     // live, reference-counted interfaces owned by this frame; a stale
     // `hwnd` is refused by ElementFromHandle with an error, as window
@@ -239,22 +277,27 @@ fn walk(
             .map_err(|e| format!("the window has no accessibility element: {e}"))?;
         let walker = automation.ControlViewWalker().map_err(|e| e.to_string())?;
         let mut count = 0;
-        let mut stack: Vec<(IUIAutomationElement, u32)> = Vec::new();
+        let mut stack: Vec<(IUIAutomationElement, u32, u32)> = Vec::new();
         if let Ok(first) = walker.GetFirstChildElementBuildCache(&root, request) {
-            stack.push((first, 0));
+            stack.push((first, 0, scope));
         }
-        while let Some((current, depth)) = stack.pop() {
-            if count >= limit || !visit(&current, depth) {
+        while let Some((current, depth, above)) = stack.pop() {
+            let window_owner = match cached_i32(&current, UIA_NativeWindowHandlePropertyId) {
+                Some(handle) if handle != 0 => Win32.window_pid(handle as isize),
+                _ => above,
+            };
+            if count >= limit || !visit(&current, depth, window_owner) {
                 break;
             }
             count += 1;
             if let Ok(next) = walker.GetNextSiblingElementBuildCache(&current, request) {
-                stack.push((next, depth));
+                stack.push((next, depth, above));
             }
             if depth + 1 < MAX_DEPTH
+                && window_owner == scope
                 && let Ok(child) = walker.GetFirstChildElementBuildCache(&current, request)
             {
-                stack.push((child, depth + 1));
+                stack.push((child, depth + 1, window_owner));
             }
         }
         Ok(())
@@ -271,7 +314,18 @@ fn call(element: &IUIAutomationElement, action: &Action) -> Result<(), ActError>
         // or an error when the element does not offer it.
         unsafe { element.GetCurrentPatternAs::<T>(id) }.map_err(|_| ActError::Unsupported)
     }
-    let failed = |e: windows::core::Error| ActError::Failed(e.message());
+    // Errors that say the call did nothing: not supported or implemented
+    // (DoDefaultAction on an element without one answers
+    // DISP_E_MEMBERNOTFOUND), or not possible in the element's state.
+    // Anything else may have come after the action took.
+    const DID_NOTHING: [u32; 4] = [0x8004_0204, 0x8000_4001, 0x8002_0003, 0x8013_1509];
+    let failed = |e: windows::core::Error| {
+        if DID_NOTHING.contains(&(e.code().0 as u32)) {
+            ActError::Declined(e.message())
+        } else {
+            ActError::Failed(e.message())
+        }
+    };
     // SAFETY: each pattern interface is live and owned here; the calls take
     // plain values or a BSTR that outlives the call.
     unsafe {
@@ -391,37 +445,76 @@ impl Accessibility for UiAutomation {
         let mut properties = PROPERTIES.to_vec();
         properties.extend(PATTERNS.iter().map(|(_, id)| *id));
         let request = cache_request(&automation, &properties)?;
-        walk(&automation, hwnd, &request, MAX_NODES, &mut |e, depth| {
-            found(element(e, depth));
-            true
-        })
+        let scope = Win32.window_pid(hwnd);
+        walk(
+            &automation,
+            hwnd,
+            &request,
+            MAX_NODES,
+            &mut |e, depth, window_owner| {
+                found(element(
+                    e,
+                    depth,
+                    owner(provider_pid(e), window_owner, scope),
+                ));
+                true
+            },
+        )
     }
 
-    fn act(&self, hwnd: isize, wanted: &ElementId, action: &Action) -> Result<(), ActError> {
-        let automation = automation().map_err(ActError::Failed)?.ok_or_else(|| {
-            ActError::Failed("UI Automation is not available on this system".into())
+    fn act(
+        &self,
+        hwnd: isize,
+        wanted: &ElementId,
+        action: &Action,
+        still_wanted: &dyn Fn() -> bool,
+    ) -> Result<(), ActError> {
+        if wanted.runtime.is_empty() {
+            return Err(ActError::Gone);
+        }
+        let automation = automation().map_err(ActError::Declined)?.ok_or_else(|| {
+            ActError::Declined("UI Automation is not available on this system".into())
         })?;
         let request = cache_request(
             &automation,
-            &[UIA_RuntimeIdPropertyId, UIA_ProcessIdPropertyId],
+            &[
+                UIA_RuntimeIdPropertyId,
+                UIA_ProcessIdPropertyId,
+                UIA_NativeWindowHandlePropertyId,
+                UIA_IsPasswordPropertyId,
+            ],
         )
-        .map_err(ActError::Failed)?;
+        .map_err(ActError::Declined)?;
+        let scope = Win32.window_pid(hwnd);
         let mut target = None;
         // The ref came from a read of at most MAX_NODES in this order; a
         // few more allow for elements added above it since. The process
         // must match too: runtime ids are the providers' to choose.
-        walk(&automation, hwnd, &request, 4 * MAX_NODES, &mut |e, _| {
-            let found = cached(e, UIA_RuntimeIdPropertyId)
-                .is_some_and(|v| runtime_id(&v) == wanted.runtime)
-                && cached_i32(e, UIA_ProcessIdPropertyId).and_then(|p| u32::try_from(p).ok())
-                    == Some(wanted.pid);
-            if found {
-                target = Some(e.clone());
-            }
-            !found
-        })
-        .map_err(ActError::Failed)?;
-        call(&target.ok_or(ActError::Gone)?, action)
+        walk(
+            &automation,
+            hwnd,
+            &request,
+            4 * MAX_NODES,
+            &mut |e, _, window_owner| {
+                let found = cached(e, UIA_RuntimeIdPropertyId)
+                    .is_some_and(|v| runtime_id(&v) == wanted.runtime)
+                    && owner(provider_pid(e), window_owner, scope) == wanted.pid;
+                if found {
+                    target = Some(e.clone());
+                }
+                !found
+            },
+        )
+        .map_err(ActError::Declined)?;
+        let target = target.ok_or(ActError::Gone)?;
+        // A page can turn a field into a password field after the look.
+        if action.gives_value() && cached_bool(&target, UIA_IsPasswordPropertyId) != Some(false) {
+            return Err(ActError::Password);
+        }
+        if !still_wanted() {
+            return Err(ActError::Declined("the caller stopped waiting".into()));
+        }
+        call(&target, action)
     }
 }
 

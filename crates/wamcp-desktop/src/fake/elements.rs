@@ -14,6 +14,9 @@ struct Tree {
     nodes: Arc<Mutex<Vec<Node>>>,
     acts: Arc<Mutex<Vec<String>>>,
     refuses: Arc<Mutex<Vec<Pattern>>>,
+    breaks: Arc<Mutex<Vec<Pattern>>>,
+    unreadable: Arc<Mutex<Option<String>>>,
+    before_act: AfterAct,
     after_act: AfterAct,
 }
 
@@ -23,6 +26,9 @@ impl Tree {
     }
     fn on_act(&self, hook: impl FnMut(&Action, &mut Vec<Node>) + Send + 'static) {
         *self.after_act.lock().unwrap() = Some(Box::new(hook));
+    }
+    fn as_act_arrives(&self, hook: impl FnMut(&Action, &mut Vec<Node>) + Send + 'static) {
+        *self.before_act.lock().unwrap() = Some(Box::new(hook));
     }
 }
 
@@ -36,6 +42,9 @@ fn with_tree(nodes: Vec<Node>, stalls_after: Option<usize>) -> (Fake, Desktop, T
         nodes: provider.nodes.clone().unwrap(),
         acts: provider.acts.clone(),
         refuses: provider.refuses.clone(),
+        breaks: provider.breaks.clone(),
+        unreadable: provider.unreadable.clone(),
+        before_act: provider.before_act.clone(),
         after_act: provider.after_act.clone(),
     };
     let desktop = Desktop::new(
@@ -453,4 +462,76 @@ fn another_programs_element_with_the_same_runtime_id_is_never_acted_on() {
     let err = desktop.click(1, "#5", false).unwrap_err();
     assert_eq!(err.kind.as_str(), "TARGET_NOT_FOUND");
     assert_eq!(tree.acts().len(), 1);
+}
+
+#[test]
+fn a_pattern_call_that_fails_after_acting_stops_the_routes() {
+    let (_, desktop, tree) = with_tree(page(), None);
+    tree.breaks.lock().unwrap().push(Pattern::LegacyIAccessible);
+    let err = desktop.click(1, "Continue", false).unwrap_err();
+    assert_eq!(err.kind.as_str(), "INPUT_FAILED");
+    assert!(err.recovery.iter().any(|r| r.contains("DO NOT repeat")));
+    // Invoke would have sent it a second time.
+    assert_eq!(tree.acts(), ["UIA_DEFAULT_ACTION Continue"]);
+}
+
+#[test]
+fn a_field_that_became_a_password_field_gets_no_value() {
+    let (_, desktop, tree) = with_tree(page(), None);
+    tree.as_act_arrives(|_, nodes| nodes[1].password = true);
+    let err = desktop.type_text(1, "Email", "hunter2", false).unwrap_err();
+    assert_eq!(err.kind.as_str(), "PASSWORD_FIELD");
+    assert!(tree.acts().is_empty());
+    assert_eq!(tree.nodes.lock().unwrap()[1].value, "");
+}
+
+#[test]
+fn an_action_given_up_on_is_never_done_later() {
+    let (_, desktop, tree) = with_tree(page(), None);
+    // Finding the element outlasts the wait; then it would act, late.
+    tree.as_act_arrives(|_, _| std::thread::sleep(Duration::from_millis(600)));
+    let err = desktop.click(1, "Continue", false).unwrap_err();
+    assert_eq!(err.kind.as_str(), "WINDOW_NOT_RESPONDING");
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(tree.acts().is_empty(), "{:?}", tree.acts());
+}
+
+#[test]
+fn an_element_without_a_runtime_id_is_never_acted_on() {
+    let mut nodes = page();
+    nodes[4].id.clear();
+    let (_, desktop, tree) = with_tree(nodes, None);
+    let gate = desktop.click(1, "Continue", false).unwrap();
+    assert_eq!(gate["needs_permission"], true);
+    assert!(gate["reason"].as_str().unwrap().contains("no runtime id"));
+    assert!(tree.acts().is_empty());
+}
+
+#[test]
+fn a_ref_from_another_window_is_no_ref_here() {
+    let (fake, desktop, tree) = with_tree(page(), None);
+    fake.state()
+        .windows
+        .push(window(3, "App, second window", 10, "app.exe"));
+    tree_lines(&desktop);
+    let second = desktop.see(3, true, None).unwrap().report;
+    // The same provider answers for both windows here; the second window's
+    // elements still get numbers never given to the first's.
+    assert_eq!(second["tree"][0], "#6 Document 'Sign in'");
+    let err = desktop.click(3, "#5", false).unwrap_err();
+    assert_eq!(err.kind.as_str(), "TARGET_NOT_FOUND");
+    assert!(tree.acts().is_empty());
+}
+
+#[test]
+fn waiting_for_an_element_to_go_needs_a_tree_that_answers() {
+    let (_, desktop, tree) = with_tree(page(), None);
+    *tree.unreadable.lock().unwrap() = Some("the provider is gone".into());
+    // Unreadable is not "gone".
+    let report = desktop.wait_for(1, "Continue", true, 1).unwrap();
+    assert_eq!(report["met"], false, "{report}");
+    // A click still says what it could not look at.
+    let err = desktop.click(1, "Continue", false).unwrap_err();
+    assert_eq!(err.kind.as_str(), "TARGET_NOT_FOUND");
+    assert_eq!(err.details["tree_unavailable"], "the provider is gone");
 }
