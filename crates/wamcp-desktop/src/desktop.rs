@@ -26,7 +26,9 @@ use wamcp_platform::search_path::ProgramSearch;
 use wamcp_policy::command::best_fit::any_ascii_look_alike;
 use wamcp_policy::desktop::controls::{self, Control, Target};
 use wamcp_policy::desktop::keys::{Key, Stroke, parse_keys};
-use wamcp_policy::desktop::launch::{ACCESSIBILITY_FLAGS, App, choose_app, command_line};
+use wamcp_policy::desktop::launch::{
+    ACCESSIBILITY_FLAGS, App, arguments_line, choose_app, shortcut_command_line,
+};
 use wamcp_policy::desktop::{Gate, in_scope};
 use wamcp_policy::error::{ErrorType, ToolError};
 
@@ -1551,17 +1553,21 @@ impl Desktop {
         let _turn = self.one_at_a_time()?;
         let app = choose_app(command, &self.apps).map_err(|problem| {
             ToolError::new(ErrorType::AppNotAllowed, format!("{problem}."))
-                .recover("DO NOT retry with another spelling: which programs may start is the user's decision. Ask them; they list it in WAMCP_DESKTOP_APPS (a name found on PATH, or a full path).")
+                .recover("DO NOT retry with another spelling: which programs may start is the user's decision. Ask them; they list it in WAMCP_DESKTOP_APPS (a name found on PATH or in the Start menu, a full path, a shortcut or an AppUserModelID).")
                 .detail("allowed", self.apps.clone())
         })?;
-        let program = self.program_file(&app, programs)?;
+        let start = self.what_starts(&app, programs)?;
         let mut all_args = args.to_vec();
         if accessibility {
             all_args.extend(ACCESSIBILITY_FLAGS.iter().map(|f| f.to_string()));
         }
-        let line = command_line(&program.to_string_lossy(), &all_args).map_err(|problem| {
-            ToolError::new(ErrorType::InvalidArguments, format!("{problem}."))
-        })?;
+        let line = match &start {
+            Start::Program { file, stored } => {
+                shortcut_command_line(&file.to_string_lossy(), stored, &all_args)
+            }
+            Start::Package(_) => arguments_line(&all_args),
+        }
+        .map_err(|problem| ToolError::new(ErrorType::InvalidArguments, format!("{problem}.")))?;
         if let Some((c, _)) = any_ascii_look_alike(&line, |c| self.system.best_fit_ascii(c)) {
             return Err(ToolError::new(
                 ErrorType::InvalidArguments,
@@ -1574,10 +1580,14 @@ impl Desktop {
             .recover("DO NOT retry the same arguments; write that character in plain ASCII or leave it out."));
         }
         let before = self.system.foreground();
-        let launched = self.system.launch(&program, &line).map_err(|e| {
+        let launched = match &start {
+            Start::Program { file, .. } => self.system.launch(file, &line),
+            Start::Package(id) => self.system.activate(id, &line),
+        }
+        .map_err(|e| {
             ToolError::new(
                 ErrorType::AppLaunchFailed,
-                format!("{} did not start: {e}", program.display()),
+                format!("{} did not start: {e}", start.name()),
             )
         })?;
         let pid = launched.pid;
@@ -1595,7 +1605,7 @@ impl Desktop {
         Ok(json!({
             "ok": true,
             "pid": pid,
-            "program": program.display().to_string(),
+            "program": start.name(),
             "windows": windows,
             "foreground_contests": watch.contests,
             "foreground_unchanged": foreground_now == before,
@@ -1604,30 +1614,78 @@ impl Desktop {
         }))
     }
 
-    fn program_file(&self, app: &App, programs: &ProgramSearch) -> Result<PathBuf, ToolError> {
-        let not_found = |what: &str| {
-            ToolError::new(ErrorType::AppNotFound, format!("{what} was not found."))
-                .recover("DO NOT retry: the listed program is not installed where WAMCP_DESKTOP_APPS says (names are looked up on PATH, outside every folder the agent can write).")
+    /// What starts for a listed app: a program file (a listed path, a name
+    /// found on `PATH` or in the Start menu, a shortcut's target, with the
+    /// shortcut's own arguments) or a packaged app.
+    fn what_starts(&self, app: &App, programs: &ProgramSearch) -> Result<Start, ToolError> {
+        let program = |file: PathBuf| Start::Program {
+            file,
+            stored: String::new(),
         };
-        let file = match app {
-            App::Name(name) => self
-                .system
-                .find_program(programs, name)
-                .ok_or_else(|| not_found(name))?,
-            App::Path(path) => PathBuf::from(path),
-        };
-        // A listed file the agent can rewrite is whatever the agent wrote last.
-        if !self.system.trusted_program(programs, &file) {
+        match app {
+            App::Package(id) => Ok(Start::Package(id.clone())),
+            App::Path(path) => {
+                let file = self.trusted(programs, PathBuf::from(path))?;
+                if !file.is_file() {
+                    return Err(app_not_found(path));
+                }
+                Ok(program(file))
+            }
+            App::Shortcut(path) => self.through_shortcut(programs, PathBuf::from(path)),
+            App::Name(name) => match self.system.find_program(programs, name) {
+                Some(file) => Ok(program(self.trusted(programs, file)?)),
+                None => {
+                    let title = name.strip_suffix(".exe").unwrap_or(name);
+                    let lnk = self
+                        .system
+                        .start_menu(title)
+                        .ok_or_else(|| app_not_found(name))?;
+                    self.through_shortcut(programs, lnk)
+                }
+            },
+        }
+    }
+
+    /// The program a shortcut starts. The shortcut and its target must
+    /// both lie outside every folder the agent can write, and the target
+    /// be a program (`.exe`): a shortcut is a file the agent could rewrite,
+    /// and may point anywhere.
+    fn through_shortcut(&self, programs: &ProgramSearch, lnk: PathBuf) -> Result<Start, ToolError> {
+        let lnk = self.trusted(programs, lnk)?;
+        let (target, stored) = self.system.shortcut(&lnk).map_err(|e| {
+            ToolError::new(
+                ErrorType::AppNotFound,
+                format!("The shortcut {} could not be read: {e}.", lnk.display()),
+            )
+            .recover("DO NOT retry: ask the user to check the shortcut.")
+        })?;
+        let is_program = target
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("exe"));
+        if !is_program {
             return Err(ToolError::new(
                 ErrorType::AppNotAllowed,
-                format!("{} lies in a folder the agent can write, so it may not be the program the user listed.", file.display()),
+                format!("The shortcut {} points to {}, which is not a program (.exe).", lnk.display(), target.display()),
             )
-            .recover("DO NOT retry: ask the user to install the program outside the project and writable roots."));
+            .recover("DO NOT retry: open_app starts programs only; ask the user to list the program itself."));
         }
-        if !file.is_file() && matches!(app, App::Path(_)) {
-            return Err(not_found(&file.display().to_string()));
+        Ok(Start::Program {
+            file: self.trusted(programs, target)?,
+            stored,
+        })
+    }
+
+    /// `file`, when it lies outside every folder the agent can write: a
+    /// listed file the agent can rewrite is whatever the agent wrote last.
+    fn trusted(&self, programs: &ProgramSearch, file: PathBuf) -> Result<PathBuf, ToolError> {
+        if self.system.trusted_program(programs, &file) {
+            return Ok(file);
         }
-        Ok(file)
+        Err(ToolError::new(
+            ErrorType::AppNotAllowed,
+            format!("{} lies in a folder the agent can write, so it may not be the program the user listed.", file.display()),
+        )
+        .recover("DO NOT retry: ask the user to install the program outside the project and writable roots."))
     }
 
     /// Watches a launched program and takes the foreground back each time
@@ -1884,6 +1942,28 @@ struct Before {
     foreground: isize,
     shown: Vec<isize>,
     pid: u32,
+}
+
+/// What `open_app` starts.
+enum Start {
+    /// A program file, with arguments a shortcut holds (command-line text).
+    Program { file: PathBuf, stored: String },
+    /// A packaged app's AppUserModelID.
+    Package(String),
+}
+
+impl Start {
+    fn name(&self) -> String {
+        match self {
+            Start::Program { file, .. } => file.display().to_string(),
+            Start::Package(id) => id.clone(),
+        }
+    }
+}
+
+fn app_not_found(what: &str) -> ToolError {
+    ToolError::new(ErrorType::AppNotFound, format!("{what} was not found."))
+        .recover("DO NOT retry: the listed program is not installed where WAMCP_DESKTOP_APPS says (names are looked up on PATH, outside every folder the agent can write, then in the Start menu).")
 }
 
 struct Watch {

@@ -65,6 +65,10 @@ struct State {
     close_asks: Option<WindowInfo>,
     /// The narrowest the program lets its window be.
     min_width: i32,
+    /// Shortcuts by path: target and stored arguments.
+    shortcuts: HashMap<PathBuf, (PathBuf, String)>,
+    /// Start-menu shortcuts by title.
+    start_menu: HashMap<String, PathBuf>,
     calls: Vec<String>,
 }
 
@@ -281,6 +285,31 @@ impl Windowing for Fake {
     }
     fn find_program(&self, _: &ProgramSearch, name: &str) -> Option<PathBuf> {
         (name == "viewer.exe").then(|| PathBuf::from("/usr/bin/viewer.exe"))
+    }
+    fn shortcut(&self, lnk: &Path) -> Result<(PathBuf, String), String> {
+        self.state()
+            .shortcuts
+            .get(lnk)
+            .cloned()
+            .ok_or_else(|| "no such shortcut".to_string())
+    }
+    fn start_menu(&self, title: &str) -> Option<PathBuf> {
+        // Titles compare without case, as in the Start menu.
+        let s = self.state();
+        s.start_menu
+            .iter()
+            .find(|(t, _)| t.eq_ignore_ascii_case(title))
+            .map(|(_, lnk)| lnk.clone())
+    }
+    fn activate(&self, app_id: &str, arguments: &str) -> Result<Launched, String> {
+        self.log(format!("ACTIVATE {app_id} {arguments}"));
+        self.state()
+            .windows
+            .push(window(901, "Calculator", 78, "CalculatorApp.exe"));
+        Ok(Launched {
+            pid: 78,
+            reservation: Box::new(()),
+        })
     }
 }
 

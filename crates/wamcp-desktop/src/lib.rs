@@ -19,6 +19,9 @@ pub mod image;
 pub mod outline;
 pub mod refs;
 pub mod routes;
+#[cfg(windows)]
+mod shell;
+pub mod shortcuts;
 pub mod system;
 #[cfg(windows)]
 mod uia;

@@ -173,4 +173,12 @@ pub trait Windowing: Send + Sync {
     fn trusted_program(&self, programs: &ProgramSearch, path: &Path) -> bool;
     /// Where a program name is found on the trusted `PATH`.
     fn find_program(&self, programs: &ProgramSearch, name: &str) -> Option<std::path::PathBuf>;
+    /// What a shortcut (`.lnk`) starts: its target, and its arguments as
+    /// it stores them. Read only: the shortcut is not resolved or updated.
+    fn shortcut(&self, lnk: &Path) -> Result<(std::path::PathBuf, String), String>;
+    /// The Start menu's shortcut of that title (its file name without
+    /// `.lnk`), for all users or this one.
+    fn start_menu(&self, title: &str) -> Option<std::path::PathBuf>;
+    /// Starts a packaged app by its AppUserModelID with `arguments`.
+    fn activate(&self, app_id: &str, arguments: &str) -> Result<Launched, String>;
 }

@@ -643,6 +643,28 @@ impl Windowing for Win32 {
         send_inputs(&inputs)
     }
 
+    fn shortcut(&self, lnk: &Path) -> Result<(PathBuf, String), String> {
+        crate::shell::read_shortcut(lnk)
+    }
+
+    fn start_menu(&self, title: &str) -> Option<PathBuf> {
+        crate::shortcuts::find_in(&crate::shell::start_menu_roots(), title)
+    }
+
+    fn activate(&self, app_id: &str, arguments: &str) -> Result<Launched, String> {
+        let pid = crate::shell::activate(app_id, arguments)?;
+        // SAFETY: a query right by process id; the handle, when there is
+        // one, is owned (and closed once) by ProcessHandle.
+        let process = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+        if process.is_null() {
+            return Err(format!("process {pid} ended as it started"));
+        }
+        Ok(Launched {
+            pid,
+            reservation: Box::new(ProcessHandle(process as isize)),
+        })
+    }
+
     fn pointer_click(&self, x: i32, y: i32, press: Press) -> Result<(), String> {
         let (dx, dy) = absolute(x, y);
         let flags = MOUSEEVENTF_ABSOLUTE | MOUSEEVENTF_VIRTUALDESK;

@@ -259,8 +259,10 @@ pub const SETTINGS: &[Setting] = &[
         Kind::List(&[';', '\n']),
         "none: open_app starts nothing",
         "Programs open_app may start (desktop group, Windows), separated by ';': a name looked up on PATH \
-         outside every writable folder (notepad), or a full path used exactly. Listing a program lets the \
-         agent start it with any arguments.",
+         outside every writable folder, then as a Start-menu title (notepad, Visual Studio Code), a full \
+         path used exactly (a program or a .lnk shortcut), or a packaged app's AppUserModelID \
+         (Microsoft.WindowsCalculator_8wekyb3d8bbwe!App). Listing a program lets the agent start it with \
+         any arguments.",
     ),
     setting(
         DESKTOP_PROCESSES,

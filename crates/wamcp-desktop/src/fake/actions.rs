@@ -187,3 +187,120 @@ fn a_native_action_reports_the_controls_it_changed() {
         json!({"target_now": "Edit 'Ada' id:102"})
     );
 }
+
+/// A desktop whose user listed `apps` for open_app.
+fn with_apps(apps: &[&str]) -> (Fake, Desktop) {
+    let (fake, _) = setup(Some(vec![]));
+    let desktop = Desktop::new(
+        Box::new(fake.clone()),
+        Arc::new(FakeTree::new(Some(vec![]))),
+        apps.iter().map(|a| a.to_string()).collect(),
+        vec!["APP".into()],
+    );
+    (fake, desktop)
+}
+
+fn launches(fake: &Fake) -> Vec<String> {
+    calls(fake)
+        .into_iter()
+        .filter(|c| c.starts_with("LAUNCH") || c.starts_with("ACTIVATE"))
+        .collect()
+}
+
+#[test]
+fn a_listed_shortcut_starts_its_target_with_its_own_arguments_first() {
+    let (fake, desktop) = with_apps(&["/opt/menu/Notepad++.lnk"]);
+    fake.state().shortcuts.insert(
+        "/opt/menu/Notepad++.lnk".into(),
+        ("/opt/npp/notepad++.exe".into(), "-multiInst".into()),
+    );
+    let started = desktop
+        .open_app(
+            "Notepad++",
+            &["a b.txt".into()],
+            false,
+            &ProgramSearch::default(),
+        )
+        .unwrap();
+    assert_eq!(started["program"], "/opt/npp/notepad++.exe");
+    assert_eq!(
+        launches(&fake),
+        [r#"LAUNCH /opt/npp/notepad++.exe "/opt/npp/notepad++.exe" -multiInst "a b.txt""#]
+    );
+}
+
+#[test]
+fn a_start_menu_title_starts_when_the_name_is_listed() {
+    let (fake, desktop) = with_apps(&["Visual Studio Code"]);
+    {
+        let mut s = fake.state();
+        s.start_menu
+            .insert("Visual Studio Code".into(), "/opt/menu/Code.lnk".into());
+        s.shortcuts.insert(
+            "/opt/menu/Code.lnk".into(),
+            ("/opt/code/Code.exe".into(), String::new()),
+        );
+    }
+    desktop
+        .open_app("visual studio code", &[], false, &ProgramSearch::default())
+        .unwrap();
+    assert_eq!(
+        launches(&fake),
+        [r#"LAUNCH /opt/code/Code.exe "/opt/code/Code.exe""#]
+    );
+}
+
+#[test]
+fn shortcuts_the_agent_could_have_written_or_that_start_no_program_do_not_start() {
+    let (fake, desktop) = with_apps(&[
+        "/opt/menu/Planted.lnk",
+        "/opt/menu/Script.lnk",
+        "/work/proj/Mine.lnk",
+        "/opt/menu/Broken.lnk",
+    ]);
+    {
+        let mut s = fake.state();
+        for (lnk, target) in [
+            ("/opt/menu/Planted.lnk", "/work/proj/tool.exe"),
+            ("/opt/menu/Script.lnk", "/opt/tools/run.bat"),
+            ("/work/proj/Mine.lnk", "/opt/tools/tool.exe"),
+        ] {
+            s.shortcuts
+                .insert(lnk.into(), (target.into(), String::new()));
+        }
+    }
+    for (command, kind_expected) in [
+        ("Planted", "APP_NOT_ALLOWED"),
+        ("Script", "APP_NOT_ALLOWED"),
+        ("/work/proj/Mine.lnk", "APP_NOT_ALLOWED"),
+        ("Broken", "APP_NOT_FOUND"),
+    ] {
+        let err = desktop
+            .open_app(command, &[], false, &ProgramSearch::default())
+            .unwrap_err();
+        assert_eq!(kind(err), kind_expected, "{command}");
+    }
+    assert!(launches(&fake).is_empty());
+}
+
+#[test]
+fn a_listed_packaged_app_is_activated_by_its_id() {
+    let id = "Microsoft.WindowsCalculator_8wekyb3d8bbwe!App";
+    let (fake, desktop) = with_apps(&[id]);
+    let started = desktop
+        .open_app(id, &["two words".into()], false, &ProgramSearch::default())
+        .unwrap();
+    assert_eq!(
+        (&started["pid"], &started["program"]),
+        (&json!(78), &json!(id))
+    );
+    assert_eq!(launches(&fake), [format!(r#"ACTIVATE {id} "two words""#)]);
+    assert_eq!(
+        kind(
+            desktop
+                .open_app("Other.App_1!App", &[], false, &ProgramSearch::default())
+                .unwrap_err()
+        ),
+        "APP_NOT_ALLOWED"
+    );
+}

@@ -3,9 +3,13 @@
 //!
 //! Only programs the user listed in `WAMCP_DESKTOP_APPS` start. A listed
 //! *name* is looked up on the trusted part of `PATH` (never in a folder the
-//! agent can write); a listed *full path* is used exactly. A path in the
-//! call must be one of the listed paths: a file the agent wrote somewhere,
-//! named like a listed program, is not that program.
+//! agent can write), then among the Start menu's shortcuts; a listed *full
+//! path* is used exactly, a program (`.exe`) or a shortcut (`.lnk`, named
+//! in a call by its path or its name without `.lnk`); a listed
+//! *AppUserModelID* (`Publisher.App_hash!App`) is a packaged app, which the
+//! system starts. A path in the call must be one of the listed paths: a
+//! file the agent wrote somewhere, named like a listed program, is not that
+//! program.
 
 use super::same_image_name;
 use crate::command::command_line::windows_command_line;
@@ -15,8 +19,14 @@ use crate::command::command_line::windows_command_line;
 pub enum App {
     /// A listed full path, started as written.
     Path(String),
-    /// A listed name (with `.exe`), looked up on the trusted `PATH`.
+    /// A listed name (with `.exe`), looked up on the trusted `PATH`, then
+    /// in the Start menu without the `.exe`.
     Name(String),
+    /// A listed shortcut's full path: what it points to starts, with the
+    /// arguments it holds.
+    Shortcut(String),
+    /// A listed AppUserModelID: a packaged app, activated by the system.
+    Package(String),
 }
 
 /// The flags `accessibility=true` adds, which keep a Chromium or Electron
@@ -52,6 +62,42 @@ fn file_name(path: &str) -> &str {
     path.rsplit(['\\', '/']).next().unwrap_or(path)
 }
 
+/// `Publisher.App_hash!App`: one `!` between two non-empty parts, and
+/// nothing a path or a command line would hold.
+fn is_package_id(text: &str) -> bool {
+    let text = text.trim();
+    match text.split_once('!') {
+        Some((package, app)) => {
+            !package.is_empty()
+                && !app.is_empty()
+                && !app.contains('!')
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '!'))
+        }
+        None => false,
+    }
+}
+
+fn is_shortcut(path: &str) -> bool {
+    path.trim().to_ascii_lowercase().ends_with(".lnk")
+}
+
+/// A listed shortcut's file name and a name in a call: `Notepad++.lnk`
+/// is named `Notepad++` or `Notepad++.lnk`.
+fn same_shortcut_name(listed_file: &str, command: &str) -> bool {
+    let stem = |name: &str| {
+        let name = name.trim();
+        match name.len().checked_sub(4) {
+            Some(cut) if name.is_char_boundary(cut) && name[cut..].eq_ignore_ascii_case(".lnk") => {
+                name[..cut].to_lowercase()
+            }
+            _ => name.to_lowercase(),
+        }
+    };
+    is_shortcut(listed_file) && !stem(command).is_empty() && stem(listed_file) == stem(command)
+}
+
 fn same_path(a: &str, b: &str) -> bool {
     let norm = |p: &str| p.trim().replace('/', "\\").to_lowercase();
     norm(a) == norm(b)
@@ -63,9 +109,9 @@ fn program_kind_problem(name: &str) -> Option<String> {
     let lower = name.to_ascii_lowercase();
     match lower.rsplit_once('.') {
         None => None,
-        Some((_, "exe")) => None,
+        Some((_, "exe" | "lnk")) => None,
         Some((_, ext)) if !ext.contains(['\\', '/']) && ext.len() <= 4 => Some(format!(
-            "open_app starts programs (.exe) only, not .{ext} files"
+            "open_app starts programs (.exe) and shortcuts (.lnk) only, not .{ext} files"
         )),
         Some(_) => None,
     }
@@ -83,19 +129,34 @@ pub fn choose_app(command: &str, listed: &[String]) -> Result<App, String> {
     if let Some(problem) = program_kind_problem(file_name(command)) {
         return Err(problem);
     }
+    if is_package_id(command) {
+        return listed
+            .iter()
+            .find(|l| is_package_id(l) && l.trim().eq_ignore_ascii_case(command))
+            .map(|l| App::Package(l.trim().to_string()))
+            .ok_or_else(|| format!("'{command}' is not listed in WAMCP_DESKTOP_APPS"));
+    }
     let listed_paths = listed.iter().filter(|l| is_path(l) && is_absolute(l));
+    let as_app = |l: &String| {
+        let path = l.trim().to_string();
+        if is_shortcut(&path) {
+            App::Shortcut(path)
+        } else {
+            App::Path(path)
+        }
+    };
     if is_path(command) {
         return listed_paths
             .clone()
             .find(|l| same_path(l, command))
-            .map(|l| App::Path(l.trim().to_string()))
+            .map(as_app)
             .ok_or_else(|| format!("'{command}' is not one of the paths in WAMCP_DESKTOP_APPS"));
     }
-    if let Some(path) = listed_paths
-        .clone()
-        .find(|l| same_image_name(file_name(l), command))
-    {
-        return Ok(App::Path(path.trim().to_string()));
+    if let Some(path) = listed_paths.clone().find(|l| {
+        let file = file_name(l);
+        same_shortcut_name(file, command) || (!is_shortcut(file) && same_image_name(file, command))
+    }) {
+        return Ok(as_app(path));
     }
     if listed
         .iter()
@@ -131,6 +192,37 @@ pub fn command_line(program: &str, args: &[String]) -> Result<String, String> {
         }
     }
     let line = windows_command_line(program, args);
+    if line.encode_utf16().count() >= MAX_COMMAND_LINE {
+        return Err("the command line is longer than Windows accepts".into());
+    }
+    Ok(line)
+}
+
+/// The arguments alone, quoted as [`command_line`] quotes them: what a
+/// packaged app is given.
+pub fn arguments_line(args: &[String]) -> Result<String, String> {
+    let line = command_line("", args)?;
+    let args = line.strip_prefix("\"\"").unwrap_or(&line);
+    Ok(args.strip_prefix(' ').unwrap_or(args).to_string())
+}
+
+/// [`command_line`] with the arguments a shortcut holds, as it stores
+/// them (command-line text the user's shortcut wrote), before `args`.
+pub fn shortcut_command_line(
+    program: &str,
+    stored: &str,
+    args: &[String],
+) -> Result<String, String> {
+    let plain = command_line(program, args)?;
+    let stored = stored.trim();
+    if stored.is_empty() {
+        return Ok(plain);
+    }
+    if stored.contains('\0') {
+        return Err("the shortcut's arguments contain a NUL character".into());
+    }
+    let head = windows_command_line(program, &[]);
+    let line = format!("{head} {stored}{}", &plain[head.len()..]);
     if line.encode_utf16().count() >= MAX_COMMAND_LINE {
         return Err("the command line is longer than Windows accepts".into());
     }
@@ -201,6 +293,76 @@ mod tests {
                 "{command} started: {why}"
             );
         }
+    }
+
+    #[test]
+    fn shortcuts_and_packaged_apps_start_when_listed() {
+        let listed: Vec<String> = [
+            "C:\\ProgramData\\Microsoft\\Windows\\Start Menu\\Programs\\Notepad++.lnk",
+            "Microsoft.WindowsCalculator_8wekyb3d8bbwe!App",
+            "Visual Studio Code",
+        ]
+        .map(String::from)
+        .to_vec();
+        let shortcut = App::Shortcut(listed[0].clone());
+        for command in ["Notepad++", "notepad++.LNK", listed[0].as_str()] {
+            assert_eq!(
+                choose_app(command, &listed),
+                Ok(shortcut.clone()),
+                "{command}"
+            );
+        }
+        assert_eq!(
+            choose_app("microsoft.windowscalculator_8wekyb3d8bbwe!app", &listed),
+            Ok(App::Package(listed[1].clone()))
+        );
+        // A name goes to PATH first, then to the Start menu.
+        assert_eq!(
+            choose_app("Visual Studio Code", &listed),
+            Ok(App::Name("Visual Studio Code.exe".into()))
+        );
+        for (command, why) in [
+            ("Other.App_8wekyb3d8bbwe!App", "a package not listed"),
+            ("Microsoft.WindowsCalculator_8wekyb3d8bbwe!App!X", "two !"),
+            (
+                "C:\\Users\\me\\Desktop\\Notepad++.lnk",
+                "the listed name elsewhere",
+            ),
+            ("Notepad++.exe", "the shortcut's name as a program"),
+            ("evil.url", "not a program or shortcut"),
+        ] {
+            assert!(choose_app(command, &listed).is_err(), "{command}: {why}");
+        }
+    }
+
+    #[test]
+    fn a_shortcuts_own_arguments_come_first() {
+        let line = shortcut_command_line(
+            "C:\\Apps\\app.exe",
+            " --profile \"Work one\" ",
+            &["two words".to_string()],
+        )
+        .unwrap();
+        assert_eq!(
+            line,
+            r#""C:\Apps\app.exe" --profile "Work one" "two words""#
+        );
+        assert_eq!(
+            shortcut_command_line("a.exe", "", &[]).unwrap(),
+            command_line("a.exe", &[]).unwrap()
+        );
+        assert!(shortcut_command_line("a.exe", "x\0", &[]).is_err());
+        let args = ["--new-window".to_string(), "two words".to_string()];
+        assert_eq!(
+            arguments_line(&args).unwrap(),
+            r#"--new-window "two words""#
+        );
+        assert_eq!(arguments_line(&[]).unwrap(), "");
+        assert_eq!(
+            arguments_line(&[String::new(), "x".into()]).unwrap(),
+            r#""" x"#
+        );
+        assert!(shortcut_command_line("a.exe", &"x".repeat(40_000), &[]).is_err());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use wamcp_policy::groups::Group;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// A program in WAMCP_DESKTOP_APPS: its name or listed full path.
+    /// As listed in WAMCP_DESKTOP_APPS.
     pub command: String,
     /// At most 32.
     #[serde(default)]
