@@ -27,15 +27,17 @@ pub fn command_at(server: SocketAddr, client: SocketAddr) -> Option<u32> {
 /// Whether a `/proc/PID/status` text shows `no_new_privs` and at least
 /// `filters` seccomp filters.
 pub fn carries_marks(status: &str, filters: usize) -> bool {
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name)?.trim().parse::<usize>().ok())
-    };
     filters > 0
-        && field("NoNewPrivs:") == Some(1)
-        && field("Seccomp:") == Some(2)
-        && field("Seccomp_filters:").is_some_and(|n| n >= filters)
+        && status_field(status, "NoNewPrivs:") == Some(1)
+        && status_field(status, "Seccomp:") == Some(2)
+        && status_field(status, "Seccomp_filters:").is_some_and(|n| n >= filters)
+}
+
+/// A number field of a `/proc/PID/status` text.
+fn status_field(status: &str, name: &str) -> Option<usize> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
 }
 
 /// The socket inode of the row whose local end is `local` and remote end
@@ -79,75 +81,125 @@ fn parse_endpoint(text: &str) -> Option<SocketAddr> {
 mod imp {
     use std::collections::HashMap;
     use std::net::SocketAddr;
+    use std::path::Path;
+    use std::time::Duration;
+
+    /// A read of `/proc` that failed for want of descriptors or memory:
+    /// the lookup cannot say who holds the socket, which is not "nobody".
+    /// A server with a thousand connections open under a 1,024-descriptor
+    /// limit meets it as a matter of course.
+    struct Exhausted;
+
+    /// How often, and how far apart, a lookup that ran out of descriptors
+    /// is tried again: connections that end give theirs back.
+    const ATTEMPTS: u32 = 100;
+    const PAUSE: Duration = Duration::from_millis(20);
 
     pub fn command_at(server: SocketAddr, client: SocketAddr) -> Option<u32> {
+        for _ in 0..ATTEMPTS {
+            match lookup(server, client) {
+                Ok(verdict) => return verdict,
+                Err(Exhausted) => std::thread::sleep(PAUSE),
+            }
+        }
+        // Still nothing to read with: the holder stays unknown, and an
+        // unknown holder is refused, never trusted.
+        Some(0)
+    }
+
+    fn lookup(server: SocketAddr, client: SocketAddr) -> Result<Option<u32>, Exhausted> {
         // With no command alive there is nothing to look up: the TCP table
         // grows with every connection, so it is read only when needed.
-        let commands = commands();
+        let commands = commands()?;
         if commands.is_empty() {
-            return None;
+            return Ok(None);
         }
         // The client's socket: its local end is the client's address.
-        let inode = ["/proc/net/tcp", "/proc/net/tcp6"]
-            .iter()
-            .find_map(|table| {
-                let text = std::fs::read_to_string(table).ok()?;
-                super::inode_in_table(&text, client, server)
-            })?;
+        let mut inode = None;
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            let Some(text) = read(std::fs::read_to_string(table))? else {
+                continue;
+            };
+            inode = super::inode_in_table(&text, client, server);
+            if inode.is_some() {
+                break;
+            }
+        }
+        let Some(inode) = inode else {
+            return Ok(None);
+        };
         let wanted = format!("socket:[{inode}]");
-        if let Some(pid) = commands.iter().copied().find(|pid| holds(*pid, &wanted)) {
-            return Some(pid);
+        for &pid in &commands {
+            if holds(pid, &wanted)? {
+                return Ok(Some(pid));
+            }
         }
         // A local client end that no process this one can read holds is
         // a socket in flight (passed over a Unix socket, say) or hidden:
         // while commands run, that is refused, not trusted. Its "holder"
         // is reported as unknown (0).
-        (!held_by_anyone(&wanted)).then_some(0)
+        Ok((!held_by_anyone(&wanted)?).then_some(0))
+    }
+
+    /// What a read gave: `None` when the thing is gone or not ours to read
+    /// (a process that ended, another user's), `Exhausted` when this
+    /// process had nothing left to read it with.
+    fn read<T>(result: std::io::Result<T>) -> Result<Option<T>, Exhausted> {
+        match result {
+            Ok(value) => Ok(Some(value)),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM)
+                ) =>
+            {
+                Err(Exhausted)
+            }
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// The process ids in `/proc`.
+    fn pids() -> Result<Vec<u32>, Exhausted> {
+        let Some(entries) = read(std::fs::read_dir("/proc"))? else {
+            return Err(Exhausted);
+        };
+        Ok(entries
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+            .collect())
     }
 
     /// Whether any process's descriptor table holds `socket`.
-    fn held_by_anyone(socket: &str) -> bool {
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return true;
-        };
-        entries.flatten().any(|entry| {
-            entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-                .is_some_and(|pid| holds(pid, socket))
-        })
+    fn held_by_anyone(socket: &str) -> Result<bool, Exhausted> {
+        for pid in pids()? {
+            if holds(pid, socket)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Every descendant of this process and every marked process, from one
     /// pass over `/proc`. Marks count only when this process carries none
     /// itself: a wamcp serving inside another's command would take every
     /// neighbour for a command.
-    fn commands() -> Vec<u32> {
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return Vec::new();
-        };
+    fn commands() -> Result<Vec<u32>, Exhausted> {
         let me = std::process::id();
         let filters = crate::confine::command_filter_count();
-        let marked = |pid: u32| {
-            std::fs::read_to_string(format!("/proc/{pid}/status"))
-                .is_ok_and(|status| super::carries_marks(&status, filters))
-        };
-        let marks_count = !marked(me);
+        let status_of = |pid: u32| read(std::fs::read_to_string(format!("/proc/{pid}/status")));
+        let marks_count = !status_of(me)?.is_some_and(|s| super::carries_marks(&s, filters));
         let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
         let mut found = Vec::new();
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
+        for pid in pids()? {
+            // A process that ended since the listing is no command now.
+            let Some(status) = status_of(pid)? else {
                 continue;
             };
-            if let Some(parent) = crate::process::parent_of(pid) {
-                children.entry(parent).or_default().push(pid);
+            if let Some(parent) = super::status_field(&status, "PPid:") {
+                children.entry(parent as u32).or_default().push(pid);
             }
-            if marks_count && pid != me && marked(pid) {
+            if marks_count && pid != me && super::carries_marks(&status, filters) {
                 found.push(pid);
             }
         }
@@ -162,32 +214,42 @@ mod imp {
         }
         found.sort_unstable();
         found.dedup();
-        found
+        Ok(found)
     }
 
     /// Whether `pid` holds `socket`. A process whose main thread has
     /// exited shows an empty `fd` folder while its other threads still
     /// hold every descriptor: then each thread's table is read.
-    fn holds(pid: u32, socket: &str) -> bool {
-        let in_table = |dir: &std::path::Path| -> Option<bool> {
-            let mut any = false;
-            for fd in std::fs::read_dir(dir).ok()?.flatten() {
-                any = true;
-                if std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == socket) {
-                    return Some(true);
-                }
-            }
-            any.then_some(false)
-        };
+    fn holds(pid: u32, socket: &str) -> Result<bool, Exhausted> {
         let process = std::path::PathBuf::from(format!("/proc/{pid}"));
-        if let Some(found) = in_table(&process.join("fd")) {
-            return found;
+        if let Some(found) = in_table(&process.join("fd"), socket)? {
+            return Ok(found);
         }
-        std::fs::read_dir(process.join("task")).is_ok_and(|tasks| {
-            tasks
-                .flatten()
-                .any(|task| in_table(&task.path().join("fd")) == Some(true))
-        })
+        let Some(tasks) = read(std::fs::read_dir(process.join("task")))? else {
+            return Ok(false);
+        };
+        for task in tasks.flatten() {
+            if in_table(&task.path().join("fd"), socket)? == Some(true) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether one descriptor table holds `socket`; `None` when the table
+    /// is empty or cannot be read.
+    fn in_table(dir: &Path, socket: &str) -> Result<Option<bool>, Exhausted> {
+        let Some(entries) = read(std::fs::read_dir(dir))? else {
+            return Ok(None);
+        };
+        let mut any = false;
+        for fd in entries.flatten() {
+            any = true;
+            if std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == socket) {
+                return Ok(Some(true));
+            }
+        }
+        Ok(any.then_some(false))
     }
 }
 
@@ -399,5 +461,64 @@ mod tests {
         child.kill().unwrap();
         child.wait().unwrap();
         assert_eq!(found, Some(child.id()));
+    }
+
+    /// Set in the copy of this test binary that runs the descriptor test
+    /// alone: it lowers its own limit, which must not touch other tests.
+    #[cfg(target_os = "linux")]
+    const ALONE: &str = "WAMCP_PEER_TEST_ALONE";
+
+    /// Running out of descriptors never reads as "nobody holds the
+    /// socket": the lookup waits for descriptors and answers as usual
+    /// once it has them, and refuses as unknown when none come.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_lookup_out_of_descriptors_waits_then_refuses() {
+        let name = "peer::tests::a_lookup_out_of_descriptors_waits_then_refuses";
+        if std::env::var_os(ALONE).is_none() {
+            let alone = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", name, "--nocapture"])
+                .env(ALONE, "1")
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&alone.stdout);
+            assert!(
+                alone.status.success() && said.contains("1 passed"),
+                "{said}"
+            );
+            return;
+        }
+        let low = libc::rlimit {
+            rlim_cur: 64,
+            rlim_max: 1024,
+        };
+        // SAFETY: the limit is a plain struct; this process runs this test alone.
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &low) }, 0);
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let server = listener.local_addr().unwrap();
+        let _client = std::net::TcpStream::connect(server).unwrap();
+        let (_accepted, peer) = listener.accept().unwrap();
+        // A command runs (a child), so the holder must be looked up.
+        let mut command = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let fill =
+            || std::iter::from_fn(|| std::fs::File::open("/dev/null").ok()).collect::<Vec<_>>();
+
+        let filler = fill();
+        let lookup = std::thread::spawn(move || command_at(server, peer));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(filler);
+        let after_a_wait = lookup.join().unwrap();
+
+        let filler = fill();
+        let never = command_at(server, peer);
+        drop(filler);
+        command.kill().unwrap();
+        command.wait().unwrap();
+        // This process holds the client end and is no command of its own.
+        assert_eq!(after_a_wait, None);
+        assert_eq!(never, Some(0));
     }
 }

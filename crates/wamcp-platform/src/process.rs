@@ -25,12 +25,6 @@ pub fn ancestors(pid: u32, depth: usize) -> Vec<u32> {
     chain
 }
 
-/// The parent of `pid`, where the system can say.
-#[cfg(target_os = "linux")]
-pub(crate) fn parent_of(pid: u32) -> Option<u32> {
-    imp::parent_of(pid)
-}
-
 /// Kills every process in group `group` (Unix). The caller must know the
 /// group is its own: its leader not yet reaped, so the number is not reused.
 #[cfg(unix)]

@@ -216,7 +216,10 @@ pub async fn serve(
     // where the kernel names the peer as one of ours.
     ctx.sandbox.close_port(local.port());
     let registered = Registered::new(ctx.sandbox.listener_registry(), local.port());
-    let listener = OwnCommandsRefused { inner: listener };
+    let listener = OwnCommandsRefused {
+        inner: listener,
+        pending: Arc::new(tokio::sync::Semaphore::new(PENDING)),
+    };
     // Written, not eprintln!'d: a client may close our stderr, and a
     // failed write must not end the server.
     let mut said = format!("wamcp: serving MCP over streamable HTTP at http://{local}/mcp\n");
@@ -350,10 +353,18 @@ impl Drop for Registered {
 /// a script run by a command must never become a second client that
 /// answers its own approval questions. The lookup runs beside the
 /// connection, not in the accept loop, so a thousand clients at once do
-/// not queue behind each other's lookups.
+/// not queue behind each other's lookups; at most [`PENDING`] wait for
+/// theirs at once, so that however many clients come, the lookups (which
+/// read `/proc`) keep descriptors to read with.
 struct OwnCommandsRefused {
     inner: tokio::net::TcpListener,
+    pending: Arc<tokio::sync::Semaphore>,
 }
+
+/// Connections accepted and not yet judged: each holds a descriptor and,
+/// while its lookup runs, a thread with a few more. 64 keep two cores busy
+/// and stay far from a 1,024-descriptor limit.
+const PENDING: usize = 64;
 
 impl axum::serve::Listener for OwnCommandsRefused {
     type Io = Checked;
@@ -361,6 +372,8 @@ impl axum::serve::Listener for OwnCommandsRefused {
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
         loop {
+            // The semaphore is never closed; were it, accepting goes on unbounded.
+            let permit = self.pending.clone().acquire_owned().await.ok();
             let (stream, peer) = match self.inner.accept().await {
                 Ok(accepted) => accepted,
                 Err(e) => {
@@ -373,8 +386,11 @@ impl axum::serve::Listener for OwnCommandsRefused {
             let Ok(server) = stream.local_addr() else {
                 continue;
             };
-            let verdict =
-                tokio::task::spawn_blocking(move || wamcp_platform::peer::command_at(server, peer));
+            let verdict = tokio::task::spawn_blocking(move || {
+                let holder = wamcp_platform::peer::command_at(server, peer);
+                drop(permit);
+                holder
+            });
             let checked = Checked {
                 stream,
                 verdict: Some(verdict),
@@ -404,7 +420,8 @@ impl Checked {
     /// overtake the answer.
     fn refuse(&mut self, pid: u32) {
         let from = if pid == 0 {
-            "a socket no process holds (one being passed between processes) while commands run"
+            "a socket whose holder could not be found while commands run (one being passed between \
+             processes, or the server out of descriptors)"
                 .to_string()
         } else {
             format!("process {pid}, a command this server (or another wamcp) started")

@@ -187,10 +187,12 @@ fn memory_kib(pid: u32) -> (u64, u64) {
 /// Opens a session and ends it; true when both were answered as they
 /// should be.
 #[cfg(target_os = "linux")]
-fn open_and_end(url: &str, auth: &str) -> bool {
+fn open_and_end(url: &str, auth: &str) -> Result<(), String> {
     let opened = request("POST", url, None, auth);
-    let Some(session) = session_of(&opened) else {
-        return false;
+    let first_line = |r: &str| r.lines().next().unwrap_or("(nothing)").to_string();
+    let session = match session_of(&opened) {
+        Some(session) if opened.starts_with("HTTP/1.1 200") => session,
+        _ => return Err(format!("initialize: {}", first_line(&opened))),
     };
     let closed = request(
         "DELETE",
@@ -198,7 +200,11 @@ fn open_and_end(url: &str, auth: &str) -> bool {
         None,
         &format!("{auth}Mcp-Session-Id: {session}\r\n"),
     );
-    opened.starts_with("HTTP/1.1 200") && closed.starts_with("HTTP/1.1 204")
+    if closed.starts_with("HTTP/1.1 204") {
+        Ok(())
+    } else {
+        Err(format!("delete: {}", first_line(&closed)))
+    }
 }
 
 /// 1,000 clients at once, each opening a session and ending it, three
@@ -224,23 +230,32 @@ fn a_thousand_concurrent_clients_are_all_served_in_bounded_memory() {
                 let (url, auth) = (server.url.clone(), auth.clone());
                 std::thread::Builder::new()
                     .stack_size(64 * 1024)
-                    .spawn(move || (0..each).filter(|_| open_and_end(&url, &auth)).count())
+                    .spawn(move || {
+                        (0..each)
+                            .filter_map(|_| open_and_end(&url, &auth).err())
+                            .collect::<Vec<_>>()
+                    })
                     .unwrap()
             })
             .collect();
-        clients
+        let failures: Vec<String> = clients
             .into_iter()
-            .map(|c| c.join().unwrap())
-            .sum::<usize>()
+            .flat_map(|c| c.join().unwrap())
+            .collect();
+        assert!(
+            failures.is_empty(),
+            "{} failed: {failures:?}",
+            failures.len()
+        );
     };
     let (start, _) = memory_kib(server.pid());
     let mut peaks = Vec::new();
     for _ in 0..3 {
-        assert_eq!(in_parallel(1000, 1), 1000);
+        in_parallel(1000, 1);
         peaks.push(memory_kib(server.pid()).0);
     }
     let (_, before) = memory_kib(server.pid());
-    assert_eq!(in_parallel(4, 750), 3000);
+    in_parallel(4, 750);
     let (_, after) = memory_kib(server.pid());
     println!(
         "http: start {start} KiB; peak after each wave of 1,000 concurrent sessions: {peaks:?} KiB; \
