@@ -2,10 +2,11 @@
 //! and the default action `click` tries before anything that needs the
 //! foreground.
 //!
-//! Neither can be exercised under Wine (CUIAutomation is not registered and
-//! MSAA's default action is not implemented there), so this file is
-//! compiled and type-checked here and verified only on Windows; the logic
-//! around it is tested with a fake tree.
+//! Neither can be exercised under Wine (Wine 8 registers no CUIAutomation,
+//! Wine 10's cannot walk a tree, and MSAA's default action is not
+//! implemented in either), so this file is compiled and type-checked here
+//! and verified only on Windows; the logic around it is tested with a fake
+//! tree.
 
 use crate::Direction;
 use crate::accessibility::{
