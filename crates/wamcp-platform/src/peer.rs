@@ -18,8 +18,10 @@ use std::net::SocketAddr;
 /// this process, or on Linux any process with `no_new_privs` and at least
 /// the seccomp filters every confined command gets: a command that
 /// detached (`setsid`, a double fork) is no descendant any more, but it
-/// cannot shed those. `Some(0)` when, while commands run, no process holds
-/// the local client end at all (a socket in flight between processes).
+/// cannot shed those. `Some(0)` when the holder is unknown: on Linux,
+/// while commands run, a client end that no readable process holds (a
+/// socket in flight between processes) or that has no row any more (reset
+/// after sending), and whenever `/proc` cannot be read to the end.
 pub fn command_at(server: SocketAddr, client: SocketAddr) -> Option<u32> {
     imp::command_at(server, client)
 }
@@ -78,180 +80,11 @@ fn parse_endpoint(text: &str) -> Option<SocketAddr> {
 }
 
 #[cfg(target_os = "linux")]
-mod imp {
-    use std::collections::HashMap;
-    use std::net::SocketAddr;
-    use std::path::Path;
-    use std::time::Duration;
-
-    /// A read of `/proc` that failed for want of descriptors or memory:
-    /// the lookup cannot say who holds the socket, which is not "nobody".
-    /// A server with a thousand connections open under a 1,024-descriptor
-    /// limit meets it as a matter of course.
-    struct Exhausted;
-
-    /// How often, and how far apart, a lookup that ran out of descriptors
-    /// is tried again: connections that end give theirs back.
-    const ATTEMPTS: u32 = 100;
-    const PAUSE: Duration = Duration::from_millis(20);
-
-    pub fn command_at(server: SocketAddr, client: SocketAddr) -> Option<u32> {
-        for _ in 0..ATTEMPTS {
-            match lookup(server, client) {
-                Ok(verdict) => return verdict,
-                Err(Exhausted) => std::thread::sleep(PAUSE),
-            }
-        }
-        // Still nothing to read with: the holder stays unknown, and an
-        // unknown holder is refused, never trusted.
-        Some(0)
-    }
-
-    fn lookup(server: SocketAddr, client: SocketAddr) -> Result<Option<u32>, Exhausted> {
-        // With no command alive there is nothing to look up: the TCP table
-        // grows with every connection, so it is read only when needed.
-        let commands = commands()?;
-        if commands.is_empty() {
-            return Ok(None);
-        }
-        // The client's socket: its local end is the client's address.
-        let mut inode = None;
-        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            let Some(text) = read(std::fs::read_to_string(table))? else {
-                continue;
-            };
-            inode = super::inode_in_table(&text, client, server);
-            if inode.is_some() {
-                break;
-            }
-        }
-        let Some(inode) = inode else {
-            return Ok(None);
-        };
-        let wanted = format!("socket:[{inode}]");
-        for &pid in &commands {
-            if holds(pid, &wanted)? {
-                return Ok(Some(pid));
-            }
-        }
-        // A local client end that no process this one can read holds is
-        // a socket in flight (passed over a Unix socket, say) or hidden:
-        // while commands run, that is refused, not trusted. Its "holder"
-        // is reported as unknown (0).
-        Ok((!held_by_anyone(&wanted)?).then_some(0))
-    }
-
-    /// What a read gave: `None` when the thing is gone or not ours to read
-    /// (a process that ended, another user's), `Exhausted` when this
-    /// process had nothing left to read it with.
-    fn read<T>(result: std::io::Result<T>) -> Result<Option<T>, Exhausted> {
-        match result {
-            Ok(value) => Ok(Some(value)),
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM)
-                ) =>
-            {
-                Err(Exhausted)
-            }
-            Err(_) => Ok(None),
-        }
-    }
-
-    /// The process ids in `/proc`.
-    fn pids() -> Result<Vec<u32>, Exhausted> {
-        let Some(entries) = read(std::fs::read_dir("/proc"))? else {
-            return Err(Exhausted);
-        };
-        Ok(entries
-            .flatten()
-            .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
-            .collect())
-    }
-
-    /// Whether any process's descriptor table holds `socket`.
-    fn held_by_anyone(socket: &str) -> Result<bool, Exhausted> {
-        for pid in pids()? {
-            if holds(pid, socket)? {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
-    /// Every descendant of this process and every marked process, from one
-    /// pass over `/proc`. Marks count only when this process carries none
-    /// itself: a wamcp serving inside another's command would take every
-    /// neighbour for a command.
-    fn commands() -> Result<Vec<u32>, Exhausted> {
-        let me = std::process::id();
-        let filters = crate::confine::command_filter_count();
-        let status_of = |pid: u32| read(std::fs::read_to_string(format!("/proc/{pid}/status")));
-        let marks_count = !status_of(me)?.is_some_and(|s| super::carries_marks(&s, filters));
-        let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-        let mut found = Vec::new();
-        for pid in pids()? {
-            // A process that ended since the listing is no command now.
-            let Some(status) = status_of(pid)? else {
-                continue;
-            };
-            if let Some(parent) = super::status_field(&status, "PPid:") {
-                children.entry(parent as u32).or_default().push(pid);
-            }
-            if marks_count && pid != me && super::carries_marks(&status, filters) {
-                found.push(pid);
-            }
-        }
-        let mut next = vec![me];
-        while let Some(pid) = next.pop() {
-            for &child in children.get(&pid).map_or(&[][..], Vec::as_slice) {
-                if !found.contains(&child) {
-                    found.push(child);
-                }
-                next.push(child);
-            }
-        }
-        found.sort_unstable();
-        found.dedup();
-        Ok(found)
-    }
-
-    /// Whether `pid` holds `socket`. A process whose main thread has
-    /// exited shows an empty `fd` folder while its other threads still
-    /// hold every descriptor: then each thread's table is read.
-    fn holds(pid: u32, socket: &str) -> Result<bool, Exhausted> {
-        let process = std::path::PathBuf::from(format!("/proc/{pid}"));
-        if let Some(found) = in_table(&process.join("fd"), socket)? {
-            return Ok(found);
-        }
-        let Some(tasks) = read(std::fs::read_dir(process.join("task")))? else {
-            return Ok(false);
-        };
-        for task in tasks.flatten() {
-            if in_table(&task.path().join("fd"), socket)? == Some(true) {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
-    /// Whether one descriptor table holds `socket`; `None` when the table
-    /// is empty or cannot be read.
-    fn in_table(dir: &Path, socket: &str) -> Result<Option<bool>, Exhausted> {
-        let Some(entries) = read(std::fs::read_dir(dir))? else {
-            return Ok(None);
-        };
-        let mut any = false;
-        for fd in entries.flatten() {
-            any = true;
-            if std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == socket) {
-                return Ok(Some(true));
-            }
-        }
-        Ok(any.then_some(false))
-    }
-}
+mod diag;
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as imp;
 
 #[cfg(windows)]
 mod imp {
@@ -434,33 +267,108 @@ mod tests {
         }
     }
 
+    /// A loopback connection whose client end `program` (run with
+    /// `args`) holds as its descriptor 3, this process's copy closed.
+    #[cfg(target_os = "linux")]
+    struct HeldByChild {
+        server: SocketAddr,
+        peer: SocketAddr,
+        child: std::process::Child,
+        _accepted: std::net::TcpStream,
+    }
+
+    #[cfg(target_os = "linux")]
+    impl HeldByChild {
+        fn new(program: &std::path::Path) -> HeldByChild {
+            use std::os::fd::AsRawFd;
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let server = listener.local_addr().unwrap();
+            let client = std::net::TcpStream::connect(server).unwrap();
+            let (accepted, peer) = listener.accept().unwrap();
+            let fd = client.as_raw_fd();
+            let mut child = std::process::Command::new(program);
+            child.arg("30");
+            // SAFETY: dup2 is async-signal-safe; nothing else runs in the child.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut child, move || {
+                    if libc::dup2(fd, 3) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            let child = child.spawn().unwrap();
+            HeldByChild {
+                server,
+                peer,
+                child,
+                _accepted: accepted,
+            }
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    impl Drop for HeldByChild {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
     #[cfg(target_os = "linux")]
     #[test]
     fn a_child_holding_the_client_end_is_named() {
-        use std::os::fd::AsRawFd;
+        let held = HeldByChild::new(std::path::Path::new("sleep"));
+        assert_eq!(command_at(held.server, held.peer), Some(held.child.id()));
+    }
+
+    /// The kernel shows a process's name in its `status` as raw bytes: a
+    /// command named with bytes that are not UTF-8 is still read.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_command_named_in_bytes_that_are_not_utf8_is_named() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let odd = dir.path().join(std::ffi::OsStr::from_bytes(b"\xff\xfe"));
+        std::os::unix::fs::symlink("/bin/sleep", &odd).unwrap();
+        let held = HeldByChild::new(&odd);
+        let status = std::fs::read(format!("/proc/{}/status", held.child.id())).unwrap();
+        assert!(status.starts_with(b"Name:\t\xff\xfe\n"), "{status:?}");
+        assert_eq!(command_at(held.server, held.peer), Some(held.child.id()));
+    }
+
+    /// While a command runs, a client that sends and resets at once leaves
+    /// no row for its end: it is refused as unknown, not let through.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_client_end_reset_after_sending_is_unknown_while_commands_run() {
+        use std::io::Write;
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let server = listener.local_addr().unwrap();
-        let client = std::net::TcpStream::connect(server).unwrap();
+        let mut client = std::net::TcpStream::connect(server).unwrap();
         let (_accepted, peer) = listener.accept().unwrap();
-        // The child inherits the client socket as its descriptor 3.
-        let fd = client.as_raw_fd();
-        let mut child = std::process::Command::new("sleep");
-        child.arg("30");
-        // SAFETY: dup2 is async-signal-safe; nothing else runs in the child.
-        unsafe {
-            std::os::unix::process::CommandExt::pre_exec(&mut child, move || {
-                if libc::dup2(fd, 3) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = child.spawn().unwrap();
+        assert_eq!(command_at(server, peer), None, "no command runs yet");
+        let held = HeldByChild::new(std::path::Path::new("sleep"));
+        client.write_all(b"POST /mcp HTTP/1.1\r\n\r\n").unwrap();
+        // Closing with a zero linger time resets the connection at once.
+        let linger = libc::linger {
+            l_onoff: 1,
+            l_linger: 0,
+        };
+        // SAFETY: the option's value is a live `linger` of the size given.
+        let set = unsafe {
+            libc::setsockopt(
+                std::os::fd::AsRawFd::as_raw_fd(&client),
+                libc::SOL_SOCKET,
+                libc::SO_LINGER,
+                (&raw const linger).cast(),
+                std::mem::size_of::<libc::linger>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(set, 0);
         drop(client);
-        let found = command_at(server, peer);
-        child.kill().unwrap();
-        child.wait().unwrap();
-        assert_eq!(found, Some(child.id()));
+        assert_eq!(command_at(server, peer), Some(0));
+        drop(held);
     }
 
     /// Set in the copy of this test binary that runs the descriptor test
@@ -469,8 +377,9 @@ mod tests {
     const ALONE: &str = "WAMCP_PEER_TEST_ALONE";
 
     /// Running out of descriptors never reads as "nobody holds the
-    /// socket": the lookup waits for descriptors and answers as usual
-    /// once it has them, and refuses as unknown when none come.
+    /// socket" nor as "no command runs": the lookup waits for descriptors
+    /// and answers as usual once it has them, and refuses as unknown when
+    /// none come.
     #[cfg(target_os = "linux")]
     #[test]
     fn a_lookup_out_of_descriptors_waits_then_refuses() {
@@ -482,9 +391,10 @@ mod tests {
                 .output()
                 .unwrap();
             let said = String::from_utf8_lossy(&alone.stdout);
+            let why = String::from_utf8_lossy(&alone.stderr);
             assert!(
                 alone.status.success() && said.contains("1 passed"),
-                "{said}"
+                "{said}\n{why}"
             );
             return;
         }
@@ -494,31 +404,23 @@ mod tests {
         };
         // SAFETY: the limit is a plain struct; this process runs this test alone.
         assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &low) }, 0);
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let server = listener.local_addr().unwrap();
-        let _client = std::net::TcpStream::connect(server).unwrap();
-        let (_accepted, peer) = listener.accept().unwrap();
-        // A command runs (a child), so the holder must be looked up.
-        let mut command = std::process::Command::new("sleep")
-            .arg("30")
-            .spawn()
-            .unwrap();
+        let held = HeldByChild::new(std::path::Path::new("sleep"));
+        let (server, peer) = (held.server, held.peer);
         let fill =
             || std::iter::from_fn(|| std::fs::File::open("/dev/null").ok()).collect::<Vec<_>>();
 
         let filler = fill();
         let lookup = std::thread::spawn(move || command_at(server, peer));
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        // Short against the 2 s the lookup keeps trying: a loaded machine
+        // may wake this thread late.
+        std::thread::sleep(std::time::Duration::from_millis(100));
         drop(filler);
         let after_a_wait = lookup.join().unwrap();
 
         let filler = fill();
         let never = command_at(server, peer);
         drop(filler);
-        command.kill().unwrap();
-        command.wait().unwrap();
-        // This process holds the client end and is no command of its own.
-        assert_eq!(after_a_wait, None);
+        assert_eq!(after_a_wait, Some(held.child.id()));
         assert_eq!(never, Some(0));
     }
 }

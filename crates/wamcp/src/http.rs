@@ -420,8 +420,8 @@ impl Checked {
     /// overtake the answer.
     fn refuse(&mut self, pid: u32) {
         let from = if pid == 0 {
-            "a socket whose holder could not be found while commands run (one being passed between \
-             processes, or the server out of descriptors)"
+            "a socket whose holder could not be told (while commands run: one being passed between \
+             processes or reset after sending; or /proc could not be read)"
                 .to_string()
         } else {
             format!("process {pid}, a command this server (or another wamcp) started")
@@ -451,7 +451,8 @@ impl tokio::io::AsyncRead for Checked {
                 return Poll::Pending;
             };
             self.verdict = None;
-            if let Some(pid) = holder.ok().flatten() {
+            // A lookup that failed (panicked) leaves the holder unknown.
+            if let Some(pid) = holder.unwrap_or(Some(0)) {
                 self.refuse(pid);
             }
         }
