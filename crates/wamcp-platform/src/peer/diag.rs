@@ -13,6 +13,8 @@ const BY_FAMILY: u16 = 20;
 const ERROR: u16 = 2;
 /// `INET_DIAG_NOCOOKIE`: the socket is found by its addresses alone.
 const NO_COOKIE: u32 = !0;
+/// The request's number, which its answer repeats.
+const SEQUENCE: u32 = 1;
 
 /// `struct nlmsghdr`.
 #[repr(C)]
@@ -65,6 +67,12 @@ struct Answer {
     uid: u32,
     inode: u32,
 }
+
+/// The TCP states of a connected socket (`ESTABLISHED`, `FIN_WAIT1`,
+/// `FIN_WAIT2`, `CLOSE_WAIT`, `LAST_ACK`, `CLOSING`). The kernel's exact
+/// lookup falls back to a listening socket on the local address when no
+/// connected one has the pair: that is not the client's end.
+const CONNECTED: [u8; 6] = [1, 4, 5, 8, 9, 11];
 
 /// What the kernel said of one socket.
 #[derive(Debug, PartialEq, Eq)]
@@ -145,7 +153,23 @@ fn open() -> Result<OwnedFd, i32> {
         return Err(errno());
     }
     // SAFETY: `fd` was just created and nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    let socket = unsafe { OwnedFd::from_raw_fd(fd) };
+    // Connected to the kernel, the socket takes answers from nothing else.
+    // SAFETY: the kernel's netlink address is all zeroes but its family;
+    // the length given is its size.
+    let connected = unsafe {
+        let mut kernel: libc::sockaddr_nl = std::mem::zeroed();
+        kernel.nl_family = libc::AF_NETLINK as u16;
+        libc::connect(
+            socket.as_raw_fd(),
+            (&raw const kernel).cast(),
+            std::mem::size_of::<libc::sockaddr_nl>() as u32,
+        )
+    };
+    if connected < 0 {
+        return Err(errno());
+    }
+    Ok(socket)
 }
 
 /// One exact request (not a dump) and its one answer.
@@ -155,7 +179,7 @@ fn ask(socket: &OwnedFd, family: u8, id: SocketId) -> Result<Found, i32> {
             len: std::mem::size_of::<Request>() as u32,
             kind: BY_FAMILY,
             flags: libc::NLM_F_REQUEST as u16,
-            seq: 1,
+            seq: SEQUENCE,
             pid: 0,
         },
         family,
@@ -165,18 +189,14 @@ fn ask(socket: &OwnedFd, family: u8, id: SocketId) -> Result<Found, i32> {
         states: !0,
         id,
     };
-    // SAFETY: the request is a plain `repr(C)` value of the length given;
-    // the kernel's netlink address is all zeroes but its family.
+    // SAFETY: the request is a plain `repr(C)` value of the length given,
+    // sent on a socket connected to the kernel.
     let sent = unsafe {
-        let mut kernel: libc::sockaddr_nl = std::mem::zeroed();
-        kernel.nl_family = libc::AF_NETLINK as u16;
-        libc::sendto(
+        libc::send(
             socket.as_raw_fd(),
             (&raw const request).cast(),
             std::mem::size_of::<Request>(),
             0,
-            (&raw const kernel).cast(),
-            std::mem::size_of::<libc::sockaddr_nl>() as u32,
         )
     };
     if sent < 0 {
@@ -195,7 +215,7 @@ fn ask(socket: &OwnedFd, family: u8, id: SocketId) -> Result<Found, i32> {
     if got < 0 {
         return Err(errno());
     }
-    parse(&as_bytes(&buffer)[..got as usize])
+    parse(&as_bytes(&buffer)[..got as usize], &id)
 }
 
 fn as_bytes(words: &[u64]) -> Vec<u8> {
@@ -213,18 +233,31 @@ fn read<T: Copy + Default>(bytes: &[u8]) -> Option<T> {
     Some(value)
 }
 
-/// The answer to an exact request: the socket's message, or an error
-/// message whose code says there is no such socket (`ENOENT`) or why the
-/// kernel would not say.
-fn parse(answer: &[u8]) -> Result<Found, i32> {
+/// The answer to an exact request for `asked`: the socket's message, or
+/// an error message whose code says there is no such socket (`ENOENT`) or
+/// why the kernel would not say. A socket other than the one asked for,
+/// or one no longer connected, is no answer: there is no such socket.
+fn parse(answer: &[u8], asked: &SocketId) -> Result<Found, i32> {
     let header: Header = read(answer).ok_or(libc::EIO)?;
     let body = answer
         .get(std::mem::size_of::<Header>()..)
         .ok_or(libc::EIO)?;
+    if header.seq != SEQUENCE {
+        return Err(libc::EIO);
+    }
     match header.kind {
         BY_FAMILY => {
             let message: Answer = read(body).ok_or(libc::EIO)?;
-            Ok(Found::Inode(u64::from(message.inode)))
+            let id = message.id;
+            let same = id.source_port == asked.source_port
+                && id.destination_port == asked.destination_port
+                && id.source == asked.source
+                && id.destination == asked.destination;
+            if same && CONNECTED.contains(&message.state) {
+                Ok(Found::Inode(u64::from(message.inode)))
+            } else {
+                Ok(Found::None)
+            }
         }
         ERROR => {
             let code: i32 = read(body).ok_or(libc::EIO)?;
@@ -282,17 +315,83 @@ mod tests {
         assert!(matches!(inode(peer, server), Ok(Found::Inode(n)) if n != 0));
     }
 
+    /// A raw answer: a header of `kind` with the request's number, then
+    /// `body`.
+    fn answer(kind: u16, body: &[u8]) -> Vec<u8> {
+        let mut bytes = vec![0u8; std::mem::size_of::<Header>()];
+        bytes[4..6].copy_from_slice(&kind.to_ne_bytes());
+        bytes[8..12].copy_from_slice(&SEQUENCE.to_ne_bytes());
+        bytes.extend_from_slice(body);
+        bytes
+    }
+
+    /// The bytes of a socket's message for `id` in `state`.
+    fn message(id: SocketId, state: u8, inode: u32) -> Vec<u8> {
+        let message = Answer {
+            family: libc::AF_INET as u8,
+            state,
+            id,
+            inode,
+            ..Answer::default()
+        };
+        let size = std::mem::size_of::<Answer>();
+        let mut bytes = vec![0u8; size];
+        // SAFETY: `Answer` is a plain `repr(C)` integer struct of `size` bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping((&raw const message).cast(), bytes.as_mut_ptr(), size)
+        };
+        bytes
+    }
+
+    fn asked() -> SocketId {
+        SocketId {
+            source_port: 40000u16.to_be(),
+            destination_port: 8765u16.to_be(),
+            source: words(&[127, 0, 0, 1]),
+            destination: words(&[127, 0, 0, 1]),
+            interface: 0,
+            cookie: [NO_COOKIE, NO_COOKIE],
+        }
+    }
+
+    /// Only the connected socket asked for is an answer: the listener the
+    /// kernel falls back to when the client's end is gone (reset after
+    /// sending, with a listener on its port), a socket of other addresses
+    /// and one in TIME_WAIT are not.
     #[test]
-    fn answers_too_short_or_of_another_kind_are_errors() {
-        assert_eq!(parse(&[]), Err(libc::EIO));
-        let mut other = [0u8; 40];
-        other[4] = 99;
-        assert_eq!(parse(&other), Err(libc::EIO));
-        let mut denied = [0u8; 20];
-        denied[4] = ERROR as u8;
-        denied[16..20].copy_from_slice(&(-libc::EPERM).to_ne_bytes());
-        assert_eq!(parse(&denied), Err(libc::EPERM));
-        denied[16..20].copy_from_slice(&(-libc::ENOENT).to_ne_bytes());
-        assert_eq!(parse(&denied), Ok(Found::None));
+    fn only_the_connected_socket_asked_for_counts() {
+        let id = asked();
+        let found =
+            |state, id, inode| parse(&answer(BY_FAMILY, &message(id, state, inode)), &asked());
+        assert_eq!(found(1, id, 77), Ok(Found::Inode(77)));
+        assert_eq!(found(8, id, 77), Ok(Found::Inode(77)));
+        let listener = SocketId {
+            destination_port: 0,
+            destination: [0; 4],
+            ..id
+        };
+        assert_eq!(found(10, listener, 5), Ok(Found::None));
+        assert_eq!(found(10, id, 5), Ok(Found::None));
+        assert_eq!(found(6, id, 0), Ok(Found::None));
+        let other = SocketId {
+            source_port: 40001u16.to_be(),
+            ..id
+        };
+        assert_eq!(found(1, other, 77), Ok(Found::None));
+    }
+
+    #[test]
+    fn answers_too_short_of_another_kind_or_number_are_errors() {
+        let id = asked();
+        assert_eq!(parse(&[], &id), Err(libc::EIO));
+        assert_eq!(parse(&answer(99, &[0; 24]), &id), Err(libc::EIO));
+        assert_eq!(parse(&answer(BY_FAMILY, &[0; 8]), &id), Err(libc::EIO));
+        let mut stray = answer(BY_FAMILY, &message(id, 1, 77));
+        stray[8..12].copy_from_slice(&(SEQUENCE + 1).to_ne_bytes());
+        assert_eq!(parse(&stray, &id), Err(libc::EIO));
+        let code = |errno: i32| answer(ERROR, &(-errno).to_ne_bytes());
+        assert_eq!(parse(&code(libc::EPERM), &id), Err(libc::EPERM));
+        assert_eq!(parse(&code(0), &id), Err(libc::EIO));
+        assert_eq!(parse(&code(libc::ENOENT), &id), Ok(Found::None));
     }
 }

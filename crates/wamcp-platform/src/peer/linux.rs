@@ -31,8 +31,10 @@ const PAUSE: Duration = Duration::from_millis(20);
 /// pieces while connections come and go, and a row can slip between two.
 const TABLE_READS: usize = 3;
 
-/// How far up a holder's parents are followed to this process.
-const MAX_ANCESTORS: usize = 64;
+/// How far up a holder's parents are followed to this process, and how
+/// often the walk starts again when a parent ends under it.
+const MAX_ANCESTORS: usize = 4096;
+const WALKS: usize = 4;
 
 pub fn command_at(server: SocketAddr, client: SocketAddr) -> Option<u32> {
     for _ in 0..ATTEMPTS {
@@ -48,25 +50,45 @@ pub fn command_at(server: SocketAddr, client: SocketAddr) -> Option<u32> {
 
 fn lookup(server: SocketAddr, client: SocketAddr) -> Result<Option<u32>, Blind> {
     let me = std::process::id();
+    // A client end that is gone (reset the moment its request was sent)
+    // or that no process holds any more (closed after sending) has left
+    // no one to judge, so no one is trusted. The kernel says so exactly
+    // and cheaply, so it is asked of every connection.
+    let asked = asked_inode(server, client)?;
+    if matches!(asked, Asked::Inode(0) | Asked::Gone) {
+        return Ok(Some(0));
+    }
     let marks_count = marks_count(me)?;
-    // With no command alive there is nothing to look up: the TCP table
-    // grows with every connection, so it is read only when needed.
-    if !commands_run(me, marks_count)? {
+    let commands = commands(me, marks_count)?;
+    // With no command alive there is nothing more to look up.
+    if commands.is_none() {
         return Ok(None);
     }
-    // While commands run, a client end with no row (reset the moment its
-    // request was sent) or held by no process this one can read (in
-    // flight between processes, or hidden) is refused as unknown (0).
-    let Some(inode) = client_inode(server, client)? else {
+    let inode = match asked {
+        Asked::Inode(inode) => inode,
+        _ => match table_inode(server, client)? {
+            Some(inode) if inode != 0 => inode,
+            _ => return Ok(Some(0)),
+        },
+    };
+    // While commands run, a client end held by no process this one can
+    // read (in flight between processes, or a command's table hidden) is
+    // refused as unknown (0).
+    let watched = commands.unwrap_or_default();
+    let Some(holders) = holders(&format!("socket:[{inode}]"), &watched)? else {
         return Ok(Some(0));
     };
-    let holders = holders(&format!("socket:[{inode}]"))?;
     if holders.is_empty() {
         return Ok(Some(0));
     }
-    // Each holder is judged as it is now, not by a list made earlier: a
+    // Each holder is judged as it is now, not by the list made before: a
     // command may hand the socket to a child it starts after that list.
     for pid in holders {
+        // This server is no client of its own: a connection it holds
+        // the client end of was made for someone else.
+        if pid == me {
+            return Ok(Some(0));
+        }
         if is_command(pid, me, marks_count)? {
             return Ok(Some(pid));
         }
@@ -138,63 +160,110 @@ fn pids() -> Result<Vec<u32>, Blind> {
     Ok(names.iter().filter_map(|n| n.parse().ok()).collect())
 }
 
-/// Whether any descendant of this process or (where marks count) any
-/// marked process is alive, from one pass over `/proc`.
-fn commands_run(me: u32, marks_count: bool) -> Result<bool, Blind> {
+/// Every descendant of this process and (where marks count) every
+/// marked process, from one pass over `/proc`; `None` when there is none
+/// and no process started while the pass ran. A command that forks and
+/// exits over and over can be gone from each pid by the time it is read,
+/// with its next self not listed yet: a pass the kernel handed out pids
+/// during cannot say "none".
+fn commands(me: u32, marks_count: bool) -> Result<Option<Vec<u32>>, Blind> {
+    let last_pid = || -> Result<Option<Vec<u8>>, Blind> {
+        read(std::fs::read("/proc/sys/kernel/ns_last_pid"))
+    };
+    let before = last_pid()?;
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut found = Vec::new();
     for pid in pids()? {
         // A process that ended since the listing is no command now.
         let Some(status) = Status::of(pid)? else {
             continue;
         };
         if marks_count && pid != me && status.marked() {
-            return Ok(true);
+            found.push(pid);
         }
         if let Some(parent) = status.parent() {
             children.entry(parent).or_default().push(pid);
         }
     }
-    Ok(children.get(&me).is_some_and(|c| !c.is_empty()))
+    let mut next = vec![me];
+    while let Some(pid) = next.pop() {
+        for &child in children.get(&pid).map_or(&[][..], Vec::as_slice) {
+            found.push(child);
+            next.push(child);
+        }
+    }
+    found.sort_unstable();
+    found.dedup();
+    let quiet = before.is_some() && before == last_pid()?;
+    Ok((!found.is_empty() || !quiet).then_some(found))
 }
 
 /// Whether `pid` is a command now: marked, or this process among its
-/// ancestors.
+/// ancestors. An ancestor that ends while its line is walked hands its
+/// children to a reaper (this server's supervisor, say), so the walk
+/// starts again from `pid`.
 fn is_command(pid: u32, me: u32, marks_count: bool) -> Result<bool, Blind> {
+    for _ in 0..WALKS {
+        match walk_up(pid, me, marks_count)? {
+            Some(verdict) => return Ok(verdict),
+            None => continue,
+        }
+    }
+    // A line that keeps changing under the walk is not trusted.
+    Ok(true)
+}
+
+/// One walk from `pid` up its parents: `None` when an ancestor ended
+/// under it.
+fn walk_up(pid: u32, me: u32, marks_count: bool) -> Result<Option<bool>, Blind> {
     let mut at = pid;
     for _ in 0..MAX_ANCESTORS {
         if at == me {
-            return Ok(pid != me);
+            return Ok(Some(pid != me));
         }
-        // A holder that ended holds nothing now; an ancestor that ended
-        // left its child to init, which is no descendant of ours.
         let Some(status) = Status::of(at)? else {
-            return Ok(false);
+            // A holder that ended holds nothing now.
+            return Ok(if at == pid { Some(false) } else { None });
         };
         // Marks are inherited and cannot be shed: a marked ancestor's
         // descendants carry them too, so any marked level says so.
         if marks_count && status.marked() {
-            return Ok(true);
+            return Ok(Some(true));
         }
         match status.parent() {
             Some(parent) if parent != 0 => at = parent,
-            _ => return Ok(false),
+            _ => return Ok(Some(false)),
         }
     }
-    Ok(false)
+    // Deeper than any real line of processes: not trusted.
+    Ok(Some(true))
 }
 
-/// The inode of the client's end (the socket whose local end is the
-/// client's address), asked of the kernel; where it cannot be asked, read
-/// from the TCP tables, again when the row is not there.
-fn client_inode(server: SocketAddr, client: SocketAddr) -> Result<Option<u64>, Blind> {
+/// What the kernel said of the client's end (the socket whose local end
+/// is the client's address).
+enum Asked {
+    Inode(u64),
+    /// No such socket. The kernel gives the same answer when it has no
+    /// TCP diagnostics at all, so the tables are read before this is said.
+    Gone,
+    /// Netlink was refused: the tables must be read.
+    Unavailable,
+}
+
+fn asked_inode(server: SocketAddr, client: SocketAddr) -> Result<Asked, Blind> {
     match super::diag::inode(client, server) {
-        Ok(super::diag::Found::Inode(inode)) => return Ok(Some(inode)),
-        Ok(super::diag::Found::None) => return Ok(None),
-        Err(libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS) => {
-            return Err(Blind::Exhausted);
-        }
-        Err(_) => {}
+        Ok(super::diag::Found::Inode(inode)) => Ok(Asked::Inode(inode)),
+        Ok(super::diag::Found::None) => Ok(match table_inode(server, client)? {
+            Some(inode) => Asked::Inode(inode),
+            None => Asked::Gone,
+        }),
+        Err(libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS) => Err(Blind::Exhausted),
+        Err(_) => Ok(Asked::Unavailable),
     }
+}
+
+/// The client's row in the TCP tables, read again when it is not there.
+fn table_inode(server: SocketAddr, client: SocketAddr) -> Result<Option<u64>, Blind> {
     for _ in 0..TABLE_READS {
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
             let Some(bytes) = read(std::fs::read(table))? else {
@@ -210,24 +279,38 @@ fn client_inode(server: SocketAddr, client: SocketAddr) -> Result<Option<u64>, B
 }
 
 /// Every process whose descriptor table holds `socket`, from a fresh
-/// listing of `/proc`.
-fn holders(socket: &str) -> Result<Vec<u32>, Blind> {
+/// listing of `/proc`; `None` when a `watched` process (a command) hides
+/// its tables. A command's every thread is read: a thread can have a
+/// table of its own.
+fn holders(socket: &str, watched: &[u32]) -> Result<Option<Vec<u32>>, Blind> {
     let mut found = Vec::new();
     for pid in pids()? {
-        if holds(pid, socket)? {
+        let process = std::path::PathBuf::from(format!("/proc/{pid}"));
+        let command = watched.binary_search(&pid).is_ok();
+        if command && hidden(&process.join("fd")) {
+            return Ok(None);
+        }
+        if holds(&process, socket, command)? {
             found.push(pid);
         }
     }
-    Ok(found)
+    Ok(Some(found))
 }
 
-/// Whether `pid` holds `socket`. A process whose main thread has exited
-/// shows an empty `fd` folder while its other threads still hold every
-/// descriptor: then each thread's table is read.
-fn holds(pid: u32, socket: &str) -> Result<bool, Blind> {
-    let process = std::path::PathBuf::from(format!("/proc/{pid}"));
-    if let Some(found) = in_table(&process.join("fd"), socket)? {
-        return Ok(found);
+/// Whether a descriptor table is there but may not be read (a process
+/// that made itself undumpable).
+fn hidden(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_err_and(|e| e.kind() == ErrorKind::PermissionDenied)
+}
+
+/// Whether the process at `process` holds `socket`. A process whose main
+/// thread has exited shows an empty `fd` folder while its other threads
+/// still hold every descriptor: then, or for `every_thread`, each
+/// thread's table is read.
+fn holds(process: &Path, socket: &str, every_thread: bool) -> Result<bool, Blind> {
+    let main = in_table(&process.join("fd"), socket)?;
+    if main == Some(true) || (main == Some(false) && !every_thread) {
+        return Ok(main == Some(true));
     }
     let Some(tasks) = names(&process.join("task"))? else {
         return Ok(false);
