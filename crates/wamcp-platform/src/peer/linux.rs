@@ -1,6 +1,6 @@
-//! The Linux lookup: the client end's inode in `/proc/net/tcp`, the
-//! processes whose descriptor tables hold it, and whether any of them is
-//! a command. Every read of `/proc` says whether it saw, saw nothing (the
+//! The Linux lookup: the client end's inode (asked of the kernel, or read
+//! from `/proc/net/tcp` where it cannot be asked), the processes whose
+//! descriptor tables hold it, and whether any of them is a command. Every read of `/proc` says whether it saw, saw nothing (the
 //! process ended, or it is not ours to read), or could not look: only the
 //! first two may let a connection through.
 
