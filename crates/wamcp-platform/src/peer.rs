@@ -237,16 +237,40 @@ mod tests {
         assert!(!carries_marks("", 4));
     }
 
+    /// A connection to a listener on `address`, both ends this process's:
+    /// the server's address, the client's as the server sees it, the
+    /// client's socket and the server's.
+    pub(super) struct Loopback {
+        pub server: SocketAddr,
+        pub peer: SocketAddr,
+        // Held to keep the connection open; only Linux tests use them.
+        #[cfg_attr(windows, allow(dead_code))]
+        pub client: std::net::TcpStream,
+        #[cfg_attr(windows, allow(dead_code))]
+        pub accepted: std::net::TcpStream,
+    }
+
+    /// `None` when nothing can listen on `address` (no IPv6 here).
+    pub(super) fn loopback(address: &str) -> Option<Loopback> {
+        let listener = std::net::TcpListener::bind(address).ok()?;
+        let server = listener.local_addr().unwrap();
+        let client = std::net::TcpStream::connect(server).unwrap();
+        let (accepted, peer) = listener.accept().unwrap();
+        Some(Loopback {
+            server,
+            peer,
+            client,
+            accepted,
+        })
+    }
+
     /// This process's own connection is found, and it is no descendant of
     /// itself; a child holding the client end is one.
     #[cfg(windows)]
     #[test]
     fn a_connection_from_this_process_is_not_its_own_descendant() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (_accepted, peer) = listener.accept().unwrap();
-        let server = listener.local_addr().unwrap();
-        assert_eq!(command_at(server, peer), None);
+        let own = loopback("127.0.0.1:0").unwrap();
+        assert_eq!(command_at(own.server, own.peer), None);
     }
 
     /// The TCP table has the row of this process's client end and names
@@ -256,11 +280,8 @@ mod tests {
     #[test]
     fn the_tcp_table_names_the_owner() {
         for address in ["127.0.0.1:0", "[::1]:0"] {
-            let listener = std::net::TcpListener::bind(address).unwrap();
-            let server = listener.local_addr().unwrap();
-            let _client = std::net::TcpStream::connect(server).unwrap();
-            let (_accepted, peer) = listener.accept().unwrap();
-            let owner = imp::owner(server, peer);
+            let own = loopback(address).unwrap();
+            let owner = imp::owner(own.server, own.peer);
             assert!(
                 owner == Some(std::process::id()) || owner == Some(0),
                 "{address}: {owner:?}"
@@ -282,10 +303,12 @@ mod tests {
     impl HeldByChild {
         fn new(program: &std::path::Path) -> HeldByChild {
             use std::os::fd::AsRawFd;
-            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            let server = listener.local_addr().unwrap();
-            let client = std::net::TcpStream::connect(server).unwrap();
-            let (accepted, peer) = listener.accept().unwrap();
+            let Loopback {
+                server,
+                peer,
+                client,
+                accepted,
+            } = loopback("127.0.0.1:0").unwrap();
             let fd = client.as_raw_fd();
             let mut child = std::process::Command::new(program);
             child.arg("30");
@@ -329,12 +352,9 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_client_end_this_process_holds_is_unknown_while_commands_run() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let server = listener.local_addr().unwrap();
-        let _client = std::net::TcpStream::connect(server).unwrap();
-        let (_accepted, peer) = listener.accept().unwrap();
+        let own = loopback("127.0.0.1:0").unwrap();
         let held = HeldByChild::new(std::path::Path::new("sleep"));
-        assert_eq!(command_at(server, peer), Some(0));
+        assert_eq!(command_at(own.server, own.peer), Some(0));
         drop(held);
     }
 
@@ -360,10 +380,12 @@ mod tests {
     #[test]
     fn a_client_end_reset_after_sending_is_unknown() {
         use std::io::Write;
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let server = listener.local_addr().unwrap();
-        let mut client = std::net::TcpStream::connect(server).unwrap();
-        let (_accepted, peer) = listener.accept().unwrap();
+        let Loopback {
+            server,
+            peer,
+            mut client,
+            accepted: _accepted,
+        } = loopback("127.0.0.1:0").unwrap();
         assert!(matches!(diag::inode(peer, server), Ok(diag::Found::Inode(n)) if n != 0));
         client.write_all(b"POST /mcp HTTP/1.1\r\n\r\n").unwrap();
         // Closing with a zero linger time resets the connection at once.
@@ -408,6 +430,7 @@ mod tests {
                 .unwrap();
             let said = String::from_utf8_lossy(&alone.stdout);
             let why = String::from_utf8_lossy(&alone.stderr);
+            // The copy ran the test; this run has nothing more to do.
             assert!(
                 alone.status.success() && said.contains("1 passed"),
                 "{said}\n{why}"
