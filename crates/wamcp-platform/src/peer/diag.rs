@@ -202,7 +202,8 @@ fn ask(socket: &OwnedFd, family: u8, id: SocketId) -> Result<Found, i32> {
     if sent < 0 {
         return Err(errno());
     }
-    let mut buffer = [0u64; 1024];
+    // Byte-aligned is enough: `read` copies every value out.
+    let mut buffer = [0u8; 8192];
     // SAFETY: the buffer is writable for its whole size.
     let got = unsafe {
         libc::recv(
@@ -215,11 +216,7 @@ fn ask(socket: &OwnedFd, family: u8, id: SocketId) -> Result<Found, i32> {
     if got < 0 {
         return Err(errno());
     }
-    parse(&as_bytes(&buffer)[..got as usize], &id)
-}
-
-fn as_bytes(words: &[u64]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_ne_bytes()).collect()
+    parse(&buffer[..got as usize], &id)
 }
 
 /// Reads a plain `repr(C)` value from the start of `bytes`.
